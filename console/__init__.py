@@ -1,0 +1,1 @@
+"""The engine: everything that runs. Never imports Textual."""

@@ -1,0 +1,59 @@
+"""The `gpudeck` command line: one parser, commands registered from console/commands."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .clikit import CLIError
+from .commands import COMMAND_MODULES
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but bad arguments exit 2 with one line on stderr."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"gpudeck: {message} (see `{self.prog} --help`)\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="gpudeck",
+        description="Terminal operations console for LLM inference servers on multi-GPU hosts.",
+    )
+    parser.add_argument("--profile", "-p", help="profile to open (default: the last used, else 'local')")
+    parser.add_argument("--readonly", action="store_true", help="TUI without any destructive key")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"console.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"console.commands.{name}":
+                continue  # a command not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "func", None)
+    if handler is None:
+        from .commands.tui import open_tui
+
+        handler = open_tui
+    try:
+        code = handler(args)
+    except CLIError as exc:
+        sys.stderr.write(f"gpudeck: {exc}\n")
+        return exc.code
+    except KeyboardInterrupt:
+        sys.stderr.write("gpudeck: interrupted\n")
+        return 130
+    return int(code or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,19 @@
+"""One module per CLI command; each has `register(subparsers)`.
+
+Modules here import only argparse-level things at import time, so that
+`gpudeck --help` stays fast; heavy imports happen inside the handlers.
+"""
+
+# The order here is the order in `gpudeck --help`.
+COMMAND_MODULES = [
+    "tui",
+    "profiles",
+    "gpus",
+    "server",
+    "triage",
+    "bench",
+    "roofline",
+    "tasks",
+    "report",
+    "sim",
+]

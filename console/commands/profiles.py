@@ -1,0 +1,207 @@
+"""`gpudeck profiles list|show|add|rm|trust|check`."""
+from __future__ import annotations
+
+import argparse
+
+from ..clikit import CLIError, emit_json, load_profile, run_async
+
+
+def register(sub) -> None:
+    p = sub.add_parser("profiles", help="host profiles: list, show, add, rm, trust, check")
+    ps = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    ls = ps.add_parser("list", help="every profile, one line each")
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=_list)
+
+    show = ps.add_parser("show", help="one profile in full")
+    show.add_argument("name")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(func=_show)
+
+    add = ps.add_parser("add", help="add or replace a profile")
+    add.add_argument("name")
+    how = add.add_mutually_exclusive_group(required=True)
+    how.add_argument("--ssh", metavar="[USER@]HOST[:PORT]", help="reach the host over SSH (HOST may be a ~/.ssh/config alias)")
+    how.add_argument("--local", action="store_true", help="this machine")
+    add.add_argument("--identity-file", help="private key file (else agent / ssh config)")
+    add.add_argument("--ssh-config", help="an ssh_config file to use instead of ~/.ssh/config")
+    add.add_argument("--description")
+    add.add_argument("--url", help="inference server endpoint, e.g. http://127.0.0.1:30000")
+    add.add_argument("--scripts-dir", help="where the launch scripts are on the host")
+    add.add_argument("--log-dir", help="where server logs go on the host")
+    add.add_argument("--model-config", help="path to the model's config.json (for the roofline)")
+    add.add_argument("--gpu", help="GPU name for the roofline, e.g. 'H100 SXM'")
+    add.add_argument("--gpu-count", type=int)
+    add.add_argument("--force", action="store_true", help="replace an existing profile")
+    add.add_argument("--json", action="store_true")
+    add.set_defaults(func=_add)
+
+    rm = ps.add_parser("rm", help="delete a profile file (its data dir is kept)")
+    rm.add_argument("name")
+    rm.set_defaults(func=_rm)
+
+    trust = ps.add_parser("trust", help="fetch the host key, show its fingerprint and trust it")
+    trust.add_argument("name")
+    trust.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    trust.add_argument("--json", action="store_true")
+    trust.set_defaults(func=_trust)
+
+    check = ps.add_parser("check", help="connect, run uname, look for nvidia-smi")
+    check.add_argument("name")
+    check.add_argument("--json", action="store_true")
+    check.set_defaults(func=_check)
+
+
+def _list(args: argparse.Namespace) -> int:
+    from profiles import store
+
+    good, bad = store.load_all()
+    last = store.last_used()
+    if args.json:
+        emit_json({"profiles": [p.to_json() | {"last_used": p.name == last} for p in good],
+                   "errors": bad})
+    else:
+        width = max([len(p.name) for p in good] + [4])
+        for p in good:
+            mark = "*" if p.name == last else " "
+            sim = "  SIMULATED" if p.ui.simulated else ""
+            print(f"{mark} {p.name:<{width}}  {p.target}{sim}  {p.description or ''}".rstrip())
+        for line in bad:
+            print(f"! {line}")
+    return 1 if bad and not good else 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    profile = load_profile(args.name)
+    if args.json:
+        emit_json(profile.to_json())
+        return 0
+    import tomli_w
+
+    from profiles import paths
+
+    print(f"# {paths.profile_file(profile.name)}")
+    print(tomli_w.dumps(profile.to_toml_dict()), end="")
+    return 0
+
+
+def parse_ssh_target(text: str) -> tuple[str | None, str, int | None]:
+    user, _, rest = text.rpartition("@") if "@" in text else (None, "", text)
+    host, port = rest, None
+    if rest.startswith("["):
+        host, _, tail = rest[1:].partition("]")
+        if tail.startswith(":"):
+            port = tail[1:]
+    elif rest.count(":") == 1:
+        host, port = rest.split(":")
+    if not host:
+        raise CLIError(f"bad --ssh target {text!r}: expected [user@]host[:port]", 2)
+    try:
+        port_num = int(port) if port else None
+    except ValueError:
+        raise CLIError(f"bad port in --ssh target {text!r}", 2) from None
+    return user or None, host, port_num
+
+
+def _add(args: argparse.Namespace) -> int:
+    from profiles import paths, store
+    from profiles.profile import Profile, ProfileError, profile_from_dict
+
+    try:
+        paths.check_name(args.name)
+    except ValueError as exc:
+        raise CLIError(str(exc), 2) from None
+    if store.exists(args.name) and not args.force:
+        raise CLIError(f"profile {args.name!r} exists; use --force to replace it")
+    doc: dict = {"transport": "local" if args.local else "ssh"}
+    if args.description:
+        doc["description"] = args.description
+    if args.ssh:
+        user, host, port = parse_ssh_target(args.ssh)
+        doc["ssh"] = {k: v for k, v in {"host": host, "user": user, "port": port,
+                                        "identity_file": args.identity_file,
+                                        "config_file": args.ssh_config}.items() if v is not None}
+    server = {k: v for k, v in {"url": args.url, "scripts_dir": args.scripts_dir,
+                                "log_dir": args.log_dir}.items() if v}
+    if server:
+        doc["server"] = server
+    if args.model_config:
+        doc["model"] = {"config": args.model_config}
+    gpu = {k: v for k, v in {"name": args.gpu, "count": args.gpu_count}.items() if v is not None}
+    if gpu:
+        doc["gpu"] = gpu
+    try:
+        profile: Profile = profile_from_dict(args.name, doc, "<command line>")
+    except ProfileError as exc:
+        raise CLIError(str(exc), 2) from None
+    path = store.save(profile)
+    if args.json:
+        emit_json(profile.to_json() | {"path": str(path)})
+    else:
+        print(f"saved {profile.name}: {profile.target} ({path})")
+    return 0
+
+
+def _rm(args: argparse.Namespace) -> int:
+    from profiles import store
+    from profiles.profile import ProfileError
+
+    try:
+        store.remove(args.name)
+    except (ProfileError, ValueError) as exc:
+        raise CLIError(str(exc)) from None
+    print(f"removed {args.name}")
+    return 0
+
+
+def _trust(args: argparse.Namespace) -> int:
+    from profiles import paths
+
+    from ..hosts import HostError, fetch_host_key, known_hosts_line
+
+    profile = load_profile(args.name)
+    if profile.is_local:
+        raise CLIError("the local profile has no host key")
+    try:
+        host, port, key = run_async(fetch_host_key(profile))
+    except HostError as exc:
+        raise CLIError(str(exc)) from None
+    fingerprint = key.get_fingerprint()
+    if not args.yes:
+        import sys
+
+        if not sys.stdin.isatty():
+            raise CLIError(f"host key of {host}:{port} is {fingerprint}; rerun with --yes to trust it")
+        answer = input(f"{host}:{port} offers {key.get_algorithm()} key {fingerprint}. Trust it? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            raise CLIError("not trusted")
+    path = paths.known_hosts_file()
+    existing = path.read_text() if path.exists() else ""
+    line = known_hosts_line(host, port, key)
+    if line not in existing:
+        from profiles.atomic import write_atomic
+
+        write_atomic(path, existing + line)
+    if args.json:
+        emit_json({"profile": profile.name, "host": host, "port": port,
+                   "algorithm": key.get_algorithm(), "fingerprint": fingerprint,
+                   "known_hosts": str(path)})
+    else:
+        print(f"trusted {key.get_algorithm()} {fingerprint} for {host}:{port} ({path})")
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from ..probe import check
+
+    profile = load_profile(args.name)
+    result = run_async(check(profile))
+    if args.json:
+        emit_json(result.to_json())
+    elif result.reachable:
+        gpus = f"{result.gpu_count} GPU(s)" if result.gpu_count is not None else (result.gpu_note or "GPUs unknown")
+        print(f"{profile.name}: reachable in {result.latency_ms:.0f} ms · {result.kernel} · {gpus}")
+    else:
+        print(f"{profile.name}: unreachable ({result.error_kind}): {result.error}")
+    return 0 if result.reachable else 1

@@ -1,0 +1,556 @@
+"""One way to run commands on a host, local or over SSH.
+
+Every command is an argv list. Locally it is exec'd directly; over SSH it is
+quoted once with `shlex.join` and shipped base64-encoded inside a fixed
+wrapper, `sh -c 'eval "$(echo B64 | base64 -d)"'`, whose characters mean the
+same thing to sh, bash, zsh, fish, csh and tcsh. So an argument with spaces,
+quotes, `( ) * ? $ ; & |` or newlines arrives byte-exact whatever the remote
+login shell is.
+
+Streams end the process they started when they are closed or cancelled:
+locally by signalling the process group, remotely by a watchdog that kills the
+command when the channel's stdin reaches EOF (OpenSSH does not deliver SIGHUP
+to a command that has no terminal).
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import os
+import shlex
+import signal
+import socket
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import AsyncIterator, Callable, Sequence
+
+from profiles.profile import Profile
+
+CONNECTED = "connected"
+CONNECTING = "connecting"
+DOWN = "down"
+IDLE = "idle"
+
+
+@dataclass
+class RunResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+@dataclass
+class HostStatus:
+    """The connection chip: state, since when, and why it is down."""
+
+    state: str = IDLE
+    since: float = 0.0
+    error: str | None = None
+    latency_ms: float | None = None
+
+
+class HostError(Exception):
+    """A host could not be reached or a command could not run.
+
+    `kind` is one of: dns, refused, timeout, auth, host-key, unreachable,
+    lost, command-timeout, other. The message is one line for the operator.
+    """
+
+    def __init__(self, kind: str, message: str):
+        self.kind = kind
+        super().__init__(message)
+
+
+class HostKeyUnknown(HostError):
+    def __init__(self, message: str, fingerprint: str | None):
+        self.fingerprint = fingerprint
+        super().__init__("host-key", message)
+
+
+def remote_command(argv: Sequence[str], watchdog: bool = False) -> str:
+    """The single string sent over SSH for `argv` (see the module docstring)."""
+    if not argv:
+        raise ValueError("empty command")
+    script = "exec " + shlex.join(argv)
+    if watchdog:
+        # Run the command in the background with stdin from /dev/null; a
+        # second job waits for EOF on our stdin (the channel closing) and
+        # kills it. Exit with the command's own status.
+        script = (
+            shlex.join(argv) + " </dev/null & p=$!\n"
+            "(cat >/dev/null; kill -TERM $p) >/dev/null 2>&1 &\n"
+            "wait $p\n"
+        )
+    b64 = base64.b64encode(script.encode("utf-8")).decode("ascii")
+    return f"sh -c 'eval \"$(echo {b64} | base64 -d)\"'"
+
+
+class LineStream:
+    """Lines of a running command's stdout; closing it ends the command.
+
+    Use as `async with host.stream(argv) as lines: async for line in lines:`.
+    After the iteration ends, `returncode` holds the exit status (None if it
+    was killed by us) and `stderr_tail` the last lines it wrote to stderr.
+    """
+
+    returncode: int | None = None
+
+    def __init__(self) -> None:
+        self.stderr_tail: list[str] = []
+
+    async def __aenter__(self) -> "LineStream":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        while True:
+            raw = await self._readline()
+            if not raw:
+                await self._finish()
+                return
+            yield raw.decode("utf-8", errors="replace").rstrip("\r\n")
+
+    async def _collect_stderr(self, reader) -> None:
+        while True:
+            raw = await reader.readline()
+            if not raw:
+                return
+            self.stderr_tail.append(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+            del self.stderr_tail[:-20]
+
+    async def start(self) -> None:
+        raise NotImplementedError
+
+    async def _readline(self) -> bytes:
+        raise NotImplementedError
+
+    async def _finish(self) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+
+class Host(ABC):
+    """What every engine module uses to reach a machine."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.status = HostStatus(state=IDLE, since=time.time())
+        self._listeners: list[Callable[[HostStatus], None]] = []
+
+    def on_status(self, callback: Callable[[HostStatus], None]) -> None:
+        self._listeners.append(callback)
+
+    def _set_status(self, state: str, error: str | None = None, latency_ms: float | None = None) -> None:
+        if state != self.status.state or error != self.status.error:
+            self.status = HostStatus(state=state, since=time.time(), error=error,
+                                     latency_ms=latency_ms if latency_ms is not None else self.status.latency_ms)
+        elif latency_ms is not None:
+            self.status.latency_ms = latency_ms
+        for callback in list(self._listeners):
+            callback(self.status)
+
+    @abstractmethod
+    async def run(self, argv: Sequence[str], *, timeout: float | None = None,
+                  input: str | None = None) -> RunResult:
+        """Run to completion; `HostError(kind='command-timeout')` past `timeout`."""
+
+    @abstractmethod
+    def stream(self, argv: Sequence[str]) -> LineStream:
+        """A `LineStream` over the command's stdout lines."""
+
+    @abstractmethod
+    async def forward_port(self, remote_port: int, remote_host: str = "127.0.0.1") -> int:
+        """A local port that reaches `remote_host:remote_port` as the host sees it."""
+
+    async def connect(self) -> None:
+        """Open the connection now (a no-op locally)."""
+
+    async def close(self) -> None:
+        """Release the connection and any forwards."""
+
+    @property
+    def tunnelled(self) -> bool:
+        return False
+
+
+# ---------------------------------------------------------------- local
+
+
+class _LocalStream(LineStream):
+    def __init__(self, argv: Sequence[str]):
+        super().__init__()
+        self.argv = list(argv)
+        self.proc: asyncio.subprocess.Process | None = None
+        self._err_task: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *self.argv, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                start_new_session=True, limit=1 << 20)
+        except FileNotFoundError:
+            raise HostError("other", f"command not found: {self.argv[0]}") from None
+        except PermissionError:
+            raise HostError("other", f"not executable: {self.argv[0]}") from None
+        self._err_task = asyncio.create_task(self._collect_stderr(self.proc.stderr))
+
+    async def _readline(self) -> bytes:
+        if self.proc is None:
+            await self.start()
+        assert self.proc and self.proc.stdout
+        return await self.proc.stdout.readline()
+
+    async def _finish(self) -> None:
+        assert self.proc
+        self.returncode = await self.proc.wait()
+        if self._err_task:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._err_task, 1.0)
+
+    async def close(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.returncode is None:
+            await _terminate_group(proc)
+        if self._err_task and not self._err_task.done():
+            self._err_task.cancel()
+
+
+async def _terminate_group(proc: asyncio.subprocess.Process, grace: float = 2.0) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+        try:
+            await asyncio.wait_for(proc.wait(), grace)
+            return
+        except asyncio.TimeoutError:
+            continue
+
+
+class LocalHost(Host):
+    """This machine, through asyncio subprocesses."""
+
+    def __init__(self, name: str = "local"):
+        super().__init__(name)
+        self._set_status(CONNECTED)
+
+    async def run(self, argv: Sequence[str], *, timeout: float | None = None,
+                  input: str | None = None) -> RunResult:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                start_new_session=True)
+        except FileNotFoundError:
+            return RunResult(127, "", f"command not found: {argv[0]}")
+        except PermissionError:
+            return RunResult(126, "", f"not executable: {argv[0]}")
+        try:
+            out, err = await asyncio.wait_for(
+                proc.communicate(input.encode() if input is not None else None), timeout)
+        except asyncio.TimeoutError:
+            await _terminate_group(proc)
+            raise HostError("command-timeout", f"{shlex.join(argv)[:80]} timed out after {timeout:g}s") from None
+        except asyncio.CancelledError:
+            await _terminate_group(proc)
+            raise
+        return RunResult(proc.returncode if proc.returncode is not None else -1,
+                         out.decode("utf-8", errors="replace"), err.decode("utf-8", errors="replace"))
+
+    def stream(self, argv: Sequence[str]) -> LineStream:
+        return _LocalStream(argv)
+
+    async def forward_port(self, remote_port: int, remote_host: str = "127.0.0.1") -> int:
+        return remote_port
+
+
+# ---------------------------------------------------------------- ssh
+
+
+class _SSHStream(LineStream):
+    def __init__(self, host: "SSHHost", argv: Sequence[str]):
+        super().__init__()
+        self.host = host
+        self.argv = list(argv)
+        self.proc = None
+        self._err_task: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        conn = await self.host._connection()
+        try:
+            self.proc = await conn.create_process(remote_command(self.argv, watchdog=True), encoding=None)
+        except Exception as exc:  # channel open failures, connection lost
+            self.host._connection_failed(exc)
+            raise self.host._as_host_error(exc) from None
+        self._err_task = asyncio.create_task(self._collect_stderr(self.proc.stderr))
+
+    async def _readline(self) -> bytes:
+        if self.proc is None:
+            await self.start()
+        try:
+            return await self.proc.stdout.readline()
+        except Exception as exc:
+            self.host._connection_failed(exc)
+            return b""
+
+    async def _finish(self) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.proc.wait_closed(), 5.0)
+        self.returncode = self.proc.exit_status if self.proc.exit_status is not None and self.proc.exit_status >= 0 else None
+        if self._err_task:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._err_task, 1.0)
+
+    async def close(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.exit_status is None:
+            with contextlib.suppress(Exception):
+                proc.stdin.write_eof()  # the watchdog sees EOF and kills the command
+            with contextlib.suppress(Exception):
+                proc.send_signal("TERM")
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(proc.wait_closed(), 2.0)
+            with contextlib.suppress(Exception):
+                proc.close()
+        if self._err_task and not self._err_task.done():
+            self._err_task.cancel()
+
+
+def _resolve_ssh_options(profile: Profile) -> dict:
+    """asyncssh.connect keyword arguments for a profile (no secrets involved)."""
+    from profiles import paths
+
+    s = profile.ssh
+    known = [str(p) for p in (paths.known_hosts_file(), Path("~/.ssh/known_hosts").expanduser()) if p.is_file()]
+    opts: dict = {
+        "known_hosts": known if known else b"",  # never None: that would trust any key
+        "keepalive_interval": 15,
+        "keepalive_count_max": 3,
+        "connect_timeout": s.connect_timeout_s,
+    }
+    if s.user:
+        opts["username"] = s.user
+    if s.port:
+        opts["port"] = s.port
+    if s.identity_file:
+        opts["client_keys"] = [str(Path(s.identity_file).expanduser())]
+    if s.config_file:
+        opts["config"] = [str(Path(s.config_file).expanduser())]
+    return opts
+
+
+def resolved_endpoint(profile: Profile) -> tuple[str, int]:
+    """HostName and Port as ~/.ssh/config (or the profile's config file) resolves them."""
+    import asyncssh
+
+    s = profile.ssh
+    config = [str(Path(s.config_file).expanduser())] if s.config_file else None
+    kwargs = {"config": config} if config else {}
+    options = asyncssh.SSHClientConnectionOptions(host=s.host, **kwargs)
+    host = options.config.get("Hostname") or s.host
+    port = s.port or options.config.get("Port") or 22
+    return str(host), int(port)
+
+
+class SSHHost(Host):
+    """A remote host over one asyncssh connection with many channels on it.
+
+    The connection opens on first use, is kept alive, and is reopened with
+    backoff after it drops. Host keys are checked against gpudeck's own
+    known_hosts and `~/.ssh/known_hosts`; an unknown key is refused.
+    """
+
+    def __init__(self, profile: Profile):
+        super().__init__(profile.name)
+        self.profile = profile
+        self._conn = None
+        self._lock = asyncio.Lock()
+        self._failures = 0
+        self._next_try = 0.0
+        self._forwards: dict[tuple[str, int], object] = {}
+
+    @property
+    def tunnelled(self) -> bool:
+        return True
+
+    async def connect(self) -> None:
+        await self._connection()
+
+    async def _connection(self):
+        if self._conn is not None and not self._conn.is_closed():
+            return self._conn
+        async with self._lock:
+            if self._conn is not None and not self._conn.is_closed():
+                return self._conn
+            wait = self._next_try - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            import asyncssh
+
+            self._set_status(CONNECTING, self.status.error)
+            started = time.monotonic()
+            try:
+                conn = await asyncio.wait_for(
+                    asyncssh.connect(self.profile.ssh.host, **_resolve_ssh_options(self.profile)),
+                    self.profile.ssh.connect_timeout_s + 1)
+            except BaseException as exc:
+                if isinstance(exc, asyncio.CancelledError):
+                    self._set_status(DOWN, "cancelled")
+                    raise
+                error = await self._describe_connect_error(exc)
+                self._failures += 1
+                self._next_try = time.monotonic() + min(30.0, 0.5 * 2 ** (self._failures - 1))
+                self._set_status(DOWN, str(error))
+                raise error from None
+            self._failures = 0
+            self._next_try = 0.0
+            self._conn = conn
+            self._forwards.clear()
+            self._set_status(CONNECTED, None, (time.monotonic() - started) * 1000)
+            return conn
+
+    def _connection_failed(self, exc: BaseException) -> None:
+        """Called when a channel fails: drop the connection so the next call reconnects."""
+        import asyncssh
+
+        if isinstance(exc, (asyncssh.DisconnectError, asyncssh.ConnectionLost, OSError, BrokenPipeError)) \
+                or (self._conn is not None and self._conn.is_closed()):
+            if self._conn is not None:
+                self._conn.close()
+            self._conn = None
+            self._set_status(DOWN, f"connection lost: {exc}" if str(exc) else "connection lost")
+
+    def _as_host_error(self, exc: BaseException) -> HostError:
+        if isinstance(exc, HostError):
+            return exc
+        return HostError("lost", f"{self.name}: {exc or type(exc).__name__}")
+
+    async def _describe_connect_error(self, exc: BaseException) -> HostError:
+        import asyncssh
+
+        host, port = resolved_endpoint(self.profile)
+        where = f"{host}:{port}"
+        if isinstance(exc, socket.gaierror):
+            return HostError("dns", f"cannot resolve host {host!r}: {exc.strerror}")
+        if isinstance(exc, ConnectionRefusedError):
+            return HostError("refused", f"connection refused by {where} (is sshd running on that port?)")
+        if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+            return HostError("timeout", f"no answer from {where} within {self.profile.ssh.connect_timeout_s:g}s")
+        if isinstance(exc, asyncssh.HostKeyNotVerifiable):
+            fingerprint = None
+            with contextlib.suppress(Exception):
+                key = await asyncio.wait_for(
+                    asyncssh.get_server_host_key(host, port), self.profile.ssh.connect_timeout_s)
+                fingerprint = key.get_fingerprint() if key else None
+            return HostKeyUnknown(
+                f"host key {fingerprint or '(unknown)'} of {where} is not trusted; "
+                f"check it, then run `gpudeck profiles trust {self.name}`", fingerprint)
+        if isinstance(exc, asyncssh.PermissionDenied):
+            user = self.profile.ssh.user or "(from ssh config)"
+            return HostError("auth", f"authentication failed for user {user} at {where}: "
+                                     "no key from the agent, ssh config or identity_file was accepted")
+        if isinstance(exc, OSError):
+            return HostError("unreachable", f"cannot reach {where}: {exc.strerror or exc}")
+        if isinstance(exc, asyncssh.Error):
+            return HostError("other", f"ssh to {where} failed: {exc.reason}")
+        return HostError("other", f"ssh to {where} failed: {exc}")
+
+    async def run(self, argv: Sequence[str], *, timeout: float | None = None,
+                  input: str | None = None) -> RunResult:
+        conn = await self._connection()
+        timeout = timeout if timeout is not None else self.profile.ssh.command_timeout_s
+        command = remote_command(argv, watchdog=input is None)
+        try:
+            proc = await conn.create_process(command, encoding=None)
+        except Exception as exc:
+            self._connection_failed(exc)
+            raise self._as_host_error(exc) from None
+        try:
+            if input is not None:
+                proc.stdin.write(input.encode())
+                proc.stdin.write_eof()
+            out, err = await asyncio.wait_for(
+                asyncio.gather(proc.stdout.read(), proc.stderr.read()), timeout)
+            await asyncio.wait_for(proc.wait_closed(), 5.0)
+        except asyncio.TimeoutError:
+            with contextlib.suppress(Exception):
+                proc.stdin.write_eof()
+                proc.close()
+            raise HostError("command-timeout", f"{shlex.join(argv)[:80]} timed out after {timeout:g}s on {self.name}") from None
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                proc.stdin.write_eof()
+                proc.close()
+            raise
+        except Exception as exc:
+            self._connection_failed(exc)
+            raise self._as_host_error(exc) from None
+        status = proc.exit_status
+        if status is None or status < 0:
+            signal_name = proc.exit_signal[0] if proc.exit_signal else None
+            status = 128 + getattr(signal, f"SIG{signal_name}", 0) if signal_name else 255
+        return RunResult(status, out.decode("utf-8", errors="replace"), err.decode("utf-8", errors="replace"))
+
+    def stream(self, argv: Sequence[str]) -> LineStream:
+        return _SSHStream(self, argv)
+
+    async def forward_port(self, remote_port: int, remote_host: str = "127.0.0.1") -> int:
+        key = (remote_host, remote_port)
+        conn = await self._connection()
+        listener = self._forwards.get(key)
+        if listener is None:
+            listener = await conn.forward_local_port("127.0.0.1", 0, remote_host, remote_port)
+            self._forwards[key] = listener
+        return listener.get_port()
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            with contextlib.suppress(Exception):
+                await self._conn.wait_closed()
+            self._conn = None
+        self._set_status(IDLE)
+
+
+def host_for(profile: Profile) -> Host:
+    return LocalHost(profile.name) if profile.is_local else SSHHost(profile)
+
+
+async def fetch_host_key(profile: Profile):
+    """The host's public key, fetched without trusting it (for `profiles trust`)."""
+    import asyncssh
+
+    host, port = resolved_endpoint(profile)
+    try:
+        key = await asyncio.wait_for(asyncssh.get_server_host_key(host, port),
+                                     profile.ssh.connect_timeout_s)
+    except (OSError, asyncio.TimeoutError, asyncssh.Error) as exc:
+        raise await SSHHost(profile)._describe_connect_error(exc) from None
+    if key is None:
+        raise HostError("host-key", f"{host}:{port} offered no host key")
+    return host, port, key
+
+
+def known_hosts_line(host: str, port: int, key) -> str:
+    pattern = host if port == 22 else f"[{host}]:{port}"
+    return f"{pattern} {key.export_public_key('openssh').decode().split()[0]} " \
+           f"{key.export_public_key('openssh').decode().split()[1]}\n"

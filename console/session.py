@@ -1,0 +1,37 @@
+"""What the console holds open for one profile while it is on screen."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from profiles import paths
+from profiles.profile import Profile
+
+from .hosts import Host, host_for
+
+
+@dataclass
+class HostSession:
+    """One profile, its live `Host`, and whether destructive actions are allowed."""
+
+    profile: Profile
+    host: Host
+    readonly: bool = False
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, profile: Profile, readonly: bool = False) -> "HostSession":
+        return cls(profile=profile, host=host_for(profile), readonly=readonly)
+
+    @property
+    def name(self) -> str:
+        return self.profile.name
+
+    @property
+    def data_dir(self) -> Path:
+        """tasks.toml, runs/, crashes/, servers/ of this profile."""
+        return paths.profile_data_dir(self.profile.name)
+
+    @property
+    def simulated(self) -> bool:
+        return self.profile.ui.simulated

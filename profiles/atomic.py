@@ -1,0 +1,90 @@
+"""Atomic file writes and careful TOML reads.
+
+A write goes to a temp file in the same directory, is fsynced, then renamed
+over the target, so a crash (even `kill -9`) leaves the old file or the new
+one, never half of either. A file that fails to parse raises `StateFileError`
+naming the file and line; the file itself is never touched.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+
+class StateFileError(Exception):
+    """A saved file could not be read; the message is one line for the operator."""
+
+    def __init__(self, path: Path, reason: str, line: int | None = None):
+        self.path = Path(path)
+        self.reason = reason
+        self.line = line
+        where = f"{self.path}:{line}" if line else str(self.path)
+        super().__init__(f"{where}: {reason}")
+
+
+def write_atomic(path: Path, data: bytes | str, mode: int = 0o600) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass
+
+
+def write_toml(path: Path, doc: dict[str, Any], mode: int = 0o600) -> None:
+    import tomli_w
+
+    write_atomic(path, tomli_w.dumps(_drop_none(doc)), mode)
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise StateFileError(path, "file not found") from None
+    except UnicodeDecodeError as exc:
+        raise StateFileError(path, f"not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise StateFileError(path, exc.strerror or str(exc)) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        text = str(exc)
+        found = re.search(r"\(at line (\d+), column \d+\)", text)
+        line = int(found.group(1)) if found else None
+        msg = text[: found.start()].strip() if found else text
+        raise StateFileError(path, f"invalid TOML: {msg}", line) from None
+
+
+def _drop_none(value: Any) -> Any:
+    """TOML has no null: leave unset keys out instead."""
+    if isinstance(value, dict):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_none(v) for v in value if v is not None]
+    return value

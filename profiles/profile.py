@@ -1,0 +1,192 @@
+"""A host profile: how to reach one host and what gpudeck knows about it.
+
+The TOML layout (one file per host, `<config>/profiles/<name>.toml`):
+
+    transport = "ssh"                 # or "local"
+    description = "8x RTX PRO 6000, PCIe"
+    [ssh]      host, user, port, identity_file, config_file, connect_timeout_s, command_timeout_s
+    [server]   url, scripts_dir, log_dir, configs = [...], kill_grace_s
+    [model]    name, config, quant_config, quant, kv_dtype
+    [gpu]      name, count, sample_interval_ms
+    [ui]       simulated (bool: everything from this host is labelled SIMULATED)
+
+`[ssh] host` may be a plain host name or address, or an alias from
+`~/.ssh/config`; user, port and identity file then come from that file.
+No secrets live here: keys come from the agent or from `~/.ssh/config`.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class ProfileError(Exception):
+    """A profile is invalid; the message names the file, the key and what was expected."""
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "str": (str,),
+    "int": (int,),
+    "num": (int, float),
+    "bool": (bool,),
+    "list[str]": (list,),
+}
+
+
+@dataclass
+class SSHSection:
+    host: str | None = None
+    user: str | None = None
+    port: int | None = None
+    identity_file: str | None = None
+    config_file: str | None = None
+    connect_timeout_s: float = 10.0
+    command_timeout_s: float = 60.0
+
+
+@dataclass
+class ServerSection:
+    url: str | None = None
+    scripts_dir: str | None = None
+    log_dir: str | None = None
+    configs: list[str] = field(default_factory=list)
+    kill_grace_s: float = 30.0
+
+
+@dataclass
+class ModelSection:
+    name: str | None = None
+    config: str | None = None
+    quant_config: str | None = None
+    quant: str | None = None
+    kv_dtype: str | None = None
+
+
+@dataclass
+class GPUSection:
+    name: str | None = None
+    count: int | None = None
+    sample_interval_ms: int = 1000
+
+
+@dataclass
+class UISection:
+    simulated: bool = False
+
+
+_SECTIONS: dict[str, type] = {
+    "ssh": SSHSection,
+    "server": ServerSection,
+    "model": ModelSection,
+    "gpu": GPUSection,
+    "ui": UISection,
+}
+
+_SCHEMA: dict[str, dict[str, str]] = {
+    "ssh": {"host": "str", "user": "str", "port": "int", "identity_file": "str",
+            "config_file": "str", "connect_timeout_s": "num", "command_timeout_s": "num"},
+    "server": {"url": "str", "scripts_dir": "str", "log_dir": "str", "configs": "list[str]",
+               "kill_grace_s": "num"},
+    "model": {"name": "str", "config": "str", "quant_config": "str", "quant": "str",
+              "kv_dtype": "str"},
+    "gpu": {"name": "str", "count": "int", "sample_interval_ms": "int"},
+    "ui": {"simulated": "bool"},
+}
+_TOP: dict[str, str] = {"transport": "str", "description": "str"}
+_TRANSPORTS = ("local", "ssh")
+
+
+@dataclass
+class Profile:
+    name: str
+    transport: str = "local"
+    description: str | None = None
+    ssh: SSHSection = field(default_factory=SSHSection)
+    server: ServerSection = field(default_factory=ServerSection)
+    model: ModelSection = field(default_factory=ModelSection)
+    gpu: GPUSection = field(default_factory=GPUSection)
+    ui: UISection = field(default_factory=UISection)
+
+    @property
+    def is_local(self) -> bool:
+        return self.transport == "local"
+
+    @property
+    def target(self) -> str:
+        """How the operator reads this host's address: `local` or `ssh user@host:port`."""
+        if self.is_local:
+            return "local"
+        s = self.ssh
+        who = f"{s.user}@" if s.user else ""
+        port = f":{s.port}" if s.port else ""
+        return f"ssh {who}{s.host}{port}"
+
+    def to_toml_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"transport": self.transport}
+        if self.description:
+            doc["description"] = self.description
+        for section in _SECTIONS:
+            values = asdict(getattr(self, section))
+            defaults = asdict(_SECTIONS[section]())
+            kept = {k: v for k, v in values.items() if v is not None and v != defaults[k]}
+            if kept:
+                doc[section] = kept
+        return doc
+
+    def to_json(self) -> dict[str, Any]:
+        doc = {"name": self.name, "transport": self.transport, "target": self.target,
+               "description": self.description}
+        for section in _SECTIONS:
+            doc[section] = asdict(getattr(self, section))
+        return doc
+
+
+def profile_from_dict(name: str, doc: dict[str, Any], source: Path | str = "<profile>") -> Profile:
+    """Validate a parsed TOML document; raise `ProfileError` on the first problem."""
+    where = str(source)
+
+    def fail(key: str, expected: str, got: Any = None) -> None:
+        tail = f", got {got!r}" if got is not None else ""
+        raise ProfileError(f"{where}: key '{key}': expected {expected}{tail}")
+
+    for key in doc:
+        if key not in _TOP and key not in _SECTIONS and key != "name":
+            fail(key, "one of " + ", ".join(sorted([*_TOP, *_SECTIONS])), "unknown key")
+    transport = doc.get("transport", "local")
+    if transport not in _TRANSPORTS:
+        fail("transport", "'local' or 'ssh'", transport)
+    description = doc.get("description")
+    if description is not None and not isinstance(description, str):
+        fail("description", "a string", description)
+
+    sections: dict[str, Any] = {}
+    for section, cls in _SECTIONS.items():
+        raw = doc.get(section, {})
+        if not isinstance(raw, dict):
+            fail(section, "a table [" + section + "]", raw)
+        schema = _SCHEMA[section]
+        values: dict[str, Any] = {}
+        for key, value in raw.items():
+            dotted = f"{section}.{key}"
+            if key not in schema:
+                fail(dotted, "one of " + ", ".join(schema), "unknown key")
+            kind = schema[key]
+            ok = isinstance(value, _TYPES[kind]) and not (kind != "bool" and isinstance(value, bool))
+            if kind == "list[str]" and ok:
+                ok = all(isinstance(v, str) for v in value)
+            if not ok:
+                fail(dotted, {"str": "a string", "int": "an integer", "num": "a number",
+                              "bool": "true or false", "list[str]": "a list of strings"}[kind], value)
+            values[key] = float(value) if kind == "num" else value
+        sections[section] = cls(**values)
+
+    if transport == "ssh" and not sections["ssh"].host:
+        fail("ssh.host", "a host name, address or ~/.ssh/config alias (required for transport = 'ssh')")
+    port = sections["ssh"].port
+    if port is not None and not 0 < port < 65536:
+        fail("ssh.port", "a port between 1 and 65535", port)
+    count = sections["gpu"].count
+    if count is not None and count < 0:
+        fail("gpu.count", "a count of 0 or more", count)
+    return Profile(name=name, transport=transport, description=description, **sections)

@@ -1,0 +1,1 @@
+"""Textual screens: compose widgets, bind keys to engine calls."""

@@ -1,0 +1,40 @@
+"""The contract every tab body follows.
+
+A pane is built once; the app calls `set_session` on mount and on every host
+switch. Panes start their background work (Textual workers) there and stop
+it when the session changes. A pane reports a short live summary for its tab
+title with `self.set_summary("✖ crashed")`.
+"""
+from __future__ import annotations
+
+from textual.containers import Vertical
+from textual.message import Message
+
+from console.session import HostSession
+
+
+class Pane(Vertical):
+    """Base class of the five tab bodies."""
+
+    TAB_TITLE = "?"
+
+    class Summary(Message):
+        def __init__(self, pane: "Pane", text: str) -> None:
+            self.pane = pane
+            self.text = text
+            super().__init__()
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.session: HostSession | None = None
+
+    async def set_session(self, session: HostSession) -> None:
+        """Switch to another host; override and call super()."""
+        self.session = session
+
+    def set_summary(self, text: str) -> None:
+        self.post_message(self.Summary(self, text))
+
+    @property
+    def readonly(self) -> bool:
+        return bool(self.session and self.session.readonly)

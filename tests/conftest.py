@@ -1,0 +1,61 @@
+"""Shared fixtures: an isolated GPUDECK_HOME for every test, and the real peers."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.realparts import SSHD, LlamaServer, make_sshd, start_llama_server
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.fixture(autouse=True)
+def gpudeck_home(tmp_path_factory, monkeypatch) -> Path:
+    """Every test gets its own GPUDECK_HOME: the real home is never touched."""
+    home = tmp_path_factory.mktemp("gpudeck-home")
+    monkeypatch.setenv("GPUDECK_HOME", str(home))
+    return home
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory) -> SSHD:
+    """A real OpenSSH sshd on 127.0.0.1 with throwaway keys (shared by the session)."""
+    server = make_sshd(tmp_path_factory.mktemp("sshd"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def ssh_profile(sshd, gpudeck_home):
+    """A saved profile that reaches the test sshd through an ssh_config alias."""
+    from profiles import store
+    from profiles.atomic import write_atomic
+    from profiles.paths import known_hosts_file
+    from profiles.profile import profile_from_dict
+
+    write_atomic(known_hosts_file(), sshd.known_hosts.read_text())
+    profile = profile_from_dict("testbox", {
+        "transport": "ssh",
+        "ssh": {"host": "gpudeck-test", "config_file": str(sshd.ssh_config), "connect_timeout_s": 5},
+    })
+    store.save(profile)
+    return profile
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory) -> LlamaServer:
+    """A real llama.cpp server with SmolLM2-135M, shared by the session."""
+    log = tmp_path_factory.mktemp("llama") / "llama-server.log"
+    server = start_llama_server(log)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def shared_dir() -> Path:
+    if not SHARED.is_dir():
+        pytest.fail(f"{SHARED} is missing: the tests need ../shared beside the checkout", pytrace=False)
+    return SHARED

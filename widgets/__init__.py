@@ -1,0 +1,1 @@
+"""Textual widgets: draw plain data, own no I/O."""
