@@ -83,9 +83,12 @@ def remote_command(argv: Sequence[str], watchdog: bool = False) -> str:
         # Run the command in the background with stdin from /dev/null; a
         # second job waits for EOF on our stdin (the channel closing) and
         # kills it. Exit with the command's own status.
+        # (A background job's stdin is /dev/null unless redirected, hence fd 3.)
         script = (
-            shlex.join(argv) + " </dev/null & p=$!\n"
-            "(cat >/dev/null; kill -TERM $p) >/dev/null 2>&1 &\n"
+            "exec 3<&0\n"
+            + shlex.join(argv) + " </dev/null 3<&- & p=$!\n"
+            "(cat <&3 >/dev/null; kill -TERM $p) >/dev/null 2>&1 &\n"
+            "exec 3<&-\n"
             "wait $p\n"
         )
     b64 = base64.b64encode(script.encode("utf-8")).decode("ascii")

@@ -31,9 +31,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_port(port: int, timeout: float = 10.0) -> bool:
+def wait_port(port: int, timeout: float = 10.0, proc: subprocess.Popen | None = None) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            return False
         try:
             with socket.create_connection(("127.0.0.1", port), 0.2):
                 return True
@@ -67,10 +69,13 @@ class SSHD:
     proc: subprocess.Popen | None = None
 
     def start(self) -> None:
+        if os.geteuid() == 0:
+            # sshd refuses to start as root without its privilege separation dir
+            os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
         self.proc = subprocess.Popen(
             [sshd_binary(), "-D", "-e", "-f", str(self.dir / "sshd_config")],
             stdout=subprocess.DEVNULL, stderr=open(self.dir / "sshd.log", "ab"))
-        if not wait_port(self.port, 10):
+        if not wait_port(self.port, 10, self.proc):
             self.stop()
             log = (self.dir / "sshd.log").read_text(errors="replace")[-2000:]
             pytest.fail(f"sshd did not listen on {self.port}:\n{log}", pytrace=False)

@@ -1,0 +1,147 @@
+"""Serving-benchmark metrics with the definitions vLLM's benchmark uses.
+
+Times are seconds on the client's monotonic clock, relative to the moment a
+request was sent. Statistics cover successful requests only.
+
+- TTFT: first chunk carrying content minus request start.
+- ITL: the gaps between consecutive content chunks (pooled over requests).
+- E2EL: last content chunk minus request start.
+- TPOT: (E2EL - TTFT) / (output tokens - 1), for requests with > 1 token.
+- Throughputs: totals over the level's wall time (first send to last finish).
+- Goodput: requests per second that met every given SLO.
+- Percentiles interpolate linearly between order statistics; std is the
+  population standard deviation (both as numpy's defaults, which vLLM uses).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable
+
+SLO_KEYS = ("ttft", "tpot", "itl", "e2el")
+
+
+@dataclass
+class RequestRecord:
+    """What one request did, as the client saw it."""
+
+    index: int
+    ok: bool = False
+    start: float = 0.0                 # monotonic send time
+    chunk_times: list[float] = field(default_factory=list)  # content chunks, relative to start
+    output_tokens: int | None = None
+    output_tokens_from: str = "chunks"  # "usage" when the server counted them
+    input_tokens: int | None = None
+    error: str | None = None
+    failed_at: float | None = None     # wall-clock time of the failure
+    server_tpot_ms: float | None = None  # llama.cpp's own timings, when present
+
+    @property
+    def ttft(self) -> float | None:
+        return self.chunk_times[0] if self.chunk_times else None
+
+    @property
+    def e2el(self) -> float | None:
+        return self.chunk_times[-1] if self.chunk_times else None
+
+    @property
+    def itls(self) -> list[float]:
+        times = self.chunk_times
+        return [b - a for a, b in zip(times, times[1:])]
+
+    @property
+    def tpot(self) -> float | None:
+        tokens = self.output_tokens
+        if not self.chunk_times or tokens is None or tokens < 2:
+            return None
+        return (self.chunk_times[-1] - self.chunk_times[0]) / (tokens - 1)
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """The q-th percentile (0..100) of already sorted values, linear interpolation."""
+    if not sorted_values:
+        raise ValueError("percentile of nothing")
+    pos = (len(sorted_values) - 1) * q / 100.0
+    low = math.floor(pos)
+    high = min(low + 1, len(sorted_values) - 1)
+    frac = pos - low
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * frac
+
+
+def distribution(values: Iterable[float], scale: float = 1000.0) -> dict:
+    """mean / median / p90 / p99 / std of values (seconds), scaled (to ms by default).
+
+    No values gives nulls: an unknown is never reported as 0.
+    """
+    data = sorted(v * scale for v in values)
+    if not data:
+        return {"mean": None, "median": None, "p90": None, "p99": None, "std": None}
+    mean = sum(data) / len(data)
+    var = sum((v - mean) ** 2 for v in data) / len(data)
+    return {
+        "mean": mean,
+        "median": percentile(data, 50),
+        "p90": percentile(data, 90),
+        "p99": percentile(data, 99),
+        "std": math.sqrt(var),
+    }
+
+
+def parse_slo(text: str) -> dict[str, float]:
+    """`ttft=500,tpot=50` -> {"ttft": 500.0, "tpot": 50.0} (milliseconds)."""
+    slo: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = part.partition("=")
+        key = key.strip().lower()
+        if not sep or key not in SLO_KEYS:
+            raise ValueError(f"bad SLO {part!r}: use ttft=MS,tpot=MS,itl=MS,e2el=MS")
+        try:
+            slo[key] = float(value.strip().removesuffix("ms"))
+        except ValueError:
+            raise ValueError(f"bad SLO value in {part!r}: a number of milliseconds") from None
+        if slo[key] <= 0:
+            raise ValueError(f"bad SLO value in {part!r}: must be > 0")
+    return slo
+
+
+def meets_slo(record: RequestRecord, slo: dict[str, float]) -> bool:
+    """A request is good when every metric named in the SLO is within it (ms)."""
+    checks = {"ttft": record.ttft, "tpot": record.tpot, "e2el": record.e2el}
+    for key, limit in slo.items():
+        if key == "itl":
+            if any(gap * 1000 > limit for gap in record.itls):
+                return False
+            continue
+        value = checks[key]
+        if value is not None and value * 1000 > limit:
+            return False
+    return True
+
+
+def summarize(records: list[RequestRecord], duration_s: float | None,
+              slo: dict[str, float] | None = None) -> dict:
+    """The metric part of one level's summary, from its request records."""
+    good = [r for r in records if r.ok]
+    input_tokens = sum(r.input_tokens or 0 for r in good)
+    output_tokens = sum(r.output_tokens or 0 for r in good)
+    rate = (lambda n: n / duration_s) if duration_s and duration_s > 0 else (lambda n: None)
+    doc = {
+        "duration_s": duration_s,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "output_tokens_counted": "usage" if good and all(r.output_tokens_from == "usage" for r in good)
+        else ("chunks" if good else None),
+        "request_throughput": rate(len(good)),
+        "output_throughput": rate(output_tokens),
+        "total_token_throughput": rate(input_tokens + output_tokens),
+        "ttft_ms": distribution(r.ttft for r in good if r.ttft is not None),
+        "tpot_ms": distribution(t for t in (r.tpot for r in good) if t is not None),
+        "itl_ms": distribution(gap for r in good for gap in r.itls),
+        "e2el_ms": distribution(r.e2el for r in good if r.e2el is not None),
+    }
+    if slo:
+        met = sum(1 for r in good if meets_slo(r, slo))
+        doc["slo_ms"] = dict(slo)
+        doc["good_requests"] = met
+        doc["goodput"] = rate(met)
+    return doc
