@@ -17,6 +17,8 @@ class Pane(Vertical):
     """Base class of the five tab bodies."""
 
     TAB_TITLE = "?"
+    # Actions removed (not just greyed) from this pane when the console is --readonly.
+    DESTRUCTIVE_ACTIONS: frozenset[str] = frozenset()
 
     class Summary(Message):
         def __init__(self, pane: "Pane", text: str) -> None:
@@ -38,3 +40,8 @@ class Pane(Vertical):
     @property
     def readonly(self) -> bool:
         return bool(self.session and self.session.readonly)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.DESTRUCTIVE_ACTIONS and self.readonly:
+            return False
+        return True

@@ -1,0 +1,101 @@
+"""The server's own view, from its Prometheus `/metrics`, beside the client's numbers.
+
+Metric names differ by server; the first name found in each list wins.
+Generation throughput is the rate of the generated-tokens counter between two
+scrapes, or the server's own gauge when it has no counter. Every value a
+server does not expose stays None.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+# Counters lose their `_total` suffix in the parser's family names.
+GEN_TOKENS_COUNTER = ("vllm:generation_tokens", "sglang:generation_tokens", "llamacpp:tokens_predicted")
+GEN_TPS_GAUGE = ("sglang:gen_throughput",)
+RUNNING = ("vllm:num_requests_running", "sglang:num_running_reqs", "llamacpp:requests_processing")
+QUEUED = ("vllm:num_requests_waiting", "sglang:num_queue_reqs", "llamacpp:requests_deferred")
+KV_CACHE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage",
+            "llamacpp:kv_cache_usage_ratio")
+
+
+@dataclass
+class ServerSample:
+    at: float
+    gen_tokens_total: float | None
+    gen_tps_gauge: float | None
+    running: float | None
+    queued: float | None
+    kv_cache: float | None          # 0..1
+
+
+def parse_metrics(text: str, at: float | None = None) -> ServerSample:
+    """The values gpudeck shows, summed over label sets (several engines, several models)."""
+    sums: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name.endswith(("_created", "_bucket", "_count", "_sum")):
+                continue
+            name = family.name
+            sums[name] = sums.get(name, 0.0) + float(sample.value)
+
+    def first(names: tuple[str, ...]) -> float | None:
+        for name in names:
+            if name in sums:
+                return sums[name]
+        return None
+
+    return ServerSample(
+        at=time.monotonic() if at is None else at,
+        gen_tokens_total=first(GEN_TOKENS_COUNTER),
+        gen_tps_gauge=first(GEN_TPS_GAUGE),
+        running=first(RUNNING),
+        queued=first(QUEUED),
+        kv_cache=first(KV_CACHE),
+    )
+
+
+def server_view(previous: ServerSample | None, current: ServerSample) -> dict:
+    """The tick's `server` object from two consecutive samples."""
+    gen_tps = current.gen_tps_gauge
+    if (previous is not None and current.gen_tokens_total is not None
+            and previous.gen_tokens_total is not None and current.at > previous.at):
+        delta = current.gen_tokens_total - previous.gen_tokens_total
+        if delta >= 0:  # a counter that went down means the server restarted
+            gen_tps = delta / (current.at - previous.at)
+    return {"gen_tps": gen_tps, "running": current.running, "queued": current.queued,
+            "kv_cache": current.kv_cache}
+
+
+class Scraper:
+    """Polls /metrics; gives up quietly (None) when the server has none."""
+
+    def __init__(self, client: httpx.AsyncClient):
+        self.client = client
+        self.available: bool | None = None
+        self.previous: ServerSample | None = None
+        self.latest: dict | None = None
+
+    async def scrape(self) -> dict | None:
+        if self.available is False:
+            return None
+        try:
+            resp = await self.client.get("/metrics", timeout=2.0)
+            if resp.status_code != 200:
+                self.available = self.available or False
+                return None
+            sample = parse_metrics(resp.text)
+        except (httpx.HTTPError, ValueError):
+            self.latest = None
+            return None
+        if sample.gen_tokens_total is None and sample.running is None and sample.gen_tps_gauge is None:
+            self.available = False
+            return None
+        self.available = True
+        view = server_view(self.previous, sample)
+        self.previous = sample
+        self.latest = view
+        return view

@@ -1,0 +1,144 @@
+"""The Textual application: header with host chips, five tabs, footer with keys."""
+from __future__ import annotations
+
+import importlib
+import time
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from console.fleet import Fleet
+from profiles import store
+from widgets.host_chips import Chip, HostChips
+
+from .host_switcher import HostSwitcher
+from .pane import Pane
+from .placeholder_pane import PlaceholderPane
+
+# (tab id, title, module, class, what it holds until built)
+TABS = [
+    ("gpus", "GPUs", "screens.gpus_pane", "GPUsPane",
+     "live GPU state of every host, with stale counters and odd states named."),
+    ("server", "Server", "screens.server_pane", "ServerPane",
+     "launch configs, their effective flags, lifecycle, live logs and crash triage."),
+    ("bench", "Bench", "screens.bench_pane", "BenchPane",
+     "a live concurrency sweep with vLLM-compatible metrics."),
+    ("roofline", "Roofline", "screens.roofline_pane", "RooflinePane",
+     "the theoretical ceiling for this model on these GPUs, and each run's efficiency."),
+    ("tasks", "Tasks", "screens.tasks_pane", "TasksPane",
+     "the prioritised plan for this host, fed by what happens."),
+]
+
+
+def _build_pane(tab_id: str, title: str, module: str, cls: str, promise: str) -> Pane:
+    try:
+        pane_cls = getattr(importlib.import_module(module), cls)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        return PlaceholderPane(title, promise, id=f"pane-{tab_id}")
+    pane = pane_cls(id=f"pane-{tab_id}")
+    pane.TAB_TITLE = title
+    return pane
+
+
+class GpudeckApp(App):
+    TITLE = "gpudeck"
+    CSS_PATH = "app.tcss"
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [
+        Binding("q", "quit", "quit"),
+        Binding("1", "tab('gpus')", "GPUs", show=False),
+        Binding("2", "tab('server')", "Server", show=False),
+        Binding("3", "tab('bench')", "Bench", show=False),
+        Binding("4", "tab('roofline')", "Roofline", show=False),
+        Binding("5", "tab('tasks')", "Tasks", show=False),
+        Binding("H", "hosts", "hosts"),
+        Binding("question_mark", "help", "keys"),
+    ]
+
+    def __init__(self, profile_name: str = "local", readonly: bool = False, fleet: Fleet | None = None) -> None:
+        super().__init__()
+        self.readonly = readonly
+        profiles, self.profile_errors = store.load_all()
+        if fleet is None:
+            fleet = Fleet(profiles, readonly=readonly)
+        self.fleet = fleet
+        self.current = profile_name if profile_name in fleet.profiles else "local"
+        self.panes: dict[str, Pane] = {}
+        self.summaries: dict[str, str] = {}
+
+    def compose(self) -> ComposeResult:
+        yield HostChips(id="chips")
+        with TabbedContent(id="tabs", initial="gpus"):
+            for tab_id, title, module, cls, promise in TABS:
+                with TabPane(title, id=tab_id):
+                    pane = _build_pane(tab_id, title, module, cls, promise)
+                    self.panes[tab_id] = pane
+                    yield pane
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        self.fleet.on_status(lambda name, status: self._refresh_chips())
+        self._refresh_chips()
+        self.set_interval(1.0, self._refresh_chips)
+        self.run_worker(self.fleet.keep_alive(), name="keep-alive", group="fleet", exclusive=True)
+        await self._open(self.current)
+        for line in self.profile_errors:
+            self.notify(line, severity="error", timeout=15)
+
+    async def on_unmount(self) -> None:
+        await self.fleet.close()
+
+    def chips(self) -> list[Chip]:
+        out = []
+        for name in self.fleet.names():
+            status = self.fleet.hosts[name].status
+            profile = self.fleet.profiles[name]
+            out.append(Chip(name=name, target=profile.target, state=status.state, since=status.since,
+                            error=status.error, latency_ms=status.latency_ms,
+                            simulated=profile.ui.simulated, current=name == self.current))
+        return out
+
+    def _refresh_chips(self) -> None:
+        self.query_one(HostChips).show(self.chips(), self.readonly)
+
+    async def _open(self, name: str) -> None:
+        self.current = name
+        store.set_last_used(name)
+        session = self.fleet.session(name)
+        self.summaries.clear()
+        for tab_id, pane in self.panes.items():
+            self._set_tab_label(tab_id, "")
+            await pane.set_session(session)
+        self._refresh_chips()
+        self.sub_title = name
+
+    async def switch_host(self, name: str) -> None:
+        if name in self.fleet.profiles and name != self.current:
+            await self._open(name)
+            self.notify(f"opened {name}", timeout=2)
+
+    def on_pane_summary(self, message: Pane.Summary) -> None:
+        tab_id = (message.pane.id or "").removeprefix("pane-")
+        self._set_tab_label(tab_id, message.text)
+
+    def _set_tab_label(self, tab_id: str, summary: str) -> None:
+        title = next(t[1] for t in TABS if t[0] == tab_id)
+        self.summaries[tab_id] = summary
+        tab = self.query_one(TabbedContent).get_tab(tab_id)
+        tab.label = f"{title} {summary}".rstrip()
+
+    def action_tab(self, tab_id: str) -> None:
+        self.query_one(TabbedContent).active = tab_id
+
+    def action_hosts(self) -> None:
+        def chosen(name: str | None) -> None:
+            if name:
+                self.call_later(self.switch_host, name)
+
+        self.push_screen(HostSwitcher(self.chips(), self.profile_errors), chosen)
+
+    def action_help(self) -> None:
+        self.action_show_help_panel() if hasattr(self, "action_show_help_panel") else None

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The one test command: installs what the tests need, then runs them.
+#   bash tests/run.sh [pytest args...]
+# - apt packages (openssh-server for the real sshd, tmux for the screen smoke
+#   test) when missing and we are root;
+# - a virtualenv in .venv with gpudeck and its test extras;
+# - llama-server and the SmolLM2 model (tests/fetch_assets.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "installing ${need[*]} with apt-get" >&2
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >&2
+  else
+    echo "missing ${need[*]}: install them (apt-get install ${need[*]}) or run as root" >&2
+  fi
+fi
+
+python="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$python" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >&2 2>/dev/null || true
+.venv/bin/python -m pip install -q -e '.[test]' >&2
+
+PYTHON=.venv/bin/python bash tests/fetch_assets.sh
+
+exec .venv/bin/python -m pytest -q "$@"

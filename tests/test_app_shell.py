@@ -1,0 +1,81 @@
+"""The app shell: starts, shows every host with a chip, switches hosts, tabs by key."""
+from __future__ import annotations
+
+from textual.widgets import TabbedContent
+
+from profiles import store
+from profiles.profile import profile_from_dict
+from screens.app import GpudeckApp
+from screens.host_switcher import HostSwitcher
+from widgets.host_chips import HostChips
+
+
+async def test_app_starts_on_local_with_five_tabs():
+    app = GpudeckApp()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        tabs = app.query_one(TabbedContent)
+        assert [p.id for p in tabs.query("TabPane")] == ["gpus", "server", "bench", "roofline", "tasks"]
+        line = app.query_one(HostChips).line_text().plain
+        assert line.startswith(" gpudeck  local  local  ● connected")
+        for key, tab in zip("12345", ["gpus", "server", "bench", "roofline", "tasks"]):
+            await pilot.press(key)
+            assert tabs.active == tab
+
+
+async def test_host_switcher_opens_another_profile_and_remembers_it(ssh_profile):
+    app = GpudeckApp()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        await pilot.press("H")
+        await pilot.pause()
+        assert isinstance(app.screen, HostSwitcher)
+        names = [app.screen.query_one("OptionList").get_option_at_index(i).id for i in range(2)]
+        assert names == ["local", "testbox"]
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert app.current == "testbox"
+        assert all(p.session.name == "testbox" for p in app.panes.values())
+        # the chip shows the host once the keep-alive ping has connected
+        for _ in range(50):
+            if app.fleet.hosts["testbox"].status.state == "connected":
+                break
+            await pilot.pause(0.1)
+        assert "testbox" in app.query_one(HostChips).line_text().plain
+        assert app.fleet.hosts["testbox"].status.state == "connected"
+    assert store.last_used() == "testbox"
+
+
+async def test_unreachable_host_chip_says_down_since(gpudeck_home):
+    from tests.realparts import free_port
+
+    store.save(profile_from_dict("deadbox", {"transport": "ssh", "ssh": {
+        "host": "127.0.0.1", "port": free_port(), "connect_timeout_s": 2}}))
+    app = GpudeckApp()
+    async with app.run_test(size=(160, 45)) as pilot:
+        for _ in range(50):
+            if app.fleet.hosts["deadbox"].status.state == "down":
+                break
+            await pilot.pause(0.1)
+        await pilot.pause(1.1)
+        assert "deadbox ○ down since" in app.query_one(HostChips).line_text().plain
+
+
+async def test_readonly_is_shown():
+    app = GpudeckApp(readonly=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        assert "READ-ONLY" in app.query_one(HostChips).line_text().plain
+        assert all(p.readonly for p in app.panes.values())
+
+
+async def test_a_corrupt_profile_is_reported_not_fatal(gpudeck_home):
+    from profiles import paths
+
+    paths.profiles_dir().mkdir(parents=True, exist_ok=True)
+    paths.profile_file("broken").write_text("[ssh\n")
+    app = GpudeckApp()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        assert app.fleet.names() == ["local"]
+        assert any("broken.toml:1" in e for e in app.profile_errors)

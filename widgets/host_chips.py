@@ -1,0 +1,88 @@
+"""The header line: the current host and a chip per profile with its connection state."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import Static
+
+
+@dataclass
+class Chip:
+    name: str
+    target: str
+    state: str  # connected | connecting | down | idle
+    since: float
+    error: str | None = None
+    latency_ms: float | None = None
+    simulated: bool = False
+    current: bool = False
+
+
+_DOT = {"connected": ("●", "green"), "connecting": ("◌", "yellow"), "down": ("○", "red"), "idle": ("○", "grey50")}
+
+
+def _age(seconds: float) -> str:
+    seconds = int(max(0, seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def chip_text(chip: Chip, now: float | None = None, full: bool = False) -> Text:
+    now = time.time() if now is None else now
+    dot, colour = _DOT.get(chip.state, ("?", "white"))
+    text = Text()
+    if full:
+        text.append(chip.name, style="bold")
+        if chip.simulated:
+            text.append(" SIMULATED", style="bold black on yellow")
+        text.append(f"  {chip.target}  ", style="grey70")
+    else:
+        text.append(chip.name + " ", style="bold" if chip.current else "")
+    text.append(dot, style=colour)
+    if full or chip.state != "connected":
+        if chip.state == "connected":
+            text.append(f" connected {_age(now - chip.since)}", style=colour)
+            if chip.latency_ms is not None:
+                text.append(f" · {chip.latency_ms:.0f} ms", style="grey70")
+        elif chip.state == "down":
+            text.append(" down since " + time.strftime("%H:%M:%S", time.localtime(chip.since)), style=colour)
+        elif chip.state == "connecting":
+            text.append(" connecting", style=colour)
+    return text
+
+
+class HostChips(Static):
+    """Draws chips handed to it; never talks to a host."""
+
+    DEFAULT_CSS = "HostChips { height: 1; padding: 0 1; background: $panel; }"
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("", **kwargs)
+        self.chips: list[Chip] = []
+        self.readonly = False
+
+    def show(self, chips: list[Chip], readonly: bool = False) -> None:
+        self.chips = chips
+        self.readonly = readonly
+        self.update(self.line_text())
+
+    def line_text(self) -> Text:
+        now = time.time()
+        text = Text()
+        text.append(" gpudeck ", style="bold black on dark_orange")
+        text.append(" ")
+        current = [c for c in self.chips if c.current]
+        others = [c for c in self.chips if not c.current]
+        for chip in current:
+            text.append_text(chip_text(chip, now, full=True))
+        for chip in others:
+            text.append(" │ ", style="grey50")
+            text.append_text(chip_text(chip, now))
+        if self.readonly:
+            text.append("   READ-ONLY", style="bold black on cyan")
+        return text
