@@ -107,6 +107,7 @@ class LineStream:
 
     def __init__(self) -> None:
         self.stderr_tail: list[str] = []
+        self.bytes_read = 0  # raw bytes of the lines yielded so far (log tails resume from it)
 
     async def __aenter__(self) -> "LineStream":
         await self.start()
@@ -124,6 +125,12 @@ class LineStream:
             if not raw:
                 await self._finish()
                 return
+            if not raw.endswith(b"\n"):
+                # a last line without newline: not counted, so a resumed tail re-reads it whole
+                await self._finish()
+                yield raw.decode("utf-8", errors="replace").rstrip("\r")
+                return
+            self.bytes_read += len(raw)
             yield raw.decode("utf-8", errors="replace").rstrip("\r\n")
 
     async def _collect_stderr(self, reader) -> None:

@@ -1,0 +1,327 @@
+"""`gpudeck server list|launch|stop|status|logs|adopt|flags|diff`."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from ..clikit import CLIError, emit_json, load_profile, run_async
+
+
+def register(sub) -> None:
+    p = sub.add_parser("server", help="launch configs, detached servers, logs, clean kill")
+    ps = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    def common(parser: argparse.ArgumentParser, json_flag: bool = True) -> None:
+        parser.add_argument("--profile", "-p", dest="server_profile")
+        if json_flag:
+            parser.add_argument("--json", action="store_true")
+
+    ls = ps.add_parser("list", help="configs, their flags and warnings, and what is running")
+    common(ls)
+    ls.set_defaults(func=lambda a: run_async(_list(a)))
+
+    launch = ps.add_parser("launch", help="launch a config detached on the host")
+    launch.add_argument("config")
+    launch.add_argument("--wait", action="store_true", help="follow until ready or crashed")
+    launch.add_argument("--timeout", type=float, default=900.0, help="with --wait: give up after S seconds")
+    launch.add_argument("--force", action="store_true", help="launch even if the port is taken")
+    common(launch)
+    launch.set_defaults(func=lambda a: run_async(_launch(a)))
+
+    stop = ps.add_parser("stop", help="SIGTERM the server's process group, SIGKILL after the grace period")
+    stop.add_argument("target", nargs="?", help="config name or launch id (default: the only live one)")
+    stop.add_argument("--grace", type=float, help="seconds before SIGKILL (default: profile, 30)")
+    common(stop)
+    stop.set_defaults(func=lambda a: run_async(_stop(a)))
+
+    status = ps.add_parser("status", help="every launch gpudeck knows of, refreshed")
+    common(status)
+    status.set_defaults(func=lambda a: run_async(_status(a)))
+
+    logs = ps.add_parser("logs", help="print (or follow) a server's log")
+    logs.add_argument("target", nargs="?")
+    logs.add_argument("-f", "--follow", action="store_true")
+    logs.add_argument("-n", "--lines", type=int, default=50)
+    common(logs, json_flag=False)
+    logs.set_defaults(func=lambda a: run_async(_logs(a)))
+
+    adopt = ps.add_parser("adopt", help="take over a server gpudeck did not launch")
+    adopt.add_argument("pid", type=int)
+    common(adopt)
+    adopt.set_defaults(func=lambda a: run_async(_adopt(a)))
+
+    flags = ps.add_parser("flags", help="the effective flags a config's script passes")
+    flags.add_argument("config")
+    common(flags)
+    flags.set_defaults(func=lambda a: run_async(_flags(a)))
+
+    diff = ps.add_parser("diff", help="flags that differ between two configs")
+    diff.add_argument("a")
+    diff.add_argument("b")
+    common(diff)
+    diff.set_defaults(func=lambda a: run_async(_diff(a)))
+
+
+def _session(args):
+    from ..session import HostSession
+
+    profile = load_profile(getattr(args, "server_profile", None) or getattr(args, "profile", None))
+    return HostSession.open(profile, readonly=bool(getattr(args, "readonly", False)))
+
+
+async def _with_session(args, body):
+    from ..hosts import HostError
+
+    session = _session(args)
+    try:
+        return await body(session)
+    except HostError as exc:
+        raise CLIError(str(exc)) from None
+    finally:
+        await session.host.close()
+
+
+async def _list(args) -> int:
+    from ..servers import configs as cfgs
+    from ..servers import lifecycle, procs, records
+
+    async def body(session):
+        await lifecycle.reattach(session)
+        found = await cfgs.discover(session)
+        latest = records.latest_per_config(session.name)
+        running = await procs.inference_processes(session.host)
+        managed = {r.pgid for r in records.load_all(session.name) if r.live}
+        unmanaged = [p for p in running if p.pgid not in managed]
+        if args.json:
+            emit_json({"profile": session.name,
+                       "configs": [c.to_json() | {"latest": latest[c.name].to_json() if c.name in latest else None}
+                                   for c in found],
+                       "unmanaged": [p.to_json() for p in unmanaged]})
+            return 0
+        if not found:
+            print(f"{session.name}: no launch configs (set [server] scripts_dir or configs in the profile)")
+        for c in found:
+            rec = latest.get(c.name)
+            state = rec.state if rec else "never launched"
+            print(f"{c.name:<32} {state:<10} {_flag_summary(c.flags)}")
+            for warning in c.warnings:
+                print(f"  ⚠ {warning}")
+            if c.error:
+                print(f"  ✖ {c.error}")
+        for p in unmanaged:
+            print(f"unmanaged pid {p.pid} (group {p.pgid}): {p.command[:100]}  → gpudeck server adopt {p.pid}")
+        return 0
+
+    return await _with_session(args, body)
+
+
+def _flag_summary(flags: dict) -> str:
+    keys = ("tp", "ep", "dp", "mem_fraction", "max_running_requests", "port")
+    return " ".join(f"{k}={flags[k]}" for k in keys if flags.get(k) is not None)
+
+
+async def _launch(args) -> int:
+    from ..servers import configs as cfgs
+    from ..servers import lifecycle
+    from ..servers.monitor import ServerMonitor
+
+    async def body(session):
+        found = await cfgs.discover(session)
+        config = cfgs.find(found, args.config)
+        if config is None:
+            names = ", ".join(c.name for c in found) or "none"
+            raise CLIError(f"no config {args.config!r} on {session.name} (configs: {names})")
+        for warning in config.warnings:
+            print(f"⚠ {warning}", file=sys.stderr)
+        warnings = await lifecycle.preflight(session, config.port)
+        for w in warnings:
+            print(f"⚠ {w.message}", file=sys.stderr)
+        if any(w.kind == "port-in-use" for w in warnings) and not args.force:
+            raise CLIError(f"port {config.port} is taken on {session.name}; stop what holds it or use --force")
+        try:
+            record = await lifecycle.launch(session, config.name, config.script, config.flags, config.port)
+        except lifecycle.LaunchError as exc:
+            raise CLIError(str(exc)) from None
+        print(f"launched {config.name}: pgid {record.pgid}, log {record.log}", file=sys.stderr)
+        if args.wait:
+            record = await _wait_ready(session, record, args.timeout)
+        if args.json:
+            emit_json(record.to_json())
+        return 1 if record.state == "crashed" else 0
+
+    return await _with_session(args, body)
+
+
+async def _wait_ready(session, record, timeout: float):
+    import asyncio
+
+    from ..servers.monitor import ServerMonitor
+
+    done = asyncio.Event()
+
+    def on_state(rec) -> None:
+        if rec.state in ("ready", "crashed", "stopped"):
+            done.set()
+
+    def on_crash(doc) -> None:
+        print(f"✖ crashed: {doc['class']} at line {doc['line']}: {doc['summary']}", file=sys.stderr)
+
+    monitor = ServerMonitor(session, record, on_state=on_state, on_crash=on_crash, poll_s=0.5)
+    task = asyncio.create_task(monitor.run())
+    try:
+        await asyncio.wait_for(done.wait(), timeout)
+    except asyncio.TimeoutError:
+        print(f"not ready after {timeout:g}s (still {record.state})", file=sys.stderr)
+    finally:
+        if record.state == "crashed":
+            await asyncio.wait_for(task, 30)
+        else:
+            task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+    if record.state == "ready":
+        print(f"● ready in {record.time_to_ready_s}s", file=sys.stderr)
+    return record
+
+
+def _pick(session, target: str | None, live_only: bool = True):
+    from ..servers import records
+
+    candidates = records.load_all(session.name)
+    if live_only:
+        candidates = [r for r in candidates if r.live]
+    if target:
+        candidates = [r for r in candidates if target in (r.id, r.config)]
+    if not candidates:
+        raise CLIError(f"no {'running ' if live_only else ''}server{' ' + repr(target) if target else ''} on {session.name}")
+    if len(candidates) > 1 and not target and live_only:
+        raise CLIError("several servers are running; name one: " + ", ".join(r.config for r in candidates))
+    return candidates[0]
+
+
+async def _stop(args) -> int:
+    from ..servers import lifecycle
+
+    async def body(session):
+        await lifecycle.reattach(session)
+        record = _pick(session, args.target)
+        try:
+            result = await lifecycle.stop(session, record, args.grace,
+                                          progress=lambda text: print(text, file=sys.stderr))
+        except lifecycle.LaunchError as exc:
+            raise CLIError(str(exc)) from None
+        if result.gpu_warning:
+            print(f"⚠ {result.gpu_warning}", file=sys.stderr)
+        if args.json:
+            emit_json({"record": record.to_json(), "signal": result.signal, "seconds": result.seconds,
+                       "gpu_warning": result.gpu_warning})
+        else:
+            print(f"stopped {record.config} ({result.signal}, {result.seconds}s, exit {result.exit_status})")
+        return 0
+
+    return await _with_session(args, body)
+
+
+async def _status(args) -> int:
+    from ..servers import lifecycle, records
+    from ..servers.monitor import ServerMonitor
+
+    async def body(session):
+        for record in await lifecycle.reattach(session):
+            if record.state == "crashed" and not record.crash_record:
+                await ServerMonitor(session, record).run()  # writes the crash record
+        all_records = records.load_all(session.name)
+        if args.json:
+            emit_json({"profile": session.name, "servers": [r.to_json() for r in all_records]})
+            return 0
+        if not all_records:
+            print(f"{session.name}: no servers launched by gpudeck")
+        for r in all_records:
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.started_at))
+            extra = f" exit {r.exit_status}" if r.exit_status is not None else ""
+            crash = f" · {r.crash_class}" if r.crash_class else ""
+            print(f"{r.config:<32} {r.state:<9} started {when}{extra}{crash}  pgid {r.pgid}  {r.log}")
+        return 0
+
+    return await _with_session(args, body)
+
+
+async def _logs(args) -> int:
+    from ..servers.logtail import LogTail
+
+    async def body(session):
+        record = _pick(session, args.target, live_only=False)
+        if not record.log:
+            raise CLIError(f"{record.config}: log path unknown")
+        if args.follow:
+            async for line in LogTail(session.host, record.log).lines(follow=True):
+                print(line, flush=True)
+        else:
+            result = await session.host.run(["tail", "-n", str(args.lines), record.log], timeout=30)
+            if not result.ok:
+                raise CLIError(result.stderr.strip() or f"cannot read {record.log}")
+            sys.stdout.write(result.stdout)
+        return 0
+
+    return await _with_session(args, body)
+
+
+async def _adopt(args) -> int:
+    from ..servers import lifecycle
+
+    async def body(session):
+        try:
+            record = await lifecycle.adopt(session, args.pid)
+        except lifecycle.LaunchError as exc:
+            raise CLIError(str(exc)) from None
+        if args.json:
+            emit_json(record.to_json())
+        else:
+            print(f"adopted pid {args.pid} as {record.config} (group {record.pgid}, log {record.log or 'unknown'})")
+        return 0
+
+    return await _with_session(args, body)
+
+
+async def _flags(args) -> int:
+    from ..servers import configs as cfgs
+
+    async def body(session):
+        config = cfgs.find(await cfgs.discover(session), args.config)
+        if config is None:
+            raise CLIError(f"no config {args.config!r} on {session.name}")
+        if args.json:
+            emit_json(config.to_json())
+        else:
+            for key, value in config.flags.items():
+                print(f"{key:<28} {value}")
+            for warning in config.warnings:
+                print(f"⚠ {warning}")
+        return 0
+
+    return await _with_session(args, body)
+
+
+async def _diff(args) -> int:
+    from ..servers import configs as cfgs
+
+    async def body(session):
+        found = await cfgs.discover(session)
+        a, b = cfgs.find(found, args.a), cfgs.find(found, args.b)
+        for name, c in ((args.a, a), (args.b, b)):
+            if c is None:
+                raise CLIError(f"no config {name!r} on {session.name}")
+        keys = list(dict.fromkeys([*a.flags, *b.flags]))
+        rows = [{"flag": k, "a": a.flags.get(k), "b": b.flags.get(k)} for k in keys if a.flags.get(k) != b.flags.get(k)]
+        if args.json:
+            emit_json({"a": a.name, "b": b.name, "differences": rows})
+        else:
+            print(f"{'flag':<28} {a.name:<24} {b.name}")
+            for row in rows:
+                print(f"{row['flag']:<28} {str(row['a']):<24} {row['b']}")
+        return 0
+
+    return await _with_session(args, body)

@@ -1,0 +1,102 @@
+"""Launch configs: the scripts a profile names, or that its scripts_dir holds."""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from ..hosts import HostError
+from ..session import HostSession
+from .lifecycle import expand
+
+_PORT = re.compile(r"--port[= ]+(\d+)")
+
+
+@dataclass
+class LaunchConfig:
+    name: str
+    script: str
+    text: str | None = None
+    flags: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+    parsed: object | None = None
+
+    @property
+    def port(self) -> int | None:
+        value = self.flags.get("port")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, str) and value.isdigit():
+            return int(value)
+        found = _PORT.search(self.text or "")
+        return int(found.group(1)) if found else None
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "script": self.script, "flags": self.flags,
+                "warnings": self.warnings, "error": self.error, "port": self.port}
+
+
+def config_name(script: str) -> str:
+    base = posixpath.basename(script)
+    return base[:-3] if base.endswith(".sh") else base
+
+
+async def discover(session: HostSession) -> list[LaunchConfig]:
+    """Every config of the profile, with its script text read and its flags parsed."""
+    server = session.profile.server
+    host = session.host
+    scripts_dir = await expand(host, server.scripts_dir) if server.scripts_dir else None
+    paths: list[str] = []
+    for entry in server.configs:
+        entry = await expand(host, entry)
+        if not entry.startswith("/") and scripts_dir:
+            entry = posixpath.join(scripts_dir, entry)
+        paths.append(entry)
+    if scripts_dir:
+        listing = await host.run(["find", scripts_dir, "-maxdepth", "1", "-type", "f", "-name", "*.sh"], timeout=20)
+        for line in sorted(listing.stdout.splitlines()):
+            if line and line not in paths:
+                paths.append(line)
+    configs = []
+    for path in paths:
+        configs.append(await read_config(session, path))
+    return configs
+
+
+async def read_config(session: HostSession, script: str) -> LaunchConfig:
+    config = LaunchConfig(name=config_name(script), script=script)
+    try:
+        result = await session.host.run(["cat", script], timeout=20)
+    except HostError as exc:
+        config.error = str(exc)
+        return config
+    if not result.ok:
+        config.error = result.stderr.strip() or f"cannot read {script}"
+        return config
+    config.text = result.stdout
+    parse_flags(config)
+    return config
+
+
+def parse_flags(config: LaunchConfig) -> None:
+    """Fill flags and warnings from the script text (console.launchconfig does the parsing)."""
+    try:
+        from .. import launchconfig
+    except ImportError:
+        return
+    try:
+        parsed = launchconfig.parse_script(config.text or "", name=posixpath.basename(config.script))
+    except Exception as exc:  # a script we cannot read is shown with the reason, never fatal
+        config.error = f"cannot parse: {exc}"
+        return
+    config.parsed = parsed
+    config.flags = launchconfig.flags_dict(parsed)
+    config.warnings = [str(w) for w in launchconfig.promise_warnings(parsed)]
+
+
+def find(configs: list[LaunchConfig], name: str) -> LaunchConfig | None:
+    for config in configs:
+        if name in (config.name, config.script, posixpath.basename(config.script)):
+            return config
+    return None

@@ -1,0 +1,158 @@
+"""Watch one launched server: its log, its readiness, its end, and why it ended."""
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Callable
+
+from ..hosts import HostError
+from ..session import HostSession
+from ..triage import Triage, classify_text
+from . import crashes, records
+from .lifecycle import probe, settle
+from .logtail import LogTail
+from .records import LaunchRecord
+
+# Classes that mean the server is finished even if its process lingers (a hang after NCCL, ...).
+FATAL_WHILE_RUNNING = {"cuda-illegal-address", "cuda-oom", "nccl", "engine-dead"}
+
+
+class ServerMonitor:
+    """Follows a record until the server ends; reports through plain callbacks.
+
+    on_lines(list[str])          new log lines, in order, batched
+    on_state(LaunchRecord)       any state change (ready, crashed, stopped, ...)
+    on_crash(dict)               a crash record was written
+    """
+
+    def __init__(self, session: HostSession, record: LaunchRecord,
+                 on_lines: Callable[[list[str]], None] | None = None,
+                 on_state: Callable[[LaunchRecord], None] | None = None,
+                 on_crash: Callable[[dict], None] | None = None,
+                 poll_s: float = 1.0, sweep: Callable[[], str | None] | None = None):
+        self.session = session
+        self.record = record
+        self.on_lines = on_lines or (lambda lines: None)
+        self.on_state = on_state or (lambda record: None)
+        self.on_crash = on_crash or (lambda doc: None)
+        self.poll_s = poll_s
+        self.sweep = sweep or (lambda: session.extra.get("running_sweep"))
+        self.triage = Triage()
+        self.tail = LogTail(session.host, record.log, 0) if record.log else None
+        self.crash_doc: dict | None = None
+
+    async def run(self) -> LaunchRecord:
+        tail_task = asyncio.create_task(self._follow_log()) if self.tail else None
+        try:
+            while self.record.live:
+                await self._poll()
+                if self.record.live:
+                    await asyncio.sleep(self.poll_s)
+            if tail_task:
+                await asyncio.sleep(0.3)  # let the last lines arrive
+        finally:
+            if tail_task:
+                tail_task.cancel()
+                try:
+                    await tail_task
+                except (asyncio.CancelledError, Exception):
+                    pass
+        if self.record.state == "crashed" and self.crash_doc is None:
+            await self._write_crash()
+        return self.record
+
+    async def _follow_log(self) -> None:
+        """Read the log; hand lines on in batches at most every 0.1 s, so a burst of
+        10k lines/s costs the receiver ten calls a second, not ten thousand."""
+        pending: list[str] = []
+
+        async def flush_loop() -> None:
+            while True:
+                await asyncio.sleep(0.1)
+                if pending:
+                    batch = pending[:]
+                    pending.clear()
+                    self.on_lines(batch)
+                    self._check_log_verdict()
+
+        flusher = asyncio.create_task(flush_loop())
+        try:
+            async for line in self.tail.lines(follow=True):
+                pending.append(line)
+                self.triage.feed(line)
+        finally:
+            flusher.cancel()
+            if pending:
+                self.on_lines(pending[:])
+
+    def _check_log_verdict(self) -> None:
+        record = self.record
+        if record.state == "loading" and self.triage.result().ready_seen:
+            record.state = "ready"
+            record.ready_at = time.time()
+            records.save(self.session.name, record)
+            self.on_state(record)
+
+    async def _poll(self) -> None:
+        record = self.record
+        try:
+            state = await probe(self.session.host, record)
+        except HostError:
+            return  # the host is down; its chip says so; keep the last known state
+        self._check_log_verdict()
+        if record.state == "loading" and await self._health_ok():
+            record.state = "ready"
+            record.ready_at = time.time()
+            records.save(self.session.name, record)
+            self.on_state(record)
+        if settle(record, state):
+            records.save(self.session.name, record)
+            if record.state == "crashed":
+                await self._write_crash()
+            self.on_state(record)
+            return
+        verdict = self.triage.result()
+        if verdict.cls in FATAL_WHILE_RUNNING and record.crash_class is None:
+            record.crash_class = verdict.cls
+            await self._write_crash()
+            records.save(self.session.name, record)
+            self.on_state(record)
+
+    async def _health_ok(self) -> bool:
+        if not self.record.port:
+            return False
+        import httpx
+
+        try:
+            port = await self.session.host.forward_port(self.record.port)
+            async with httpx.AsyncClient(timeout=2.0) as client:
+                response = await client.get(f"http://127.0.0.1:{port}/health")
+                return response.status_code == 200
+        except (httpx.HTTPError, HostError, OSError):
+            return False
+
+    async def _write_crash(self) -> None:
+        verdict = await self._final_verdict()
+        record = self.record
+        record.crash_class = verdict.cls
+        self.crash_doc = crashes.write(self.session.name, record, verdict, self.sweep())
+        record.crash_record = self.crash_doc["id"]
+        records.save(self.session.name, record)
+        self.on_crash(self.crash_doc)
+
+    async def _final_verdict(self):
+        """Triage over the whole log as it is on disk now (the tail may lag behind)."""
+        if self.record.log:
+            try:
+                result = await self.session.host.run(["tail", "-c", "4000000", self.record.log], timeout=60)
+                if result.ok:
+                    verdict = classify_text(result.stdout)
+                    if verdict.cls not in ("healthy", "unknown"):
+                        return verdict
+            except HostError:
+                pass
+        verdict = self.triage.result()
+        if verdict.cls in ("healthy", "unknown") and self.record.exit_status in (137, -9):
+            verdict.cls = "process-killed"
+            verdict.summary = f"killed (exit {self.record.exit_status})"
+        return verdict

@@ -1,0 +1,86 @@
+"""Launch records: one JSON file per launch under the profile's `servers/`.
+
+A record holds everything needed to re-attach from a fresh console: the
+process group, the log path and the file the wrapper writes the exit status
+to when the server ends.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from profiles import paths
+from profiles.atomic import write_atomic
+
+# launching -> loading -> ready -> stopping -> stopped, or crashed (from any live state)
+LIVE_STATES = ("launching", "loading", "ready", "stopping")
+STATES = (*LIVE_STATES, "stopped", "crashed")
+
+
+@dataclass
+class LaunchRecord:
+    id: str
+    config: str
+    script: str | None
+    log: str | None
+    exit_file: str | None
+    pid: int | None = None
+    pgid: int | None = None
+    started_at: float = field(default_factory=time.time)
+    state: str = "launching"
+    ready_at: float | None = None
+    stopped_at: float | None = None
+    exit_status: int | None = None
+    port: int | None = None
+    flags: dict = field(default_factory=dict)
+    adopted: bool = False
+    kill_requested: bool = False
+    crash_class: str | None = None
+    crash_record: str | None = None
+    command: str | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.state in LIVE_STATES
+
+    @property
+    def time_to_ready_s(self) -> float | None:
+        return round(self.ready_at - self.started_at, 1) if self.ready_at else None
+
+    def to_json(self) -> dict:
+        return asdict(self) | {"time_to_ready_s": self.time_to_ready_s}
+
+
+def records_dir(profile_name: str) -> Path:
+    return paths.profile_data_dir(profile_name) / "servers"
+
+
+def save(profile_name: str, record: LaunchRecord) -> None:
+    doc = asdict(record)
+    write_atomic(records_dir(profile_name) / f"{record.id}.json", json.dumps(doc, indent=2) + "\n")
+
+
+def load_all(profile_name: str) -> list[LaunchRecord]:
+    """Every readable record, newest first; unreadable files are skipped, not removed."""
+    out = []
+    folder = records_dir(profile_name)
+    if not folder.is_dir():
+        return out
+    known = set(LaunchRecord.__dataclass_fields__)
+    for path in folder.glob("*.json"):
+        try:
+            doc = json.loads(path.read_text())
+            out.append(LaunchRecord(**{k: v for k, v in doc.items() if k in known}))
+        except (OSError, ValueError, TypeError):
+            continue
+    out.sort(key=lambda r: r.started_at, reverse=True)
+    return out
+
+
+def latest_per_config(profile_name: str) -> dict[str, LaunchRecord]:
+    latest: dict[str, LaunchRecord] = {}
+    for record in load_all(profile_name):
+        latest.setdefault(record.config, record)
+    return latest

@@ -1,0 +1,164 @@
+"""Server lifecycle through the real sshd with a real llama.cpp server."""
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import time
+from pathlib import Path
+
+import pytest
+
+from console.hosts import SSHHost
+from console.servers import configs as cfgs
+from console.servers import crashes, lifecycle, records
+from console.servers.monitor import ServerMonitor
+from console.session import HostSession
+from profiles import store
+from tests.realparts import free_port, llama_server_binary, smollm_model
+
+FIXTURES = Path(__file__).parent / "fixtures" / "logs"
+
+
+def _write_script(folder: Path, name: str, body: str) -> Path:
+    path = folder / name
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def server_profile(ssh_profile, tmp_path):
+    scripts = tmp_path / "scripts dir"
+    scripts.mkdir()
+    ssh_profile.server.scripts_dir = str(scripts)
+    ssh_profile.server.log_dir = str(tmp_path / "logs")
+    ssh_profile.server.kill_grace_s = 10
+    store.save(ssh_profile)
+    return ssh_profile, scripts
+
+
+def _llama(port: int, model: str | None = None) -> str:
+    return (f"exec {shlex.quote(str(llama_server_binary()))} -m {shlex.quote(model or str(smollm_model()))} "
+            f"--host 127.0.0.1 --port {port} -c 1024 -np 1 -t 1")
+
+
+async def _follow(session, record, until=("ready", "crashed", "stopped"), timeout=60):
+    seen: list[str] = []
+    done = asyncio.Event()
+    crashes_seen: list[dict] = []
+
+    def on_state(rec):
+        if rec.state in until:
+            done.set()
+
+    monitor = ServerMonitor(session, record, on_lines=seen.extend, on_state=on_state,
+                            on_crash=crashes_seen.append, poll_s=0.3)
+    task = asyncio.create_task(monitor.run())
+    await asyncio.wait_for(done.wait(), timeout)
+    return monitor, task, seen, crashes_seen
+
+
+async def test_launch_ready_reattach_and_kill(server_profile):
+    profile, scripts = server_profile
+    port = free_port()
+    _write_script(scripts, "run smol (tp1).sh", _llama(port))
+    session = HostSession.open(profile)
+    try:
+        found = await cfgs.discover(session)
+        config = cfgs.find(found, "run smol (tp1)")
+        assert config is not None and config.port == port
+        record = await lifecycle.launch(session, config.name, config.script, config.flags, config.port)
+        assert record.state == "loading" and record.pgid
+        assert Path(record.log).name.startswith("run_smol_tp1-")
+        monitor, task, lines, _ = await _follow(session, record)
+        assert record.state == "ready", lines[-20:]
+        assert record.time_to_ready_s is not None and record.time_to_ready_s < 60
+        assert any("listening" in line for line in lines)
+        task.cancel()
+
+        # a second console instance (fresh connection) re-attaches from the saved record
+        other = HostSession.open(store.load(profile.name))
+        try:
+            live = await lifecycle.reattach(other)
+            assert [r.id for r in live] == [record.id]
+            assert live[0].state == "ready" and live[0].pgid == record.pgid
+            result = await lifecycle.stop(other, live[0], grace_s=10)
+        finally:
+            await other.host.close()
+        assert result.signal == "TERM"
+        assert live[0].state == "stopped"
+        assert live[0].exit_status is not None  # the wrapper recorded it
+        gone = await session.host.run(["sh", "-c", f"kill -0 -{record.pgid} 2>/dev/null && echo alive || echo gone"])
+        assert gone.stdout.strip() == "gone"
+    finally:
+        await session.host.close()
+
+
+async def test_second_launch_on_same_port_is_port_in_use(server_profile, llama_server):
+    profile, scripts = server_profile
+    _write_script(scripts, "clash.sh", _llama(llama_server.port))
+    session = HostSession.open(profile)
+    try:
+        config = cfgs.find(await cfgs.discover(session), "clash")
+        warnings = await lifecycle.preflight(session, config.port)
+        assert [w.kind for w in warnings] == ["port-in-use"]
+        record = await lifecycle.launch(session, config.name, config.script, config.flags, config.port)
+        monitor, task, lines, crash_docs = await _follow(session, record, until=("crashed", "stopped"))
+        await asyncio.wait_for(task, 30)
+        assert record.state == "crashed" and record.exit_status not in (0, None)
+        assert crash_docs and crash_docs[0]["class"] == "port-in-use"
+        assert crashes.load_all(profile.name)[0]["config"] == "clash"
+    finally:
+        await session.host.close()
+
+
+async def test_bad_model_path_is_model_load(server_profile, tmp_path):
+    profile, scripts = server_profile
+    _write_script(scripts, "badmodel.sh", _llama(free_port(), model=str(tmp_path / "no-such-model.gguf")))
+    session = HostSession.open(profile)
+    try:
+        config = cfgs.find(await cfgs.discover(session), "badmodel")
+        record = await lifecycle.launch(session, config.name, config.script, config.flags, config.port)
+        monitor, task, lines, crash_docs = await _follow(session, record, until=("crashed", "stopped"))
+        await asyncio.wait_for(task, 30)
+        assert record.state == "crashed"
+        assert crash_docs[0]["class"] == "model-load", crash_docs[0]
+    finally:
+        await session.host.close()
+
+
+@pytest.mark.parametrize("fixture, expected", [
+    ("sglang-illegal-address-cascade.log", "cuda-illegal-address"),
+    ("sglang-kv-cache-oom-at-start.log", "cuda-oom"),
+    ("vllm-nccl-watchdog-timeout.log", "nccl"),
+])
+async def test_replayed_crash_logs_are_classified(server_profile, fixture, expected):
+    profile, scripts = server_profile
+    source = FIXTURES / fixture
+    _write_script(scripts, "replay.sh", f"cat {shlex.quote(str(source))}; sleep 0.3; exit 1")
+    session = HostSession.open(profile)
+    session.extra["running_sweep"] = "sweep-test level 256"
+    try:
+        config = cfgs.find(await cfgs.discover(session), "replay")
+        record = await lifecycle.launch(session, config.name, config.script, config.flags, None)
+        monitor, task, lines, crash_docs = await _follow(session, record, until=("crashed",))
+        await asyncio.wait_for(task, 30)
+        assert record.exit_status == 1
+        saved = crashes.load_all(profile.name)
+        assert saved[0]["class"] == expected
+        assert saved[0]["sweep"] == "sweep-test level 256"
+        assert saved[0]["excerpt"]
+        assert records.load_all(profile.name)[0].crash_class == expected
+    finally:
+        await session.host.close()
+
+
+async def test_readonly_session_cannot_launch_or_stop(server_profile):
+    profile, scripts = server_profile
+    session = HostSession.open(profile, readonly=True)
+    try:
+        with pytest.raises(lifecycle.LaunchError):
+            await lifecycle.launch(session, "x", "/bin/true")
+    finally:
+        await session.host.close()
