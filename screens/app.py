@@ -70,8 +70,9 @@ class GpudeckApp(App):
         self.summaries: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
-        yield HostChips(id="chips")
-        with TabbedContent(id="tabs", initial="gpus"):
+        self.chip_bar = HostChips(id="chips")
+        yield self.chip_bar
+        with TabbedContent(id="tabs", initial="gpus") as self.tabs:
             for tab_id, title, module, cls, promise in TABS:
                 with TabPane(title, id=tab_id):
                     pane = _build_pane(tab_id, title, module, cls, promise)
@@ -102,7 +103,7 @@ class GpudeckApp(App):
         return out
 
     def _refresh_chips(self) -> None:
-        self.query_one(HostChips).show(self.chips(), self.readonly)
+        self.chip_bar.show(self.chips(), self.readonly)
 
     async def _open(self, name: str) -> None:
         self.current = name
@@ -127,11 +128,16 @@ class GpudeckApp(App):
     def _set_tab_label(self, tab_id: str, summary: str) -> None:
         title = next(t[1] for t in TABS if t[0] == tab_id)
         self.summaries[tab_id] = summary
-        tab = self.query_one(TabbedContent).get_tab(tab_id)
+        tab = self.tabs.get_tab(tab_id)
         tab.label = f"{title} {summary}".rstrip()
 
     def action_tab(self, tab_id: str) -> None:
-        self.query_one(TabbedContent).active = tab_id
+        self.tabs.active = tab_id
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        pane = self.panes.get(event.pane.id or "")
+        if pane is not None:
+            pane.focus_body()
 
     def action_hosts(self) -> None:
         def chosen(name: str | None) -> None:

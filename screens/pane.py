@@ -34,6 +34,13 @@ class Pane(Vertical):
         """Switch to another host; override and call super()."""
         self.session = session
 
+    def focus_body(self) -> None:
+        """Give the focus to the pane's first focusable widget, so its keys work at once."""
+        for widget in self.query("*"):
+            if widget.focusable and widget.display:
+                widget.focus()
+                return
+
     def set_summary(self, text: str) -> None:
         self.post_message(self.Summary(self, text))
 

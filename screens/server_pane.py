@@ -1,0 +1,456 @@
+"""The Server tab: configs and their state, effective flags, the latest crash, the live log."""
+from __future__ import annotations
+
+import time
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Input, Static
+
+from console.hosts import HostError
+from console.servers import configs as cfgs
+from console.servers import crashes, lifecycle, records
+from console.servers.monitor import ServerMonitor
+from console.servers.records import LaunchRecord
+from console.session import HostSession
+from widgets.log_view import LogView
+
+from .confirm import Confirm
+from .pane import Pane
+
+STATE_BADGE = {
+    "launching": ("◌ launching", "yellow"), "loading": ("◌ loading", "yellow"), "ready": ("● ready", "green"),
+    "stopping": ("◌ stopping", "yellow"), "stopped": ("○ stopped", "grey50"), "crashed": ("✖ crashed", "bold red"),
+}
+
+
+class ServerPane(Pane):
+    TAB_TITLE = "Server"
+    DESTRUCTIVE_ACTIONS = frozenset({"launch", "kill", "adopt"})
+    BINDINGS = [
+        Binding("l", "launch", "launch"),
+        Binding("k", "kill", "kill"),
+        Binding("d", "diff", "diff"),
+        Binding("a", "adopt", "adopt"),
+        Binding("f", "follow", "follow"),
+        Binding("slash", "search", "search"),
+        Binding("n", "next_match", "next", show=False),
+        Binding("N", "prev_match", "prev", show=False),
+        Binding("x", "filter", "filter"),
+        Binding("j", "jump", "jump to crash"),
+        Binding("R", "reload", "reload"),
+    ]
+    DEFAULT_CSS = """
+    ServerPane #top { height: 14; }
+    ServerPane #configs { width: 52; border-right: solid $panel-lighten-2; }
+    ServerPane #flags-box { width: 1fr; }
+    ServerPane #promise { color: $warning; height: auto; }
+    ServerPane #flags { height: 1fr; }
+    ServerPane #crash { height: auto; background: $error 20%; padding: 0 1; display: none; }
+    ServerPane #crash.shown { display: block; }
+    ServerPane #loghead { height: 1; background: $panel; padding: 0 1; }
+    ServerPane #search { display: none; }
+    ServerPane #search.shown { display: block; }
+    """
+
+    class LogLines(Message):
+        def __init__(self, record_id: str, lines: list[str]) -> None:
+            self.record_id, self.lines = record_id, lines
+            super().__init__()
+
+    class StateChanged(Message):
+        def __init__(self, record: LaunchRecord) -> None:
+            self.record = record
+            super().__init__()
+
+    class Crashed(Message):
+        def __init__(self, doc: dict) -> None:
+            self.doc = doc
+            super().__init__()
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.configs: list[cfgs.LaunchConfig] = []
+        self.latest: dict[str, LaunchRecord] = {}
+        self.unmanaged: list = []
+        self.selected: str | None = None
+        self.shown_record: str | None = None
+        self.monitors: dict[str, ServerMonitor] = {}
+        self.last_crash: dict | None = None
+        self.search_text = ""
+        self.search_mode = "search"
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="top"):
+            yield DataTable(id="configs", cursor_type="row", zebra_stripes=False)
+            with Vertical(id="flags-box"):
+                yield Static("", id="promise")
+                yield DataTable(id="flags", cursor_type="none")
+        yield Static("", id="crash")
+        yield Static("log  (select a config)", id="loghead")
+        yield LogView(id="log")
+        yield Input(placeholder="search the log (Enter: find, Esc: close)", id="search")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#configs", DataTable)
+        table.add_columns("config", "state", "since")
+        flags = self.query_one("#flags", DataTable)
+        flags.add_columns("flag", "script", "effective (log)")
+
+    async def set_session(self, session: HostSession) -> None:
+        await super().set_session(session)
+        self.workers.cancel_group(self, "monitors")
+        self.monitors.clear()
+        self.selected = None
+        self.shown_record = None
+        self.query_one(LogView).reset()
+        self.action_reload()
+
+    # ------------------------------------------------------------ loading
+    def action_reload(self) -> None:
+        self._load()
+
+    @work(group="load", exclusive=True)
+    async def _load(self) -> None:
+        session = self.session
+        if session is None:
+            return
+        self.query_one("#loghead", Static).update(f"loading configs from {session.name} …")
+        try:
+            await lifecycle.reattach(session)
+            self.configs = await cfgs.discover(session)
+            from console.servers.procs import inference_processes
+
+            running = await inference_processes(session.host)
+        except HostError as exc:
+            self.query_one("#loghead", Static).update(f"[red]✖ {exc}[/red]")
+            self.set_summary("?")
+            return
+        if session is not self.session:
+            return
+        self.latest = records.latest_per_config(session.name)
+        managed = {r.pgid for r in records.load_all(session.name) if r.live}
+        self.unmanaged = [p for p in running if p.pgid not in managed]
+        found = crashes.load_all(session.name)
+        self.last_crash = found[0] if found else None
+        self._draw_configs()
+        self._draw_crash()
+        for record in self.latest.values():
+            if record.live:
+                self._watch(record)
+        if self.configs and self.selected is None:
+            self._select(self.configs[0].name)
+        elif not self.configs:
+            self.query_one("#loghead", Static).update(
+                f"{session.name}: no launch configs — set [server] scripts_dir or configs in its profile")
+
+    def _draw_configs(self) -> None:
+        table = self.query_one("#configs", DataTable)
+        table.clear()
+        now = time.time()
+        for config in self.configs:
+            record = self.latest.get(config.name)
+            badge, style = STATE_BADGE.get(record.state, (record.state, "")) if record else ("– never run", "grey50")
+            since = ""
+            if record:
+                since = _age(now - record.started_at) if record.live else time.strftime(
+                    "%H:%M", time.localtime(record.stopped_at or record.started_at))
+            warn = " ⚠" if config.warnings else ""
+            table.add_row(config.name + warn, f"[{style}]{badge}[/]", since, key=config.name)
+        for proc in self.unmanaged:
+            table.add_row(f"pid {proc.pid} (not ours)", "[yellow]● running[/]", _age(proc.elapsed_s),
+                          key=f"pid:{proc.pid}")
+        states = [r.state for r in self.latest.values()]
+        if "crashed" in states:
+            self.set_summary("✖ crashed")
+        elif "ready" in states:
+            self.set_summary("● ready")
+        elif any(s in ("loading", "launching") for s in states):
+            self.set_summary("◌ loading")
+        else:
+            self.set_summary(f"{len(self.configs)}")
+
+    def _draw_crash(self) -> None:
+        banner = self.query_one("#crash", Static)
+        doc = self.last_crash
+        if not doc:
+            banner.remove_class("shown")
+            return
+        sweep = f" · during {doc['sweep']}" if doc.get("sweep") else ""
+        line = f" · line {doc['line']}" if doc.get("line") else ""
+        status = f" · exit {doc['exit_status']}" if doc.get("exit_status") is not None else ""
+        banner.update(f"[b]✖ crashed {doc.get('time', '')[11:19]} · {doc.get('class')}{line}{status} · "
+                      f"{doc.get('config')}{sweep}[/b]\n  {doc.get('summary', '')}        j jump")
+        banner.add_class("shown")
+
+    @on(DataTable.RowHighlighted, "#configs")
+    def _row(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value if event.row_key else None
+        if key and not key.startswith("pid:"):
+            self._select(key)
+
+    def _select(self, name: str) -> None:
+        if name == self.selected:
+            return
+        self.selected = name
+        config = cfgs.find(self.configs, name)
+        self._draw_flags(config)
+        record = self.latest.get(name)
+        log = self.query_one(LogView)
+        log.reset()
+        self.shown_record = record.id if record else None
+        if record is None:
+            self.query_one("#loghead", Static).update(f"log  {name}: never launched  ·  l launch")
+            return
+        self._update_loghead()
+        if record.id in self.monitors:
+            monitor = self.monitors[record.id]
+            log.add_lines(list(monitor.seen))
+        else:
+            self._show_old_log(record)
+
+    def _update_loghead(self) -> None:
+        record = next((r for r in self.latest.values() if r.id == self.shown_record), None)
+        if record is None:
+            return
+        log = self.query_one(LogView)
+        follow = "[green]●[/]" if log.follow else "○"
+        flt = f"'{log.filter}'" if log.filter else "off"
+        self.query_one("#loghead", Static).update(
+            f"log  {record.log or '(unknown path)'}   follow {follow}   filter {flt}")
+
+    @work(group="oldlog", exclusive=True)
+    async def _show_old_log(self, record: LaunchRecord) -> None:
+        if not record.log or self.session is None:
+            return
+        try:
+            result = await self.session.host.run(["tail", "-n", "5000", record.log], timeout=30)
+        except HostError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        if self.shown_record == record.id:
+            lines = result.stdout.splitlines()
+            count = await self._line_count(record.log)
+            self.query_one(LogView).reset(first_number=max(1, (count or len(lines)) - len(lines) + 1))
+            self.query_one(LogView).add_lines(lines)
+
+    async def _line_count(self, path: str) -> int | None:
+        result = await self.session.host.run(["wc", "-l", path], timeout=30)
+        head = result.stdout.split()
+        return int(head[0]) if head and head[0].isdigit() else None
+
+    def _draw_flags(self, config: cfgs.LaunchConfig | None) -> None:
+        table = self.query_one("#flags", DataTable)
+        table.clear()
+        promise = self.query_one("#promise", Static)
+        if config is None:
+            promise.update("")
+            return
+        promise.update("\n".join(f"⚠ {w}" for w in config.warnings) or (f"✖ {config.error}" if config.error else ""))
+        effective = self._effective_flags(config.name)
+        for key, value in config.flags.items():
+            eff = effective.get(key) if effective else None
+            mismatch = effective is not None and key in effective and str(eff) != str(value)
+            eff_text = "" if effective is None or key not in effective else (f"[red]{eff} ⚠[/]" if mismatch else str(eff))
+            table.add_row(key, str(value), eff_text)
+
+    def _effective_flags(self, name: str) -> dict | None:
+        record = self.latest.get(name)
+        monitor = self.monitors.get(record.id) if record else None
+        return monitor.effective if monitor and getattr(monitor, "effective", None) else None
+
+    # ------------------------------------------------------------ monitors
+    def _watch(self, record: LaunchRecord) -> None:
+        if record.id in self.monitors or self.session is None:
+            return
+        monitor = ServerMonitor(
+            self.session, record,
+            on_lines=lambda lines, rid=record.id: self.post_message(self.LogLines(rid, lines)),
+            on_state=lambda rec: self.post_message(self.StateChanged(rec)),
+            on_crash=lambda doc: self.post_message(self.Crashed(doc)))
+        monitor.seen = []  # type: ignore[attr-defined]
+        self.monitors[record.id] = monitor
+        self.run_worker(monitor.run(), group="monitors", name=f"monitor-{record.id}")
+
+    def on_server_pane_log_lines(self, message: LogLines) -> None:
+        monitor = self.monitors.get(message.record_id)
+        if monitor is not None:
+            monitor.seen.extend(message.lines)
+            del monitor.seen[:-20000]
+        if message.record_id == self.shown_record:
+            self.query_one(LogView).add_lines(message.lines)
+
+    def on_server_pane_state_changed(self, message: StateChanged) -> None:
+        self.latest[message.record.config] = message.record
+        self._draw_configs()
+        if message.record.state == "ready":
+            self.notify(f"{message.record.config} ready in {message.record.time_to_ready_s}s", timeout=5)
+
+    def on_server_pane_crashed(self, message: Crashed) -> None:
+        self.last_crash = message.doc
+        self._draw_crash()
+        self.notify(f"✖ {message.doc['config']} crashed: {message.doc['class']}", severity="error", timeout=15)
+
+    # ------------------------------------------------------------ actions
+    def _selected_config(self) -> cfgs.LaunchConfig | None:
+        return cfgs.find(self.configs, self.selected) if self.selected else None
+
+    def action_launch(self) -> None:
+        config = self._selected_config()
+        if config is None:
+            self.notify("select a config first", severity="warning")
+            return
+        self._launch(config)
+
+    @work(group="action")
+    async def _launch(self, config: cfgs.LaunchConfig) -> None:
+        session = self.session
+        warnings = await lifecycle.preflight(session, config.port)
+        lines = [f"⚠ {w}" for w in config.warnings] + [f"⚠ {w.message}" for w in warnings]
+        if lines:
+            ok = await self.app.push_screen_wait(Confirm(f"Launch {config.name} anyway?", lines, "Launch"))
+            if not ok:
+                return
+        try:
+            record = await lifecycle.launch(session, config.name, config.script, config.flags, config.port)
+        except (lifecycle.LaunchError, HostError) as exc:
+            self.notify(f"✖ {exc}", severity="error")
+            return
+        self.latest[config.name] = record
+        self.selected = None
+        self._watch(record)
+        self._draw_configs()
+        self._select(config.name)
+        self.notify(f"launched {config.name} (pgid {record.pgid})")
+
+    def action_kill(self) -> None:
+        record = self.latest.get(self.selected or "")
+        if record is None or not record.live:
+            self.notify("nothing running for this config", severity="warning")
+            return
+        self._kill(record)
+
+    @work(group="action")
+    async def _kill(self, record: LaunchRecord) -> None:
+        from console.servers.procs import processes
+
+        group = [p for p in await processes(self.session.host) if p.pgid == record.pgid]
+        lines = [f"pid {p.pid}  {p.command[:90]}" for p in group] or [f"process group {record.pgid}"]
+        grace = self.session.profile.server.kill_grace_s
+        lines.append(f"SIGTERM to the group, SIGKILL after {grace:g}s, then a GPU memory check.")
+        if not await self.app.push_screen_wait(Confirm(f"Kill {record.config}?", lines, "Kill")):
+            return
+        result = await lifecycle.stop(self.session, record, progress=lambda t: self.notify(t, timeout=3))
+        self._draw_configs()
+        self.notify(f"stopped {record.config} ({result.signal}, {result.seconds}s)")
+        if result.gpu_warning:
+            self.notify(f"⚠ {result.gpu_warning}", severity="warning", timeout=20)
+
+    def action_adopt(self) -> None:
+        if not self.unmanaged:
+            self.notify("no unmanaged inference servers on this host")
+            return
+        self._adopt(self.unmanaged[0])
+
+    @work(group="action")
+    async def _adopt(self, proc) -> None:
+        if not await self.app.push_screen_wait(Confirm(f"Adopt pid {proc.pid}?", [proc.command[:120]], "Adopt")):
+            return
+        record = await lifecycle.adopt(self.session, proc.pid)
+        self.latest[record.config] = record
+        self.unmanaged = [p for p in self.unmanaged if p.pid != proc.pid]
+        self.configs.append(cfgs.LaunchConfig(name=record.config, script=record.command or ""))
+        self._watch(record)
+        self._draw_configs()
+
+    def action_diff(self) -> None:
+        config = self._selected_config()
+        others = [c for c in self.configs if config and c.name != config.name]
+        if config is None or not others:
+            self.notify("need two configs to diff", severity="warning")
+            return
+        other = others[0]
+        keys = list(dict.fromkeys([*config.flags, *other.flags]))
+        table = self.query_one("#flags", DataTable)
+        table.clear()
+        for key in keys:
+            a, b = config.flags.get(key), other.flags.get(key)
+            mark = "[yellow]" if a != b else ""
+            table.add_row(key, f"{mark}{a}", f"{mark}{b}  ({other.name})")
+        self.query_one("#promise", Static).update(f"diff: {config.name}  vs  {other.name}")
+
+    def action_follow(self) -> None:
+        log = self.query_one(LogView)
+        log.follow = not log.follow
+        if log.follow:
+            log.scroll_end(animate=False)
+        self._update_loghead()
+
+    def action_search(self) -> None:
+        self.search_mode = "search"
+        box = self.query_one("#search", Input)
+        box.placeholder = "search the log (Enter: find · n/N next/prev · Esc: close)"
+        box.add_class("shown")
+        box.focus()
+
+    def action_filter(self) -> None:
+        log = self.query_one(LogView)
+        if log.filter:
+            log.set_filter(None)
+            self._update_loghead()
+            return
+        self.search_mode = "filter"
+        box = self.query_one("#search", Input)
+        box.placeholder = "show only lines containing … (Enter: apply · x again: off)"
+        box.add_class("shown")
+        box.focus()
+
+    @on(Input.Submitted, "#search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        box = self.query_one("#search", Input)
+        box.remove_class("shown")
+        log = self.query_one(LogView)
+        if self.search_mode == "filter":
+            log.set_filter(event.value)
+        else:
+            self.search_text = event.value
+            if log.find(self.search_text) is None:
+                self.notify(f"'{self.search_text}' not found", severity="warning")
+        self._update_loghead()
+        log.focus()
+
+    def on_key(self, event) -> None:
+        box = self.query_one("#search", Input)
+        if event.key == "escape" and box.has_class("shown"):
+            box.remove_class("shown")
+            self.query_one(LogView).focus()
+            event.stop()
+
+    def action_next_match(self) -> None:
+        self.query_one(LogView).find(self.search_text, forward=True)
+
+    def action_prev_match(self) -> None:
+        self.query_one(LogView).find(self.search_text, forward=False)
+
+    def action_jump(self) -> None:
+        doc = self.last_crash
+        if not doc or not doc.get("line"):
+            self.notify("no crash line to jump to")
+            return
+        record = next((r for r in records.load_all(self.session.name) if r.id == doc.get("launch")), None)
+        if record and record.config != self.selected:
+            self.selected = None
+            self._select(record.config)
+        if not self.query_one(LogView).jump_to_number(int(doc["line"])):
+            self.notify(f"line {doc['line']} is outside the loaded window", severity="warning")
+        self._update_loghead()
+
+
+def _age(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"

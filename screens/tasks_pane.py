@@ -1,0 +1,369 @@
+"""The Tasks tab: this host's prioritised plan, shared live with every other console on it."""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Input, Static
+
+from console.session import HostSession
+from profiles.tasks import BoardReadOnly, Task, TaskBoard, scan_events
+from widgets.task_rows import detail_line, suggestion_line, visible_tasks
+from widgets.task_table import TaskTable
+
+from .pane import Pane
+
+POLL_S = 0.5          # how often the file is checked for other consoles' edits
+SCAN_EVERY_S = 5.0    # how often crashes/ and runs/ are looked through for suggestions
+UNDO_DEPTH = 20
+
+
+class TasksPane(Pane):
+    TAB_TITLE = "Tasks"
+    EDIT_ACTIONS = frozenset({"add", "edit", "cycle", "raise_priority", "lower_priority", "move_up",
+                              "move_down", "delete", "undo", "accept", "dismiss"})
+    DESTRUCTIVE_ACTIONS = EDIT_ACTIONS
+    BINDINGS = [
+        Binding("a", "add", "add"),
+        Binding("e", "edit", "edit"),
+        Binding("space", "cycle", "status"),
+        Binding("plus", "raise_priority", "+prio"),
+        Binding("minus", "lower_priority", "-prio"),
+        Binding("J", "move_down", "move ↓"),
+        Binding("K", "move_up", "move ↑"),
+        Binding("d", "delete", "delete"),
+        Binding("u", "undo", "undo"),
+        Binding("slash", "filter", "filter"),
+        Binding("h", "toggle_done", "hide done"),
+        Binding("y", "accept", "accept"),
+        Binding("n", "dismiss", "dismiss"),
+        Binding("r", "report", "report"),
+        Binding("j", "cursor('down')", "down", show=False),
+        Binding("k", "cursor('up')", "up", show=False),
+    ]
+    DEFAULT_CSS = """
+    TasksPane #banner { height: auto; padding: 0 1; display: none; }
+    TasksPane #banner.shown { display: block; }
+    TasksPane #banner.error { background: $error 30%; }
+    TasksPane #banner.note { background: $warning 20%; }
+    TasksPane #editor, TasksPane #filter { display: none; }
+    TasksPane #editor.shown, TasksPane #filter.shown { display: block; }
+    TasksPane #suggestion { height: auto; padding: 0 1; }
+    TasksPane #status { height: 1; padding: 0 1; color: $text-muted; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.board: TaskBoard | None = None
+        self.hide_done = False
+        self.filter_text = ""
+        self.undo_stack: list[Task] = []
+        self.editing: int | None = None      # task id being edited; None while adding
+        self._since_scan = 0.0
+        self._notes: list[str] = []
+
+    # ------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield Static("", id="banner")
+        yield TaskTable(id="board")
+        yield Input(placeholder="", id="editor")
+        yield Input(placeholder="filter: words to look for (Enter keeps it, Esc clears)", id="filter")
+        yield Static("", id="suggestion")
+        yield Static("", id="status")
+
+    def on_mount(self) -> None:
+        self.set_interval(POLL_S, self._poll)
+
+    async def set_session(self, session: HostSession) -> None:
+        await super().set_session(session)
+        self.undo_stack.clear()
+        self._notes = []
+        self.board = await asyncio.to_thread(TaskBoard.for_profile, session.name, session.readonly)
+        await self._scan()
+        self.redraw()
+
+    # ------------------------------------------------------------ state
+    @property
+    def editable(self) -> bool:
+        return self.board is not None and not self.readonly and not self.board.readonly
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.EDIT_ACTIONS and not self.editable:
+            return False
+        return super().check_action(action, parameters)
+
+    def selected(self) -> Task | None:
+        tid = self.query_one(TaskTable).selected_id
+        if tid is None or self.board is None:
+            return None
+        try:
+            return self.board.get(tid)
+        except KeyError:
+            return None
+
+    # ------------------------------------------------------------ drawing
+    def redraw(self, keep: int | None = None) -> None:
+        board = self.board
+        table = self.query_one(TaskTable)
+        if board is None:
+            return
+        if keep is None:
+            keep = table.selected_id
+        rows = visible_tasks(board.tasks, self.hide_done, self.filter_text)
+        table.show(rows, keep)
+        self._draw_banner()
+        self.query_one("#suggestion", Static).update(
+            suggestion_line(board.suggestions, readonly=not self.editable))
+        self._draw_status(len(rows))
+        self.set_summary(self.summary_text())
+        self.refresh_bindings()
+
+    def summary_text(self) -> str:
+        board = self.board
+        if board is None:
+            return ""
+        if board.error is not None:
+            return "✖ file"
+        text = board.summary()
+        if board.suggestions:
+            text += f" ✚{len(board.suggestions)}"
+        return text
+
+    def _draw_banner(self) -> None:
+        banner = self.query_one("#banner", Static)
+        board = self.board
+        banner.remove_class("shown", "error", "note")
+        if board is not None and board.error is not None:
+            banner.update(Text(f"✖ {board.error}\nThe board is read-only until the file is fixed; "
+                               "the file is kept as it is.", style="bold"))
+            banner.add_class("shown", "error")
+        elif self._notes:
+            banner.update(Text("\n".join(f"⚠ {n}" for n in self._notes[-3:])))
+            banner.add_class("shown", "note")
+
+    def _draw_status(self, shown: int) -> None:
+        board = self.board
+        assert board is not None
+        parts = [f"{shown} of {len(board.tasks)} shown"]
+        if self.hide_done:
+            parts.append("done hidden")
+        if self.filter_text:
+            parts.append(f"filter “{self.filter_text}”")
+        if self.readonly:
+            parts.append("READ-ONLY console")
+        if self.undo_stack:
+            parts.append(f"u undoes delete of #{self.undo_stack[-1].id}")
+        status = Text(" · ".join(parts), style="grey62")
+        status.append("   ")
+        status.append_text(detail_line(self.selected()))
+        self.query_one("#status", Static).update(status)
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.board is not None:
+            self._draw_status(self.query_one(TaskTable).row_count)
+
+    # ------------------------------------------------------------ other consoles
+    async def _poll(self) -> None:
+        board = self.board
+        if board is None:
+            return
+        changed = await asyncio.to_thread(board.poll)
+        self._since_scan += POLL_S
+        if self._since_scan >= SCAN_EVERY_S:
+            changed = await self._scan() or changed
+        if changed:
+            self.redraw()
+
+    async def _scan(self) -> bool:
+        """Offer suggestions for crashes and failed sweep levels that are new."""
+        self._since_scan = 0.0
+        if not self.editable or self.session is None:
+            return False
+        offered = await asyncio.to_thread(scan_events, self.session.name)
+        if offered:
+            await asyncio.to_thread(self.board.reload)
+        return bool(offered)
+
+    # ------------------------------------------------------------ edits
+    async def _apply(self, fn, *args, **kwargs):
+        """Run one board edit off the UI thread, then redraw; refusals become a notice."""
+        if not self.editable:
+            self.notify("the board is read-only", severity="warning")
+            return None
+        try:
+            result = await asyncio.to_thread(fn, *args, **kwargs)
+        except BoardReadOnly as exc:
+            self.notify(str(exc), severity="error", timeout=8)
+            self.redraw()
+            return None
+        except (KeyError, ValueError) as exc:
+            self.notify(str(exc.args[0] if exc.args else exc), severity="warning")
+            self.redraw()
+            return None
+        if self.board is not None and self.board.conflicts:
+            self._notes.extend(self.board.conflicts)
+            for note in self.board.conflicts:
+                self.notify(note, severity="warning", timeout=10)
+        return result
+
+    def action_cursor(self, direction: str) -> None:
+        table = self.query_one(TaskTable)
+        table.action_cursor_down() if direction == "down" else table.action_cursor_up()
+
+    def _open_editor(self, value: str, placeholder: str) -> None:
+        editor = self.query_one("#editor", Input)
+        editor.value = value
+        editor.placeholder = placeholder
+        editor.add_class("shown")
+        editor.focus()
+
+    def action_add(self) -> None:
+        self.editing = None
+        self._open_editor("", "new task (Enter adds it, Esc cancels)")
+
+    def action_edit(self) -> None:
+        task = self.selected()
+        if task is None:
+            return
+        self.editing = task.id
+        self._open_editor(task.text, f"edit #{task.id} (Enter saves, Esc cancels)")
+
+    @on(DataTable.RowSelected)
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        if self.editable:
+            self.action_edit()
+
+    @on(Input.Submitted, "#editor")
+    async def _editor_done(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        self._close_input("#editor")
+        if not text:
+            return
+        if self.editing is None:
+            task = await self._apply(self.board.add, text)
+        else:
+            task = await self._apply(self.board.edit, self.editing, text=text)
+        self.redraw(keep=task.id if task else None)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        self._close_input("#filter")
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value.strip()
+        self.redraw()
+
+    def key_escape(self) -> None:
+        for selector in ("#editor", "#filter"):
+            box = self.query_one(selector, Input)
+            if box.has_class("shown"):
+                if selector == "#filter":
+                    box.value = ""
+                    self.filter_text = ""
+                self._close_input(selector)
+                self.redraw()
+
+    def _close_input(self, selector: str) -> None:
+        self.query_one(selector, Input).remove_class("shown")
+        self.query_one(TaskTable).focus()
+
+    async def action_cycle(self) -> None:
+        task = self.selected()
+        if task is not None:
+            await self._apply(self.board.cycle_status, task.id)
+            self.redraw(keep=task.id)
+
+    async def action_raise_priority(self) -> None:
+        await self._shift(+1)
+
+    async def action_lower_priority(self) -> None:
+        await self._shift(-1)
+
+    async def _shift(self, step: int) -> None:
+        task = self.selected()
+        if task is not None:
+            await self._apply(self.board.shift_priority, task.id, step)
+            self.redraw(keep=task.id)
+
+    async def action_move_up(self) -> None:
+        await self._move(-1)
+
+    async def action_move_down(self) -> None:
+        await self._move(+1)
+
+    async def _move(self, step: int) -> None:
+        task = self.selected()
+        if task is None:
+            return
+        moved = await self._apply(self.board.move, task.id, step)
+        if moved is False:
+            self.notify("it moves only among open tasks of the same priority; +/- changes priority",
+                        timeout=3)
+        self.redraw(keep=task.id)
+
+    async def action_delete(self) -> None:
+        task = self.selected()
+        if task is None:
+            return
+        removed = await self._apply(self.board.remove, task.id)
+        if removed is not None:
+            self.undo_stack = (self.undo_stack + [removed])[-UNDO_DEPTH:]
+            self.notify(f"deleted #{removed.id} “{removed.text}” — u undoes", timeout=5)
+        self.redraw()
+
+    async def action_undo(self) -> None:
+        if not self.undo_stack:
+            self.notify("nothing to undo", timeout=2)
+            return
+        task = self.undo_stack.pop()
+        back = await self._apply(self.board.restore, task)
+        self.redraw(keep=back.id if back else None)
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = self.filter_text
+        box.add_class("shown")
+        box.focus()
+
+    def action_toggle_done(self) -> None:
+        self.hide_done = not self.hide_done
+        self.redraw()
+
+    async def action_accept(self) -> None:
+        if self.board is None or not self.board.suggestions:
+            self.notify("no suggestion waiting", timeout=2)
+            return
+        task = await self._apply(self.board.accept, self.board.suggestions[0].key)
+        self.redraw(keep=task.id if task else None)
+
+    async def action_dismiss(self) -> None:
+        if self.board is None or not self.board.suggestions:
+            self.notify("no suggestion waiting", timeout=2)
+            return
+        await self._apply(self.board.dismiss, self.board.suggestions[0].key)
+        self.redraw()
+
+    def action_report(self) -> None:
+        if self.session is None:
+            return
+        self.notify("writing the findings report …", timeout=3)
+        self._write_report(self.session)
+
+    @work(thread=True, group="report", exclusive=True)
+    def _write_report(self, session: HostSession) -> Path | None:
+        from console.report import ReportError, write_report
+
+        try:
+            path, _ = write_report(session.profile, live=True)
+        except ReportError as exc:
+            self.app.call_from_thread(self.notify, str(exc), severity="error", timeout=10)
+            return None
+        self.last_report = path
+        self.app.call_from_thread(self.notify, f"wrote {path}", timeout=8)
+        return path

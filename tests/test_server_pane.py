@@ -1,0 +1,104 @@
+"""The Server tab driven with Pilot: launch a real llama.cpp config, see it ready, kill it."""
+from __future__ import annotations
+
+import shlex
+
+from profiles import store
+from screens.app import GpudeckApp
+from screens.confirm import Confirm
+from tests.realparts import free_port, llama_server_binary, smollm_model
+from widgets.log_view import LogView
+
+
+def _profile_with_script(tmp_path):
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    port = free_port()
+    script = scripts / "run_smol.sh"
+    script.write_text(f"#!/bin/sh\nexec {shlex.quote(str(llama_server_binary()))} -m "
+                      f"{shlex.quote(str(smollm_model()))} --host 127.0.0.1 --port {port} -c 1024 -np 1 -t 1\n")
+    script.chmod(0o755)
+    profile = store.load("local")
+    profile.server.scripts_dir = str(scripts)
+    profile.server.log_dir = str(tmp_path / "logs")
+    profile.server.kill_grace_s = 10
+    store.save(profile)
+
+
+async def _until(pilot, predicate, seconds=30.0):
+    for _ in range(int(seconds / 0.1)):
+        if predicate():
+            return True
+        await pilot.pause(0.1)
+    return predicate()
+
+
+async def test_launch_ready_and_kill_from_the_keys(tmp_path):
+    _profile_with_script(tmp_path)
+    app = GpudeckApp()
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.panes["server"]
+        await pilot.press("2")
+        assert await _until(pilot, lambda: pane.configs)
+        await pilot.press("l")
+        assert await _until(pilot, lambda: pane.latest.get("run_smol") and pane.latest["run_smol"].state == "ready")
+        assert await _until(pilot, lambda: app.summaries["server"] == "● ready")
+        assert await _until(pilot, lambda: any("listening" in line for line in pane.query_one(LogView).lines))
+        await pilot.press("k")
+        assert await _until(pilot, lambda: isinstance(app.screen, Confirm))
+        assert app.screen.focused.id == "cancel"  # the safe answer is the default
+        await pilot.press("enter")  # Cancel
+        await pilot.pause(0.3)
+        assert pane.latest["run_smol"].state == "ready"
+        await pilot.press("k")
+        assert await _until(pilot, lambda: isinstance(app.screen, Confirm))
+        await pilot.press("y")
+        assert await _until(pilot, lambda: pane.latest["run_smol"].state == "stopped")
+
+
+async def test_readonly_has_no_launch_or_kill(tmp_path):
+    _profile_with_script(tmp_path)
+    app = GpudeckApp(readonly=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.panes["server"]
+        await pilot.press("2")
+        assert await _until(pilot, lambda: pane.configs)
+        await pilot.press("l")
+        await pilot.pause(0.5)
+        assert "run_smol" not in pane.latest
+        offered = {key for key, active in app.active_bindings.items() if active.node is pane and active.enabled}
+        assert "l" not in offered and "k" not in offered and "a" not in offered
+        assert "f" in offered  # non-destructive keys stay
+
+
+async def test_search_and_filter_the_log(tmp_path):
+    from console.servers import records
+    from console.servers.records import LaunchRecord
+
+    log = tmp_path / "old.log"
+    log.write_text("".join(f"line {i} {'ERROR boom' if i == 40 else 'ok'}\n" for i in range(100)))
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "old.sh").write_text("#!/bin/sh\ntrue\n")
+    profile = store.load("local")
+    profile.server.scripts_dir = str(scripts)
+    store.save(profile)
+    records.save("local", LaunchRecord(id="old-1", config="old", script=str(scripts / "old.sh"), log=str(log),
+                                       exit_file=None, state="stopped", exit_status=0))
+    app = GpudeckApp()
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.panes["server"]
+        await pilot.press("2")
+        view = pane.query_one(LogView)
+        assert await _until(pilot, lambda: len(view.lines) == 100)
+        await pilot.press("slash")
+        await pilot.press(*"boom", "enter")
+        await pilot.pause(0.2)
+        assert int(view.scroll_y) <= 40 <= int(view.scroll_y) + view.size.height
+        await pilot.press("x")
+        await pilot.press(*"ERROR", "enter")
+        await pilot.pause(0.2)
+        assert view.lines == ["line 40 ERROR boom"]
+        await pilot.press("x")
+        await pilot.pause(0.2)
+        assert len(view.lines) == 100
