@@ -72,7 +72,9 @@ class LogView(Log):
         needle = text.lower()
         shown = self.lines
         current = int(self.scroll_y)
-        order = range(current + 1, len(shown)) if forward else range(current - 1, -1, -1)
+        count = len(shown)
+        steps = range(1, count + 1)  # wraps around once
+        order = [(current + i) % count if forward else (current - i) % count for i in steps] if count else []
         for index in order:
             if needle in shown[index].lower():
                 self.follow = False
