@@ -7,6 +7,7 @@ Modules here import only argparse-level things at import time, so that
 # The order here is the order in `gpudeck --help`.
 COMMAND_MODULES = [
     "tui",
+    "demo",
     "profiles",
     "gpus",
     "server",

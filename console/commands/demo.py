@@ -1,0 +1,26 @@
+"""`gpudeck demo`: the console on a simulated 8-GPU host; leaves nothing behind."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub) -> None:
+    p = sub.add_parser("demo", help="open the console on a simulated 8-GPU host (no GPU needed)")
+    p.add_argument("--keep", metavar="DIR", help="build the demo in DIR and keep it (for inspection)")
+    p.set_defaults(func=_demo)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..demo import setup
+
+    demo = setup(Path(args.keep) if args.keep else None)
+    try:
+        from screens.app import GpudeckApp  # the CLI's TUI command may reach up into screens
+
+        GpudeckApp(profile_name="demo", readonly=getattr(args, "readonly", False)).run()
+    finally:
+        if not args.keep:
+            demo.close()
+    return 0

@@ -1,0 +1,137 @@
+"""`gpudeck demo`: a simulated 8-GPU host that replays a real optimisation campaign.
+
+Everything lives in a temp dir removed on exit: a GPUDECK_HOME with one
+profile, `demo` (marked SIMULATED), three launch scripts, a task board seeded
+with the campaign's plan, and a bin dir put first on PATH that holds
+- `nvidia-smi`: the simulator's stand-in (8x RTX PRO 6000 Blackwell);
+- `sglang`: runs the simulator with sglang's own flags, so the demo's
+  scripts read exactly like real sglang launch scripts.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+DEMO_PORT_ENV = "GPUDECK_SIM_PORT"
+
+SCRIPTS = {
+    "run_tp8_cds16.sh": ("TP8, CUDA graphs up to bs 16: the healthy baseline", "", "--mem-fraction-static 0.85"),
+    "run_tp8_ep8_memsafe.sh": ("EP8 with memory-safe settings", "", "--mem-fraction-static 0.75"),
+    "run_tp8_ep8_crash.sh": ("EP8 at full memory: dies with an illegal address at 256 streams",
+                             "export GPUDECK_SIM_CRASH_AT=256\nexport GPUDECK_SIM_CRASH_KIND=illegal-address\n",
+                             "--mem-fraction-static 0.85"),
+}
+
+PLAN = [
+    ("Complete theoretical max single-stream perf analysis", "high", "in_progress"),
+    ("Check EP8 server status and rerun 256/512 benchmarks", "high", "pending"),
+    ("Try flashinfer_cutedsl MoE backend", "medium", "pending"),
+    ("Update findings with all new results", "low", "pending"),
+]
+
+
+@dataclass
+class Demo:
+    root: Path
+    home: Path
+    bin_dir: Path
+    state_dir: Path
+    port: int
+
+    def close(self) -> None:
+        from .servers import records
+        from .servers.lifecycle import signal_group
+
+        # stop any simulator still running, then remove every trace
+        import asyncio
+
+        from .hosts import LocalHost
+
+        async def stop_all() -> None:
+            host = LocalHost()
+            for record in records.load_all("demo"):
+                if record.live and record.pgid:
+                    await signal_group(host, record.pgid, "KILL")
+
+        try:
+            asyncio.run(stop_all())
+        except RuntimeError:
+            pass
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _write_exec(path: Path, text: str) -> None:
+    path.write_text(text)
+    path.chmod(0o755)
+
+
+def setup(root: Path | None = None, port: int | None = None) -> Demo:
+    """Build the demo world and point this process's GPUDECK_HOME and PATH at it."""
+    root = Path(root or tempfile.mkdtemp(prefix="gpudeck-demo-"))
+    home, bin_dir, state_dir = root / "home", root / "bin", root / "state"
+    scripts_dir, log_dir = root / "scripts", root / "logs"
+    for folder in (home, bin_dir, state_dir, scripts_dir, log_dir):
+        folder.mkdir(parents=True, exist_ok=True)
+    port = port or _free_port()
+    os.environ["GPUDECK_HOME"] = str(home)
+    os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    os.environ["GPUDECK_SIM_STATE_DIR"] = str(state_dir)
+
+    python = shlex.quote(sys.executable)
+    _write_exec(bin_dir / "nvidia-smi",
+                f"#!/bin/sh\n# SIMULATED nvidia-smi (gpudeck demo)\nexec {python} -m console sim nvidia-smi "
+                f"--state-dir {shlex.quote(str(state_dir))} --gpu 'RTX PRO 6000 Blackwell' --count 8 \"$@\"\n")
+    _write_exec(bin_dir / "sglang",
+                f"#!/bin/sh\n# SIMULATED sglang (gpudeck demo): the simulator with sglang's flags\n"
+                f"exec {python} -m console.demo_sglang \"$@\"\n")
+
+    for name, (comment, env, mem) in SCRIPTS.items():
+        _write_exec(scripts_dir / name, (
+            "#!/bin/sh\n"
+            f"# {comment}\n"
+            f"{env}"
+            "sglang serve --model-path zai-org/GLM-5-NVFP4 \\\n"
+            "  --tp 8 \\\n"
+            f"  {mem} \\\n"
+            "  --max-running-requests 512 \\\n"
+            "  --cuda-graph-max-bs 16 \\\n"
+            f"  --host 127.0.0.1 --port {port}\n"))
+
+    from profiles import store
+    from profiles.profile import profile_from_dict
+
+    from .sim import data as sim_data
+
+    data_dir = Path(sim_data.__file__).parent
+    profile = profile_from_dict("demo", {
+        "transport": "local",
+        "description": "SIMULATED 8x RTX PRO 6000 Blackwell, TP8, PCIe (gpudeck demo)",
+        "server": {"url": f"http://127.0.0.1:{port}", "scripts_dir": str(scripts_dir), "log_dir": str(log_dir),
+                   "kill_grace_s": 5.0},
+        "model": {"name": "GLM-5-NVFP4", "config": str(data_dir / "GLM-5-NVFP4.config.json"),
+                  "quant_config": str(data_dir / "GLM-5-NVFP4.hf_quant_config.json"), "quant": "nvfp4"},
+        "gpu": {"name": "RTX PRO 6000 Blackwell", "count": 8},
+        "ui": {"simulated": True},
+    })
+    store.save(profile)
+    store.set_last_used("demo")
+
+    from profiles.tasks import TaskBoard
+
+    board = TaskBoard.for_profile("demo")
+    for text, priority, status in PLAN:
+        board.add(text, priority=priority, status=status)
+    return Demo(root=root, home=home, bin_dir=bin_dir, state_dir=state_dir, port=port)
