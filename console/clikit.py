@@ -1,7 +1,6 @@
 """Small shared pieces of the CLI: errors, JSON output, async entry."""
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from typing import Any, Awaitable
@@ -31,6 +30,8 @@ def _default(value: Any) -> Any:
 
 
 def run_async(coro: Awaitable[int]) -> int:
+    import asyncio
+
     return asyncio.run(coro)  # type: ignore[arg-type]
 
 

@@ -91,9 +91,9 @@ def setup(root: Path | None = None, port: int | None = None) -> Demo:
     os.environ["GPUDECK_SIM_STATE_DIR"] = str(state_dir)
 
     python = shlex.quote(sys.executable)
-    _write_exec(bin_dir / "nvidia-smi",
-                f"#!/bin/sh\n# SIMULATED nvidia-smi (gpudeck demo)\nexec {python} -m console sim nvidia-smi "
-                f"--state-dir {shlex.quote(str(state_dir))} --gpu 'RTX PRO 6000 Blackwell' --count 8 \"$@\"\n")
+    from .sim.shim import install_shim
+
+    install_shim(bin_dir, state_dir)
     _write_exec(bin_dir / "sglang",
                 f"#!/bin/sh\n# SIMULATED sglang (gpudeck demo): the simulator with sglang's flags\n"
                 f"exec {python} -m console.demo_sglang \"$@\"\n")
