@@ -1,7 +1,8 @@
 """The demo's `sglang` command: sglang's flags in, the simulator out (SIMULATED).
 
 Fault injection comes from the environment the launch script sets:
-GPUDECK_SIM_CRASH_AT (concurrency) and GPUDECK_SIM_CRASH_KIND.
+GPUDECK_SIM_CRASH_AT (concurrency) and GPUDECK_SIM_CRASH_KIND; tests may set
+GPUDECK_SIM_STARTUP_S and GPUDECK_SIM_EFFICIENCY to run the campaign faster.
 """
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     if os.environ.get("GPUDECK_SIM_CRASH_AT"):
         sim += ["--crash-at-concurrency", os.environ["GPUDECK_SIM_CRASH_AT"],
                 "--crash-kind", os.environ.get("GPUDECK_SIM_CRASH_KIND", "illegal-address")]
-    if os.environ.get("GPUDECK_SIM_STARTUP_S"):
-        sim += ["--startup-s", os.environ["GPUDECK_SIM_STARTUP_S"]]
+    for env, flag in (("GPUDECK_SIM_STARTUP_S", "--startup-s"), ("GPUDECK_SIM_EFFICIENCY", "--efficiency")):
+        if os.environ.get(env):  # tests speed the simulated campaign up
+            sim += [flag, os.environ[env]]
     from console.cli import main as gpudeck
 
     return gpudeck(sim)

@@ -292,6 +292,14 @@ class ServerPane(Pane):
     def on_server_pane_crashed(self, message: Crashed) -> None:
         self.last_crash = message.doc
         self._draw_crash()
+        if not self.readonly and self.session is not None:
+            from profiles.atomic import StateFileError
+            from profiles.tasks import BoardReadOnly, suggest_from_crash
+
+            try:  # offered on the Tasks tab, never added silently
+                suggest_from_crash(self.session.name, message.doc, record=message.doc.get("id"))
+            except (BoardReadOnly, StateFileError):
+                pass
         self.notify(f"✖ {message.doc['config']} crashed: {message.doc['class']}", severity="error", timeout=15)
 
     # ------------------------------------------------------------ actions

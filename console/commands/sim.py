@@ -26,7 +26,7 @@ def register(subparsers) -> None:
     serve.add_argument("--ep", type=int, default=1)
     serve.add_argument("--quant", help="quantisation format, e.g. nvfp4 (default: the quant config's)")
     serve.add_argument("--efficiency", type=float, default=None,
-                       help="fraction of the ideal roofline (default 0.034, the real session's 3.4%%)")
+                       help="fraction of the ideal roofline (default 0.0336, the real session's 3.4%%)")
     serve.add_argument("--crash-at-concurrency", type=int, default=None, metavar="N")
     serve.add_argument("--crash-kind", choices=["illegal-address", "oom", "nccl", "hang"], default=None)
     serve.add_argument("--startup-s", type=float, default=3.0)

@@ -1,0 +1,146 @@
+"""`gpudeck roofline`: the theoretical ceiling for a model on given GPUs, and a measurement's efficiency."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub) -> None:
+    p = sub.add_parser("roofline", help="theoretical decode tok/s for a model on given GPUs, and efficiency")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--model-config", metavar="FILE", help="the model's config.json")
+    src.add_argument("--model", metavar="NAME", help="a path, a name in <config>/models/, or a Hugging Face id in the local cache")
+    p.add_argument("--quant-config", metavar="FILE", help="hf_quant_config.json (found beside the config when omitted)")
+    p.add_argument("--profile", default=argparse.SUPPRESS, help="take [model] and [gpu] from this profile")
+    p.add_argument("--gpu", metavar="NAME", help="catalogue name or nvidia-smi name, e.g. 'H100 SXM'")
+    p.add_argument("--count", type=int, metavar="N", help="number of GPUs")
+    p.add_argument("--tp", type=int, metavar="N", help="tensor-parallel size (default: count)")
+    p.add_argument("--ep", type=int, metavar="N", help="expert-parallel size (default: 1)")
+    p.add_argument("--quant", metavar="FMT", help="bf16, fp16, fp8, fp8-block, nvfp4, mxfp4, int4-awq[-gN], int4-gptq[-gN], int8")
+    p.add_argument("--kv-dtype", metavar="FMT", help="KV-cache dtype: bf16, fp16, fp8, int8, fp4")
+    p.add_argument("--batch", metavar="B,B,..", default="1,2,10,64,256,512", help="batch sizes (default 1,2,10,64,256,512)")
+    p.add_argument("--context", type=int, default=4096, metavar="N", help="tokens in each sequence's KV cache (default 4096)")
+    p.add_argument("--measured", type=float, metavar="TOK_S", help="a measured output tok/s, for efficiency, MBU and MFU")
+    p.add_argument("--measured-batch", type=int, default=1, metavar="B", help="the batch (concurrency) of --measured (default 1)")
+    p.add_argument("--assume", action="append", default=[], metavar="KEY=VALUE",
+                   help="override an assumption, e.g. allreduce_alpha_us=10 (repeatable)")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..clikit import CLIError, emit_json
+    from ..roofline import RooflineError
+
+    try:
+        roof, measured = _compute(args)
+    except RooflineError as exc:
+        raise CLIError(str(exc)) from None
+    if args.json:
+        emit_json(roof.to_json(measured))
+    else:
+        print(render_text(roof, measured))
+    return 0
+
+
+def _compute(args: argparse.Namespace):
+    from pathlib import Path
+
+    from .. import roofline as R
+    from ..clikit import CLIError, load_profile
+    from ..roofline.model_lookup import quant_file_beside, resolve_model
+
+    prof_model = prof_gpu = None
+    profile_name = getattr(args, "profile", None)
+    if profile_name:
+        prof = load_profile(profile_name)
+        prof_model, prof_gpu = prof.model, prof.gpu
+    config = args.model_config or (str(resolve_model(args.model)) if args.model else None)
+    if config is None and prof_model is not None:
+        config = prof_model.config or (str(resolve_model(prof_model.name)) if prof_model.name else None)
+    if config is None:
+        raise CLIError("no model: give --model-config FILE, --model NAME, or --profile P with [model] config", 2)
+    gpu_name = args.gpu or (prof_gpu.name if prof_gpu else None)
+    count = args.count if args.count is not None else (prof_gpu.count if prof_gpu else None)
+    if not gpu_name:
+        raise CLIError("no GPU: give --gpu NAME (or a profile with [gpu] name)", 2)
+    if count is None:
+        raise CLIError("no GPU count: give --count N (or a profile with [gpu] count)", 2)
+    quant_name = args.quant or (prof_model.quant if prof_model else None)
+    kv = args.kv_dtype or (prof_model.kv_dtype if prof_model else None)
+    quant_file = args.quant_config or (prof_model.quant_config if prof_model else None)
+
+    facts = R.load_model(Path(config).expanduser())
+    if quant_name:
+        scheme = R.scheme_from_name(quant_name)
+    else:
+        path = Path(quant_file).expanduser() if quant_file else quant_file_beside(Path(config).expanduser())
+        scheme = R.load_quant_file(path) if path else None
+    batches = _batches(args.batch)
+    assumptions = dict(_assumption(a) for a in args.assume)
+    roof = R.compute(facts, gpu_name, count, tp=args.tp, ep=args.ep, quant=scheme, kv_dtype=kv,
+                     context=args.context, batches=batches, assumptions=assumptions)
+    measured = None
+    if args.measured is not None:
+        if args.measured <= 0:
+            raise CLIError(f"--measured must be a positive tok/s, got {args.measured}", 2)
+        if args.measured_batch < 1:
+            raise CLIError(f"--measured-batch must be >= 1, got {args.measured_batch}", 2)
+        measured = roof.efficiency(args.measured, args.measured_batch)
+    return roof, measured
+
+
+def _batches(text: str) -> list[int]:
+    from ..clikit import CLIError
+
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise CLIError(f"--batch must be whole numbers separated by commas, got {text!r}", 2) from None
+    if not values or min(values) < 1:
+        raise CLIError(f"--batch values must be >= 1, got {text!r}", 2)
+    return values
+
+
+def _assumption(text: str) -> tuple[str, object]:
+    from ..clikit import CLIError
+
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise CLIError(f"--assume takes KEY=VALUE, got {text!r}", 2)
+    raw = raw.strip()
+    if raw.lower() in ("true", "false", "yes", "no"):
+        return key.strip(), raw.lower() in ("true", "yes")
+    try:
+        return key.strip(), float(raw) if any(c in raw for c in ".eE") else int(raw)
+    except ValueError:
+        raise CLIError(f"--assume {key}: expected a number or true/false, got {raw!r}", 2) from None
+
+
+def render_text(roof, measured) -> str:
+    """The headline, one row per batch, then every assumption."""
+    s = roof.setup
+    f = s.facts
+    lines = []
+    ideal1, real1 = roof.single_stream_ideal, roof.single_stream_realistic
+    if measured is not None and measured.batch == 1:
+        lines.append(f"single stream  {measured.measured_tok_s:.2f} / {ideal1:.0f} tok/s = {measured.efficiency_pct:.1f}% of the ideal roofline"
+                     f"   realistic bound {real1:.0f} tok/s -> {measured.efficiency_realistic_pct:.1f}%")
+    else:
+        lines.append(f"single stream  ideal {ideal1:.0f} tok/s   realistic {real1:.0f} tok/s")
+    lines.append(f"{f.name} · {f.total_params / 1e9:.1f}B total, {f.active_params / 1e9:.1f}B active · "
+                 f"{s.count} x {s.gpu.name} ({s.gpu.bandwidth_gbs / 1000:.2f} TB/s each, {s.gpu.interconnect}) · "
+                 f"TP{s.tp}{f' EP{s.ep}' if s.ep > 1 else ''} · ctx {s.context}")
+    lines.append("")
+    lines.append(f"{'batch':>6}  {'ideal tok/s':>12}  {'realistic':>10}  {'mem ms':>8}  {'compute ms':>10}  {'comm ms':>8}  bound")
+    for lv in roof.levels:
+        lines.append(f"{lv.batch:>6}  {lv.tok_s_ideal:>12.1f}  {lv.tok_s_realistic:>10.1f}  {lv.t_mem_s * 1e3:>8.2f}  "
+                     f"{lv.t_compute_s * 1e3:>10.2f}  {lv.t_comm_s * 1e3:>8.2f}  {lv.bound_detail}")
+    if measured is not None:
+        lines.append("")
+        lines.append(f"measured {measured.measured_tok_s:g} tok/s at batch {measured.batch}: efficiency {measured.efficiency_pct:.1f}% "
+                     f"(realistic {measured.efficiency_realistic_pct:.1f}%) · MBU {measured.mbu_pct:.1f}% · MFU {measured.mfu_pct:.2f}%")
+    lines.append("")
+    lines.append("assumptions")
+    for key, value in roof.assumptions().items():
+        lines.append(f"  {key:<28} {value}")
+    return "\n".join(lines)

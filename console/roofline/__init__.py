@@ -1,0 +1,61 @@
+"""The roofline: the fastest a model can decode on given GPUs, and how close a measurement gets.
+
+Python API (the CLI, the Roofline pane and the simulator use only this):
+
+    from console import roofline
+
+    facts = roofline.load_model("config.json")            # ModelFacts; RooflineError names a missing field
+    gpu = roofline.find_gpu("NVIDIA RTX PRO 6000 Blackwell Server Edition")
+    quant = roofline.load_quant_file("hf_quant_config.json")   # or a name: "nvfp4", "fp8", "int4-awq-g128"
+    r = roofline.compute(facts, gpu, count=8, tp=8, ep=1, quant=quant, kv_dtype=None,
+                         context=4096, batches=(1, 2, 10, 64, 256, 512),
+                         assumptions={"allreduce_alpha_us": 10})   # any key of DEFAULT_KNOBS
+
+    r.single_stream_ideal, r.single_stream_realistic     # tok/s at batch 1
+    r.levels                                             # [StepCosts]: .tok_s_ideal, .tok_s_realistic,
+                                                         #   .t_mem_s, .t_compute_s, .t_comm_s, .bound
+    r.step_time_s(batch, bound="realistic" | "ideal")    # seconds per decode step, any batch
+    r.tok_s(batch, bound="ideal")
+    r.efficiency(measured_tok_s, batch=1)                # Efficiency: efficiency_pct, mbu_pct, mfu_pct
+    r.assumptions()                                      # key -> value, every number the bounds rest on
+    r.to_json(measured=None)                             # the CLI's stable JSON document
+
+`facts.total_params`, `facts.active_params` (one token's decode reads: the
+input table left out, the output head counted), `facts.active_params_with_embedding`
+and `facts.active_params_without_embeddings` cover the makers' conventions.
+
+The ideal bound is what hand calculations give: every byte a step reads
+(weights, with the experts a batch touches, plus the KV cache) over the summed
+bandwidth of all GPUs, with no communication. The realistic bound takes the
+busiest GPU of one TP group, counts what TP replicates, adds allreduce /
+all-to-all time and a step overhead. Nothing here imports Textual.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from .catalogue import GPU, find_gpu, load_catalogue, user_catalogue_path
+from .errors import RooflineError
+from .model_facts import ModelFacts, facts_from_config, load_model
+from .quant import QuantScheme, load_quant_file, scheme_from_config, scheme_from_name
+from .result import DEFAULT_BATCHES, Efficiency, Roofline
+from .setup import DEFAULT_KNOBS, Setup
+from .step import StepCosts, allreduce_time, experts_touched
+
+__all__ = [
+    "GPU", "ModelFacts", "QuantScheme", "Roofline", "RooflineError", "Efficiency", "StepCosts", "Setup",
+    "DEFAULT_BATCHES", "DEFAULT_KNOBS", "compute", "find_gpu", "load_catalogue", "load_model",
+    "facts_from_config", "load_quant_file", "scheme_from_name", "scheme_from_config", "experts_touched",
+    "allreduce_time", "user_catalogue_path",
+]
+
+
+def compute(facts: ModelFacts, gpu: GPU | str, count: int, tp: int | None = None, ep: int | None = None,
+            quant: QuantScheme | str | None = None, kv_dtype: str | None = None, context: int = 4096,
+            batches: Iterable[int] = DEFAULT_BATCHES, assumptions: dict[str, Any] | None = None) -> Roofline:
+    """Both bounds for a model on `count` GPUs; tp defaults to count, ep to 1, quant to the model's own config."""
+    if isinstance(gpu, str):
+        gpu = find_gpu(gpu)
+    setup = Setup.build(facts, gpu, count, tp=tp, ep=ep, quant=quant, kv_dtype=kv_dtype,
+                        context=context, assumptions=assumptions)
+    return Roofline(setup, batches)

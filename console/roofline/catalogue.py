@@ -1,0 +1,128 @@
+"""The GPU catalogue: the packaged `gpus.toml` plus the user's own `gpus.toml`, matched by name."""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import RooflineError
+
+_PACKAGED = Path(__file__).with_name("gpus.toml")
+_NEEDED = ("key", "name", "memory_gb", "bandwidth_gbs", "tflops", "interconnect",
+           "allreduce_alpha_us", "allreduce_beta_gbs")
+
+
+@dataclass(frozen=True)
+class GPU:
+    key: str
+    name: str
+    memory_gb: float
+    bandwidth_gbs: float
+    tflops: dict[str, float]
+    interconnect: str
+    allreduce_alpha_us: float
+    allreduce_beta_gbs: float
+    link_gbs: float | None = None
+    aliases: tuple[str, ...] = ()
+    source: str = "packaged"
+
+    def peak_tflops(self, dtype: str) -> tuple[float, str]:
+        """Dense TFLOPS for a dtype, falling back to the next wider one the GPU has."""
+        for candidate in {"fp4": ("fp4", "fp8", "bf16"), "fp8": ("fp8", "bf16")}.get(dtype, (dtype, "bf16")):
+            if candidate in self.tflops:
+                return float(self.tflops[candidate]), candidate
+        raise RooflineError(f"GPU {self.name}: catalogue entry has no 'tflops.bf16'")
+
+    @property
+    def has_nvlink(self) -> bool:
+        return "nvlink" in self.interconnect.lower() and "no nvlink" not in self.interconnect.lower()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "name": self.name, "memory_gb": self.memory_gb,
+                "bandwidth_gbs": self.bandwidth_gbs, "tflops": dict(self.tflops),
+                "interconnect": self.interconnect, "link_gbs": self.link_gbs,
+                "allreduce_alpha_us": self.allreduce_alpha_us,
+                "allreduce_beta_gbs": self.allreduce_beta_gbs, "source": self.source}
+
+
+def user_catalogue_path() -> Path:
+    from profiles.paths import config_dir
+
+    return config_dir() / "gpus.toml"
+
+
+def load_catalogue() -> list[GPU]:
+    """Packaged entries, then the user's: a user entry with the same key replaces the packaged one."""
+    entries = {g.key: g for g in _read(_PACKAGED, "packaged")}
+    user = user_catalogue_path()
+    if user.is_file():
+        for g in _read(user, str(user)):
+            entries[g.key] = g
+    return list(entries.values())
+
+
+def _read(path: Path, source: str) -> list[GPU]:
+    try:
+        doc = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise RooflineError(f"GPU catalogue {path}: {exc}") from None
+    out = []
+    for i, raw in enumerate(doc.get("gpu", [])):
+        where = f"{path} [[gpu]] #{i + 1}"
+        for key in _NEEDED:
+            if key not in raw:
+                raise RooflineError(f"{where}: missing field '{key}'")
+        if not isinstance(raw["tflops"], dict) or "bf16" not in raw["tflops"]:
+            raise RooflineError(f"{where}: missing field 'tflops.bf16'")
+        out.append(GPU(
+            key=str(raw["key"]), name=str(raw["name"]), memory_gb=float(raw["memory_gb"]),
+            bandwidth_gbs=float(raw["bandwidth_gbs"]),
+            tflops={k: float(v) for k, v in raw["tflops"].items()},
+            interconnect=str(raw["interconnect"]),
+            allreduce_alpha_us=float(raw["allreduce_alpha_us"]),
+            allreduce_beta_gbs=float(raw["allreduce_beta_gbs"]),
+            link_gbs=float(raw["link_gbs"]) if raw.get("link_gbs") is not None else None,
+            aliases=tuple(_words(a) for a in [raw["name"], raw["key"], *raw.get("aliases", [])]),
+            source=source,
+        ))
+    return out
+
+
+_NOISE = {"nvidia", "amd", "corporation"}
+
+
+def _words(name: str) -> str:
+    """Lower case, punctuation to spaces, vendor words dropped: 'NVIDIA A100-SXM4-80GB' -> 'a100 sxm4 80gb'."""
+    words = re.sub(r"[^a-z0-9]+", " ", name.lower()).split()
+    return " ".join(w for w in words if w not in _NOISE)
+
+
+def find_gpu(name: str, catalogue: list[GPU] | None = None) -> GPU:
+    """Match a catalogue key, a marketing name or an nvidia-smi name."""
+    catalogue = catalogue if catalogue is not None else load_catalogue()
+    wanted = _words(name)
+    if not wanted:
+        raise RooflineError("empty GPU name")
+    for gpu in catalogue:
+        if wanted in gpu.aliases:
+            return gpu
+    wanted_words = wanted.split()
+    best: tuple[int, GPU] | None = None
+    for gpu in catalogue:
+        for alias in gpu.aliases:
+            alias_words = alias.split()
+            if alias_words and _contains_in_order(wanted_words, alias_words):
+                score = len(alias_words)
+                if best is None or score > best[0]:
+                    best = (score, gpu)
+    if best is None:
+        known = ", ".join(g.name for g in catalogue)
+        raise RooflineError(f"unknown GPU {name!r}: not in the catalogue ({known}); add it to {user_catalogue_path()}")
+    return best[1]
+
+
+def _contains_in_order(words: list[str], needle: list[str]) -> bool:
+    it = iter(words)
+    return all(any(w == n for w in it) for n in needle)

@@ -1,0 +1,62 @@
+"""The roofline beside the measurements: the headline sentence and one row per batch level."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .result import Roofline
+from .runs import MeasuredRun
+
+
+@dataclass(frozen=True)
+class Row:
+    batch: int
+    ideal_tok_s: float
+    realistic_tok_s: float
+    measured_tok_s: float | None    # None: no measurement at this concurrency
+    measured_status: str | None
+    efficiency_pct: float | None
+    bound: str
+
+
+@dataclass(frozen=True)
+class Headline:
+    measured_tok_s: float | None
+    ideal_tok_s: float
+    realistic_tok_s: float
+    efficiency_pct: float | None
+    efficiency_realistic_pct: float | None
+    run_name: str | None
+
+    @property
+    def sentence(self) -> str:
+        if self.measured_tok_s is None:
+            return (f"single stream: no measured run yet · ideal {self.ideal_tok_s:.0f} tok/s · "
+                    f"realistic {self.realistic_tok_s:.0f} tok/s")
+        return (f"single stream: {self.measured_tok_s:.2f} / {self.ideal_tok_s:.0f} tok/s = "
+                f"{self.efficiency_pct:.1f}% of the ideal roofline · realistic bound "
+                f"{self.realistic_tok_s:.0f} tok/s → {self.efficiency_realistic_pct:.1f}%")
+
+
+def headline(roof: Roofline, run: MeasuredRun | None) -> Headline:
+    measured = run.tok_s_at(1) if run else None
+    eff = roof.efficiency(measured, 1) if measured else None
+    return Headline(measured, roof.single_stream_ideal, roof.single_stream_realistic,
+                    eff.efficiency_pct if eff else None, eff.efficiency_realistic_pct if eff else None,
+                    run.name if run else None)
+
+
+def rows(roof: Roofline, run: MeasuredRun | None) -> list[Row]:
+    """Every roofline level plus every measured concurrency, in batch order."""
+    batches = {lv.batch for lv in roof.levels}
+    statuses: dict[int, str] = {}
+    if run:
+        for lv in run.levels:
+            batches.add(lv.concurrency)
+            statuses[lv.concurrency] = lv.status
+    out = []
+    for b in sorted(batches):
+        costs = roof.at(b)
+        measured = run.tok_s_at(b) if run else None
+        out.append(Row(b, costs.tok_s_ideal, costs.tok_s_realistic, measured, statuses.get(b),
+                       100.0 * measured / costs.tok_s_ideal if measured else None, costs.bound_detail))
+    return out

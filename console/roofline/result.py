@@ -1,0 +1,133 @@
+"""A computed roofline: levels per batch, both bounds, efficiency and the assumptions behind them."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from .setup import Setup
+from .step import StepCosts, step_costs
+
+DEFAULT_BATCHES = (1, 2, 10, 64, 256, 512)
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    batch: int
+    measured_tok_s: float
+    efficiency_pct: float            # measured / ideal
+    efficiency_realistic_pct: float  # measured / realistic
+    mbu_pct: float                   # bytes the measured rate moves / summed peak bandwidth
+    mfu_pct: float                   # FLOPs the measured rate does / summed peak compute
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class Roofline:
+    """The bounds for one setup; `step_time_s(B)` answers for any batch, not only the listed ones."""
+
+    def __init__(self, setup: Setup, batches: Iterable[int] = DEFAULT_BATCHES):
+        self.setup = setup
+        wanted = sorted({int(b) for b in batches} | {1})
+        if wanted[0] < 1:
+            from .errors import RooflineError
+
+            raise RooflineError(f"batch sizes must be >= 1, got {wanted[0]}")
+        self._cache: dict[int, StepCosts] = {}
+        self.levels = [self.at(b) for b in wanted]
+
+    def at(self, batch: int) -> StepCosts:
+        if batch not in self._cache:
+            self._cache[batch] = step_costs(self.setup, batch)
+        return self._cache[batch]
+
+    def step_time_s(self, batch: int, bound: str = "realistic") -> float:
+        """Seconds per decode step at this batch: `ideal` or `realistic`."""
+        costs = self.at(max(1, int(batch)))
+        return costs.t_ideal_s if bound == "ideal" else costs.t_realistic_s
+
+    def tok_s(self, batch: int, bound: str = "ideal") -> float:
+        return max(1, int(batch)) / self.step_time_s(batch, bound)
+
+    @property
+    def single_stream_ideal(self) -> float:
+        return self.at(1).tok_s_ideal
+
+    @property
+    def single_stream_realistic(self) -> float:
+        return self.at(1).tok_s_realistic
+
+    def efficiency(self, measured_tok_s: float, batch: int = 1) -> Efficiency:
+        costs = self.at(batch)
+        steps_per_s = measured_tok_s / batch
+        return Efficiency(
+            batch=batch,
+            measured_tok_s=measured_tok_s,
+            efficiency_pct=100.0 * measured_tok_s / costs.tok_s_ideal,
+            efficiency_realistic_pct=100.0 * measured_tok_s / costs.tok_s_realistic,
+            mbu_pct=100.0 * steps_per_s * costs.t_ideal_mem_s,
+            mfu_pct=100.0 * steps_per_s * costs.t_ideal_compute_s,
+        )
+
+    # -- what the operator reads ----------------------------------------------
+    def assumptions(self) -> dict[str, Any]:
+        s = self.setup
+        f, g, t, knobs = s.facts, s.gpu, s.totals, s.knobs
+        weights_1 = self.at(1).ideal_weight_bytes
+        out: dict[str, Any] = {
+            "gpu": f"{s.count} x {g.name} ({g.bandwidth_gbs / 1000:.2f} TB/s, {g.memory_gb:g} GB each; {g.interconnect})",
+            "parallel": f"TP{s.tp}" + (f" EP{s.ep}" if s.ep > 1 else "") + (f" x DP{s.dp}" if s.dp > 1 else ""),
+            "context_tokens": s.context,
+            "weights_quant": s.scheme.describe if s.scheme else f"{f.weight_dtype_bytes} B/param (checkpoint dtype, unquantised)",
+            "weights_quant_source": s.scheme.source if s.scheme else "config.json dtype",
+            "kv_cache_dtype": s.kv_dtype,
+            "kv_cache_source": "--kv-dtype" if s.kv_dtype and s.scheme and s.kv_dtype != s.scheme.kv_dtype else (
+                s.scheme.source if s.scheme and s.scheme.kv_dtype else "model dtype"),
+            "ideal_weights_gb_per_token": round(weights_1 / 1e9, 3),
+            "embedding_table_gb": round(t.embedding_bytes / 1e9, 3),
+            "mtp_layers": f"{f.mtp_layers_excluded} excluded (not run in plain decode)" if f.mtp_layers_excluded else "none",
+            "moe_experts_touched": "E·(1−(1−k/E)^B) distinct experts per MoE layer" if f.num_experts else "dense model",
+            "ideal_bound": "all bytes of a step over the summed bandwidth of every GPU, no communication",
+            "realistic_bound": "busiest GPU of one TP group (replicated parts included), max(memory, compute) + communication + overhead",
+            "allreduce_formula": "2(N−1)·α + 2(N−1)/N·S/β per allreduce, S = batch × hidden × activation bytes",
+            "weights_gb_per_gpu_stored": round(t.stored_bytes_gpu / 1e9, 2),
+            "fits_in_memory": t.stored_bytes_gpu / 1e9 <= g.memory_gb,
+        }
+        if t.bf16_kept_bytes:
+            kept = ", ".join(sorted(t.bf16_kept_paths)[:8])
+            out["kept_unquantised"] = (f"{t.bf16_kept_bytes / 1e9:.1f} GB of linear weights stay in their original dtype "
+                                       f"(quant config excludes them: {kept})")
+        if f.attention.index_topk:
+            out["sparse_attention"] = (f"indexer reads every token's key; attention reads at most "
+                                       f"{f.attention.index_topk} tokens")
+        if f.checkpoint:
+            out["checkpoint"] = f.checkpoint
+        out.update({k: v for k, v in knobs.items()})
+        return out
+
+    def to_json(self, measured: Efficiency | None = None) -> dict[str, Any]:
+        s = self.setup
+        doc: dict[str, Any] = {
+            "model": s.facts.summary(),
+            "gpu": s.gpu.to_json(),
+            "count": s.count,
+            "tp": s.tp,
+            "ep": s.ep,
+            "dp": s.dp,
+            "quant": s.scheme.to_json() if s.scheme else None,
+            "kv_dtype": s.kv_dtype,
+            "context": s.context,
+            "ideal": {"single_stream_tok_s": self.single_stream_ideal,
+                      "single_stream_ms": self.at(1).t_ideal_s * 1e3},
+            "realistic": {"single_stream_tok_s": self.single_stream_realistic,
+                          "single_stream_ms": self.at(1).t_realistic_s * 1e3},
+            "levels": [lv.to_json() for lv in self.levels],
+            "assumptions": self.assumptions(),
+        }
+        if measured is not None:
+            doc["measured"] = measured.to_json()
+            doc["efficiency_pct"] = measured.efficiency_pct
+            doc["efficiency_realistic_pct"] = measured.efficiency_realistic_pct
+            doc["mbu_pct"] = measured.mbu_pct
+            doc["mfu_pct"] = measured.mfu_pct
+        return doc

@@ -1,0 +1,77 @@
+"""Measured benchmark runs of a profile, read defensively from `<profile data>/runs/*.json`.
+
+A run file has top-level `levels[]`, each with `concurrency`, `output_throughput`
+and `status`. A missing folder means no measurement; a file that does not
+parse is listed as unreadable, never turned into zeros.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class MeasuredLevel:
+    concurrency: int
+    tok_s: float | None   # None when the level failed or reported nothing
+    status: str
+
+
+@dataclass
+class MeasuredRun:
+    path: Path
+    name: str
+    mtime: float
+    levels: list[MeasuredLevel] = field(default_factory=list)
+
+    def tok_s_at(self, concurrency: int) -> float | None:
+        for lv in self.levels:
+            if lv.concurrency == concurrency and lv.tok_s is not None:
+                return lv.tok_s
+        return None
+
+
+@dataclass
+class RunsFound:
+    runs: list[MeasuredRun]          # oldest first
+    unreadable: list[tuple[Path, str]]
+
+    @property
+    def latest(self) -> MeasuredRun | None:
+        return self.runs[-1] if self.runs else None
+
+
+def load_runs(runs_dir: Path) -> RunsFound:
+    found = RunsFound([], [])
+    if not runs_dir.is_dir():
+        return found
+    for path in sorted(runs_dir.glob("*.json")):
+        try:
+            doc = json.loads(path.read_text())
+            run = _run_from(doc, path)
+        except (OSError, ValueError) as exc:
+            found.unreadable.append((path, str(exc).splitlines()[0][:120]))
+            continue
+        found.runs.append(run)
+    found.runs.sort(key=lambda r: r.mtime)
+    return found
+
+
+def _run_from(doc: Any, path: Path) -> MeasuredRun:
+    if not isinstance(doc, dict) or not isinstance(doc.get("levels"), list):
+        raise ValueError("no 'levels' list")
+    levels = []
+    for raw in doc["levels"]:
+        if not isinstance(raw, dict):
+            continue
+        conc = raw.get("concurrency")
+        if isinstance(conc, bool) or not isinstance(conc, int) or conc < 1:
+            continue
+        status = str(raw.get("status") or "unknown")
+        tok = raw.get("output_throughput")
+        ok = isinstance(tok, (int, float)) and not isinstance(tok, bool) and tok > 0 and status in ("ok", "done", "unknown")
+        levels.append(MeasuredLevel(conc, float(tok) if ok else None, status))
+    name = str(doc.get("name") or doc.get("id") or path.stem)
+    return MeasuredRun(path=path, name=name, mtime=path.stat().st_mtime, levels=levels)

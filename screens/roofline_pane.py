@@ -1,0 +1,181 @@
+"""The Roofline tab: the ceiling for this profile's model on its GPUs, beside every measured run."""
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Static
+
+from console.roofline import RooflineError
+from console.roofline.compare import headline, rows
+from console.roofline.from_profile import Inputs, compute_inputs, inputs_from_profile
+from console.roofline.runs import RunsFound, load_runs
+from widgets.roofline_headline import RooflineHeadline
+from widgets.roofline_plot import RooflinePlot
+from widgets.roofline_table import RooflineTable
+from widgets.roofline_whatif import WhatIf
+
+from .pane import Pane
+
+_INT_FIELDS = ("count", "tp", "ep", "context")
+_KNOB_FIELDS = ("allreduce_alpha_us", "allreduce_beta_gbs", "mem_efficiency", "step_overhead_us")
+
+
+class RooflinePane(Pane):
+    TAB_TITLE = "Roofline"
+    BINDINGS = [
+        Binding("w", "toggle_whatif", "what-if"),
+        Binding("r", "reload", "reload runs"),
+        Binding("z", "reset", "reset what-if"),
+    ]
+    DEFAULT_CSS = """
+    RooflinePane { height: 1fr; }
+    RooflinePane #rl-body { height: 1fr; }
+    RooflinePane #rl-assumptions { height: auto; max-height: 6; color: $text-muted; padding: 0 1; }
+    RooflinePane #rl-status { height: 1; padding: 0 1; color: $error; }
+    RooflinePane WhatIf { display: none; }
+    RooflinePane.whatif WhatIf { display: block; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.base_inputs = Inputs()
+        self.inputs = Inputs()
+        self.runs = RunsFound([], [])
+        self.roof = None
+
+    def compose(self) -> ComposeResult:
+        yield RooflineHeadline()
+        with Horizontal(id="rl-body"):
+            yield RooflineTable()
+            yield RooflinePlot()
+        yield Static("", id="rl-assumptions", markup=False)
+        yield Static("", id="rl-status", markup=False)
+        yield WhatIf()
+
+    async def set_session(self, session) -> None:
+        await super().set_session(session)
+        self.base_inputs = inputs_from_profile(session.profile)
+        self.inputs = self.base_inputs
+        self.runs = load_runs(session.data_dir / "runs")
+        self._fill_whatif()
+        self.recompute()
+
+    # -- actions ---------------------------------------------------------------
+    def action_toggle_whatif(self) -> None:
+        self.toggle_class("whatif")
+        if self.has_class("whatif"):
+            self._fill_whatif()
+            self.query_one("#wi-gpu").focus()
+
+    def action_reload(self) -> None:
+        if self.session is not None:
+            self.runs = load_runs(self.session.data_dir / "runs")
+        self.recompute()
+
+    def action_reset(self) -> None:
+        self.inputs = self.base_inputs
+        self._fill_whatif()
+        self.recompute()
+
+    def on_what_if_changed(self, event: WhatIf.Changed) -> None:
+        try:
+            self.inputs = _inputs_from_form(self.base_inputs, event.values)
+        except ValueError as exc:
+            self.query_one("#rl-status", Static).update(f"what-if: {exc}")
+            return
+        self.recompute()
+
+    # -- drawing ---------------------------------------------------------------
+    def recompute(self) -> None:
+        status = self.query_one("#rl-status", Static)
+        run = self.runs.latest
+        try:
+            self.roof = compute_inputs(self.inputs)
+        except (RooflineError, OSError) as exc:
+            self.roof = None
+            self.query_one(RooflineHeadline).show(None, self._setup_line(None), problem=str(exc))
+            self.query_one(RooflineTable).show([])
+            self.query_one(RooflinePlot).show([], [], [], [])
+            self.query_one("#rl-assumptions", Static).update("")
+            status.update("")
+            self.set_summary("N/A")
+            return
+        roof = self.roof
+        head = headline(roof, run)
+        self.query_one(RooflineHeadline).show(head, self._setup_line(roof))
+        table_rows = rows(roof, run)
+        self.query_one(RooflineTable).show(table_rows)
+        batches = [r.batch for r in table_rows]
+        runs = [(r.name, [(lv.concurrency, lv.tok_s) for lv in r.levels if lv.tok_s is not None]) for r in self.runs.runs]
+        self.query_one(RooflinePlot).show(batches, [r.ideal_tok_s for r in table_rows],
+                                          [r.realistic_tok_s for r in table_rows], runs)
+        self.query_one("#rl-assumptions", Static).update(_assumption_line(roof.assumptions()))
+        notes = []
+        if self.inputs != self.base_inputs:
+            notes.append("what-if values differ from the profile (z resets)")
+        if self.runs.unreadable:
+            path, why = self.runs.unreadable[-1]
+            notes.append(f"{len(self.runs.unreadable)} run file(s) unreadable, e.g. {path.name}: {why}")
+        status.update(" · ".join(notes))
+        if head.efficiency_pct is not None:
+            self.set_summary(f"{head.efficiency_pct:.1f}%")
+        else:
+            self.set_summary(f"≤{head.ideal_tok_s:.0f}/s")
+
+    def _setup_line(self, roof) -> str:
+        if roof is None:
+            return "w what-if · r reload"
+        s = roof.setup
+        f = s.facts
+        line = (f"{f.name} · {f.total_params / 1e9:.1f}B total, {f.active_params / 1e9:.1f}B active · "
+                f"{s.count} × {s.gpu.name} ({s.gpu.bandwidth_gbs / 1000:.2f} TB/s each, {s.gpu.interconnect}) · "
+                f"TP{s.tp}{f' EP{s.ep}' if s.ep > 1 else ''} · ctx {s.context}")
+        if not self.runs.runs:
+            line += " · no measured run yet"
+        return line
+
+    def _fill_whatif(self) -> None:
+        i = self.inputs
+        values: dict[str, Any] = {"gpu": i.gpu, "count": i.count, "tp": i.tp, "ep": i.ep, "quant": i.quant,
+                                  "kv_dtype": i.kv_dtype, "context": i.context}
+        values.update({k: i.assumptions.get(k) for k in _KNOB_FIELDS})
+        self.query_one(WhatIf).fill(values)
+
+
+def _inputs_from_form(base: Inputs, values: dict[str, str]) -> Inputs:
+    """Form text to Inputs: empty means 'as the profile / catalogue says'."""
+    changes: dict[str, Any] = {}
+    for key in ("gpu", "quant", "kv_dtype"):
+        changes[key] = values.get(key) or getattr(base, key)
+    for key in _INT_FIELDS:
+        raw = values.get(key, "")
+        if raw:
+            try:
+                changes[key] = int(raw)
+            except ValueError:
+                raise ValueError(f"{key} must be a whole number, got {raw!r}") from None
+        else:
+            changes[key] = getattr(base, key)
+    knobs = dict(base.assumptions)
+    for key in _KNOB_FIELDS:
+        raw = values.get(key, "")
+        if raw:
+            try:
+                knobs[key] = float(raw)
+            except ValueError:
+                raise ValueError(f"{key} must be a number, got {raw!r}") from None
+        else:
+            knobs.pop(key, None)
+    changes["assumptions"] = knobs
+    return base.with_changes(**changes)
+
+
+def _assumption_line(a: dict[str, Any]) -> str:
+    keys = ("weights_quant", "kept_unquantised", "kv_cache_dtype", "allreduce_alpha_us", "allreduce_beta_gbs",
+            "mem_efficiency", "step_overhead_us", "embedding_table_read", "sparse_attention", "mtp_layers",
+            "fits_in_memory", "weights_gb_per_gpu_stored")
+    parts = [f"{k} {a[k]}" for k in keys if k in a]
+    return "assumptions  " + " · ".join(parts) + "   (w what-if)"

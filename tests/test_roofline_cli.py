@@ -1,0 +1,99 @@
+"""`gpudeck roofline` as a user runs it: JSON contract, text, profiles, one-line errors."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+GLM = ["--model-config", "{cfg}/GLM-5-NVFP4.json", "--quant-config", "{cfg}/GLM-5-NVFP4.hf_quant_config.json",
+       "--gpu", "NVIDIA RTX PRO 6000 Blackwell Server Edition", "--count", "8", "--tp", "8"]
+
+
+def run(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "console", "roofline", *args], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+@pytest.fixture
+def cfg(shared_dir):
+    return str(shared_dir / "model-configs")
+
+
+def test_json_contract(cfg):
+    out = run(*[a.format(cfg=cfg) for a in GLM], "--measured", "10.36", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["model"]["total_params"] > 7e11 and doc["model"]["active_params"] > 4e10
+    assert doc["ideal"]["single_stream_tok_s"] == pytest.approx(309, rel=0.05)
+    assert doc["realistic"]["single_stream_tok_s"] < doc["ideal"]["single_stream_tok_s"]
+    assert [lv["batch"] for lv in doc["levels"]] == [1, 2, 10, 64, 256, 512]
+    for lv in doc["levels"]:
+        for key in ("tok_s_ideal", "tok_s_realistic", "t_mem_ms", "t_compute_ms", "t_comm_ms", "bound"):
+            assert key in lv
+    assert isinstance(doc["assumptions"], dict) and doc["assumptions"]["kv_cache_dtype"] == "fp8"
+    assert doc["efficiency_pct"] == pytest.approx(3.4, abs=0.2)
+    assert 0 < doc["mbu_pct"] < 100
+
+
+def test_text_headline(cfg):
+    out = run(*[a.format(cfg=cfg) for a in GLM], "--measured", "10.36")
+    assert out.returncode == 0, out.stderr
+    first = out.stdout.splitlines()[0]
+    assert first.startswith("single stream  10.36 / 3") and "of the ideal roofline" in first
+    assert "assumptions" in out.stdout
+
+
+def test_quant_config_found_beside_config(tmp_path, cfg):
+    import shutil
+
+    shutil.copy(f"{cfg}/GLM-5-NVFP4.json", tmp_path / "config.json")
+    shutil.copy(f"{cfg}/GLM-5-NVFP4.hf_quant_config.json", tmp_path / "hf_quant_config.json")
+    out = run("--model", str(tmp_path), "--gpu", "rtx pro 6000", "--count", "8", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["quant"]["method"] == "nvfp4"
+
+
+@pytest.mark.parametrize("args,needle,code", [
+    (["--model-config", "{cfg}/nope.json", "--gpu", "H100", "--count", "1"], "not found", 1),
+    (["--model-config", "{cfg}/Llama-3.1-8B.json", "--gpu", "Voodoo2", "--count", "1"], "unknown GPU", 1),
+    (["--model-config", "{cfg}/Llama-3.1-8B.json", "--gpu", "H100", "--count", "8", "--tp", "3"], "tp 3", 1),
+    (["--model-config", "{cfg}/Llama-3.1-8B.json", "--gpu", "H100", "--count", "1", "--quant", "fp3"], "fp3", 1),
+    (["--model-config", "{cfg}/Llama-3.1-8B.json", "--gpu", "H100", "--count", "1", "--batch", "1,x"], "--batch", 2),
+    (["--model-config", "{cfg}/Llama-3.1-8B.json", "--count", "1"], "no GPU", 2),
+    (["--gpu", "H100", "--count", "1"], "no model", 2),
+    (["--model-config", "{cfg}/Llama-3.1-8B.json", "--gpu", "H100", "--count", "x"], "invalid int", 2),
+])
+def test_bad_input_is_one_line(cfg, args, needle, code):
+    out = run(*[a.format(cfg=cfg) for a in args], "--json")
+    assert out.returncode == code
+    assert out.stdout == ""
+    assert len(out.stderr.strip().splitlines()) == 1 and needle in out.stderr
+
+
+def test_partial_config_names_the_field(tmp_path):
+    bad = tmp_path / "config.json"
+    bad.write_text(json.dumps({"hidden_size": 4096, "num_hidden_layers": 32, "vocab_size": 1000}))
+    out = run("--model-config", str(bad), "--gpu", "H100", "--count", "1")
+    assert out.returncode == 1
+    assert out.stderr.strip().count("\n") == 0 and "'num_attention_heads'" in out.stderr
+
+
+def test_profile_supplies_model_and_gpu(cfg, gpudeck_home):
+    import os
+
+    from profiles import store
+    from profiles.profile import profile_from_dict
+
+    store.save(profile_from_dict("rtx6000", {
+        "transport": "local",
+        "model": {"config": f"{cfg}/GLM-5-NVFP4.json", "quant_config": f"{cfg}/GLM-5-NVFP4.hf_quant_config.json",
+                  "kv_dtype": "fp8"},
+        "gpu": {"name": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "count": 8},
+    }))
+    out = run("--profile", "rtx6000", "--json", env=dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["count"] == 8 and doc["tp"] == 8 and doc["quant"]["method"] == "nvfp4"
+    assert doc["ideal"]["single_stream_tok_s"] == pytest.approx(309, rel=0.05)

@@ -1,0 +1,119 @@
+"""The Roofline tab in a small app: headline, table, what-if recompute, missing runs."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from textual.app import App
+
+from console.session import HostSession
+from profiles.profile import profile_from_dict
+from screens.roofline_pane import RooflinePane
+
+
+def _session(shared_dir, runs: list[dict] | None, config: bool = True):
+    c = shared_dir / "model-configs"
+    model = {"config": str(c / "GLM-5-NVFP4.json"), "quant_config": str(c / "GLM-5-NVFP4.hf_quant_config.json")} if config else {}
+    prof = profile_from_dict("rtx6000", {"model": model,
+                                         "gpu": {"name": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "count": 8}})
+    session = HostSession.open(prof)
+    if runs is not None:
+        d = session.data_dir / "runs"
+        d.mkdir(parents=True)
+        for i, doc in enumerate(runs):
+            (d / f"sweep-{i}.json").write_text(json.dumps(doc) if isinstance(doc, dict) else doc)
+    return session
+
+
+class PaneApp(App):
+    def __init__(self, session):
+        super().__init__()
+        self.session = session
+        self.summaries: list[str] = []
+
+    def compose(self):
+        yield RooflinePane()
+
+    async def on_mount(self):
+        await self.query_one(RooflinePane).set_session(self.session)
+
+    def on_pane_summary(self, message) -> None:
+        self.summaries.append(message.text)
+
+
+SWEEP = {"levels": [{"concurrency": 1, "output_throughput": 10.36, "status": "ok"},
+                    {"concurrency": 64, "output_throughput": 540.2, "status": "ok"},
+                    {"concurrency": 256, "output_throughput": None, "status": "failed"}]}
+
+
+async def test_headline_and_table_from_latest_run(shared_dir):
+    app = PaneApp(_session(shared_dir, [SWEEP]))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        pane = app.query_one(RooflinePane)
+        sentence = str(pane.query_one("#rl-sentence").render())
+        assert "10.36 / 311 tok/s" in sentence and "of the ideal roofline" in sentence
+        table = pane.query_one("RooflineTable")
+        assert table.row_count == 6
+        row64 = [str(c) for c in table.get_row("64")]
+        assert row64[3] == "540.2" and row64[4].endswith("%")
+        assert [str(c) for c in table.get_row("256")][3] == "failed"
+        assert app.summaries[-1] == "3.3%"
+
+
+async def test_no_runs_says_so_never_zero(shared_dir):
+    app = PaneApp(_session(shared_dir, None))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        pane = app.query_one(RooflinePane)
+        assert "no measured run yet" in str(pane.query_one("#rl-sentence").render())
+        measured = [str(pane.query_one("RooflineTable").get_row(str(b))[3]) for b in (1, 64)]
+        assert measured == ["—", "—"]
+
+
+async def test_unreadable_run_is_reported(shared_dir):
+    app = PaneApp(_session(shared_dir, ["{not json", SWEEP]))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        assert "unreadable" in str(app.query_one("#rl-status").render())
+
+
+async def test_whatif_recomputes(shared_dir):
+    app = PaneApp(_session(shared_dir, [SWEEP]))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        pane = app.query_one(RooflinePane)
+        before = pane.roof.single_stream_realistic
+        await pilot.press("w")
+        assert pane.has_class("whatif")
+        pane.query_one("#wi-allreduce_alpha_us").value = "10"
+        await pilot.pause()
+        assert pane.roof.setup.knobs["allreduce_alpha_us"] == 10
+        assert pane.roof.single_stream_realistic < before
+        pane.query_one("#wi-gpu").value = "B200"
+        await pilot.pause()
+        assert pane.roof.setup.gpu.key == "b200"
+        pane.query_one("#wi-tp").value = "3"
+        await pilot.pause()
+        assert pane.roof is None  # tp 3 does not divide 8: the headline says why
+        assert "tp 3" in str(pane.query_one("#rl-sentence").render())
+        pane.query_one("#wi-tp").value = ""
+        await pilot.pause()
+        pane.query_one("#wi-gpu").focus()
+        pane.action_reset()
+        await pilot.pause()
+        assert pane.roof.setup.gpu.key == "rtx-pro-6000-blackwell"
+
+
+async def test_profile_without_model_config_explains(shared_dir):
+    app = PaneApp(_session(shared_dir, None, config=False))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        assert "[model] config" in str(app.query_one("#rl-sentence").render())
+        assert app.summaries[-1] == "N/A"
+
+
+def test_snapshot(snap_compare, shared_dir, gpudeck_home):
+    session = _session(shared_dir, [SWEEP])
+    # the run file's name and contents are fixed, so the picture is stable
+    assert snap_compare(PaneApp(session), terminal_size=(160, 45))

@@ -1,0 +1,37 @@
+"""One row per batch level: both bounds, the measurement at that concurrency, efficiency, binding term."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from console.roofline.compare import Row
+
+COLUMNS = ("batch", "ideal tok/s", "realistic", "measured", "efficiency", "bound")
+
+
+class RooflineTable(DataTable):
+    DEFAULT_CSS = "RooflineTable { height: auto; max-height: 16; width: 1fr; }"
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        self.zebra_stripes = True
+        for name in COLUMNS:
+            self.add_column(name, key=name)
+
+    def show(self, rows: list[Row]) -> None:
+        self.clear()
+        for r in rows:
+            if r.measured_tok_s is not None:
+                measured = Text(f"{r.measured_tok_s:,.1f}", justify="right")
+                eff = Text(f"{r.efficiency_pct:.1f}%", justify="right", style="bold")
+            elif r.measured_status and r.measured_status not in ("ok", "done"):
+                measured = Text(r.measured_status, style="red", justify="right")
+                eff = Text("—", justify="right")
+            else:
+                measured = Text("—", style="dim", justify="right")
+                eff = Text("—", style="dim", justify="right")
+            bound_style = {"memory": "cyan", "compute": "magenta"}.get(r.bound.split(":")[0], "yellow")
+            self.add_row(Text(str(r.batch), justify="right"),
+                         Text(f"{r.ideal_tok_s:,.0f}", justify="right"),
+                         Text(f"{r.realistic_tok_s:,.0f}", justify="right"),
+                         measured, eff, Text(r.bound, style=bound_style), key=str(r.batch))

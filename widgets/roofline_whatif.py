@@ -1,0 +1,53 @@
+"""The what-if editor: one input per setting; it posts the values, the pane recomputes."""
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Input, Label
+
+# (field, label, width) in the order the operator reads them
+FIELDS = (
+    ("gpu", "GPU", 26), ("count", "count", 7), ("tp", "tp", 6), ("ep", "ep", 6),
+    ("quant", "quant", 11), ("kv_dtype", "KV", 7), ("context", "context", 9),
+    ("allreduce_alpha_us", "α µs", 8), ("allreduce_beta_gbs", "β GB/s", 9),
+    ("mem_efficiency", "mem eff", 8), ("step_overhead_us", "step µs", 9),
+)
+
+
+class WhatIf(Vertical):
+    DEFAULT_CSS = """
+    WhatIf { height: auto; border-top: solid $accent; padding: 0 1; }
+    WhatIf Horizontal { height: auto; }
+    WhatIf .wi-cell { width: auto; height: auto; }
+    WhatIf Label { color: $text-muted; }
+    """
+
+    class Changed(Message):
+        def __init__(self, values: dict[str, str]) -> None:
+            self.values = values
+            super().__init__()
+
+    def compose(self) -> ComposeResult:
+        yield Label("what-if: edit and everything recomputes (empty = from the profile / catalogue)")
+        with Horizontal():
+            for key, label, width in FIELDS:
+                with Vertical(classes="wi-cell"):
+                    yield Label(label)
+                    yield Input(id=f"wi-{key}", placeholder="", compact=True).set_styles(f"width: {width};")
+
+    def fill(self, values: dict[str, Any]) -> None:
+        """Show current values without posting a change."""
+        for key, _, _ in FIELDS:
+            box = self.query_one(f"#wi-{key}", Input)
+            with box.prevent(Input.Changed):
+                box.value = "" if values.get(key) is None else str(values[key])
+
+    def values(self) -> dict[str, str]:
+        return {key: self.query_one(f"#wi-{key}", Input).value.strip() for key, _, _ in FIELDS}
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.post_message(self.Changed(self.values()))
