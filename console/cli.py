@@ -52,6 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("gpudeck: interrupted\n")
         return 130
+    except BrokenPipeError:
+        # the reader went away (`gpudeck ... --json | head`): not an error of ours
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return int(code or 0)
 
 

@@ -122,7 +122,7 @@ def setup(root: Path | None = None, port: int | None = None) -> Demo:
         "server": {"url": f"http://127.0.0.1:{port}", "scripts_dir": str(scripts_dir), "log_dir": str(log_dir),
                    "kill_grace_s": 5.0},
         "model": {"name": "GLM-5-NVFP4", "config": str(data_dir / "GLM-5-NVFP4.config.json"),
-                  "quant_config": str(data_dir / "GLM-5-NVFP4.hf_quant_config.json"), "quant": "nvfp4"},
+                  "quant_config": str(data_dir / "GLM-5-NVFP4.hf_quant_config.json")},
         "gpu": {"name": "RTX PRO 6000 Blackwell", "count": 8},
         "ui": {"simulated": True},
     })

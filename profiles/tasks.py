@@ -22,6 +22,7 @@ import fcntl
 import json
 import os
 import re
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -88,7 +89,7 @@ class BoardState:
 
 def _line_of_table(text: str, table: str, index: int) -> int | None:
     """Line number of the index-th `[[table]]` header (for errors found after parsing)."""
-    pattern = re.compile(rf"^\s*\[\[\s*{re.escape(table)}\s*\]\]", re.M)
+    pattern = re.compile(rf"^[ \t]*\[\[[ \t]*{re.escape(table)}[ \t]*\]\]", re.M)
     for i, match in enumerate(pattern.finditer(text)):
         if i == index:
             return text.count("\n", 0, match.start()) + 1
@@ -99,7 +100,14 @@ def parse_state(path: Path) -> BoardState:
     """Read tasks.toml; a missing file is an empty board, a broken one raises StateFileError."""
     if not path.exists():
         return BoardState()
-    doc = read_toml(path)
+    try:
+        doc = read_toml(path)
+    except StateFileError as exc:
+        if exc.line is None and "end of document" in exc.reason:
+            # tomllib names no line for a file cut short: the last line is the one.
+            lines = path.read_text(encoding="utf-8", errors="replace").count("\n")
+            raise StateFileError(path, exc.reason, max(lines, 1)) from None
+        raise
     text = path.read_text(encoding="utf-8")
 
     def fail(reason: str, line: int | None = None) -> StateFileError:
@@ -197,17 +205,14 @@ class FileWatch:
         self._seen = self._signature()
 
 
-def _sort_key(task: Task) -> tuple:
-    group = _GROUP_RANK[task.status]
-    if group <= 1:
-        return (group, _PRIORITY_RANK[task.priority], task.order, task.id)
-    # Done and cancelled: most recently finished first.
-    return (group, 0, 0.0, "".join(chr(0x10FFFF - ord(c)) for c in task.updated), task.id)
-
-
 def sort_tasks(tasks: list[Task]) -> list[Task]:
-    """In progress, then pending by priority and order, then completed, then cancelled."""
-    return sorted(tasks, key=_sort_key)
+    """In progress, then pending, each by priority and order; then completed, then cancelled,
+    most recently finished first."""
+    open_ = sorted((t for t in tasks if t.is_open),
+                   key=lambda t: (_GROUP_RANK[t.status], _PRIORITY_RANK[t.priority], t.order, t.id))
+    finished = sorted((t for t in tasks if not t.is_open), key=lambda t: (t.updated, t.id), reverse=True)
+    finished.sort(key=lambda t: _GROUP_RANK[t.status])  # stable: keeps newest first within a group
+    return open_ + finished
 
 
 def counts_summary(tasks: list[Task]) -> str:
@@ -233,8 +238,11 @@ class TaskBoard:
         self.console_readonly = readonly
         self.error: StateFileError | None = None
         self.conflicts: list[str] = []      # the last save's merge notes, for the operator
+        self.foreign_merges = 0             # saves that folded in another console's edits
         self._state = BoardState()
         self._watch = FileWatch(self.path)
+        # A console may poll from a timer while an edit runs in a worker thread.
+        self._mutex = threading.RLock()
         self.reload()
 
     @classmethod
@@ -249,21 +257,23 @@ class TaskBoard:
 
     def reload(self) -> bool:
         """Re-read the file. False (and read-only) when it does not parse."""
-        self._watch.mark()
-        try:
-            self._state = parse_state(self.path)
-        except StateFileError as exc:
-            self.error = exc
-            return False
-        self.error = None
-        return True
+        with self._mutex:
+            self._watch.mark()
+            try:
+                self._state = parse_state(self.path)
+            except StateFileError as exc:
+                self.error = exc
+                return False
+            self.error = None
+            return True
 
     def poll(self) -> bool:
         """Reload if another console changed the file; True when something changed."""
-        if not self._watch.changed():
-            return False
-        self.reload()
-        return True
+        with self._mutex:
+            if not self._watch.changed():
+                return False
+            self.reload()
+            return True
 
     @property
     def tasks(self) -> list[Task]:
@@ -307,12 +317,14 @@ class TaskBoard:
             raise BoardReadOnly("read-only console: edits are off")
         if self.error is not None:
             raise BoardReadOnly(f"board is read-only until the file is fixed: {self.error}")
-        with self._locked():
+        with self._mutex, self._locked():
             try:
                 disk = parse_state(self.path)
             except StateFileError as exc:
                 self.error = exc
                 raise BoardReadOnly(f"board is read-only until the file is fixed: {exc}") from None
+            if disk.tasks != self._state.tasks or disk.suggestions != self._state.suggestions:
+                self.foreign_merges += 1
             mine = self._state.copy()
             mine.next_id = max(mine.next_id, disk.next_id)
             # New ids must be free on disk too, where another console may have added tasks.
@@ -321,8 +333,8 @@ class TaskBoard:
             merged, conflicts = merge_states(self._state, mine, disk)
             write_toml(self.path, merged.to_toml())
             self._watch.mark()
-        self._state = merged
-        self.conflicts = conflicts
+            self._state = merged
+            self.conflicts = conflicts
         return outcome
 
     # ---- edits ---------------------------------------------------------

@@ -31,19 +31,20 @@ class TasksPane(Pane):
         Binding("a", "add", "add"),
         Binding("e", "edit", "edit"),
         Binding("space", "cycle", "status"),
-        Binding("plus", "raise_priority", "+prio"),
-        Binding("minus", "lower_priority", "-prio"),
-        Binding("J", "move_down", "move ↓"),
-        Binding("K", "move_up", "move ↑"),
+        Binding("plus", "raise_priority", "raise"),
+        Binding("minus", "lower_priority", "lower"),
+        Binding("J", "move_down", "down"),
+        Binding("K", "move_up", "up"),
         Binding("d", "delete", "delete"),
         Binding("u", "undo", "undo"),
         Binding("slash", "filter", "filter"),
         Binding("h", "toggle_done", "hide done"),
-        Binding("y", "accept", "accept"),
-        Binding("n", "dismiss", "dismiss"),
         Binding("r", "report", "report"),
-        Binding("j", "cursor('down')", "down", show=False),
-        Binding("k", "cursor('up')", "up", show=False),
+        # y / n are spelled out on the suggestion line itself
+        Binding("y", "accept", "accept", show=False),
+        Binding("n", "dismiss", "dismiss", show=False),
+        Binding("j", "cursor('down')", "cursor down", show=False),
+        Binding("k", "cursor('up')", "cursor up", show=False),
     ]
     DEFAULT_CSS = """
     TasksPane #banner { height: auto; padding: 0 1; display: none; }

@@ -72,7 +72,7 @@ def register(sub) -> None:
 
 
 def _profile_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", "-p", dest="tasks_profile", default=argparse.SUPPRESS,
+    parser.add_argument("--profile", "-p", dest="tasks_profile", metavar="P", default=argparse.SUPPRESS,
                         help="profile whose board to use (default: the last used)")
 
 
@@ -81,7 +81,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
 
 
-def _board(args: argparse.Namespace, editing: bool = False):
+def _board(args: argparse.Namespace):
     from profiles.tasks import TaskBoard
 
     from ..clikit import load_profile
@@ -89,7 +89,7 @@ def _board(args: argparse.Namespace, editing: bool = False):
     name = getattr(args, "tasks_profile", None) or getattr(args, "profile", None)
     profile = load_profile(name)
     board = TaskBoard.for_profile(profile.name)
-    if board.error is not None and (editing or not getattr(args, "json", False)):
+    if board.error is not None:
         raise CLIError(f"{board.error} (the file is kept; the board is read-only until it is fixed)")
     return board
 
@@ -142,7 +142,7 @@ def _list(args: argparse.Namespace) -> int:
     board = _board(args)
     if args.json:
         emit_json(board.to_json())
-        return 1 if board.error else 0
+        return 0
     shown = [t for t in board.tasks if args.all or t.is_open]
     if not board.tasks:
         print("no tasks yet: `gpudeck tasks add TEXT`")
@@ -157,7 +157,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _add(args: argparse.Namespace) -> int:
-    board = _board(args, editing=True)
+    board = _board(args)
     task = _edit_or_fail(lambda: board.add(args.text, priority=args.priority, status=args.status,
                                            notes=args.notes))
     return _report_one(args, board, task, "added")
@@ -169,21 +169,21 @@ def _edit(args: argparse.Namespace) -> int:
                if getattr(args, k) is not None}
     if not changes:
         raise CLIError("nothing to change: give --text, --priority, --status or --notes", 2)
-    board = _board(args, editing=True)
+    board = _board(args)
     task = _edit_or_fail(lambda: board.edit(tid, **changes))
     return _report_one(args, board, task, "edited")
 
 
 def _done(args: argparse.Namespace) -> int:
     tid = _task_id(args.id)
-    board = _board(args, editing=True)
+    board = _board(args)
     task = _edit_or_fail(lambda: board.edit(tid, status="completed"))
     return _report_one(args, board, task, "done")
 
 
 def _rm(args: argparse.Namespace) -> int:
     tid = _task_id(args.id)
-    board = _board(args, editing=True)
+    board = _board(args)
     task = _edit_or_fail(lambda: board.remove(tid))
     return _report_one(args, board, task, "removed")
 
@@ -192,7 +192,7 @@ def _export(args: argparse.Namespace) -> int:
     board = _board(args)
     if args.json:
         emit_json(board.to_json())
-        return 1 if board.error else 0
+        return 0
     from ..report_tasks import board_markdown
 
     print(board_markdown(board.tasks, board.suggestions), end="")
@@ -200,7 +200,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _suggestions(args: argparse.Namespace) -> int:
-    board = _board(args, editing=args.scan)
+    board = _board(args)
     if args.scan:
         from profiles.tasks import scan_events
 
@@ -219,13 +219,13 @@ def _suggestions(args: argparse.Namespace) -> int:
 
 
 def _accept(args: argparse.Namespace) -> int:
-    board = _board(args, editing=True)
+    board = _board(args)
     task = _edit_or_fail(lambda: board.accept(args.key))
     return _report_one(args, board, task, "accepted")
 
 
 def _dismiss(args: argparse.Namespace) -> int:
-    board = _board(args, editing=True)
+    board = _board(args)
     if args.key not in {s.key for s in board.suggestions}:
         raise CLIError(f"no suggestion {args.key!r} (see `gpudeck tasks suggestions`)")
     _edit_or_fail(lambda: board.dismiss(args.key))
@@ -237,7 +237,7 @@ def _dismiss(args: argparse.Namespace) -> int:
 
 
 def _threshold(args: argparse.Namespace) -> int:
-    board = _board(args, editing=args.pct is not None)
+    board = _board(args)
     if args.pct is not None:
         if args.pct.lower() == "off":
             pct = None

@@ -1,0 +1,315 @@
+"""The findings report: one Markdown document per profile, kept current.
+
+Each generated section sits between `<!-- gpudeck:begin ID -->` and
+`<!-- gpudeck:end ID -->` markers. Writing the report again replaces what is
+between the markers and leaves everything else (the operator's own notes)
+alone, so a rerun refreshes the document instead of growing it.
+
+Data comes from the profile's files (runs/, crashes/, servers/, tasks.toml),
+read defensively: a missing folder is a sentence, a broken file is named.
+Live parts (GPU snapshot, launch configs, roofline) go through the public
+CLI in a subprocess with a timeout, so a slow host or an engine that is not
+there yet costs a note, never the report.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from profiles import paths
+from profiles.profile import Profile
+from profiles.tasks import TaskBoard
+
+from . import report_sections as sections
+from .report_tasks import board_markdown
+
+SECTION_ORDER = [
+    ("host", "Host and GPUs"),
+    ("configs", "Launch configs"),
+    ("runs", "Benchmark runs"),
+    ("roofline", "Roofline"),
+    ("crashes", "Crashes"),
+    ("tasks", "Task board"),
+]
+_BEGIN = re.compile(r"^<!-- gpudeck:begin ([a-z-]+) -->[ \t]*$", re.M)
+_END = re.compile(r"^<!-- gpudeck:end ([a-z-]+) -->[ \t]*$", re.M)
+LIVE_TIMEOUT_S = 30.0
+
+
+class ReportError(Exception):
+    """The report cannot be written; one line for the operator."""
+
+
+def default_path(profile_name: str) -> Path:
+    return paths.profile_data_dir(profile_name) / "findings.md"
+
+
+@dataclass
+class ReportData:
+    profile: Profile
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    crashes: list[dict[str, Any]] = field(default_factory=list)
+    configs: list[dict[str, Any]] = field(default_factory=list)
+    configs_source: str = "launch records in the profile's servers/ folder"
+    gpus: dict[str, Any] | None = None
+    gpus_note: str | None = None
+    roofline: dict[str, Any] | None = None
+    roofline_note: str | None = None
+    board: TaskBoard | None = None
+    suggested: list[str] = field(default_factory=list)   # efficiency suggestions offered
+
+
+# ---- reading the profile's files ----------------------------------------------
+
+def _read_json_files(folder: Path) -> list[dict[str, Any]]:
+    """Every *.json in a folder, oldest first; a broken one is kept with its reason."""
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in folder.glob("*.json"):
+        try:
+            stamp = path.stat().st_mtime
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            found.append({"name": path.stem, "file": path.name, "mtime": 0.0,
+                          "error": f"{path.name}: {exc}"})
+            continue
+        if not isinstance(doc, dict):
+            found.append({"name": path.stem, "file": path.name, "mtime": stamp,
+                          "error": f"{path.name}: not a JSON object"})
+            continue
+        found.append({"name": path.stem, "file": path.name, "mtime": stamp, "doc": doc,
+                      "when": time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))})
+    return sorted(found, key=lambda r: (r["mtime"], r["name"]))
+
+
+def _crash_sort_key(crash: dict[str, Any]) -> tuple:
+    doc = crash.get("doc") or {}
+    stamp = doc.get("time") if isinstance(doc.get("time"), str) else ""
+    return (stamp, crash["name"])
+
+
+def _configs_from_records(folder: Path) -> list[dict[str, Any]]:
+    """The latest launch record of each config: its effective flags and last state."""
+    latest: dict[str, dict[str, Any]] = {}
+    for rec in _read_json_files(folder):
+        doc = rec.get("doc")
+        if not doc or not isinstance(doc.get("config"), str):
+            continue
+        started = doc.get("started_at") if isinstance(doc.get("started_at"), (int, float)) else 0
+        seen = latest.get(doc["config"])
+        if seen is None or started >= seen["_started"]:
+            latest[doc["config"]] = {"name": doc["config"], "script": doc.get("script"),
+                                     "flags": doc.get("flags") if isinstance(doc.get("flags"), dict) else {},
+                                     "state": doc.get("state"), "_started": started}
+    return [latest[name] for name in sorted(latest)]
+
+
+# ---- live parts through the public CLI --------------------------------------
+
+def _cli_json(argv: list[str], timeout: float = LIVE_TIMEOUT_S) -> tuple[dict[str, Any] | None, str | None]:
+    """Run `gpudeck ARGV --json`; (document, None) or (None, reason)."""
+    try:
+        proc = subprocess.run([sys.executable, "-m", "console", *argv], capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return None, f"`gpudeck {argv[0]}` gave no answer within {timeout:.0f} s"
+    doc = None
+    try:
+        doc = json.loads(proc.stdout) if proc.stdout.strip() else None
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict):
+        return doc, None
+    reason = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+    return None, reason.removeprefix("gpudeck: ")
+
+
+def _roofline(profile: Profile, batches: list[int]) -> tuple[dict[str, Any] | None, str | None]:
+    if not profile.model.config:
+        return None, "the profile names no model config (`[model] config` in the profile)"
+    try:
+        import console.roofline  # noqa: F401  (only to know the engine is there)
+    except ImportError:
+        return None, "the roofline engine is not in this build"
+    if not profile.gpu.name or not profile.gpu.count:
+        return None, "the profile names no GPU model and count (`[gpu] name` and `count`)"
+    argv = ["roofline", "--model-config", profile.model.config, "--gpu", profile.gpu.name,
+            "--count", str(profile.gpu.count), "--batch", ",".join(str(b) for b in batches or [1]),
+            "--json"]
+    if profile.model.quant_config:
+        argv[3:3] = ["--quant-config", profile.model.quant_config]
+    if profile.model.quant:
+        argv[-1:-1] = ["--quant", profile.model.quant]
+    if profile.model.kv_dtype:
+        argv[-1:-1] = ["--kv-dtype", profile.model.kv_dtype]
+    doc, reason = _cli_json(argv)
+    if doc is None:
+        return None, f"`gpudeck roofline` failed: {reason}"
+    return doc, None
+
+
+def measured_by_concurrency(runs: list[dict[str, Any]]) -> dict[int, tuple[float, str]]:
+    """Latest successful output tok/s per concurrency over all runs (runs are oldest first)."""
+    out: dict[int, tuple[float, str]] = {}
+    for run in runs:
+        for level in (run.get("doc") or {}).get("levels") or []:
+            if not isinstance(level, dict) or level.get("status") not in ("ok", "partial"):
+                continue
+            conc, tok = level.get("concurrency"), level.get("output_throughput")
+            if isinstance(conc, int) and isinstance(tok, (int, float)) and not isinstance(tok, bool):
+                out[conc] = (float(tok), run["name"])
+    return out
+
+
+def collect(profile: Profile, live: bool = True) -> ReportData:
+    """Everything the report says, gathered once."""
+    data_dir = paths.profile_data_dir(profile.name)
+    data = ReportData(profile=profile)
+    data.runs = _read_json_files(data_dir / "runs")
+    data.crashes = sorted(_read_json_files(data_dir / "crashes"), key=_crash_sort_key)
+    data.configs = _configs_from_records(data_dir / "servers")
+    data.board = TaskBoard.for_profile(profile.name, readonly=True)
+    if live:
+        data.gpus, data.gpus_note = _cli_json(["gpus", "--profile", profile.name, "--json"])
+        listed, note = _cli_json(["server", "list", "--profile", profile.name, "--json"])
+        if listed is not None and isinstance(listed.get("configs"), list):
+            recorded = {c["name"]: c for c in data.configs}
+            data.configs = []
+            for c in listed["configs"]:
+                if not isinstance(c, dict):
+                    continue
+                latest = c.get("latest") if isinstance(c.get("latest"), dict) else {}
+                flags = latest.get("flags") or c.get("flags") or recorded.get(c.get("name"), {}).get("flags")
+                data.configs.append(c | {"flags": flags or {}, "state": latest.get("state")})
+            data.configs_source = "the host's launch scripts, with the flags of the latest launch where there was one"
+        elif note:
+            data.configs_source += f" (the host could not be asked: {note})"
+    else:
+        data.gpus_note = "written offline"
+    batches = sorted({lv.get("concurrency") for run in data.runs for lv in (run.get("doc") or {}).get("levels") or []
+                      if isinstance(lv, dict) and isinstance(lv.get("concurrency"), int)
+                      and not isinstance(lv.get("concurrency"), bool) and lv["concurrency"] > 0}) or [1]
+    data.roofline, data.roofline_note = _roofline(profile, batches)
+    return data
+
+
+# ---- rendering and refreshing ---------------------------------------------------
+
+def render_sections(data: ReportData) -> dict[str, str]:
+    p = data.profile
+    host = {"name": p.name, "target": p.target, "description": p.description,
+            "simulated": p.ui.simulated, "gpu_name": p.gpu.name, "gpu_count": p.gpu.count,
+            "url": p.server.url, "model_name": p.model.name, "model_config": p.model.config,
+            "quant": p.model.quant}
+    board = data.board
+    if board is None:
+        tasks_md = "No task board."
+    elif board.error is not None:
+        tasks_md = f"The task board file does not parse: `{board.error}`. Fix it to see the board here."
+    else:
+        tasks_md = board_markdown(board.tasks, board.suggestions, heading_level=2).rstrip()
+    bodies = {
+        "host": sections.host_section(host, data.gpus, data.gpus_note),
+        "configs": sections.configs_section(data.configs, data.configs_source),
+        "runs": sections.runs_section(data.runs),
+        "roofline": sections.roofline_section(data.roofline, data.roofline_note,
+                                              measured_by_concurrency(data.runs)),
+        "crashes": sections.crashes_section(data.crashes),
+        "tasks": tasks_md,
+    }
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    out = {"title": f"# Findings: {p.name}\n\n_Sections between gpudeck markers are rewritten by "
+                    f"`gpudeck report`; write your own notes outside them. Last written {stamp}._"}
+    for sid, heading in SECTION_ORDER:
+        out[sid] = f"## {heading}\n\n{bodies[sid].rstrip()}"
+    return out
+
+
+def _block(sid: str, body: str) -> str:
+    return f"<!-- gpudeck:begin {sid} -->\n{body.rstrip()}\n<!-- gpudeck:end {sid} -->"
+
+
+def refresh_document(existing: str | None, rendered: dict[str, str]) -> str:
+    """Put the sections into the document: replace marked ones, append the ones it lacks."""
+    if not existing or not existing.strip():
+        return "\n\n".join(_block(sid, body) for sid, body in rendered.items()) + "\n"
+    begins = [(m.group(1), m) for m in _BEGIN.finditer(existing)]
+    ends = [(m.group(1), m) for m in _END.finditer(existing)]
+    if [b[0] for b in begins] != [e[0] for e in ends] or len(set(b[0] for b in begins)) != len(begins):
+        raise ReportError("the file's gpudeck section markers are unpaired or repeated; "
+                          "fix or remove them (the file was left as it is)")
+    spans = []
+    for (sid, b), (_, e) in zip(begins, ends):
+        if e.start() < b.end() or (spans and b.start() < spans[-1][2]):
+            line = existing.count("\n", 0, b.start()) + 1
+            raise ReportError(f"gpudeck section '{sid}' at line {line} is not closed before the next one; "
+                              "fix the markers (the file was left as it is)")
+        spans.append((sid, b.start(), e.end()))
+    pieces: list[str] = []
+    cursor = 0
+    for sid, start, end in spans:
+        pieces.append(existing[cursor:start])
+        pieces.append(_block(sid, rendered[sid]) if sid in rendered else existing[start:end])
+        cursor = end
+    tail = existing[cursor:]
+    present = {sid for sid, _, _ in spans}
+    missing = [sid for sid in rendered if sid not in present]
+    if not spans:
+        # The operator's own file: the generated sections go after their text.
+        added = "\n\n".join(_block(sid, rendered[sid]) for sid in missing)
+        return existing.rstrip("\n") + "\n\n" + added + "\n"
+    if missing:
+        added = "\n\n".join(_block(sid, rendered[sid]) for sid in missing)
+        pieces.append("\n\n" + added)
+    pieces.append(tail)
+    text = "".join(pieces)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def offer_efficiency_suggestions(profile: Profile, data: ReportData) -> list[str]:
+    """Measured levels below the board's efficiency threshold become suggestions (never tasks)."""
+    from profiles.tasks import suggest_from_efficiency
+
+    if data.roofline is None or data.board is None or data.board.error is not None:
+        return []
+    ideal = {lv.get("batch"): lv.get("tok_s_ideal") for lv in data.roofline.get("levels") or []
+             if isinstance(lv, dict)}
+    offered = []
+    for batch, (tok, run) in sorted(measured_by_concurrency(data.runs).items()):
+        pct = sections.efficiency_pct(tok, ideal.get(batch))
+        s = suggest_from_efficiency(profile, f"concurrency {batch} in {run}", pct, run=run)
+        if s is not None:
+            offered.append(s.text)
+    return offered
+
+
+def write_report(profile: Profile, out: Path | None = None, live: bool = True,
+                 offer_suggestions: bool = True) -> tuple[Path, ReportData]:
+    """Write (or refresh) the findings document; returns its path and what it said.
+
+    With offer_suggestions, levels whose efficiency is below the operator's threshold
+    are offered on the task board as suggestions (listed in `data.suggested`).
+    """
+    from profiles.atomic import write_atomic
+
+    target = Path(out) if out else default_path(profile.name)
+    try:
+        existing = target.read_text(encoding="utf-8") if target.exists() else None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"cannot read {target}: {exc}") from None
+    data = collect(profile, live=live)
+    text = refresh_document(existing, render_sections(data))
+    try:
+        write_atomic(target, text, mode=0o644)
+    except OSError as exc:
+        raise ReportError(f"cannot write {target}: {exc.strerror or exc}") from None
+    if offer_suggestions:
+        data.suggested = offer_efficiency_suggestions(profile, data)
+    return target, data
