@@ -21,12 +21,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ep", "--ep-size", "--expert-parallel-size", dest="ep", type=int, default=1)
     parser.add_argument("--mem-fraction-static", type=float, default=0.85)
     parser.add_argument("--max-running-requests", type=int, default=512)
+    parser.add_argument("--cuda-graph-max-bs", type=int)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=30000)
     args, _ignored = parser.parse_known_args(argv)
     sim = ["sim", "serve", "--host", args.host, "--port", str(args.port), "--tp", str(args.tp),
            "--ep", str(args.ep), "--mem-fraction-static", str(args.mem_fraction_static),
            "--max-running-requests", str(args.max_running_requests)]
+    if args.cuda_graph_max_bs:
+        sim += ["--cuda-graph-max-bs", str(args.cuda_graph_max_bs)]
     if args.model_path:
         sim += ["--served-model-name", args.model_path]
     state_dir = os.environ.get("GPUDECK_SIM_STATE_DIR")

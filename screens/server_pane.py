@@ -98,7 +98,7 @@ class ServerPane(Pane):
         table = self.query_one("#configs", DataTable)
         table.add_columns("config", "state", "since")
         flags = self.query_one("#flags", DataTable)
-        flags.add_columns("flag", "script", "effective (log)")
+        flags.add_columns("flag", "script", "effective (log) / other")
 
     async def set_session(self, session: HostSession) -> None:
         await super().set_session(session)
@@ -163,6 +163,9 @@ class ServerPane(Pane):
         for proc in self.unmanaged:
             table.add_row(f"pid {proc.pid} (not ours)", "[yellow]● running[/]", _age(proc.elapsed_s),
                           key=f"pid:{proc.pid}")
+        names = [c.name for c in self.configs]
+        if self.selected in names:  # a redraw keeps the operator's place
+            table.move_cursor(row=names.index(self.selected), animate=False)
         states = [r.state for r in self.latest.values()]
         if "crashed" in states:
             self.set_summary("✖ crashed")
@@ -243,6 +246,8 @@ class ServerPane(Pane):
         return int(head[0]) if head and head[0].isdigit() else None
 
     def _draw_flags(self, config: cfgs.LaunchConfig | None) -> None:
+        from widgets.server_flags import flag_rows
+
         table = self.query_one("#flags", DataTable)
         table.clear()
         promise = self.query_one("#promise", Static)
@@ -250,17 +255,13 @@ class ServerPane(Pane):
             promise.update("")
             return
         promise.update("\n".join(f"⚠ {w}" for w in config.warnings) or (f"✖ {config.error}" if config.error else ""))
-        effective = self._effective_flags(config.name)
-        for key, value in config.flags.items():
-            eff = effective.get(key) if effective else None
-            mismatch = effective is not None and key in effective and str(eff) != str(value)
-            eff_text = "" if effective is None or key not in effective else (f"[red]{eff} ⚠[/]" if mismatch else str(eff))
-            table.add_row(key, str(value), eff_text)
+        for row in flag_rows(config.parsed, self._effective_flags(config.name)):
+            table.add_row(*row)
 
     def _effective_flags(self, name: str) -> dict | None:
         record = self.latest.get(name)
         monitor = self.monitors.get(record.id) if record else None
-        return monitor.effective if monitor and getattr(monitor, "effective", None) else None
+        return monitor.effective if monitor is not None else None
 
     # ------------------------------------------------------------ monitors
     def _watch(self, record: LaunchRecord) -> None:
@@ -286,6 +287,8 @@ class ServerPane(Pane):
     def on_server_pane_state_changed(self, message: StateChanged) -> None:
         self.latest[message.record.config] = message.record
         self._draw_configs()
+        if message.record.config == self.selected:
+            self._draw_flags(self._selected_config())
         if message.record.state == "ready":
             self.notify(f"{message.record.config} ready in {message.record.time_to_ready_s}s", timeout=5)
 
@@ -375,20 +378,21 @@ class ServerPane(Pane):
         self._draw_configs()
 
     def action_diff(self) -> None:
+        from widgets.server_flags import diff_rows
+
         config = self._selected_config()
-        others = [c for c in self.configs if config and c.name != config.name]
-        if config is None or not others:
-            self.notify("need two configs to diff", severity="warning")
+        others = [c for c in self.configs if config and c.name != config.name and c.parsed is not None]
+        if config is None or config.parsed is None or not others:
+            self.notify("need two parsed configs to diff", severity="warning")
             return
-        other = others[0]
-        keys = list(dict.fromkeys([*config.flags, *other.flags]))
+        # each press compares with the next config in the list
+        self._diff_index = (getattr(self, "_diff_index", -1) + 1) % len(others)
+        other = others[self._diff_index]
         table = self.query_one("#flags", DataTable)
         table.clear()
-        for key in keys:
-            a, b = config.flags.get(key), other.flags.get(key)
-            mark = "[yellow]" if a != b else ""
-            table.add_row(key, f"{mark}{a}", f"{mark}{b}  ({other.name})")
-        self.query_one("#promise", Static).update(f"diff: {config.name}  vs  {other.name}")
+        for row in diff_rows(config.parsed, other.parsed):
+            table.add_row(*row)
+        self.query_one("#promise", Static).update(f"diff: {config.name}  vs  {other.name}   (d: next config)")
 
     def action_follow(self) -> None:
         log = self.query_one(LogView)

@@ -20,7 +20,7 @@ class LaunchConfig:
     flags: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
-    parsed: object | None = None
+    parsed: object | None = None  # console.launchconfig.LaunchConfig
 
     @property
     def port(self) -> int | None:
@@ -80,19 +80,17 @@ async def read_config(session: HostSession, script: str) -> LaunchConfig:
 
 
 def parse_flags(config: LaunchConfig) -> None:
-    """Fill flags and warnings from the script text (console.launchconfig does the parsing)."""
-    try:
-        from .. import launchconfig
-    except ImportError:
-        return
+    """Fill flags and promise warnings from the script text (console.launchconfig parses)."""
+    from .. import launchconfig
+
     try:
         parsed = launchconfig.parse_script(config.text or "", name=posixpath.basename(config.script))
-    except Exception as exc:  # a script we cannot read is shown with the reason, never fatal
-        config.error = f"cannot parse: {exc}"
+    except launchconfig.LaunchConfigError as exc:
+        config.error = str(exc)
         return
     config.parsed = parsed
-    config.flags = launchconfig.flags_dict(parsed)
-    config.warnings = [str(w) for w in launchconfig.promise_warnings(parsed)]
+    config.flags = {key: value for key, value in parsed.flags.items() if value is not None}
+    config.warnings = list(parsed.warnings)
 
 
 def find(configs: list[LaunchConfig], name: str) -> LaunchConfig | None:

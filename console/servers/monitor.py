@@ -40,6 +40,7 @@ class ServerMonitor:
         self.triage = Triage()
         self.tail = LogTail(session.host, record.log, 0) if record.log else None
         self.crash_doc: dict | None = None
+        self.effective: dict | None = None  # flags the server says it runs with (from its log)
 
     async def run(self) -> LaunchRecord:
         tail_task = asyncio.create_task(self._follow_log()) if self.tail else None
@@ -80,10 +81,20 @@ class ServerMonitor:
             async for line in self.tail.lines(follow=True):
                 pending.append(line)
                 self.triage.feed(line)
+                if self.effective is None and ("ServerArgs(" in line or "non-default args" in line):
+                    self._read_effective(line)
         finally:
             flusher.cancel()
             if pending:
                 self.on_lines(pending[:])
+
+    def _read_effective(self, line: str) -> None:
+        from ..launchconfig import effective_from_log
+
+        found = effective_from_log([line])
+        if found is not None:
+            self.effective = found.flags
+            self.on_state(self.record)
 
     def _check_log_verdict(self) -> None:
         record = self.record

@@ -73,6 +73,7 @@ class SimConfig:
     state_dir: Path | None = None
     mem_fraction: float = 0.85
     max_running_requests: int = 512
+    cuda_graph_max_bs: int | None = None
     context: int = 4096                     # context the roofline assumes for KV reads
     seed: int = 0
     extra_args: dict[str, Any] = field(default_factory=dict)

@@ -59,7 +59,7 @@ def _py(value: Any) -> str:
 
 
 def server_args_line(cfg: SimConfig, quantization: str | None) -> str:
-    model_path = f"/models/{cfg.model}"
+    model_path = cfg.model  # as the launch script named it (a path or a hub id)
     fields: list[tuple[str, Any]] = [
         ("model_path", model_path), ("tokenizer_path", model_path), ("tokenizer_mode", "auto"),
         ("skip_tokenizer_init", False), ("load_format", "auto"), ("trust_remote_code", True),
@@ -76,7 +76,7 @@ def server_args_line(cfg: SimConfig, quantization: str | None) -> str:
         ("dp_size", 1), ("load_balance_method", "round_robin"), ("nnodes", 1), ("node_rank", 0),
         ("attention_backend", None), ("sampling_backend", "flashinfer"), ("grammar_backend", "xgrammar"),
         ("speculative_algorithm", None), ("ep_size", cfg.ep), ("enable_ep_moe", cfg.ep > 1),
-        ("moe_runner_backend", "auto"), ("cuda_graph_max_bs", None), ("disable_cuda_graph", False),
+        ("moe_runner_backend", "auto"), ("cuda_graph_max_bs", cfg.cuda_graph_max_bs), ("disable_cuda_graph", False),
         ("disable_custom_all_reduce", False), ("enable_dp_attention", False),
         ("enable_torch_compile", False), ("disable_overlap_schedule", False),
     ]

@@ -1,0 +1,48 @@
+"""Rows for the flags table: script against effective (from the log), or config against config.
+
+Plain data in, Rich text out; mismatches are highlighted, unknown is "N/A".
+"""
+from __future__ import annotations
+
+from rich.text import Text
+
+
+def _show(value) -> str:
+    from console.launchconfig import show
+
+    return show(value)
+
+
+def flag_rows(parsed, effective: dict | None) -> list[tuple[str, Text, Text]]:
+    """(label, script value, effective value) per flag; a mismatch is red with ⚠."""
+    if parsed is None:
+        return []
+    from console.launchconfig import compare
+
+    rows = []
+    for check in compare(parsed, effective or {}):
+        if check.script is None and (effective is None or check.effective is None):
+            continue
+        script = Text(_show(check.script))
+        if effective is None:
+            eff = Text("(not started)" if not rows else "", style="grey50")
+        elif check.mismatch:
+            eff = Text(f"{_show(check.effective)} ⚠", style="bold red")
+            script.stylize("bold red")
+        else:
+            eff = Text(_show(check.effective))
+        rows.append((check.label, script, eff))
+    return rows
+
+
+def diff_rows(left, right) -> list[tuple[str, Text, Text]]:
+    """(label, left value, right value) for every flag either config sets; changes in yellow."""
+    from console.launchconfig import diff
+
+    rows = []
+    for row in diff(left, right):
+        if row.left is None and row.right is None:
+            continue
+        style = "bold yellow" if row.differs else ""
+        rows.append((row.label, Text(_show(row.left), style=style), Text(_show(row.right), style=style)))
+    return rows
