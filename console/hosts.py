@@ -249,9 +249,13 @@ async def _terminate_group(proc: asyncio.subprocess.Process, grace: float = 2.0)
             os.killpg(proc.pid, sig)
         try:
             await asyncio.wait_for(proc.wait(), grace)
-            return
+            break
         except asyncio.TimeoutError:
             continue
+    # close the pipes now, not when the loop is gone ("unclosed transport" at exit)
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
 
 
 class LocalHost(Host):
@@ -487,6 +491,7 @@ class SSHHost(Host):
     async def run(self, argv: Sequence[str], *, timeout: float | None = None,
                   input: str | None = None) -> RunResult:
         conn = await self._connection()
+        reads = None
         timeout = timeout if timeout is not None else self.profile.ssh.command_timeout_s
         command = remote_command(argv, watchdog=input is None)
         try:
@@ -498,19 +503,17 @@ class SSHHost(Host):
             if input is not None:
                 proc.stdin.write(input.encode())
                 proc.stdin.write_eof()
-            out, err = await asyncio.wait_for(
-                asyncio.gather(proc.stdout.read(), proc.stderr.read()), timeout)
+            reads = asyncio.gather(proc.stdout.read(), proc.stderr.read())
+            out, err = await asyncio.wait_for(reads, timeout)
             await asyncio.wait_for(proc.wait_closed(), 5.0)
-        except asyncio.TimeoutError:
+        except (asyncio.TimeoutError, asyncio.CancelledError) as exc:
+            _discard(reads)
             with contextlib.suppress(Exception):
                 proc.stdin.write_eof()
                 proc.close()
+            if isinstance(exc, asyncio.CancelledError):
+                raise
             raise HostError("command-timeout", f"{shlex.join(argv)[:80]} timed out after {timeout:g}s on {self.name}") from None
-        except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                proc.stdin.write_eof()
-                proc.close()
-            raise
         except Exception as exc:
             self._connection_failed(exc)
             raise self._as_host_error(exc) from None
@@ -539,6 +542,14 @@ class SSHHost(Host):
                 await self._conn.wait_closed()
             self._conn = None
         self._set_status(IDLE)
+
+
+def _discard(future) -> None:
+    """Cancel a gather we no longer wait for, and swallow its outcome (no 'never retrieved')."""
+    if future is None:
+        return
+    future.cancel()
+    future.add_done_callback(lambda f: f.cancelled() or f.exception())
 
 
 def host_for(profile: Profile) -> Host:

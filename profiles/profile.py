@@ -7,7 +7,8 @@ The TOML layout (one file per host, `<config>/profiles/<name>.toml`):
     [ssh]      host, user, port, identity_file, config_file, connect_timeout_s, command_timeout_s
     [server]   url, scripts_dir, log_dir, configs = [...], kill_grace_s
     [model]    name, config, quant_config, quant, kv_dtype
-    [gpu]      name, count, sample_interval_ms
+    [gpu]      name, count, sample_interval_ms, smi_command (argv used instead of
+               `nvidia-smi`, e.g. a stand-in: ["python3", "/opt/fake-smi.py"])
     [ui]       simulated (bool: everything from this host is labelled SIMULATED)
 
 `[ssh] host` may be a plain host name or address, or an alias from
@@ -68,6 +69,7 @@ class GPUSection:
     name: str | None = None
     count: int | None = None
     sample_interval_ms: int = 1000
+    smi_command: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -90,7 +92,7 @@ _SCHEMA: dict[str, dict[str, str]] = {
                "kill_grace_s": "num"},
     "model": {"name": "str", "config": "str", "quant_config": "str", "quant": "str",
               "kv_dtype": "str"},
-    "gpu": {"name": "str", "count": "int", "sample_interval_ms": "int"},
+    "gpu": {"name": "str", "count": "int", "sample_interval_ms": "int", "smi_command": "list[str]"},
     "ui": {"simulated": "bool"},
 }
 _TOP: dict[str, str] = {"transport": "str", "description": "str"}

@@ -121,6 +121,10 @@ class GpudeckApp(App):
             await self._open(name)
             self.notify(f"opened {name}", timeout=2)
 
+    async def on_gpus_pane_open_host(self, message) -> None:
+        await self.switch_host(message.name)
+        self.action_tab("gpus")
+
     def on_pane_summary(self, message: Pane.Summary) -> None:
         tab_id = (message.pane.id or "").removeprefix("pane-")
         self._set_tab_label(tab_id, message.text)

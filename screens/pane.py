@@ -36,8 +36,11 @@ class Pane(Vertical):
 
     def focus_body(self) -> None:
         """Give the focus to the pane's first focusable widget, so its keys work at once."""
+        from textual.widgets import Input
+
+        # not an Input: digits must still switch tabs until the operator chooses to type
         for widget in self.query("*"):
-            if widget.focusable and widget.display:
+            if widget.focusable and widget.display and not isinstance(widget, Input):
                 widget.focus()
                 return
 

@@ -21,7 +21,7 @@ _RULES: list[tuple[str, re.Pattern]] = [
         r"|NVIDIA-SMI has failed"
         r"|libnvidia-ml\.so.*(?:not found|cannot open)"
         r"|nvidia-smi: (?:command )?not found"
-        r"|command not found: nvidia-smi"
+        r"|command not found: \S*nvidia-smi"
         r"|nvidia-smi: No such file or directory", re.I)),
     (NO_DEVICES, re.compile(r"No devices were found", re.I)),
     (GPU_ERROR, re.compile(

@@ -90,6 +90,7 @@ class CSVParse:
     saw_apps: bool = False
     rejected: list[str] = field(default_factory=list)
     data_lines: int = 0
+    cut_off: bool = False
 
     @property
     def found(self) -> bool:
@@ -169,7 +170,15 @@ def parse_csv_lines(lines: Sequence[str]) -> CSVParse:
         except BadLine:
             out.rejected.append(line)
     finish_group()
+    _drop_cut_off_tail(out)
     return out
+
+
+def _drop_cut_off_tail(out: CSVParse) -> None:
+    """A last sample with fewer GPUs than the one before it was cut off mid-paste."""
+    if len(out.samples) >= 2 and len(out.samples[-1]) < len(out.samples[-2]):
+        out.samples.pop()
+        out.cut_off = True
 
 
 def _headerless(line: str, out: CSVParse) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from .model import GPU, MIGDevice
+from .model import GPU, MIGDevice, NA
 
 _GPU = re.compile(r"^\s*GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)")
 _MIG = re.compile(r"^\s*MIG (\S+)\s+Device\s+(\d+): \(UUID: (MIG-[0-9a-fA-F-]+)\)")
@@ -19,7 +19,7 @@ def parse_list_lines(lines: Sequence[str]) -> list[GPU]:
             continue
         m = _MIG.match(line)
         if m and gpus:
-            gpus[-1].mig_devices.append(MIGDevice(gpu_index=gpus[-1].index, gi=None, ci=None,
+            gpus[-1].mig_devices.append(MIGDevice(gpu_index=gpus[-1].index, gi=NA, ci=NA,
                                                   dev=int(m.group(2)), uuid=m.group(3),
                                                   profile=m.group(1)))
     return gpus

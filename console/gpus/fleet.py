@@ -1,0 +1,108 @@
+"""Sampling several hosts at once, and the one-line summary of each.
+
+Each profile gets its own Sampler (one stream per host); `GPUFleet.updates()`
+yields `(profile name, Snapshot)` as samples arrive from any of them.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass
+from typing import AsyncIterator, Iterable
+
+from console.hosts import Host, host_for
+from profiles.profile import Profile
+
+from .flags import BUSY, IDLE, STALE
+from .model import OK, Snapshot, known
+from .sampler import Sampler
+
+
+def sampler_for(profile: Profile, host: Host | None = None, interval_s: float | None = None) -> Sampler:
+    """A Sampler configured from the profile's [gpu] section."""
+    interval = interval_s if interval_s is not None else profile.gpu.sample_interval_ms / 1000
+    return Sampler(host or host_for(profile), interval, smi_command=profile.gpu.smi_command or None,
+                   simulated=profile.ui.simulated)
+
+
+@dataclass
+class FleetRow:
+    """One host in the fleet overview."""
+
+    name: str
+    reachable: bool | None          # None: no answer yet
+    state: str
+    gpus: int | None
+    busy: int
+    idle: int
+    stale: int
+    memory_used_mib: float | None
+    memory_total_mib: float | None
+    age_s: float | None
+    sample_stale: bool
+    message: str
+    simulated: bool = False
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def fleet_row(name: str, snap: Snapshot | None, now: float | None = None) -> FleetRow:
+    now = time.time() if now is None else now
+    if snap is None:
+        return FleetRow(name, None, "waiting", None, 0, 0, 0, None, None, None, False, "no sample yet")
+    reachable = snap.state != "unreachable"
+    used = [g.memory_used_mib for g in snap.gpus if known(g.memory_used_mib)]
+    total = [g.memory_total_mib for g in snap.gpus if known(g.memory_total_mib)]
+    return FleetRow(
+        name=name, reachable=reachable, state=snap.state,
+        gpus=len(snap.gpus) if snap.state == OK else None,
+        busy=snap.flag_count(BUSY), idle=snap.flag_count(IDLE), stale=snap.flag_count(STALE),
+        memory_used_mib=sum(used) if used else None, memory_total_mib=sum(total) if total else None,
+        age_s=snap.age(now), sample_stale=snap.sample_stale,
+        message=snap.stale_reason if snap.sample_stale else snap.message, simulated=snap.simulated)
+
+
+class GPUFleet:
+    """Samplers for many profiles, merged into one stream of updates."""
+
+    def __init__(self, samplers: dict[str, Sampler], own_hosts: bool = True):
+        self.samplers = samplers
+        self.own_hosts = own_hosts      # False when the hosts are shared with the app: close() leaves them
+        self.latest: dict[str, Snapshot] = {}
+
+    @classmethod
+    def from_profiles(cls, profiles: Iterable[Profile], interval_s: float | None = None) -> "GPUFleet":
+        return cls({p.name: sampler_for(p, interval_s=interval_s) for p in profiles})
+
+    async def updates(self) -> AsyncIterator[tuple[str, Snapshot]]:
+        queue: asyncio.Queue = asyncio.Queue()
+
+        async def pump(name: str, sampler: Sampler) -> None:
+            async with contextlib.aclosing(sampler.snapshots()) as snapshots:
+                async for snap in snapshots:
+                    await queue.put((name, snap))
+
+        tasks = [asyncio.create_task(pump(n, s)) for n, s in self.samplers.items()]
+        try:
+            while True:
+                name, snap = await queue.get()
+                self.latest[name] = snap
+                yield name, snap
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(BaseException):
+                    await task
+
+    def rows(self, now: float | None = None) -> list[FleetRow]:
+        return [fleet_row(name, self.latest.get(name), now) for name in self.samplers]
+
+    async def close(self) -> None:
+        if not self.own_hosts:
+            return
+        for sampler in self.samplers.values():
+            with contextlib.suppress(Exception):
+                await sampler.host.close()

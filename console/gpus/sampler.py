@@ -1,0 +1,281 @@
+"""Live GPU samples of one host.
+
+Over SSH (and locally when NVML is not usable) the GPUs come from ONE
+long-lived `nvidia-smi --query-gpu=… -lms <interval>` stream, never an exec
+per poll. Each line carries the GPU `count`, so a sample is complete as soon
+as its last row arrives. Processes come from a slower `--query-compute-apps`
+poll. When the stream dies or goes silent it is restarted with backoff, and
+meanwhile the last sample is re-issued marked `sample_stale`, with its time.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import replace
+from typing import AsyncIterator, Sequence
+
+from console.hosts import Host, HostError, LocalHost
+
+from . import fields as F
+from . import values
+from .errors import recognise
+from .flags import STALE_SAMPLES, FlagTracker
+from .model import GPU, OK, UNPARSED, UNREACHABLE, GPUProcess, Snapshot, known
+from .parse_csv import SEP, BadLine, parse_app_line, parse_gpu_line
+
+BACKOFF_START_S = 0.5
+BACKOFF_MAX_S = 30.0
+
+
+def backoff_delay(failures: int) -> float:
+    return min(BACKOFF_MAX_S, BACKOFF_START_S * 2 ** max(0, failures - 1))
+
+
+class Sampler:
+    """Samples one host; iterate `snapshots()` for a Snapshot per sample.
+
+    `smi_command` replaces the `nvidia-smi` argv (a stand-in, a container
+    wrapper). `use_nvml=None` means: NVML for a LocalHost when it loads.
+    """
+
+    def __init__(self, host: Host, interval_s: float = 1.0, *, smi_command: Sequence[str] | None = None,
+                 apps_interval_s: float = 5.0, stale_after: int = STALE_SAMPLES,
+                 use_nvml: bool | None = None, silence_s: float | None = None, simulated: bool = False):
+        self.host = host
+        self.interval_s = max(0.05, float(interval_s))
+        self.smi = list(smi_command) if smi_command else ["nvidia-smi"]
+        self.apps_interval_s = apps_interval_s
+        self.silence_s = silence_s if silence_s is not None else max(10.0, 5 * self.interval_s)
+        self.simulated = simulated
+        self.use_nvml = use_nvml if use_nvml is not None else (isinstance(host, LocalHost) and not smi_command)
+        self.tracker = FlagTracker(stale_after)
+        self.restarts = 0              # how many times the stream was (re)started after the first
+        self.source = "nvidia-smi"
+        self.fields = F.GPU_FIELD_LISTS[0]
+        self._field_choice = 0
+        self._processes: list[GPUProcess] = []
+        self._processes_known = False
+        self._apps_wakeup = asyncio.Event()
+        self._stopping = False
+        self.last: Snapshot | None = None
+
+    # ------------------------------------------------------------ public
+
+    async def snapshots(self) -> AsyncIterator[Snapshot]:
+        if self.use_nvml:
+            from .nvml import NVMLReader
+
+            reader = NVMLReader.open()
+            if reader is not None:
+                self.source = "nvml"
+                try:
+                    async for snap in self._nvml_loop(reader):
+                        yield snap
+                finally:
+                    reader.close()
+                return
+        self._stopping = False
+        apps = asyncio.create_task(self._poll_apps())
+        try:
+            async for snap in self._stream_loop():
+                yield snap
+        finally:
+            # Let a compute-apps read in flight finish rather than cancel it in the
+            # middle of an SSH exchange (see the report on SSHHost.run); bounded.
+            self._stopping = True
+            self._apps_wakeup.set()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(apps), 3.0)
+            apps.cancel()
+            with contextlib.suppress(BaseException):
+                await apps
+
+    # ------------------------------------------------------------ nvidia-smi stream
+
+    def stream_argv(self) -> list[str]:
+        ms = max(50, int(round(self.interval_s * 1000)))
+        return self.smi + ["--query-gpu=" + ",".join(self.fields),
+                           "--format=csv,noheader,nounits", "-lms", str(ms)]
+
+    def apps_argv(self) -> list[str]:
+        return self.smi + ["--query-compute-apps=" + ",".join(F.APPS_FIELDS), "--format=csv,noheader,nounits"]
+
+    async def _stream_loop(self) -> AsyncIterator[Snapshot]:
+        failures = 0
+        started_once = False
+        while True:
+            if started_once:
+                self.restarts += 1
+            started_once = True
+            other_lines: list[str] = []
+            reason = "stream ended"
+            got_sample = False
+            stream = None
+            try:
+                stream = self.host.stream(self.stream_argv())
+                async with stream as lines:
+                    iterator = lines.__aiter__()
+                    group: list[GPU] = []
+                    while True:
+                        try:
+                            line = await asyncio.wait_for(iterator.__anext__(), self.silence_s)
+                        except StopAsyncIteration:
+                            break
+                        except asyncio.TimeoutError:
+                            reason = f"no output for {self.silence_s:g} s"
+                            break
+                        if not line.strip():
+                            continue
+                        try:
+                            gpu, count = self._read_row(line)
+                        except BadLine:
+                            other_lines.append(line)
+                            del other_lines[:-20]
+                            continue
+                        if group and any(g.key == gpu.key for g in group):
+                            group = []  # a sample cut short: start again, never mix two
+                        group.append(gpu)
+                        if len(group) >= count:
+                            failures = 0
+                            got_sample = True
+                            yield self._emit(group)
+                            group = []
+                if stream.returncode is not None:
+                    reason = f"nvidia-smi exited with status {stream.returncode}"
+            except HostError as exc:
+                reason = str(exc)
+                other_lines.append(reason)
+                if exc.kind not in ("other", "command-timeout"):
+                    failures += 1
+                    yield self._down(UNREACHABLE, reason, failures)
+                    await asyncio.sleep(backoff_delay(failures))
+                    continue
+            tail = other_lines + (stream.stderr_tail if stream is not None else [])
+            if any("is not a valid field" in t for t in tail) and self._field_choice + 1 < len(F.GPU_FIELD_LISTS):
+                self._field_choice += 1
+                self.fields = F.GPU_FIELD_LISTS[self._field_choice]
+                continue
+            failures = 0 if got_sample else failures + 1
+            error = recognise(tail)
+            if error:
+                yield self._down(error.state, error.message, max(1, failures), replace_rows=True)
+            else:
+                detail = "; ".join(t.strip() for t in tail[-3:] if t.strip())
+                yield self._down(UNPARSED, reason + (f": {detail}" if detail else ""), max(1, failures))
+            await asyncio.sleep(backoff_delay(max(1, failures)))
+
+    def _read_row(self, line: str) -> tuple[GPU, int]:
+        gpu = parse_gpu_line(line, self.fields)
+        count = values.integer(line.split(SEP, 1)[0]) if self.fields[0] == "count" else 0
+        if not known(count) or count < 1:
+            raise BadLine("no GPU count")
+        return gpu, count
+
+    def _emit(self, gpus: list[GPU]) -> Snapshot:
+        index_of = {g.uuid: g.index for g in gpus if known(g.uuid)}
+        processes = [replace(p, gpu_index=index_of.get(p.gpu_uuid, p.gpu_index)) for p in self._processes]
+        snap = Snapshot(state=OK, message="", gpus=list(gpus), processes=processes,
+                        processes_known=self._processes_known, taken_at=time.time(),
+                        host=self.host.name, source=self.source, simulated=self.simulated)
+        self.tracker.apply(snap)
+        self.last = snap
+        return snap
+
+    def _down(self, state: str, reason: str, failures: int, replace_rows: bool = False) -> Snapshot:
+        """What to show while there is no live sample.
+
+        A recognised nvidia-smi error replaces the rows. Otherwise (connection
+        lost, stream ended, silence) the last sample is shown, marked stale
+        with the reason; with no last sample, `state` and the reason.
+        """
+        retry = f"; retrying in {backoff_delay(failures):g} s"
+        if not replace_rows and self.last is not None and self.last.state == OK:
+            return replace(self.last, sample_stale=True, stale_reason=reason + retry)
+        if replace_rows:
+            self.last = None
+        return Snapshot(state=state, message=reason, taken_at=None, host=self.host.name,
+                        source=self.source, sample_stale=True, stale_reason=reason + retry,
+                        simulated=self.simulated)
+
+    # ------------------------------------------------------------ compute apps
+
+    async def _poll_apps(self) -> None:
+        while not self._stopping:
+            await self.read_apps()
+            if self._stopping:
+                return
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._apps_wakeup.wait(), self.apps_interval_s)
+            self._apps_wakeup.clear()
+
+    async def read_apps(self) -> None:
+        try:
+            result = await self.host.run(self.apps_argv(), timeout=max(10.0, self.apps_interval_s * 2))
+        except HostError:
+            self._processes_known = False
+            return
+        if not result.ok:
+            self._processes_known = False
+            return
+        processes = []
+        for line in result.stdout.splitlines():
+            if not line.strip():
+                continue
+            try:
+                processes.append(parse_app_line(line))
+            except BadLine:
+                self._processes_known = False  # a list we could not read whole is not a list
+                return
+        self._processes = processes
+        self._processes_known = True
+
+    # ------------------------------------------------------------ NVML (local)
+
+    async def _nvml_loop(self, reader) -> AsyncIterator[Snapshot]:
+        while True:
+            started = time.monotonic()
+            result = await asyncio.to_thread(reader.read)
+            if isinstance(result, str):
+                error = recognise([result])
+                snap = Snapshot(state=error.state if error else "gpu-error", message=result,
+                                host=self.host.name, source="nvml", simulated=self.simulated)
+                self.last = None
+            else:
+                gpus, processes = result
+                self._processes, self._processes_known = processes, True
+                snap = self._emit(gpus)
+            yield snap
+            await asyncio.sleep(max(0.0, self.interval_s - (time.monotonic() - started)))
+
+
+async def sample_once(host: Host, *, smi_command: Sequence[str] | None = None, samples: int = STALE_SAMPLES,
+                      interval_s: float = 0.2, timeout_s: float = 20.0, use_nvml: bool | None = None,
+                      simulated: bool = False) -> Snapshot:
+    """A few quick samples (enough for the stale flag), returning the last.
+
+    Waits for the process list too, so flags that need it are meaningful.
+    Returns the error state if the host or nvidia-smi fails.
+    """
+    sampler = Sampler(host, interval_s, smi_command=smi_command, use_nvml=use_nvml, simulated=simulated,
+                      silence_s=max(5.0, timeout_s / 2))
+    last: Snapshot | None = None
+    seen = 0
+    gen = sampler.snapshots()
+    try:
+        async with asyncio.timeout(timeout_s):
+            async for snap in gen:
+                last = snap
+                if snap.state != OK or snap.sample_stale:
+                    break
+                if snap.processes_known:
+                    seen += 1
+                if seen >= samples:
+                    break
+    except TimeoutError:
+        if last is None:
+            last = Snapshot(state=UNREACHABLE, message=f"no sample within {timeout_s:g} s", host=host.name)
+    finally:
+        await gen.aclose()
+    assert last is not None
+    return last

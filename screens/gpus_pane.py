@@ -1,0 +1,217 @@
+"""The GPUs tab: live rows for the current host, the stale-counter warning,
+the process table, and a fleet overview of every profile (f, then Enter)."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Callable
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Static
+
+from console.gpus import GPUFleet, Snapshot, sampler_for, stale_warning
+from console.gpus.history import UtilHistory
+from console.gpus.model import OK
+from console.gpus.text import age
+from console.session import HostSession
+from widgets.gpu_fleet import FleetTable
+from widgets.gpu_processes import GPUProcessTable
+from widgets.gpu_table import SPARK_WIDTH, GPUTable
+
+from .pane import Pane
+
+
+class GPUsPane(Pane):
+    TAB_TITLE = "GPUs"
+    BINDINGS = [
+        Binding("f", "toggle_fleet", "fleet"),
+        Binding("o", "open_host", "open host"),
+    ]
+    DEFAULT_CSS = """
+    GPUsPane #gpus-status { height: 1; color: $text-muted; }
+    GPUsPane #gpus-error { display: none; padding: 1 2; color: $error; text-style: bold; }
+    GPUsPane #gpus-warning { display: none; height: auto; padding: 0 1; margin: 1 0 0 0;
+                             color: $text; background: $error 40%; text-style: bold; }
+    GPUsPane #gpus-proc-label { height: 1; margin: 1 0 0 0; text-style: bold; }
+    GPUsPane #gpus-fleet { display: none; }
+    GPUsPane #gpus-fleet-label { height: 1; text-style: bold; }
+    GPUsPane.-fleet #gpus-fleet { display: block; }
+    GPUsPane.-fleet #gpus-host { display: none; }
+    """
+
+    class OpenHost(Message):
+        """The operator chose a host in the fleet view; the app switches to it."""
+
+        def __init__(self, name: str) -> None:
+            self.name = name
+            super().__init__()
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.clock: Callable[[], float] = time.time
+        self.sampler_factory = lambda session: sampler_for(session.profile, host=session.host)
+        self.fleet_factory = self._fleet_of_profiles
+        self.snapshot: Snapshot | None = None
+        self.history = UtilHistory()
+        self.fleet: GPUFleet | None = None
+        self._summary = None
+
+    def compose(self):
+        with Vertical(id="gpus-host"):
+            yield Static("waiting for the first sample…", id="gpus-status")
+            yield Static(id="gpus-error")
+            yield GPUTable(id="gpus-table")
+            yield Static(id="gpus-warning")
+            yield Static("Processes", id="gpus-proc-label")
+            yield GPUProcessTable(id="gpus-procs")
+        with Vertical(id="gpus-fleet"):
+            yield Static("Fleet: every profile · Enter or o opens a host · f back", id="gpus-fleet-label")
+            yield FleetTable(id="gpus-fleet-table")
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self._tick)
+
+    # ------------------------------------------------------------ host view
+
+    async def set_session(self, session: HostSession) -> None:
+        await super().set_session(session)
+        self.snapshot = None
+        self.history.clear()
+        self.query_one(GPUTable).reset()
+        self.query_one(GPUProcessTable).show([])
+        self.query_one("#gpus-status", Static).update(f"{session.name} · waiting for the first sample…")
+        self.run_worker(self._sample(session), group="gpus-sampler", exclusive=True, exit_on_error=False)
+
+    async def _sample(self, session: HostSession) -> None:
+        sampler = self.sampler_factory(session)
+        self.interval_s = sampler.interval_s
+        # aclosing: leaving the loop early must still end the nvidia-smi stream now
+        async with contextlib.aclosing(sampler.snapshots()) as snapshots:
+            async for snap in snapshots:
+                if self.session is not session:
+                    return
+                self.show_snapshot(snap)
+
+    async def on_unmount(self) -> None:
+        """End the streams before the app's event loop goes away."""
+        workers = [w for w in self.workers if w.node is self]
+        for worker in workers:
+            worker.cancel()
+        for worker in workers:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(worker.wait(), 5.0)
+        if self.fleet is not None:
+            await self.fleet.close()
+
+    def show_snapshot(self, snap: Snapshot) -> None:
+        """Draw one sample (also the entry point for tests and the demo)."""
+        self.snapshot = snap
+        self.history.add(snap)
+        error = self.query_one("#gpus-error", Static)
+        table = self.query_one(GPUTable)
+        procs = self.query_one(GPUProcessTable)
+        label = self.query_one("#gpus-proc-label", Static)
+        warning = self.query_one("#gpus-warning", Static)
+        if snap.state != OK:
+            error.update(Text.assemble(("✖ ", "bold red"), (snap.state, "bold red"), "  ", snap.message or ""))
+            error.display = True
+            for widget in (table, procs, label, warning):
+                widget.display = False
+        else:
+            error.display = False
+            table.display = procs.display = label.display = True
+            now = snap.taken_at or self.clock()
+            sparks = {str(g.key): self.history.buckets(g.key, SPARK_WIDTH, now) for g in snap.gpus}
+            table.show(snap.gpus, sparks)
+            text = stale_warning(snap)
+            warning.display = bool(text)
+            if text:
+                warning.update(text)
+            if not snap.processes_known:
+                label.update("Processes  (unknown: the process list could not be read)")
+            else:
+                label.update("Processes" + ("  (none)" if not snap.processes else ""))
+            procs.show(snap.processes)
+            procs.display = bool(snap.processes)
+        summary = snap.summary()
+        if summary != self._summary:
+            self._summary = summary
+            self.set_summary(summary)
+        self._tick()
+
+    def _tick(self) -> None:
+        """Once a second: the sample age, and the fleet ages."""
+        status = self.query_one("#gpus-status", Static)
+        snap = self.snapshot
+        name = self.session.name if self.session else "?"
+        if snap is None:
+            return
+        now = self.clock()
+        parts: list = [Text(name, style="bold"), f" · {snap.source}"]
+        sample_age = snap.age(now)
+        if sample_age is not None:
+            interval = getattr(self, "interval_s", 1.0)
+            old = sample_age > max(3.0, 3 * interval)
+            parts.append(Text(f" · sample {age(sample_age)} ago", style="bold yellow" if old else ""))
+        if snap.sample_stale and snap.state == OK:
+            parts.append(Text(f" · NO SIGNAL: {snap.stale_reason}", style="bold yellow"))
+        elif snap.state != OK:
+            retry = snap.stale_reason.rpartition("; ")[2] if snap.stale_reason else ""
+            parts.append(Text(f" · {snap.state}" + (f" · {retry}" if retry else ""), style="bold red"))
+        if snap.simulated:
+            parts.append(Text(" · SIMULATED", style="bold magenta"))
+        status.update(Text.assemble(*parts))
+        if self.fleet is not None:
+            self.query_one(FleetTable).show(self.fleet.rows(now))
+
+    # ------------------------------------------------------------ fleet view
+
+    def action_toggle_fleet(self) -> None:
+        if self.has_class("-fleet"):
+            self.remove_class("-fleet")
+            self.workers.cancel_group(self, "gpus-fleet")
+            if self.fleet is not None:
+                fleet, self.fleet = self.fleet, None
+                self.run_worker(fleet.close(), group="gpus-fleet-close")
+        else:
+            self.add_class("-fleet")
+            self.fleet = self.fleet_factory()
+            self.query_one(FleetTable).show(self.fleet.rows(self.clock()))
+            self.query_one(FleetTable).focus()
+            self.run_worker(self._watch_fleet(self.fleet), group="gpus-fleet", exclusive=True, exit_on_error=False)
+
+    async def _watch_fleet(self, fleet: GPUFleet) -> None:
+        async with contextlib.aclosing(fleet.updates()) as updates:
+            async for _name, _snap in updates:
+                if self.fleet is not fleet:
+                    return
+                self.query_one(FleetTable).show(fleet.rows(self.clock()))
+
+    def _fleet_of_profiles(self) -> GPUFleet:
+        """Every profile: the app's shared hosts when it has them, else the saved profiles."""
+        shared = getattr(self.app, "fleet", None)
+        if shared is not None and hasattr(shared, "profiles") and hasattr(shared, "hosts"):
+            return GPUFleet({name: sampler_for(profile, host=shared.hosts[name])
+                             for name, profile in shared.profiles.items()}, own_hosts=False)
+        from profiles import store
+
+        profiles, _bad = store.load_all()
+        return GPUFleet.from_profiles(profiles)
+
+    def action_open_host(self) -> None:
+        if not self.has_class("-fleet"):
+            return
+        name = self.query_one(FleetTable).selected_name
+        if name:
+            self.post_message(self.OpenHost(name))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if isinstance(event.data_table, FleetTable):
+            event.stop()
+            self.post_message(self.OpenHost(event.row_key.value))
+
+

@@ -1,0 +1,102 @@
+"""`gpudeck gpus` as a user runs it: JSON shape, exit codes, one-line errors."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import SHARED
+from tests.gpus_standin import FIXTURES, standin_command
+
+ROOT = Path(__file__).resolve().parent.parent
+ISSUE_GPU_KEYS = {"index", "name", "bus_id", "utilization_gpu_pct", "memory_used_mib", "memory_total_mib",
+                  "temperature_c", "power_draw_w", "power_limit_w", "pstate", "flags"}
+ISSUE_PROC_KEYS = {"gpu_index", "pid", "type", "name", "used_memory_mib"}
+
+
+def gpudeck(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "console", *args], cwd=ROOT, capture_output=True,
+                          input=stdin, timeout=120)
+
+
+def test_parse_json_has_the_issue_shape():
+    res = gpudeck("gpus", "--parse", str(SHARED / "corpus/nvidia-smi/03-table-l40s-one-python-process-driver-580.txt"),
+                  "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["state"] == "ok" and isinstance(doc["message"], str)
+    gpu = doc["gpus"][0]
+    assert ISSUE_GPU_KEYS <= set(gpu)
+    assert (gpu["index"], gpu["name"], gpu["bus_id"], gpu["utilization_gpu_pct"], gpu["memory_used_mib"],
+            gpu["memory_total_mib"], gpu["temperature_c"], gpu["power_draw_w"], gpu["power_limit_w"],
+            gpu["pstate"]) == (0, "NVIDIA L40S", "00000000:8D:00.0", 0, 803, 46068, 39, 104, 325, "P0")
+    proc = doc["processes"][0]
+    assert ISSUE_PROC_KEYS <= set(proc)
+    assert (proc["gpu_index"], proc["pid"], proc["type"], proc["name"], proc["used_memory_mib"]) == \
+        (0, 5997, "C", "python", 794)
+
+
+def test_unknown_values_are_null_not_zero():
+    res = gpudeck("gpus", "--parse", str(SHARED / "corpus/nvidia-smi/23-table-a100-mig-enabled-gpu-util-na.txt"),
+                  "--json")
+    doc = json.loads(res.stdout)
+    assert [g["utilization_gpu_pct"] for g in doc["gpus"]] == [None, None]
+
+
+def test_error_text_is_a_state_not_a_failure():
+    res = gpudeck("gpus", "--parse", str(SHARED / "corpus/nvidia-smi/15-error-gpu-is-lost-windows-wrapped.txt"),
+                  "--json")
+    assert res.returncode == 0
+    doc = json.loads(res.stdout)
+    assert doc["state"] == "gpu-lost" and doc["gpus"] == []
+
+
+def test_unparseable_input_exits_1_with_one_line(tmp_path):
+    junk = tmp_path / "junk.txt"
+    junk.write_text("this is not nvidia-smi output\nat all\n")
+    for extra in ([], ["--json"]):
+        res = gpudeck("gpus", "--parse", str(junk), *extra)
+        assert res.returncode == 1
+        err = res.stderr.decode()
+        assert err.count("\n") == 1 and "unparsed" in err and "Traceback" not in err
+    doc = json.loads(gpudeck("gpus", "--parse", str(junk), "--json").stdout)
+    assert doc["state"] == "unparsed"
+
+
+def test_missing_and_binary_files_exit_1(tmp_path):
+    binary = tmp_path / "blob.bin"
+    binary.write_bytes(b"\x00\x01\x02nvidia")
+    for path in (tmp_path / "absent.txt", binary, tmp_path):
+        res = gpudeck("gpus", "--parse", str(path))
+        assert res.returncode == 1 and res.stderr.decode().count("\n") == 1 and b"Traceback" not in res.stderr
+
+
+def test_parse_from_stdin():
+    text = (FIXTURES / "table-8x-stale-after-crash.txt").read_bytes()
+    res = gpudeck("gpus", "--parse", "-", stdin=text)
+    assert res.returncode == 0
+    assert "7 GPUs read 100%" in res.stdout.decode() and "STALE" in res.stdout.decode()
+
+
+def test_live_sample_over_ssh(ssh_profile):
+    from profiles import store
+
+    ssh_profile.gpu.smi_command = standin_command("ticks-stale-8x.csv", "apps-none.csv")
+    store.save(ssh_profile)
+    res = gpudeck("gpus", "--profile", "testbox", "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["state"] == "ok" and len(doc["gpus"]) == 8 and doc["host"] == "testbox"
+    assert [g["index"] for g in doc["gpus"] if "stale" in g["flags"]] == list(range(7))
+    assert doc["sample_age_s"] is not None and doc["sample_stale"] is False
+
+
+def test_live_error_exits_nonzero_with_one_line(ssh_profile):
+    from profiles import store
+
+    ssh_profile.gpu.smi_command = ["/nonexistent/nvidia-smi"]
+    store.save(ssh_profile)
+    res = gpudeck("gpus", "--profile", "testbox")
+    assert res.returncode == 1
+    assert res.stderr.decode().count("\n") == 1 and "no-driver" in res.stderr.decode()

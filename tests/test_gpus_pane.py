@@ -1,0 +1,162 @@
+"""The GPUs tab in a small host app, driven with Pilot."""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from textual.app import App
+
+from console.gpus import parse_text
+from console.hosts import LocalHost
+from console.session import HostSession
+from profiles import store
+from profiles.profile import profile_from_dict
+from screens.gpus_pane import GPUsPane
+from tests.gpus_standin import FIXTURES, standin_command
+from widgets.gpu_fleet import FleetTable
+from widgets.gpu_processes import GPUProcessTable
+from widgets.gpu_table import GPUTable
+
+
+def local_profile(name: str, smi_command: list[str], interval_ms: int = 200):
+    return profile_from_dict(name, {"transport": "local",
+                                    "gpu": {"sample_interval_ms": interval_ms, "smi_command": smi_command}})
+
+
+class PaneApp(App):
+    def __init__(self, session: HostSession | None):
+        super().__init__()
+        self.session = session
+        self.summaries: list[str] = []
+        self.opened: list[str] = []
+
+    def compose(self):
+        yield GPUsPane()
+
+    async def on_mount(self) -> None:
+        if self.session is not None:
+            await self.query_one(GPUsPane).set_session(self.session)
+
+    def on_pane_summary(self, message) -> None:
+        self.summaries.append(message.text)
+
+    def on_gpus_pane_open_host(self, message: GPUsPane.OpenHost) -> None:
+        self.opened.append(message.name)
+
+
+def session_for(profile) -> HostSession:
+    return HostSession(profile=profile, host=LocalHost(profile.name))
+
+
+async def wait_for(pilot, condition, timeout: float = 15.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await pilot.pause(0.1)
+
+
+def text_of(widget) -> str:
+    return str(widget.render())
+
+
+async def test_stale_rows_badges_warning_and_summary():
+    app = PaneApp(session_for(local_profile("box", standin_command("ticks-stale-8x.csv", "apps-none.csv"))))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(pilot, lambda: "8 · 7 STALE" in app.summaries)
+        pane = app.query_one(GPUsPane)
+        table = pane.query_one(GPUTable)
+        assert table.row_count == 8
+        flags = [str(table.get_cell(str(g.key), "flags")) for g in pane.snapshot.gpus]
+        assert all("STALE" in f for f in flags[:7]) and "STALE" not in flags[7]
+        warning = pane.query_one("#gpus-warning")
+        assert warning.display and "7 GPUs read 100%" in text_of(warning)
+        assert "Processes  (none)" in text_of(pane.query_one("#gpus-proc-label"))
+        assert "sample" in text_of(pane.query_one("#gpus-status"))
+
+
+async def test_rows_update_in_place():
+    app = PaneApp(session_for(local_profile("box", standin_command("ticks-busy-8x.csv", "apps-busy-8x.csv"))))
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.query_one(GPUsPane)
+        table = pane.query_one(GPUTable)
+        seen = set()
+
+        def enough():
+            if pane.snapshot:
+                seen.add(pane.snapshot.taken_at)
+            return len(seen) >= 5 and table.cell_updates > 0
+        await wait_for(pilot, enough)
+        assert table.rebuilds == 1 and table.row_count == 8
+        assert pane.query_one(GPUProcessTable).row_count == 8
+        assert str(table.get_cell(str(pane.snapshot.gpus[0].key), "flags")).strip() != ""
+
+
+async def test_error_state_is_shown_instead_of_rows():
+    app = PaneApp(session_for(local_profile("box", ["/nonexistent/nvidia-smi"])))
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.query_one(GPUsPane)
+        await wait_for(pilot, lambda: pane.snapshot is not None)
+        error = pane.query_one("#gpus-error")
+        assert error.display and "no-driver" in text_of(error)
+        assert not pane.query_one(GPUTable).display
+        assert app.summaries[-1] == "no-driver"
+
+
+async def test_no_signal_is_marked():
+    snap = parse_text((FIXTURES / "table-8x-stale-after-crash.txt").read_text())
+    app = PaneApp(None)
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.query_one(GPUsPane)
+        pane.session = session_for(local_profile("box", ["x"]))
+        snap.taken_at = pane.clock() - 42
+        snap.sample_stale, snap.stale_reason = True, "nvidia-smi exited with status 137; retrying in 1 s"
+        pane.show_snapshot(snap)
+        await pilot.pause()
+        status = text_of(pane.query_one("#gpus-status"))
+        assert "NO SIGNAL" in status and "42 s ago" in status
+        assert app.summaries[-1] == "8 · 7 STALE · no signal"
+
+
+async def test_fleet_lists_every_profile_and_enter_opens_one():
+    store.save(local_profile("alpha", standin_command("ticks-busy-8x.csv", "apps-busy-8x.csv"), 500))
+    store.save(local_profile("beta", standin_command("ticks-stale-8x.csv", "apps-none.csv"), 500))
+    app = PaneApp(session_for(local_profile("alpha", standin_command("ticks-busy-8x.csv"))))
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.query_one(GPUsPane)
+        await pilot.press("f")
+        fleet = pane.query_one(FleetTable)
+        assert pane.has_class("-fleet") and fleet.row_count >= 2
+
+        def stale_shown():
+            return fleet.row_count and "3" not in str(fleet.get_cell("beta", "stale")) and \
+                str(fleet.get_cell("beta", "stale")).strip() not in ("0", "")
+        await wait_for(pilot, stale_shown, 20)
+        assert str(fleet.get_cell("beta", "stale")).strip() == "7"
+        assert str(fleet.get_cell("alpha", "gpus")) == "8"
+        await pilot.press("down")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.opened == ["beta"]
+        await pilot.press("f")
+        assert not pane.has_class("-fleet") and pane.fleet is None
+
+
+def test_main_view_snapshot(snap_compare):
+    snap_text = (FIXTURES / "table-8x-stale-after-crash.txt").read_text()
+
+    async def run_before(pilot):
+        pane = pilot.app.query_one(GPUsPane)
+        pane.session = session_for(local_profile("rtx6000-box", ["x"]))
+        base = 1_800_000_000.0
+        pane.clock = lambda: base + 300.4
+        for i in range(0, 300, 10):            # five minutes of history: idle, then the stuck counter
+            snap = parse_text(snap_text)
+            for g in snap.gpus[:7]:
+                g.util_gpu_pct = 0 if i < 200 else 100
+            snap.taken_at = base + i
+            pane.show_snapshot(snap)
+        final = parse_text(snap_text)
+        final.taken_at = base + 300
+        pane.show_snapshot(final)
+        await pilot.pause()
+
+    assert snap_compare(PaneApp(None), terminal_size=(160, 45), run_before=run_before)

@@ -1,0 +1,34 @@
+"""The process table under the GPU rows; redrawn only when the list changes."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from textual.widgets import DataTable
+
+from console.gpus.model import GPUProcess
+from console.gpus.text import mib, plain
+
+
+class GPUProcessTable(DataTable):
+    DEFAULT_CSS = "GPUProcessTable { height: auto; max-height: 12; }"
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(cursor_type="row", **kwargs)
+        self._shown: tuple = ()
+
+    def on_mount(self) -> None:
+        self.add_column("PID", key="pid", width=8)
+        self.add_column("GPU", key="gpu", width=3)
+        self.add_column("Memory", key="mem", width=10)
+        self.add_column("Type", key="type", width=4)
+        self.add_column("Command", key="cmd")
+
+    def show(self, processes: Sequence[GPUProcess]) -> None:
+        rows = tuple((plain(p.pid).rjust(8), plain(p.gpu_index).rjust(3), mib(p.used_memory_mib).rjust(10),
+                      plain(p.type), plain(p.name)) for p in processes)
+        if rows == self._shown:
+            return
+        self.clear()
+        for row in rows:
+            self.add_row(*row)
+        self._shown = rows
