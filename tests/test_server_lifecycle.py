@@ -43,7 +43,27 @@ def _llama(port: int, model: str | None = None) -> str:
             f"--host 127.0.0.1 --port {port} -c 1024 -np 1 -t 1")
 
 
-async def _follow(session, record, until=("ready", "crashed", "stopped"), timeout=60):
+@pytest.fixture(autouse=True)
+async def _cleanup_launches():
+    """Whatever a test launched dies with the test, pass or fail."""
+    yield
+    from console.hosts import LocalHost
+    from console.servers.lifecycle import signal_group
+
+    host = LocalHost()
+    for name in store.names():
+        for record in records.load_all(name):
+            if record.pgid:
+                await signal_group(host, record.pgid, "KILL")
+    for task in _TASKS:
+        task.cancel()
+    _TASKS.clear()
+
+
+_TASKS: list[asyncio.Task] = []
+
+
+async def _follow(session, record, until=("ready", "crashed", "stopped"), timeout=90):
     seen: list[str] = []
     done = asyncio.Event()
     crashes_seen: list[dict] = []
@@ -55,7 +75,11 @@ async def _follow(session, record, until=("ready", "crashed", "stopped"), timeou
     monitor = ServerMonitor(session, record, on_lines=seen.extend, on_state=on_state,
                             on_crash=crashes_seen.append, poll_s=0.3)
     task = asyncio.create_task(monitor.run())
-    await asyncio.wait_for(done.wait(), timeout)
+    _TASKS.append(task)
+    try:
+        await asyncio.wait_for(done.wait(), timeout)
+    except asyncio.TimeoutError:
+        raise AssertionError(f"{record.config} still {record.state} after {timeout}s; log tail: {seen[-10:]}")
     return monitor, task, seen, crashes_seen
 
 

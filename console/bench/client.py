@@ -1,16 +1,18 @@
-"""The streaming hot loop: one aiohttp session, one coroutine per request.
+"""The streaming hot loop: one connection per request, one callback per chunk.
 
-Why aiohttp and no per-chunk JSON decoding: measured with
-tests/bench/client_cpu.py, parsing every SSE chunk with `json.loads` (what
-vLLM's benchmark client does) costs most of the client's CPU. A content chunk
-is recognised instead by byte search for its content key: `"text":"`,
-`"content":"` or `"reasoning_content":"` followed by anything but `"`. That
-is safe because a JSON string can only contain `"` escaped as `\\"`, so
-`"key":"` cannot occur inside generated text. Only lines carrying `usage`,
-`timings` or `error` objects (normally the last one) are decoded in full.
+How the CPU goal is met (measured by tests/bench/client_cpu.py):
 
-Stall detection costs nothing per chunk: aiohttp's `sock_read` timeout ends a
-read that received no bytes for `stall_s`; `total` is the per-request limit.
+- The HTTP exchange is a bare asyncio protocol (http1.py): body bytes are
+  handled inside `data_received` and stamped there, so no coroutine wakes up
+  per chunk; the request's coroutine only waits for the end.
+- No JSON decoding per chunk. A content chunk is recognised by byte search
+  for `"text":"`, `"content":"` or `"reasoning_content":"` followed by
+  anything but `"`. That is safe: inside a JSON string a `"` is always
+  escaped as `\\"`, so `"key":"` cannot occur in generated text. Only lines
+  carrying a `usage` or `timings` object or an `error` (normally the last
+  one) are decoded in full.
+- Stall detection and the per-request timeout cost nothing per chunk: one
+  watchdog task checks every open request once a second.
 """
 from __future__ import annotations
 
@@ -19,14 +21,13 @@ import json
 import time
 from dataclasses import dataclass
 
-import aiohttp
-
+from .http1 import ResponseError, StreamingResponse, Target
 from .metrics import RequestRecord
 
 _COMPACT = (b'"text":"', b'"content":"', b'"reasoning_content":"')
 _SPACED = (b'"text": "', b'"content": "', b'"reasoning_content": "')
 _FULL_DECODE = (b'"usage":{', b'"usage": {', b'"timings"', b'"error"')
-_HEADERS = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+STOPPED = "stopped by the operator"
 
 
 @dataclass(slots=True)
@@ -84,100 +85,123 @@ def request_body(api: str, model: str | None, prompt: str, output_len: int) -> b
     return json.dumps(body).encode()
 
 
-def describe_error(exc: BaseException, stall_s: float, timeout_s: float | None) -> str:
-    """A short, stable name for what went wrong (stable so errors can be grouped)."""
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        if isinstance(exc.os_error, ConnectionRefusedError):
-            return "connection refused"
-        return f"cannot connect: {exc.os_error or exc}"
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return "server disconnected"
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        return "stream cut off mid-response"
-    if isinstance(exc, aiohttp.SocketTimeoutError):
-        return f"stalled: no bytes for {stall_s:g} s"
-    if isinstance(exc, (asyncio.TimeoutError, aiohttp.ServerTimeoutError)):
-        return f"timed out after {timeout_s:g} s" if timeout_s else "timed out"
-    if isinstance(exc, aiohttp.ClientOSError) and isinstance(exc.__cause__ or exc, ConnectionResetError):
-        return "connection reset"
-    return f"{type(exc).__name__}: {exc}"[:200]
+class _SSE:
+    """Per-request SSE state, fed from the protocol's data_received."""
+
+    __slots__ = ("times", "live", "markers", "pending", "tail", "start")
+
+    def __init__(self, times: list[float], live: Live, start: float):
+        self.times = times
+        self.live = live
+        self.markers = _COMPACT
+        self.pending = b""
+        self.tail: list[dict] = []
+        self.start = start
+
+    def feed(self, data: bytes, now: float) -> None:
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            self.pending += data
+            return
+        if self.pending:
+            block = self.pending + data[:cut + 1]
+        else:
+            block = data if cut == len(data) - 1 else data[:cut + 1]
+        self.pending = data[cut + 1:]
+        markers = self.markers
+        if markers is _COMPACT and b'": "' in block:
+            markers = self.markers = _SPACED
+        n = 0
+        for marker in markers:
+            hits = block.count(marker)
+            if hits:
+                n += hits - block.count(marker + b'"')
+        if n:
+            self.live.tokens += n
+            if n == 1:
+                self.times.append(now - self.start)
+            else:
+                self.times.extend([now - self.start] * n)
+        for key in _FULL_DECODE:
+            if key in block:
+                self.tail.extend(decode_tail(block))
+                break
 
 
 class StreamClient:
     """Sends streaming completions and times every content chunk."""
 
     def __init__(self, base_url: str, api: str = "completions", *, timeout_s: float | None = None,
-                 stall_s: float = 60.0):
-        self.url = base_url.rstrip("/") + ("/v1/chat/completions" if api == "chat" else "/v1/completions")
+                 stall_s: float = 60.0, headers: dict[str, str] | None = None):
+        self.target = Target(base_url)
+        self.path = "/v1/chat/completions" if api == "chat" else "/v1/completions"
         self.api = api
         self.timeout_s = timeout_s
         self.stall_s = stall_s
+        self.headers = headers
         self.live = Live()
-        self._session: aiohttp.ClientSession | None = None
+        self._open: dict[StreamingResponse, float] = {}
+        self._watchdog: asyncio.Task | None = None
 
     async def __aenter__(self) -> "StreamClient":
-        connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
-        timeout = aiohttp.ClientTimeout(total=self.timeout_s, sock_read=self.stall_s)
-        self._session = aiohttp.ClientSession(connector=connector, timeout=timeout,
-                                              auto_decompress=False)
+        self._watchdog = asyncio.create_task(self._watch())
         return self
 
     async def __aexit__(self, *exc) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            await asyncio.gather(self._watchdog, return_exceptions=True)
+
+    async def _watch(self) -> None:
+        """Once a second: end requests that stalled or ran past their time."""
+        while True:
+            await asyncio.sleep(1.0)
+            now = time.perf_counter()
+            for proto, started in list(self._open.items()):
+                if now - proto.last_bytes > self.stall_s:
+                    proto.abort(f"stalled: no bytes for {self.stall_s:g} s")
+                elif self.timeout_s and now - started > self.timeout_s:
+                    proto.abort(f"timed out after {self.timeout_s:g} s")
 
     async def send(self, index: int, body: bytes) -> RequestRecord:
         """One request; never raises for network or server trouble (it is recorded)."""
         record = RequestRecord(index=index)
-        times = record.chunk_times
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
         live = self.live
-        clock = time.perf_counter
-        markers = _COMPACT
-        tail: list[dict] = []
-        pending = b""
+        target = self.target
         live.in_flight += 1
-        start = record.start = clock()
+        start = record.start = time.perf_counter()
+        sse = _SSE(record.chunk_times, live, start)
+        proto = StreamingResponse(target.request(self.path, body, self.headers), sse.feed, done)
+        self._open[proto] = start
         try:
-            async with self._session.post(self.url, data=body, headers=_HEADERS) as resp:
-                if resp.status != 200:
-                    text = (await resp.text(errors="replace")).strip().replace("\n", " ")
-                    record.error = f"HTTP {resp.status}: {text[:160]}"
-                    return record
-                read = resp.content.readany
-                while True:
-                    data = await read()
-                    if not data:
-                        break
-                    now = clock() - start
-                    cut = data.rfind(b"\n")
-                    if cut < 0:
-                        pending += data
-                        continue
-                    block = pending + data[:cut + 1] if pending else data[:cut + 1]
-                    pending = data[cut + 1:]
-                    if markers is _COMPACT and b'": "' in block:
-                        markers = _SPACED
-                    n = count_content(block, markers)
-                    if n:
-                        live.tokens += n
-                        if n == 1:
-                            times.append(now)
-                        else:
-                            times.extend([now] * n)
-                    if needs_decoding(block):
-                        tail.extend(decode_tail(block))
+            await loop.create_connection(lambda: proto, target.host, target.port, ssl=target.ssl_context)
+            status = await done
         except asyncio.CancelledError:
-            record.error = "stopped by the operator"
-            record.failed_at = time.time()
-            raise
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a record
-            record.error = describe_error(exc, self.stall_s, self.timeout_s)
-            record.failed_at = time.time()
-            return record
+            # Cancelling a send ends the request and still returns its record, so a
+            # stopped level keeps every request it started.
+            proto.abort(STOPPED)
+            return self._failed(record, STOPPED)
+        except ConnectionRefusedError:
+            return self._failed(record, "connection refused")
+        except ResponseError as exc:
+            return self._failed(record, str(exc))
+        except OSError as exc:
+            return self._failed(record, f"cannot connect: {exc.strerror or exc}")
         finally:
             live.in_flight -= 1
-        self._finish(record, tail)
+            self._open.pop(proto, None)
+        if status != 200:
+            text = proto.error_body.decode("utf-8", "replace").strip().replace("\n", " ")
+            return self._failed(record, f"HTTP {status}: {text[:160]}")
+        self._finish(record, sse.tail)
+        return record
+
+    @staticmethod
+    def _failed(record: RequestRecord, message: str) -> RequestRecord:
+        record.error = message
+        record.failed_at = time.time()
         return record
 
     def _finish(self, record: RequestRecord, tail: list[dict]) -> None:
@@ -202,7 +226,7 @@ class StreamClient:
             record.error = "no content in the response"
         if record.error:
             record.failed_at = time.time()
-        else:
-            record.ok = True
+            return
+        record.ok = True
         if record.output_tokens_from == "usage" and record.output_tokens > len(record.chunk_times):
             self.live.tokens += record.output_tokens - len(record.chunk_times)

@@ -3,9 +3,10 @@
 One JSON object per line, each with an "event" key:
 
 - run-start   {run_id, url, model, api, workload, levels: [c, ...], tunnelled}
-- level-start {level, concurrency, num_prompts, warmup, time}
+- level-start {level, concurrency, num_prompts, warmup, workers (client processes), time}
 - tick        {level, concurrency, second, output_tokens, in_flight, completed,
-               failed, lag_ms, live: {ttft_p50, ttft_p99, tpot_p50, tpot_p99},
+               failed, lag_ms (the worst event-loop lag of that second),
+               live: {ttft_p50, ttft_p99, tpot_p50, tpot_p99},
                server: {gen_tps, running, queued, kv_cache} | null}
 - request     {level, index, ok, ttft_ms, tpot_ms, e2el_ms, output_tokens,
                input_tokens, error}

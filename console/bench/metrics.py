@@ -7,7 +7,8 @@ request was sent. Statistics cover successful requests only.
 - ITL: the gaps between consecutive content chunks (pooled over requests).
 - E2EL: last content chunk minus request start.
 - TPOT: (E2EL - TTFT) / (output tokens - 1), for requests with > 1 token.
-- Throughputs: totals over the level's wall time (first send to last finish).
+- Throughputs: totals over the level's wall time (first send to last finish);
+  null when no request succeeded.
 - Goodput: requests per second that met every given SLO.
 - Percentiles interpolate linearly between order statistics; std is the
   population standard deviation (both as numpy's defaults, which vLLM uses).
@@ -124,7 +125,9 @@ def summarize(records: list[RequestRecord], duration_s: float | None,
     good = [r for r in records if r.ok]
     input_tokens = sum(r.input_tokens or 0 for r in good)
     output_tokens = sum(r.output_tokens or 0 for r in good)
-    rate = (lambda n: n / duration_s) if duration_s and duration_s > 0 else (lambda n: None)
+    # Nothing succeeded: nothing was measured, so the rates are unknown rather than 0.
+    measured = bool(good) and duration_s is not None and duration_s > 0
+    rate = (lambda n: n / duration_s) if measured else (lambda n: None)
     doc = {
         "duration_s": duration_s,
         "input_tokens": input_tokens,

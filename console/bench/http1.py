@@ -1,0 +1,214 @@
+"""A minimal HTTP/1.1 client protocol for streamed responses.
+
+Why not a general client: at 512 streams the client's cost is per chunk.
+Here each chunk costs one `data_received` call: the chunked framing is
+undone and the body bytes go straight to a callback, stamped with the time
+they arrived, without waking a coroutine per chunk. One request per
+connection (`Connection: close`), as servers such as llama.cpp close the
+socket after a stream anyway. Plain HTTP and HTTPS; no proxies, no redirects.
+"""
+from __future__ import annotations
+
+import asyncio
+import ssl
+import time
+from typing import Callable
+from urllib.parse import urlsplit
+
+BodySink = Callable[[bytes, float], None]
+MAX_ERROR_BODY = 4096
+
+
+class ResponseError(Exception):
+    """The exchange ended badly; the message is short and stable (errors are grouped by it)."""
+
+
+class Target:
+    """Where requests go: host, port, path prefix, TLS."""
+
+    def __init__(self, url: str):
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {url!r}")
+        self.host = parts.hostname
+        self.tls = parts.scheme == "https"
+        self.port = parts.port or (443 if self.tls else 80)
+        self.prefix = parts.path.rstrip("/")
+        self.ssl_context = ssl.create_default_context() if self.tls else None
+
+    def request(self, path: str, body: bytes, headers: dict[str, str] | None = None) -> bytes:
+        lines = [f"POST {self.prefix}{path} HTTP/1.1", f"Host: {self.host}:{self.port}",
+                 "Content-Type: application/json", "Accept: text/event-stream",
+                 f"Content-Length: {len(body)}", "Connection: close"]
+        lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+# One receive buffer for every connection: asyncio calls get_buffer and then
+# buffer_updated back to back on the loop's thread, and the bytes are copied
+# out before the next read. Plain protocols would make asyncio allocate a
+# 256 KiB bytes object per read, which at 512 streams cost more than the rest.
+_RECV = bytearray(65536)
+_RECV_VIEW = memoryview(_RECV)
+
+
+class StreamingResponse(asyncio.BufferedProtocol):
+    """Sends one request; feeds the de-chunked body to `sink` as it arrives."""
+
+    __slots__ = ("request", "sink", "done", "transport", "status", "error_body", "last_bytes",
+                 "_head", "_mode", "_need", "_state", "_pending", "_clock")
+
+    def __init__(self, request: bytes, sink: BodySink, done: asyncio.Future):
+        self.request = request
+        self.sink = sink
+        self.done = done
+        self.transport: asyncio.Transport | None = None
+        self.status: int | None = None
+        self.error_body = b""
+        self._clock = time.perf_counter
+        self.last_bytes = self._clock()
+        self._head = b""
+        self._mode = ""          # "chunked", "length" or "close"
+        self._need = 0           # bytes left in this chunk (or body, for "length")
+        self._state = 0          # chunked: 0 size line, 1 data, 2 CRLF after data
+        self._pending = b""
+
+    # -- asyncio callbacks
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        transport.write(self.request)
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return _RECV_VIEW
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.data_received(bytes(_RECV_VIEW[:nbytes]))
+
+    def data_received(self, data: bytes) -> None:
+        now = self.last_bytes = self._clock()
+        if self.status is None:
+            self._head += data
+            end = self._head.find(b"\r\n\r\n")
+            if end < 0:
+                if len(self._head) > 65536:
+                    self._fail("response headers too large")
+                return
+            data = self._head[end + 4:]
+            self._parse_head(self._head[:end])
+            self._head = b""
+            if self.done.done():
+                return
+        if self._mode == "chunked":
+            self._dechunk(data, now)
+        elif self._mode == "length":
+            data = data[: self._need]
+            self._need -= len(data)
+            self._body(data, now)
+            if self._need <= 0:
+                self._finish()
+        else:
+            self._body(data, now)
+
+    def eof_received(self) -> bool:
+        if self.status is None:
+            self._fail("server disconnected")
+        elif self._mode == "close":
+            self._finish()
+        else:
+            self._fail("stream cut off mid-response")
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.done.done():
+            return
+        if isinstance(exc, ConnectionResetError):
+            self._fail("connection reset")
+        elif self.status is None:
+            self._fail("server disconnected")
+        elif self._mode == "close" and exc is None:
+            self._finish()
+        else:
+            self._fail("stream cut off mid-response")
+
+    # -- framing
+    def _parse_head(self, head: bytes) -> None:
+        lines = head.split(b"\r\n")
+        try:
+            self.status = int(lines[0].split(b" ", 2)[1])
+        except (IndexError, ValueError):
+            self._fail(f"bad response line {lines[0][:60]!r}")
+            return
+        headers = {}
+        for line in lines[1:]:
+            key, _, value = line.partition(b":")
+            headers[key.strip().lower()] = value.strip().lower()
+        if b"chunked" in headers.get(b"transfer-encoding", b""):
+            self._mode = "chunked"
+        elif b"content-length" in headers:
+            self._mode = "length"
+            self._need = int(headers[b"content-length"])
+            if self._need == 0:
+                self._finish()
+        else:
+            self._mode = "close"
+
+    def _dechunk(self, data: bytes, now: float) -> None:
+        if self._pending:
+            data = self._pending + data
+            self._pending = b""
+        pos, size = 0, len(data)
+        while pos < size:
+            state = self._state
+            if state == 1:
+                take = min(self._need, size - pos)
+                self._body(data[pos:pos + take] if (pos or take < size) else data, now)
+                pos += take
+                self._need -= take
+                if self._need == 0:
+                    self._state = 2
+            elif state == 2:
+                if size - pos < 2:
+                    self._pending = data[pos:]
+                    return
+                pos += 2
+                self._state = 0
+            else:
+                eol = data.find(b"\r\n", pos)
+                if eol < 0:
+                    self._pending = data[pos:]
+                    return
+                try:
+                    self._need = int(data[pos:eol].split(b";", 1)[0], 16)
+                except ValueError:
+                    self._fail("bad chunked encoding")
+                    return
+                pos = eol + 2
+                if self._need == 0:
+                    self._finish()
+                    return
+                self._state = 1
+
+    def _body(self, data: bytes, now: float) -> None:
+        if not data:
+            return
+        if self.status == 200:
+            self.sink(data, now)
+        elif len(self.error_body) < MAX_ERROR_BODY:
+            self.error_body += data
+
+    # -- outcome
+    def _finish(self) -> None:
+        if not self.done.done():
+            self.done.set_result(self.status)
+        if self.transport is not None:
+            self.transport.close()
+
+    def _fail(self, message: str) -> None:
+        if not self.done.done():
+            self.done.set_exception(ResponseError(message))
+        if self.transport is not None:
+            self.transport.abort()
+
+    def abort(self, message: str) -> None:
+        """Used by the watchdog (stall, timeout) and on cancellation."""
+        self._fail(message)

@@ -1,0 +1,55 @@
+"""Ties a sweep to the server gpudeck launched: its launch config and, after a death, its crash record.
+
+Launch records live in the profile's `servers/`, crash records in
+`crashes/` (both written by console.servers). A server launched some other
+way simply has no record: the run then says nothing about its config.
+"""
+from __future__ import annotations
+
+import time
+
+from console.servers import crashes, records
+
+
+def launch_for_port(profile: str, port: int | None) -> records.LaunchRecord | None:
+    """The newest live launch record serving `port`, if gpudeck launched that server."""
+    if port is None:
+        return None
+    for record in records.load_all(profile):
+        if record.port == port and record.live:
+            return record
+    return None
+
+
+def launch_summary(record: records.LaunchRecord | None) -> dict | None:
+    if record is None:
+        return None
+    return {"config": record.config, "flags": record.flags, "launch": record.id, "pid": record.pid}
+
+
+def death_details(profile: str, launch_id: str | None, since: float) -> dict:
+    """What gpudeck knows about the death: the pid that exited and the crash record, when any."""
+    out: dict = {"pid": None, "exit_status": None, "crash_record": None}
+    if launch_id:
+        for record in records.load_all(profile):
+            if record.id == launch_id:
+                out["pid"] = record.pid
+                out["exit_status"] = record.exit_status
+                if record.crash_record:
+                    out["crash_record"] = record.crash_record
+                break
+    if out["crash_record"] is None:
+        for doc in crashes.load_all(profile):
+            same_launch = launch_id is not None and doc.get("launch") == launch_id
+            recent = _epoch(doc.get("time")) >= since - 5
+            if same_launch or (launch_id is None and recent):
+                out["crash_record"] = f"{doc.get('id')}.json"
+                break
+    return out
+
+
+def _epoch(stamp: str | None) -> float:
+    try:
+        return time.mktime(time.strptime(stamp or "", "%Y-%m-%dT%H:%M:%S%z"))
+    except ValueError:
+        return 0.0

@@ -1,0 +1,32 @@
+"""Pick an earlier run of this profile to compare with."""
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+
+class PickRun(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape", "dismiss(None)", "cancel")]
+    DEFAULT_CSS = """
+    PickRun { align: center middle; }
+    PickRun > Vertical { width: 100; height: auto; max-height: 24; border: thick $primary;
+                         background: $surface; padding: 1 2; }
+    """
+
+    def __init__(self, runs: list[dict]) -> None:
+        super().__init__()
+        self.runs = runs
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("[b]Compare with which run?[/b]")
+            yield OptionList(*[Option(f"{r['run_id']}  {r.get('status') or '?':<7} {r.get('url')}  levels "
+                                      f"{','.join(map(str, r.get('levels') or []))}", id=r["path"])
+                               for r in self.runs])
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)

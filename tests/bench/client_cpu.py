@@ -1,0 +1,295 @@
+"""Client CPU per streamed token: gpudeck's hot loop against a minimal vLLM-style client.
+
+Starts a fast local SSE source (a raw asyncio HTTP server in its own process
+that streams OpenAI-style completion chunks at a fixed per-stream rate), then
+runs each client in a fresh process at 64, 256 and 512 concurrent streams and
+prints client CPU-seconds (user + sys) per 10,000 tokens, the ratio
+gpudeck / vLLM-style, and whether the offered rate was sustained.
+
+    .venv/bin/python tests/bench/client_cpu.py [--streams 64,256,512] [--tokens 64] [--interval-ms 40]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# ---------------------------------------------------------------- the SSE source
+
+
+def _event(text: str, final: bool = False, tokens: int = 0) -> bytes:
+    doc = {"id": "cmpl-0123456789abcdef", "object": "text_completion", "created": 1790000000,
+           "model": "bench-model", "choices": [{"index": 0, "text": text, "logprobs": None,
+                                                "finish_reason": "length" if final else None,
+                                                "stop_reason": None}]}
+    if final:
+        doc["usage"] = {"prompt_tokens": 32, "completion_tokens": tokens, "total_tokens": 32 + tokens}
+    payload = b"data: " + json.dumps(doc, separators=(",", ":")).encode() + b"\n\n"
+    return f"{len(payload):x}\r\n".encode() + payload + b"\r\n"
+
+
+class _Stream(asyncio.Protocol):
+    def __init__(self, source: "Source"):
+        self.source = source
+        self.buf = b""
+        self.transport = None
+
+    def connection_made(self, transport):
+        self.transport = transport
+
+    def data_received(self, data):
+        self.buf += data
+        head, sep, body = self.buf.partition(b"\r\n\r\n")
+        if not sep:
+            return
+        length = 0
+        for line in head.split(b"\r\n"):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        if len(body) < length:
+            return
+        self.transport.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                             b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+        self.source.active[self] = 0
+        self.buf = b""
+
+    def connection_lost(self, exc):
+        self.source.active.pop(self, None)
+
+
+class Source:
+    """Every `interval` s, one token chunk to every open stream."""
+
+    def __init__(self, tokens: int, interval: float):
+        self.tokens = tokens
+        self.interval = interval
+        self.active: dict[_Stream, int] = {}
+        self.token_chunk = _event(" tok")
+        self.final = _event("", final=True, tokens=tokens) + _chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
+
+    async def pump(self):
+        next_at = time.perf_counter()
+        while True:
+            next_at += self.interval
+            await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
+            for stream, sent in list(self.active.items()):
+                if sent < self.tokens:
+                    stream.transport.write(self.token_chunk)
+                    self.active[stream] = sent + 1
+                else:
+                    stream.transport.write(self.final)
+                    stream.transport.close()
+                    self.active.pop(stream, None)
+
+
+def _chunk(payload: bytes) -> bytes:
+    return f"{len(payload):x}\r\n".encode() + payload + b"\r\n"
+
+
+async def serve(port: int, tokens: int, interval: float) -> None:
+    source = Source(tokens, interval)
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: _Stream(source), "127.0.0.1", port, backlog=2048)
+    print("ready", flush=True)
+    async with server:
+        await source.pump()
+
+
+# ---------------------------------------------------------------- the clients
+
+
+async def vllm_style(url: str, streams: int, requests: int, tokens: int) -> int:
+    """What vLLM's serving benchmark does per chunk: line iteration, json.loads, timestamps."""
+    import aiohttp
+
+    received = 0
+    gate = asyncio.Semaphore(streams)
+    body = {"prompt": "hi", "max_tokens": tokens, "stream": True, "ignore_eos": True,
+            "stream_options": {"include_usage": True}}
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=True),
+                                     timeout=aiohttp.ClientTimeout(total=6 * 3600)) as session:
+        async def one() -> None:
+            nonlocal received
+            async with gate:
+                itl, ttft, generated = [], 0.0, ""
+                st = time.perf_counter()
+                latest = st
+                async with session.post(url, json=body) as resp:
+                    async for chunk_bytes in resp.content:
+                        chunk_bytes = chunk_bytes.strip()
+                        if not chunk_bytes:
+                            continue
+                        chunk = chunk_bytes.decode("utf-8").removeprefix("data: ")
+                        if chunk == "[DONE]":
+                            continue
+                        data = json.loads(chunk)
+                        if choices := data.get("choices"):
+                            text = choices[0].get("text")
+                            now = time.perf_counter()
+                            if text:
+                                if ttft == 0.0:
+                                    ttft = now - st
+                                else:
+                                    itl.append(now - latest)
+                                latest = now
+                                generated += text
+                                received += 1
+                        elif usage := data.get("usage"):
+                            usage.get("completion_tokens")
+        await asyncio.gather(*(one() for _ in range(requests)))
+    return received
+
+
+async def gpudeck_client(url: str, streams: int, requests: int, tokens: int) -> int:
+    sys.path.insert(0, str(ROOT))
+    from console.bench.client import StreamClient, request_body
+
+    base = url.rsplit("/v1/", 1)[0]
+    body = request_body("completions", None, "hi", tokens)
+    received = 0
+    async with StreamClient(base) as client:
+        queue = list(range(requests))
+
+        async def worker() -> None:
+            nonlocal received
+            while queue:
+                record = await client.send(queue.pop(), body)
+                received += len(record.chunk_times)
+        await asyncio.gather(*(worker() for _ in range(streams)))
+    return received
+
+
+async def httpx_lines(url: str, streams: int, requests: int, tokens: int) -> int:
+    """A plain httpx line loop with json.loads, for the record."""
+    import httpx
+
+    received = 0
+    gate = asyncio.Semaphore(streams)
+    body = {"prompt": "hi", "max_tokens": tokens, "stream": True}
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=0)
+    async with httpx.AsyncClient(timeout=None, limits=limits) as client:
+        async def one() -> None:
+            nonlocal received
+            async with gate:
+                async with client.stream("POST", url, json=body) as resp:
+                    async for line in resp.aiter_lines():
+                        if line.startswith("data: ") and line != "data: [DONE]":
+                            data = json.loads(line[6:])
+                            if data.get("choices") and data["choices"][0].get("text"):
+                                time.perf_counter()
+                                received += 1
+        await asyncio.gather(*(one() for _ in range(requests)))
+    return received
+
+
+CLIENTS = {"gpudeck": gpudeck_client, "vllm-style": vllm_style, "httpx-lines": httpx_lines}
+
+
+def client_main(name: str, url: str, streams: int, requests: int, tokens: int) -> None:
+    lag_max = 0.0
+
+    async def lag_probe():
+        nonlocal lag_max
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(0.1)
+            lag_max = max(lag_max, time.perf_counter() - before - 0.1)
+
+    async def main():
+        probe = asyncio.create_task(lag_probe())
+        t0 = time.perf_counter()
+        got = await CLIENTS[name](url, streams, requests, tokens)
+        wall = time.perf_counter() - t0
+        probe.cancel()
+        return got, wall
+
+    # imports happen before the meter starts, so only the streaming is counted
+    import aiohttp  # noqa: F401
+    import httpx  # noqa: F401
+    sys.path.insert(0, str(ROOT))
+    import console.bench.client  # noqa: F401
+
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    got, wall = asyncio.run(main())
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    print(json.dumps({"tokens": got, "cpu_s": cpu, "wall_s": wall, "lag_max_ms": lag_max * 1000}))
+
+
+# ---------------------------------------------------------------- the driver
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def measure(name: str, url: str, streams: int, rounds: int, tokens: int) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--client", name, "--url", url, "--streams", str(streams),
+                          "--requests", str(streams * rounds), "--tokens", str(tokens)],
+                         capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        raise SystemExit(f"{name} client failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--streams", default="64,256,512")
+    parser.add_argument("--tokens", type=int, default=64, help="tokens per request")
+    parser.add_argument("--rounds", type=int, default=2, help="requests per stream")
+    parser.add_argument("--interval-ms", type=float, default=40.0, help="per-stream token interval")
+    parser.add_argument("--clients", default="gpudeck,vllm-style,httpx-lines")
+    parser.add_argument("--client")
+    parser.add_argument("--serve", action="store_true")
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--url")
+    parser.add_argument("--requests", type=int)
+    args = parser.parse_args()
+    if args.serve:
+        asyncio.run(serve(args.port, args.tokens, args.interval_ms / 1000))
+        return
+    if args.client:
+        client_main(args.client, args.url, int(args.streams), args.requests, args.tokens)
+        return
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, __file__, "--serve", "--port", str(port), "--tokens",
+                               str(args.tokens), "--interval-ms", str(args.interval_ms)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout.readline().strip() == "ready"
+        url = f"http://127.0.0.1:{port}/v1/completions"
+        names = args.clients.split(",")
+        print(f"source: {args.tokens} tokens/request, one token per stream every {args.interval_ms:g} ms; "
+              f"{args.rounds} requests per stream; cores: {os.cpu_count()}")
+        print(f"{'streams':>7} {'client':<12} {'tokens':>8} {'offered/s':>10} {'got/s':>8} "
+              f"{'cpu s/10k tok':>14} {'lag max ms':>11}  ratio vs vllm-style")
+        for streams in (int(s) for s in args.streams.split(",")):
+            offered = streams * 1000 / args.interval_ms
+            results = {name: measure(name, url, streams, args.rounds, args.tokens) for name in names}
+            base = results.get("vllm-style")
+            for name, r in results.items():
+                per10k = r["cpu_s"] / max(r["tokens"], 1) * 10000
+                ratio = ""
+                if base and name != "vllm-style":
+                    ratio = f"{per10k / (base['cpu_s'] / max(base['tokens'], 1) * 10000):.2f}"
+                print(f"{streams:>7} {name:<12} {r['tokens']:>8} {offered:>10.0f} "
+                      f"{r['tokens'] / r['wall_s']:>8.0f} {per10k:>14.3f} {r['lag_max_ms']:>11.1f}  {ratio}",
+                      flush=True)
+    finally:
+        server.terminate()
+        server.wait()
+
+
+if __name__ == "__main__":
+    main()

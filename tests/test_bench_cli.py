@@ -1,0 +1,74 @@
+"""`gpudeck bench` arguments, saved runs and comparisons, without a server."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from console.bench.results import RunStore, compare_runs, list_runs
+from console.cli import main
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--url", "http://x:1", "--concurrency", "1,a"], "bad --concurrency"),
+    (["--url", "http://x:1", "--concurrency", "0"], "bad --concurrency"),
+    (["--url", "http://x:1"], "--concurrency is required"),
+    (["--concurrency", "1"], "no --url given"),
+    (["--url", "x:1", "--concurrency", "1"], "bad --url"),
+    (["--url", "http://x:1", "--concurrency", "1", "--slo", "ttft"], "bad SLO"),
+    (["--url", "http://x:1", "--concurrency", "1", "--json", "--events"], "pick one"),
+    (["--url", "http://x:1", "--concurrency", "1", "--output-len", "0"], "--output-len must be > 0"),
+    (["--url", "http://x:1", "--concurrency", "1", "--profile", "nosuch"], "no profile named"),
+    (["--url", "http://x:1", "--concurrency", "1", "--api", "grpc"], "invalid choice"),
+])
+def test_bad_arguments_exit_2_with_one_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc_info:
+        raise SystemExit(main(["bench", *argv]))
+    assert exc_info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def _level(c, status, tps, ttft):
+    return {"concurrency": c, "status": status, "output_throughput": tps, "request_throughput": tps / 100,
+            "ttft_ms": {"median": ttft, "p99": ttft * 2}, "tpot_ms": {"median": 10, "p99": 20},
+            "itl_ms": {"p99": 30}, "e2el_ms": {"median": 500}}
+
+
+def _save(run_id, levels, started):
+    store = RunStore("local", run_id)
+    store.save({"run_id": run_id, "started": started, "url": "http://h:1", "model": "m", "status": "ok",
+                "levels": levels})
+    return store
+
+
+def test_compare_two_saved_runs(capsys):
+    _save("base", [_level(1, "ok", 100.0, 40.0), _level(64, "ok", 2000.0, 90.0)], "2026-11-29T10:00:00")
+    _save("other", [_level(1, "ok", 110.0, 30.0), _level(256, "failed", 0.0, 1.0)], "2026-11-29T11:00:00")
+    assert main(["bench", "--compare", "base", "other", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [row["concurrency"] for row in doc["levels"]] == [1]
+    m = doc["levels"][0]["metrics"]
+    assert m["output_throughput"]["change_pct"] == pytest.approx(10.0)
+    assert m["ttft_ms.median"] == {"base": 40.0, "other": 30.0, "change_pct": pytest.approx(-25.0)}
+    assert [r["run_id"] for r in list_runs("local")] == ["other", "base"]
+    assert main(["bench", "--list", "--json"]) == 0
+    assert [r["run_id"] for r in json.loads(capsys.readouterr().out)["runs"]] == ["other", "base"]
+
+
+def test_unknown_value_compares_as_null():
+    rows = compare_runs({"levels": [_level(1, "ok", 0.0, 40.0)]},
+                        {"levels": [{"concurrency": 1, "status": "failed", "output_throughput": None}]})
+    assert rows[0]["metrics"]["output_throughput"] == {"base": 0.0, "other": None, "change_pct": None}
+
+
+def test_compare_missing_run_is_one_line(capsys):
+    assert main(["bench", "--compare", "nope", "nada"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_run_ids_never_collide():
+    a = RunStore("local", "sweep-x")
+    a.save({"levels": []})
+    b = RunStore("local", "sweep-x")
+    assert b.run_id == "sweep-x-2"

@@ -1,0 +1,243 @@
+"""The Bench tab, driven by recorded JSON-lines streams from real llama.cpp sweeps."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+from textual.widgets import Button, Footer
+
+from console.bench.events import parse_line
+from console.bench.results import RunStore
+from console.session import HostSession
+from profiles.profile import profile_from_dict
+from screens.bench_pane import BenchPane, bench_argv
+from widgets.bench_compare import BenchCompareTable
+from widgets.bench_table import BenchLevelTable
+
+FIXTURES = Path(__file__).parent / "fixtures" / "bench"
+OK = FIXTURES / "sweep_ok.jsonl"
+DIED = FIXTURES / "sweep_died.jsonl"
+
+
+class BenchApp(App):
+    def __init__(self, readonly: bool = False, url: str | None = "http://127.0.0.1:9", session=None) -> None:
+        super().__init__()
+        self.readonly = readonly
+        self.url = url
+        self.session = session
+        self.summaries: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield BenchPane(id="pane-bench")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        if self.session is None:
+            profile = profile_from_dict("local", {"server": {"url": self.url}} if self.url else {})
+            self.session = HostSession.open(profile, readonly=self.readonly)
+        await self.query_one(BenchPane).set_session(self.session)
+
+    def on_pane_summary(self, message) -> None:
+        self.summaries.append(message.text)
+
+
+def replaying(path: Path, *extra: str):
+    return lambda values, profile, tunnelled: [sys.executable, str(FIXTURES / "replay.py"), str(path), *extra]
+
+
+async def press_start(pilot) -> None:
+    await pilot.pause()
+    pilot.app.query_one("#bf-start", Button).press()
+    await pilot.pause()
+
+
+async def run_to_end(pilot, pane) -> None:
+    for _ in range(200):
+        await pilot.pause(0.05)
+        if pane.proc is None and pane.view.levels:
+            break
+    await pilot.pause(0.3)
+
+
+def saved_run(path: Path, run_id: str) -> Path:
+    """A recording's level summaries saved as a run, the way the load generator saves it."""
+    events = [parse_line(line) for line in path.read_text().splitlines()]
+    start = next(e for e in events if e["event"] == "run-start")
+    store = RunStore("local", run_id)
+    doc = {"run_id": run_id, "url": start["url"], "model": start["model"], "workload": start["workload"],
+           "started": f"2026-11-29T{run_id[-6:-4]}:00:00", "status": "done",
+           "levels": [e["summary"] for e in events if e["event"] == "level-end"]}
+    doc["path"] = str(store.path)
+    store.save(doc)
+    return store.path
+
+
+async def test_live_sweep_with_a_server_death():
+    app = BenchApp()
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        pane.launcher = replaying(DIED)
+        await press_start(pilot)
+        await run_to_end(pilot, pane)
+        statuses = [lv.status for lv in pane.view.levels]
+        assert statuses == ["ok", "failed", "skipped"]
+        table = pane.query_one(BenchLevelTable)
+        died = [str(c) for c in table.get_row("1")]
+        assert "failed" in died[1]
+        assert "server died: connection refused from" in died[-1]
+        assert [str(c) for c in table.get_row("2")][-1] == "skipped: level 2 failed"
+        ticks = sum(1 for line in DIED.read_text().splitlines() if '"tick"' in line)
+        assert len(pane.view.series) == ticks
+        assert [c for _, c in pane.view.boundaries] == [1, 2]
+        assert app.summaries[-1] == "✖ 1/3"
+        status = str(pane.query_one("#bp-status").render())
+        assert "client lag" in status and "saved sweep-" in status
+
+
+async def test_live_values_while_running_then_final_ones():
+    app = BenchApp()
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        lines = OK.read_text().splitlines()
+        first_level_end = next(i for i, line in enumerate(lines) if '"level-end"' in line)
+        pane.launcher = replaying(OK, "--hold-after", str(first_level_end + 6))
+        await press_start(pilot)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if pane.view.levels and pane.view.levels[1].status == "running" and len(pane.view.series) > 2:
+                break
+        await pilot.pause(0.4)
+        row0 = [str(c) for c in pane.query_one(BenchLevelTable).get_row("0")]
+        row1 = [str(c) for c in pane.query_one(BenchLevelTable).get_row("1")]
+        assert "ok" in row0[1] and "100%" in row0[2]
+        assert "running" in row1[1]
+        assert app.summaries[-1] == "■ 1/3"
+        assert "server: gen" in str(pane.query_one("#bp-status").render())  # llama.cpp ran with --metrics
+        # stop, with a confirmation that defaults to Cancel
+        await pilot.press("s")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "Confirm"
+        await pilot.press("y")
+        await run_to_end(pilot, pane)
+        assert pane.proc is None
+        assert pane.view.levels[1].status == "partial" and pane.view.exit_code == 3
+
+
+async def test_finished_run_all_ok():
+    app = BenchApp()
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        pane.launcher = replaying(OK)
+        await press_start(pilot)
+        await run_to_end(pilot, pane)
+        assert [lv.status for lv in pane.view.levels] == ["ok", "ok", "ok"]
+        assert app.summaries[-1] == "✔ 3/3"
+        row = [str(c) for c in pane.query_one(BenchLevelTable).get_row("2")]
+        assert row[3] == "6/0" and row[4] != "—"
+
+
+async def test_compare_with_an_earlier_run():
+    earlier = saved_run(DIED, "sweep-20261129-100000")
+    saved_run(OK, "sweep-20261129-110000")
+    app = BenchApp()
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        await pilot.pause()
+        assert pane.view.run_id == "sweep-20261129-110000"  # the latest run is shown on opening
+        pane.query_one(BenchLevelTable).focus()
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "PickRun"
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert pane.has_class("comparing")
+        assert pane.overlay is not None and pane.overlay[0] == "sweep-20261129-100000"
+        compare = pane.query_one(BenchCompareTable)
+        assert compare.row_count == 3
+        row = [str(c) for c in compare.get_row("2")]
+        assert row[1] == "failed → ok"
+        assert earlier.exists()
+
+
+async def test_readonly_cannot_start():
+    app = BenchApp(readonly=True)
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        pane.launcher = replaying(OK)
+        assert pane.check_action("start", ()) is False
+        await press_start(pilot)
+        await pilot.pause(0.3)
+        assert pane.proc is None and not pane.view.levels
+        assert "read-only" in str(pane.query_one("#bp-error").render())
+
+
+def test_argv_for_the_load_generator():
+    argv = bench_argv({"url": "http://h:1", "levels": "1,2", "input_len": "64", "output_len": "8",
+                       "num_prompts": "", "model": "m", "api": "chat"}, "box", True)
+    assert argv[1:3] == ["-m", "console.bench"]
+    assert argv[3:] == ["--url", "http://h:1", "--concurrency", "1,2", "--api", "chat", "--profile", "box",
+                        "--events", "--input-len", "64", "--output-len", "8", "--model", "m", "--tunnelled"]
+    with_port = bench_argv({"url": "http://127.0.0.1:5", "levels": "1", "server_port": 30000}, "box", True)
+    assert with_port[-3:] == ["--tunnelled", "--server-port", "30000"]
+
+
+def test_bench_view_snapshot(snap_compare):
+    saved_run(DIED, "sweep-20261129-140000")
+    assert snap_compare(BenchApp(url=None), terminal_size=(150, 40))
+
+
+async def test_real_sweep_from_the_tab(llama_server):
+    """The whole path: form -> `python -m console.bench --events` -> worker -> table, against llama.cpp."""
+    from textual.widgets import Input
+
+    app = BenchApp(url=llama_server.url)
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        for key, value in (("levels", "1,2"), ("input_len", "8"), ("output_len", "8"), ("num_prompts", "2")):
+            pane.query_one(f"#bf-{key}", Input).value = value
+        for _ in range(100):  # the model list arrives from /v1/models
+            await pilot.pause(0.05)
+            if pane.query_one("#bf-model").value not in (None, pane.query_one("#bf-model").BLANK):
+                break
+        await press_start(pilot)
+        for _ in range(300):  # a bound for a shared, busy machine, not a speed check
+            await pilot.pause(0.1)
+            if pane.proc is None and pane.view.levels:
+                break
+        state = [(lv.status, lv.completed, lv.failed, lv.explanation) for lv in pane.view.levels]
+        assert [lv.status for lv in pane.view.levels] == ["ok", "ok"], (state, pane.proc,
+                                                                        str(pane.query_one("#bp-error").render()))
+        assert pane.view.model and pane.view.path and Path(pane.view.path).exists()
+        assert json.loads(Path(pane.view.path).read_text())["levels"][1]["completed"] == 2
+
+
+async def test_loopback_endpoint_of_an_ssh_host_goes_through_a_tunnel(ssh_profile, llama_server):
+    """The server listens on the remote host's loopback: the sweep runs through an SSH forward and says so."""
+    from textual.widgets import Input
+
+    from profiles import store
+
+    ssh_profile.server.url = llama_server.url  # 127.0.0.1 as the SSH host sees it
+    store.save(ssh_profile)
+    session = HostSession.open(ssh_profile)
+    app = BenchApp(session=session)
+    try:
+        async with app.run_test(size=(150, 45)) as pilot:
+            pane = app.query_one(BenchPane)
+            for key, value in (("levels", "1"), ("input_len", "8"), ("output_len", "8"), ("num_prompts", "2")):
+                pane.query_one(f"#bf-{key}", Input).value = value
+            await press_start(pilot)
+            for _ in range(600):
+                await pilot.pause(0.1)
+                if pane.proc is None and pane.view.levels:
+                    break
+            assert [lv.status for lv in pane.view.levels] == ["ok"], [lv.explanation for lv in pane.view.levels]
+            assert pane.view.tunnelled and pane.view.url != llama_server.url
+            assert "via ssh tunnel" in str(pane.query_one("#bp-head").render())
+            saved = json.loads(Path(pane.view.path).read_text())
+            assert saved["tunnelled"] is True and saved["profile"] == "testbox"
+            assert saved["config"]["server_port"] == llama_server.port
+    finally:
+        await session.host.close()

@@ -1,0 +1,31 @@
+"""Output tok/s, one point a second, with the start of each level marked; an earlier run in grey."""
+from __future__ import annotations
+
+from textual_plotext import PlotextPlot
+
+
+class BenchChart(PlotextPlot):
+    DEFAULT_CSS = "BenchChart { height: 14; min-height: 8; width: 1fr; }"
+
+    def show(self, series: list[float], boundaries: list[tuple[int, int]],
+             overlay: tuple[str, list[float], list[tuple[int, int]]] | None = None,
+             label: str = "this run") -> None:
+        plt = self.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plt.title("output tok/s (client)")
+        plt.xlabel("s")
+        top = max([*series, *(overlay[1] if overlay else []), 1.0])
+        if overlay and overlay[1]:
+            name, points, _ = overlay
+            plt.plot(list(range(1, len(points) + 1)), points, color="gray", marker="braille",
+                     label=name)
+        if series:
+            plt.plot(list(range(1, len(series) + 1)), series, color="cyan", marker="braille", label=label)
+        else:
+            plt.xlim(0, 10)
+        for x, concurrency in boundaries:
+            plt.vline(x + 0.5, "yellow")
+            plt.text(f"c={concurrency}", x + 1, top, color="yellow")
+        plt.ylim(0, top * 1.1)
+        self.refresh()
