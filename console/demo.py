@@ -124,6 +124,8 @@ def setup(root: Path | None = None, port: int | None = None) -> Demo:
         "model": {"name": "GLM-5-NVFP4", "config": str(data_dir / "GLM-5-NVFP4.config.json"),
                   "quant_config": str(data_dir / "GLM-5-NVFP4.hf_quant_config.json")},
         "gpu": {"name": "RTX PRO 6000 Blackwell", "count": 8},
+        # small enough that the whole sweep, crash included, plays out in about a minute
+        "bench": {"concurrency": "1,2,10,64,256,512", "input_len": 128, "output_len": 16, "num_prompts": "1c"},
         "ui": {"simulated": True},
     })
     store.save(profile)

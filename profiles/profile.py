@@ -9,6 +9,7 @@ The TOML layout (one file per host, `<config>/profiles/<name>.toml`):
     [model]    name, config, quant_config, quant, kv_dtype
     [gpu]      name, count, sample_interval_ms, smi_command (argv used instead of
                `nvidia-smi`, e.g. a stand-in: ["python3", "/opt/fake-smi.py"])
+    [bench]    concurrency ("1,2,10"), input_len, output_len, num_prompts (Bench tab defaults)
     [ui]       simulated (bool: everything from this host is labelled SIMULATED)
 
 `[ssh] host` may be a plain host name or address, or an alias from
@@ -73,6 +74,16 @@ class GPUSection:
 
 
 @dataclass
+class BenchSection:
+    """Defaults for the Bench tab's form (the CLI takes flags instead)."""
+
+    concurrency: str | None = None  # e.g. "1,2,10,64,256,512"
+    input_len: int | None = None
+    output_len: int | None = None
+    num_prompts: str | None = None  # "64", or "2c" for twice the concurrency
+
+
+@dataclass
 class UISection:
     simulated: bool = False
 
@@ -82,6 +93,7 @@ _SECTIONS: dict[str, type] = {
     "server": ServerSection,
     "model": ModelSection,
     "gpu": GPUSection,
+    "bench": BenchSection,
     "ui": UISection,
 }
 
@@ -93,6 +105,7 @@ _SCHEMA: dict[str, dict[str, str]] = {
     "model": {"name": "str", "config": "str", "quant_config": "str", "quant": "str",
               "kv_dtype": "str"},
     "gpu": {"name": "str", "count": "int", "sample_interval_ms": "int", "smi_command": "list[str]"},
+    "bench": {"concurrency": "str", "input_len": "int", "output_len": "int", "num_prompts": "str"},
     "ui": {"simulated": "bool"},
 }
 _TOP: dict[str, str] = {"transport": "str", "description": "str"}
@@ -108,6 +121,7 @@ class Profile:
     server: ServerSection = field(default_factory=ServerSection)
     model: ModelSection = field(default_factory=ModelSection)
     gpu: GPUSection = field(default_factory=GPUSection)
+    bench: BenchSection = field(default_factory=BenchSection)
     ui: UISection = field(default_factory=UISection)
 
     @property

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 import sys
 from typing import Any, Callable
 
@@ -36,8 +37,12 @@ def bench_argv(values: dict, profile: str, tunnelled: bool) -> list[str]:
     """The load generator's command line for the form's values (it validates them itself)."""
     argv = [sys.executable, "-m", "console.bench", "--url", values["url"], "--concurrency", values["levels"],
             "--api", values.get("api") or "completions", "--profile", profile, "--events"]
-    for flag, key in (("--input-len", "input_len"), ("--output-len", "output_len"),
-                      ("--num-prompts", "num_prompts"), ("--model", "model")):
+    prompts = str(values.get("num_prompts") or "").strip()
+    if prompts.endswith("c") and prompts[:-1].strip().isdigit():  # "1c": one request per stream
+        argv += ["--prompts-per-stream", prompts[:-1].strip()]
+    elif prompts:
+        argv += ["--num-prompts", prompts]
+    for flag, key in (("--input-len", "input_len"), ("--output-len", "output_len"), ("--model", "model")):
         if values.get(key):
             argv += [flag, str(values[key])]
     if tunnelled:
@@ -95,6 +100,9 @@ class BenchPane(Pane):
         await super().set_session(session)
         form = self.query_one(BenchForm)
         form.set_url(session.profile.server.url or running_server_url(session.name))
+        bench = session.profile.bench
+        form.set_defaults({"levels": bench.concurrency, "input_len": bench.input_len,
+                           "output_len": bench.output_len, "num_prompts": bench.num_prompts})
         if self.proc is None:
             runs = list_runs(session.name)
             if runs:
@@ -228,6 +236,7 @@ class BenchPane(Pane):
                     if event["event"] == "level-start" and self.session is not None:
                         # the Server tab tags a crash record with the sweep that was running
                         self.session.extra["running_sweep"] = f"{self.view.run_id} level {event.get('concurrency')}"
+                        self.session.extra.pop("sweep_ended_at", None)
 
             code = await self.proc.wait()
             stderr = (await stderr_task).decode(errors="replace").strip()
@@ -242,7 +251,8 @@ class BenchPane(Pane):
                     self.proc.kill()
             stderr_task.cancel()
             if self.session is not None:
-                self.session.extra.pop("running_sweep", None)
+                # kept a little while: the crash that ended the sweep is seen a poll later
+                self.session.extra["sweep_ended_at"] = time.time()
             self.proc = None
             self.view.running = False
             self.remove_class("running")

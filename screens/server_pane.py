@@ -191,12 +191,14 @@ class ServerPane(Pane):
 
     @on(DataTable.RowHighlighted, "#configs")
     def _row(self, event: DataTable.RowHighlighted) -> None:
+        if event.cursor_row != event.data_table.cursor_row:
+            return  # a stale event from before a redraw moved the cursor back
         key = event.row_key.value if event.row_key else None
         if key and not key.startswith("pid:"):
             self._select(key)
 
-    def _select(self, name: str) -> None:
-        if name == self.selected:
+    def _select(self, name: str, force: bool = False) -> None:
+        if name == self.selected and not force:
             return
         self.selected = name
         config = cfgs.find(self.configs, name)
@@ -331,10 +333,10 @@ class ServerPane(Pane):
             self.notify(f"✖ {exc}", severity="error")
             return
         self.latest[config.name] = record
-        self.selected = None
+        self.selected = config.name
         self._watch(record)
         self._draw_configs()
-        self._select(config.name)
+        self._select(config.name, force=True)
         self.notify(f"launched {config.name} (pgid {record.pgid})")
 
     def action_kill(self) -> None:
@@ -454,8 +456,8 @@ class ServerPane(Pane):
             return
         record = next((r for r in records.load_all(self.session.name) if r.id == doc.get("launch")), None)
         if record and record.config != self.selected:
-            self.selected = None
             self._select(record.config)
+            self._draw_configs()
         if not self.query_one(LogView).jump_to_number(int(doc["line"])):
             self.notify(f"line {doc['line']} is outside the loaded window", severity="warning")
         self._update_loghead()

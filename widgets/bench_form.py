@@ -11,7 +11,7 @@ FIELDS = (  # id, label, default, width
     ("levels", "concurrency", "1,2,10,64,256,512", 26),
     ("input_len", "in tokens", "1024", 10),
     ("output_len", "out tokens", "256", 10),
-    ("num_prompts", "prompts/level", "", 16),
+    ("num_prompts", "prompts/level", "", 22),
 )
 
 
@@ -44,7 +44,7 @@ class BenchForm(Vertical):
             for key, label, default, width in FIELDS[2:]:
                 with Vertical(classes="field"):
                     yield Label(label)
-                    yield Input(default, id=f"bf-{key}", placeholder="max(8c,32)" if key == "num_prompts" else "")
+                    yield Input(default, id=f"bf-{key}", placeholder="max(8c,32) · N or Nc" if key == "num_prompts" else "")
             with Vertical(classes="field"):
                 yield Label("api")
                 yield Select([("completions", "completions"), ("chat", "chat")], id="bf-api",
@@ -58,6 +58,12 @@ class BenchForm(Vertical):
     def set_url(self, url: str | None) -> None:
         if url:
             self.query_one("#bf-url", Input).value = url
+
+    def set_defaults(self, values: dict) -> None:
+        """Prefill from the profile's [bench] section; None leaves a field as it is."""
+        for key in ("levels", "input_len", "output_len", "num_prompts"):
+            if values.get(key) is not None:
+                self.query_one(f"#bf-{key}", Input).value = str(values[key])
 
     def set_models(self, models: list[str]) -> None:
         select = self.query_one("#bf-model", Select)

@@ -62,4 +62,4 @@ class BenchLevelTable(DataTable):
             return
         for i, level in enumerate(levels):
             for name, cell in zip(COLUMNS, level_cells(level)):
-                self.update_cell(str(i), name, cell)
+                self.update_cell(str(i), name, cell, update_width=True)

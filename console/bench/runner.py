@@ -43,6 +43,7 @@ class BenchConfig:
     input_len: int = 1024
     output_len: int = 256
     num_prompts: int | None = None     # per level; None: max(8 * concurrency, 32)
+    prompts_per_stream: int | None = None  # per level: this many times the concurrency
     api: str = "completions"
     warmup: int = 1
     keep_going: bool = False
@@ -57,7 +58,11 @@ class BenchConfig:
     server_port: int | None = None     # the server's port on its host, when the URL is a tunnel's end
 
     def prompts_for(self, concurrency: int) -> int:
-        return self.num_prompts or max(8 * concurrency, 32)
+        if self.num_prompts:
+            return self.num_prompts
+        if self.prompts_per_stream:
+            return self.prompts_per_stream * concurrency
+        return max(8 * concurrency, 32)
 
     def to_json(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}

@@ -16,6 +16,8 @@ def register(subparsers) -> None:
     p.add_argument("--input-len", type=int, default=1024, help="prompt tokens (default 1024)")
     p.add_argument("--output-len", type=int, default=256, help="output tokens, with ignore_eos (default 256)")
     p.add_argument("--num-prompts", type=int, help="requests per level (default max(8*c, 32))")
+    p.add_argument("--prompts-per-stream", type=int, metavar="N",
+                   help="requests per level = N x concurrency (instead of --num-prompts)")
     p.add_argument("--api", choices=("completions", "chat"), default="completions")
     p.add_argument("--warmup", type=int, default=1, help="untimed requests before each level (default 1)")
     p.add_argument("--timeout", type=float, help="per-request limit in seconds (default none)")
@@ -83,7 +85,8 @@ def handle(args: argparse.Namespace) -> int:
     if args.list or args.compare:
         return _saved(args, profile)
     levels = parse_levels(args.concurrency)
-    for name in ("input_len", "output_len", "num_prompts", "timeout", "stall_timeout", "workers"):
+    for name in ("input_len", "output_len", "num_prompts", "prompts_per_stream", "timeout", "stall_timeout",
+                 "workers"):
         _positive(name.replace("_", "-"), getattr(args, name))
     if args.warmup < 0:
         raise CLIError("--warmup must be >= 0", 2)
@@ -105,7 +108,8 @@ def handle(args: argparse.Namespace) -> int:
 
     config = BenchConfig(url=url.rstrip("/"), concurrency=levels, model=args.model,
                          input_len=args.input_len, output_len=args.output_len,
-                         num_prompts=args.num_prompts, api=args.api, warmup=args.warmup,
+                         num_prompts=args.num_prompts, prompts_per_stream=args.prompts_per_stream,
+                         api=args.api, warmup=args.warmup,
                          keep_going=args.keep_going, slo=slo, timeout_s=args.timeout,
                          stall_s=args.stall_timeout, seed=args.seed, profile=profile,
                          workers=args.workers, tunnelled=args.tunnelled, server_port=args.server_port)
