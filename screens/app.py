@@ -6,6 +6,7 @@ import time
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from console.fleet import Fleet
@@ -132,7 +133,10 @@ class GpudeckApp(App):
     def _set_tab_label(self, tab_id: str, summary: str) -> None:
         title = next(t[1] for t in TABS if t[0] == tab_id)
         self.summaries[tab_id] = summary
-        tab = self.tabs.get_tab(tab_id)
+        try:
+            tab = self.tabs.get_tab(tab_id)
+        except NoMatches:  # a summary that arrives while the app is shutting down
+            return
         tab.label = f"{title} {summary}".rstrip()
 
     def action_tab(self, tab_id: str) -> None:
