@@ -55,7 +55,7 @@ class Demo:
         async def stop_all() -> None:
             host = LocalHost()
             for record in records.load_all("demo"):
-                if record.live and record.pgid:
+                if record.pgid:  # whatever its last known state: nothing may outlive the demo
                     await signal_group(host, record.pgid, "KILL")
 
         try:

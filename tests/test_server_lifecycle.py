@@ -98,7 +98,11 @@ async def test_launch_ready_reattach_and_kill(server_profile):
         monitor, task, lines, _ = await _follow(session, record)
         assert record.state == "ready", lines[-20:]
         assert record.time_to_ready_s is not None and record.time_to_ready_s < 60
-        assert any("listening" in line for line in lines)
+        for _ in range(50):  # ready may come from /health a moment before the log line arrives
+            if any("listening" in line for line in lines):
+                break
+            await asyncio.sleep(0.1)
+        assert any("listening" in line for line in lines), lines[-20:]
         task.cancel()
 
         # a second console instance (fresh connection) re-attaches from the saved record
