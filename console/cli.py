@@ -26,13 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--readonly", action="store_true", help="TUI without any destructive key")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"console.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"console.commands.{name}":
-                continue  # a command not built yet
-            raise
-        module.register(sub)
+        importlib.import_module(f"console.commands.{name}").register(sub)
     return parser
 
 

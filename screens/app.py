@@ -15,31 +15,19 @@ from widgets.host_chips import Chip, HostChips
 
 from .host_switcher import HostSwitcher
 from .pane import Pane
-from .placeholder_pane import PlaceholderPane
 
-# (tab id, title, module, class, what it holds until built)
+# (tab id, title, module, class)
 TABS = [
-    ("gpus", "GPUs", "screens.gpus_pane", "GPUsPane",
-     "live GPU state of every host, with stale counters and odd states named."),
-    ("server", "Server", "screens.server_pane", "ServerPane",
-     "launch configs, their effective flags, lifecycle, live logs and crash triage."),
-    ("bench", "Bench", "screens.bench_pane", "BenchPane",
-     "a live concurrency sweep with vLLM-compatible metrics."),
-    ("roofline", "Roofline", "screens.roofline_pane", "RooflinePane",
-     "the theoretical ceiling for this model on these GPUs, and each run's efficiency."),
-    ("tasks", "Tasks", "screens.tasks_pane", "TasksPane",
-     "the prioritised plan for this host, fed by what happens."),
+    ("gpus", "GPUs", "screens.gpus_pane", "GPUsPane"),
+    ("server", "Server", "screens.server_pane", "ServerPane"),
+    ("bench", "Bench", "screens.bench_pane", "BenchPane"),
+    ("roofline", "Roofline", "screens.roofline_pane", "RooflinePane"),
+    ("tasks", "Tasks", "screens.tasks_pane", "TasksPane"),
 ]
 
 
-def _build_pane(tab_id: str, title: str, module: str, cls: str, promise: str) -> Pane:
-    try:
-        pane_cls = getattr(importlib.import_module(module), cls)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise
-        return PlaceholderPane(title, promise, id=f"pane-{tab_id}")
-    pane = pane_cls(id=f"pane-{tab_id}")
+def _build_pane(tab_id: str, title: str, module: str, cls: str) -> Pane:
+    pane = getattr(importlib.import_module(module), cls)(id=f"pane-{tab_id}")
     pane.TAB_TITLE = title
     return pane
 
@@ -74,9 +62,9 @@ class GpudeckApp(App):
         self.chip_bar = HostChips(id="chips")
         yield self.chip_bar
         with TabbedContent(id="tabs", initial="gpus") as self.tabs:
-            for tab_id, title, module, cls, promise in TABS:
+            for tab_id, title, module, cls in TABS:
                 with TabPane(title, id=tab_id):
-                    pane = _build_pane(tab_id, title, module, cls, promise)
+                    pane = _build_pane(tab_id, title, module, cls)
                     self.panes[tab_id] = pane
                     yield pane
         yield Footer()

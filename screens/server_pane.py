@@ -1,6 +1,7 @@
 """The Server tab: configs and their state, effective flags, the latest crash, the live log."""
 from __future__ import annotations
 
+import asyncio
 import time
 
 from textual import on, work
@@ -10,6 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
+from console.fmt import duration
 from console.hosts import HostError
 from console.servers import configs as cfgs
 from console.servers import crashes, lifecycle, records
@@ -132,6 +134,8 @@ class ServerPane(Pane):
         if session is not self.session:
             return
         self.latest = records.latest_per_config(session.name)
+        for line in records.unreadable(session.name):
+            self.notify(line, severity="warning", timeout=15)
         managed = {r.pgid for r in records.load_all(session.name) if r.live}
         self.unmanaged = [p for p in running if p.pgid not in managed]
         found = crashes.load_all(session.name)
@@ -156,12 +160,12 @@ class ServerPane(Pane):
             badge, style = STATE_BADGE.get(record.state, (record.state, "")) if record else ("– never run", "grey50")
             since = ""
             if record:
-                since = _age(now - record.started_at) if record.live else time.strftime(
+                since = duration(now - record.started_at) if record.live else time.strftime(
                     "%H:%M", time.localtime(record.stopped_at or record.started_at))
             warn = " ⚠" if config.warnings else ""
             table.add_row(config.name + warn, f"[{style}]{badge}[/]", since, key=config.name)
         for proc in self.unmanaged:
-            table.add_row(f"pid {proc.pid} (not ours)", "[yellow]● running[/]", _age(proc.elapsed_s),
+            table.add_row(f"pid {proc.pid} (not ours)", "[yellow]● running[/]", duration(proc.elapsed_s),
                           key=f"pid:{proc.pid}")
         names = [c.name for c in self.configs]
         if self.selected in names:  # a redraw keeps the operator's place
@@ -233,12 +237,12 @@ class ServerPane(Pane):
             return
         try:
             result = await self.session.host.run(["tail", "-n", "5000", record.log], timeout=30)
+            count = await self._line_count(record.log)
         except HostError as exc:
             self.notify(str(exc), severity="error")
             return
         if self.shown_record == record.id:
             lines = result.stdout.splitlines()
-            count = await self._line_count(record.log)
             self.query_one(LogView).reset(first_number=max(1, (count or len(lines)) - len(lines) + 1))
             self.query_one(LogView).add_lines(lines)
 
@@ -274,15 +278,10 @@ class ServerPane(Pane):
             on_lines=lambda lines, rid=record.id: self.post_message(self.LogLines(rid, lines)),
             on_state=lambda rec: self.post_message(self.StateChanged(rec)),
             on_crash=lambda doc: self.post_message(self.Crashed(doc)))
-        monitor.seen = []  # type: ignore[attr-defined]
         self.monitors[record.id] = monitor
         self.run_worker(monitor.run(), group="monitors", name=f"monitor-{record.id}")
 
     def on_server_pane_log_lines(self, message: LogLines) -> None:
-        monitor = self.monitors.get(message.record_id)
-        if monitor is not None:
-            monitor.seen.extend(message.lines)
-            del monitor.seen[:-20000]
         if message.record_id == self.shown_record:
             self.query_one(LogView).add_lines(message.lines)
 
@@ -301,10 +300,13 @@ class ServerPane(Pane):
             from profiles.atomic import StateFileError
             from profiles.tasks import BoardReadOnly, suggest_from_crash
 
-            try:  # offered on the Tasks tab, never added silently
-                suggest_from_crash(self.session.name, message.doc, record=message.doc.get("id"))
-            except (BoardReadOnly, StateFileError):
-                pass
+            async def offer(name: str, doc: dict) -> None:
+                try:  # offered on the Tasks tab, never added silently; the board locks a file
+                    await asyncio.to_thread(suggest_from_crash, name, doc, record=doc.get("id"))
+                except (BoardReadOnly, StateFileError):
+                    pass
+
+            self.run_worker(offer(self.session.name, message.doc), group="suggest")
         self.notify(f"✖ {message.doc['config']} crashed: {message.doc['class']}", severity="error", timeout=15)
 
     # ------------------------------------------------------------ actions
@@ -321,15 +323,15 @@ class ServerPane(Pane):
     @work(group="action")
     async def _launch(self, config: cfgs.LaunchConfig) -> None:
         session = self.session
-        warnings = await lifecycle.preflight(session, config.port)
-        lines = [f"⚠ {w}" for w in config.warnings] + [f"⚠ {w.message}" for w in warnings]
-        if lines:
-            ok = await self.app.push_screen_wait(Confirm(f"Launch {config.name} anyway?", lines, "Launch"))
-            if not ok:
-                return
         try:
+            warnings = await lifecycle.preflight(session, config.port)
+            lines = [f"⚠ {w}" for w in config.warnings] + [f"⚠ {w.message}" for w in warnings]
+            if lines:
+                ok = await self.app.push_screen_wait(Confirm(f"Launch {config.name} anyway?", lines, "Launch"))
+                if not ok:
+                    return
             record = await lifecycle.launch(session, config.name, config.script, config.flags, config.port)
-        except (lifecycle.LaunchError, HostError) as exc:
+        except (lifecycle.LaunchError, HostError, OSError) as exc:
             self.notify(f"✖ {exc}", severity="error")
             return
         self.latest[config.name] = record
@@ -350,13 +352,17 @@ class ServerPane(Pane):
     async def _kill(self, record: LaunchRecord) -> None:
         from console.servers.procs import processes
 
-        group = [p for p in await processes(self.session.host) if p.pgid == record.pgid]
-        lines = [f"pid {p.pid}  {p.command[:90]}" for p in group] or [f"process group {record.pgid}"]
-        grace = self.session.profile.server.kill_grace_s
-        lines.append(f"SIGTERM to the group, SIGKILL after {grace:g}s, then a GPU memory check.")
-        if not await self.app.push_screen_wait(Confirm(f"Kill {record.config}?", lines, "Kill")):
+        try:
+            group = [p for p in await processes(self.session.host) if p.pgid == record.pgid]
+            lines = [f"pid {p.pid}  {p.command[:90]}" for p in group] or [f"process group {record.pgid}"]
+            grace = self.session.profile.server.kill_grace_s
+            lines.append(f"SIGTERM to the group, SIGKILL after {grace:g}s, then a GPU memory check.")
+            if not await self.app.push_screen_wait(Confirm(f"Kill {record.config}?", lines, "Kill")):
+                return
+            result = await lifecycle.stop(self.session, record, progress=lambda t: self.notify(t, timeout=3))
+        except (lifecycle.LaunchError, HostError) as exc:
+            self.notify(f"✖ {exc}", severity="error")
             return
-        result = await lifecycle.stop(self.session, record, progress=lambda t: self.notify(t, timeout=3))
         self._draw_configs()
         self.notify(f"stopped {record.config} ({result.signal}, {result.seconds}s)")
         if result.gpu_warning:
@@ -372,7 +378,11 @@ class ServerPane(Pane):
     async def _adopt(self, proc) -> None:
         if not await self.app.push_screen_wait(Confirm(f"Adopt pid {proc.pid}?", [proc.command[:120]], "Adopt")):
             return
-        record = await lifecycle.adopt(self.session, proc.pid)
+        try:
+            record = await lifecycle.adopt(self.session, proc.pid)
+        except (lifecycle.LaunchError, HostError) as exc:
+            self.notify(f"✖ {exc}", severity="error")
+            return
         self.latest[record.config] = record
         self.unmanaged = [p for p in self.unmanaged if p.pid != proc.pid]
         self.configs.append(cfgs.LaunchConfig(name=record.config, script=record.command or ""))
@@ -454,17 +464,10 @@ class ServerPane(Pane):
         if not doc or not doc.get("line"):
             self.notify("no crash line to jump to")
             return
-        record = next((r for r in records.load_all(self.session.name) if r.id == doc.get("launch")), None)
+        record = records.get(self.session.name, doc.get("launch"))
         if record and record.config != self.selected:
             self._select(record.config)
             self._draw_configs()
         if not self.query_one(LogView).jump_to_number(int(doc["line"])):
             self.notify(f"line {doc['line']} is outside the loaded window", severity="warning")
         self._update_loghead()
-
-
-def _age(seconds: float) -> str:
-    seconds = int(seconds)
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"

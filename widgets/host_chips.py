@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
+from console.fmt import duration
+
 
 @dataclass
 class Chip:
@@ -23,15 +25,6 @@ class Chip:
 _DOT = {"connected": ("●", "green"), "connecting": ("◌", "yellow"), "down": ("○", "red"), "idle": ("○", "grey50")}
 
 
-def _age(seconds: float) -> str:
-    seconds = int(max(0, seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-
-
 def chip_text(chip: Chip, now: float | None = None, full: bool = False) -> Text:
     now = time.time() if now is None else now
     dot, colour = _DOT.get(chip.state, ("?", "white"))
@@ -46,7 +39,7 @@ def chip_text(chip: Chip, now: float | None = None, full: bool = False) -> Text:
     text.append(dot, style=colour)
     if full or chip.state != "connected":
         if chip.state == "connected":
-            text.append(f" connected {_age(now - chip.since)}", style=colour)
+            text.append(f" connected {duration(now - chip.since)}", style=colour)
             if chip.latency_ms is not None:
                 text.append(f" · {chip.latency_ms:.0f} ms", style="grey70")
         elif chip.state == "down":

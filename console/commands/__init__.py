@@ -1,6 +1,6 @@
 """One module per CLI command; each has `register(subparsers)`.
 
-Modules here import only argparse-level things at import time, so that
+Every module listed below must exist. They import only argparse-level things at import time, so that
 `gpudeck --help` stays fast; heavy imports happen inside the handlers.
 """
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 
@@ -43,7 +44,7 @@ def register(sub) -> None:
     logs.add_argument("target", nargs="?")
     logs.add_argument("-f", "--follow", action="store_true")
     logs.add_argument("-n", "--lines", type=int, default=50)
-    common(logs, json_flag=False)
+    common(logs)
     logs.set_defaults(func=lambda a: run_async(_logs(a)))
 
     adopt = ps.add_parser("adopt", help="take over a server gpudeck did not launch")
@@ -233,7 +234,9 @@ async def _status(args) -> int:
         for record in await lifecycle.reattach(session):
             if record.state == "crashed" and not record.crash_record:
                 await ServerMonitor(session, record).run()  # writes the crash record
-        all_records = records.load_all(session.name)
+        all_records, unreadable = records.scan(session.name)
+        for line in unreadable:
+            print(f"⚠ {line}", file=sys.stderr)
         if args.json:
             emit_json({"profile": session.name, "servers": [r.to_json() for r in all_records]})
             return 0
@@ -258,12 +261,15 @@ async def _logs(args) -> int:
             raise CLIError(f"{record.config}: log path unknown")
         if args.follow:
             async for line in LogTail(session.host, record.log).lines(follow=True):
-                print(line, flush=True)
+                print(json.dumps({"line": line}) if args.json else line, flush=True)
         else:
             result = await session.host.run(["tail", "-n", str(args.lines), record.log], timeout=30)
             if not result.ok:
                 raise CLIError(result.stderr.strip() or f"cannot read {record.log}")
-            sys.stdout.write(result.stdout)
+            if args.json:
+                emit_json({"config": record.config, "log": record.log, "lines": result.stdout.splitlines()})
+            else:
+                sys.stdout.write(result.stdout)
         return 0
 
     return await _with_session(args, body)

@@ -13,7 +13,7 @@ def register(subparsers) -> None:
     sub = parser.add_subparsers(dest="sim_command", metavar="SUBCOMMAND", required=True)
 
     serve = sub.add_parser("serve", help="run the simulated OpenAI-compatible server")
-    serve.add_argument("--port", type=int, default=30000)
+    serve.add_argument("--port", type=_port, default=30000)
     serve.add_argument("--host", default="127.0.0.1")
     model = serve.add_mutually_exclusive_group()
     model.add_argument("--model", default=None, help="a packaged model (default GLM-5-NVFP4)")
@@ -133,3 +133,15 @@ def _nvidia_smi(args: argparse.Namespace) -> int:
     except (KeyboardInterrupt, BrokenPipeError):
         return 0
     return 0
+
+
+def _port(text: str) -> int:
+    import argparse
+
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port: {text!r}") from None
+    if not 0 <= port < 65536:
+        raise argparse.ArgumentTypeError(f"port {port} is out of range 0-65535")
+    return port

@@ -45,8 +45,10 @@ def load_all(profile_name: str) -> list[dict]:
     if folder.is_dir():
         for path in folder.glob("*.json"):
             try:
-                out.append(json.loads(path.read_text()))
+                doc = json.loads(path.read_text())
             except (OSError, ValueError):
                 continue
+            if isinstance(doc, dict):
+                out.append(doc)
     out.sort(key=lambda d: d.get("time", ""), reverse=True)
     return out

@@ -228,8 +228,9 @@ async def _gpu_still_held(session: HostSession, record: LaunchRecord) -> str | N
     group = {p.pid for p in await processes(session.host) if p.pgid == record.pgid}
     ours = [h for h in holders if h.pid in group or h.pid == record.pid]
     if ours:
-        mib = sum(h.used_mib or 0 for h in ours)
-        return f"GPU memory not released: {len(ours)} process(es) of {record.config} still hold {mib} MiB"
+        known = [h.used_mib for h in ours if h.used_mib is not None]
+        held = f"{sum(known)} MiB" if len(known) == len(ours) else "GPU memory (amount N/A)"
+        return f"GPU memory not released: {len(ours)} process(es) of {record.config} still hold {held}"
     return None
 
 

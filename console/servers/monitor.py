@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from typing import Callable
 
 from ..hosts import HostError
@@ -51,6 +52,7 @@ class ServerMonitor:
         self.tail = LogTail(session.host, record.log, 0) if record.log else None
         self.crash_doc: dict | None = None
         self.effective: dict | None = None  # flags the server says it runs with (from its log)
+        self.seen: deque[str] = deque(maxlen=20000)  # the latest lines, for a view opened later
 
     async def run(self) -> LaunchRecord:
         tail_task = asyncio.create_task(self._follow_log()) if self.tail else None
@@ -90,6 +92,7 @@ class ServerMonitor:
         try:
             async for line in self.tail.lines(follow=True):
                 pending.append(line)
+                self.seen.append(line)
                 self.triage.feed(line)
                 if self.effective is None and ("ServerArgs(" in line or "non-default args" in line):
                     self._read_effective(line)

@@ -15,7 +15,7 @@ SERVER_PATTERN = re.compile(
 class Proc:
     pid: int
     pgid: int
-    elapsed_s: int
+    elapsed_s: int | None
     command: str
 
     def to_json(self) -> dict:
@@ -28,7 +28,7 @@ async def processes(host: Host) -> list[Proc]:
     for line in result.stdout.splitlines():
         parts = line.split(None, 3)
         if len(parts) == 4 and parts[0].isdigit():
-            out.append(Proc(int(parts[0]), int(parts[1]), int(parts[2]) if parts[2].isdigit() else 0, parts[3]))
+            out.append(Proc(int(parts[0]), int(parts[1]), int(parts[2]) if parts[2].isdigit() else None, parts[3]))
     return out
 
 

@@ -63,20 +63,38 @@ def save(profile_name: str, record: LaunchRecord) -> None:
 
 
 def load_all(profile_name: str) -> list[LaunchRecord]:
-    """Every readable record, newest first; unreadable files are skipped, not removed."""
-    out = []
+    """Every readable record, newest first (see `unreadable` for the others)."""
+    return scan(profile_name)[0]
+
+
+def unreadable(profile_name: str) -> list[str]:
+    """One line per record file that failed to parse; such files are kept, not removed."""
+    return scan(profile_name)[1]
+
+
+def scan(profile_name: str) -> tuple[list[LaunchRecord], list[str]]:
+    out: list[LaunchRecord] = []
+    bad: list[str] = []
     folder = records_dir(profile_name)
     if not folder.is_dir():
-        return out
+        return out, bad
     known = set(LaunchRecord.__dataclass_fields__)
     for path in folder.glob("*.json"):
         try:
             doc = json.loads(path.read_text())
+            if not isinstance(doc, dict):
+                raise TypeError("not a JSON object")
             out.append(LaunchRecord(**{k: v for k, v in doc.items() if k in known}))
-        except (OSError, ValueError, TypeError):
-            continue
+        except (OSError, ValueError, TypeError) as exc:
+            bad.append(f"{path}: unreadable launch record ({exc})")
     out.sort(key=lambda r: r.started_at, reverse=True)
-    return out
+    return out, bad
+
+
+def get(profile_name: str, record_id: str | None) -> LaunchRecord | None:
+    if not record_id:
+        return None
+    return next((r for r in load_all(profile_name) if r.id == record_id), None)
 
 
 def latest_per_config(profile_name: str) -> dict[str, LaunchRecord]:
