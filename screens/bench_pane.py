@@ -8,6 +8,7 @@ streams never reach the UI's event loop.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 import signal
 import time
 import sys
@@ -50,6 +51,16 @@ def bench_argv(values: dict, profile: str, tunnelled: bool) -> list[str]:
         if values.get("server_port"):
             argv += ["--server-port", str(values["server_port"])]
     return argv
+
+
+async def _tail_of(stream, keep: int = 50) -> str:
+    """The last lines a child wrote to stderr (a long sweep must not grow memory)."""
+    lines: deque[str] = deque(maxlen=keep)
+    while True:
+        raw = await stream.readline()
+        if not raw:
+            return "\n".join(lines)
+        lines.append(raw.decode(errors="replace").rstrip())
 
 
 def _fmt(value: Any, digits: int = 1, suffix: str = "") -> str:
@@ -226,7 +237,7 @@ class BenchPane(Pane):
         self.add_class("running")
         self.query_one(BenchLevelTable).focus()  # the form is hidden now; keys go to the pane
         self.refresh_bindings()
-        stderr_task = asyncio.create_task(self.proc.stderr.read())
+        stderr_task = asyncio.create_task(_tail_of(self.proc.stderr))
         try:
             async for line in self.proc.stdout:
                 event = parse_line(line)
@@ -239,7 +250,7 @@ class BenchPane(Pane):
                         self.session.extra.pop("sweep_ended_at", None)
 
             code = await self.proc.wait()
-            stderr = (await stderr_task).decode(errors="replace").strip()
+            stderr = (await stderr_task).strip()
             if code not in (0, 3) or (stderr and not self.view.levels):
                 self._error(stderr.splitlines()[-1] if stderr else f"load generator exited {code}")
         finally:

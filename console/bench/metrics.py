@@ -123,7 +123,8 @@ def summarize(records: list[RequestRecord], duration_s: float | None,
               slo: dict[str, float] | None = None) -> dict:
     """The metric part of one level's summary, from its request records."""
     good = [r for r in records if r.ok]
-    input_tokens = sum(r.input_tokens or 0 for r in good)
+    # a request whose prompt length is unknown makes the total unknown, not smaller
+    input_tokens = None if any(r.input_tokens is None for r in good) else sum(r.input_tokens for r in good)
     output_tokens = sum(r.output_tokens or 0 for r in good)
     # Nothing succeeded: nothing was measured, so the rates are unknown rather than 0.
     measured = bool(good) and duration_s is not None and duration_s > 0
@@ -136,7 +137,7 @@ def summarize(records: list[RequestRecord], duration_s: float | None,
         else ("chunks" if good else None),
         "request_throughput": rate(len(good)),
         "output_throughput": rate(output_tokens),
-        "total_token_throughput": rate(input_tokens + output_tokens),
+        "total_token_throughput": rate(input_tokens + output_tokens) if input_tokens is not None else None,
         "ttft_ms": distribution(r.ttft for r in good if r.ttft is not None),
         "tpot_ms": distribution(t for t in (r.tpot for r in good) if t is not None),
         "itl_ms": distribution(gap for r in good for gap in r.itls),
