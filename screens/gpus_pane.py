@@ -59,6 +59,7 @@ class GPUsPane(Pane):
         self.history = UtilHistory()
         self.fleet: GPUFleet | None = None
         self._summary = None
+        self.owners: dict[int, str] = {}  # pid -> launch config, from the Server tab's records
 
     def compose(self):
         with Vertical(id="gpus-host"):
@@ -85,6 +86,20 @@ class GPUsPane(Pane):
         self.query_one(GPUProcessTable).show([])
         self.query_one("#gpus-status", Static).update(f"{session.name} · waiting for the first sample…")
         self.run_worker(self._sample(session), group="gpus-sampler", exclusive=True, exit_on_error=False)
+        self.owners = {}
+        self.run_worker(self._track_owners(session), group="gpus-owners", exclusive=True, exit_on_error=False)
+
+    async def _track_owners(self, session: HostSession) -> None:
+        """Every 5 s: which launch config each process belongs to (by process group)."""
+        from console.servers.owners import owners
+
+        while self.session is session:
+            found = await owners(session)
+            if found != self.owners:
+                self.owners = found
+                if self.snapshot is not None:
+                    self.query_one(GPUProcessTable).show(self.snapshot.processes, self.owners)
+            await asyncio.sleep(5.0)
 
     async def _sample(self, session: HostSession) -> None:
         sampler = self.sampler_factory(session)
@@ -135,7 +150,7 @@ class GPUsPane(Pane):
                 label.update("Processes  (unknown: the process list could not be read)")
             else:
                 label.update("Processes" + ("  (none)" if not snap.processes else ""))
-            procs.show(snap.processes)
+            procs.show(snap.processes, self.owners)
             procs.display = bool(snap.processes)
         summary = snap.summary()
         if summary != self._summary:

@@ -190,3 +190,26 @@ async def test_readonly_session_cannot_launch_or_stop(server_profile):
             await lifecycle.launch(session, "x", "/bin/true")
     finally:
         await session.host.close()
+
+
+async def test_processes_are_tied_to_the_config_that_owns_them(server_profile):
+    from console.servers.owners import owners
+
+    profile, scripts = server_profile
+    _write_script(scripts, "sleeper.sh", "sleep 30 & sleep 30 & wait")
+    session = HostSession.open(profile)
+    try:
+        config = cfgs.find(await cfgs.discover(session), "sleeper")
+        assert config.error  # not an inference server command, but still launchable
+        record = await lifecycle.launch(session, config.name, config.script)
+        found = {}
+        for _ in range(50):
+            found = await owners(session)
+            if len(found) >= 3:
+                break
+            await asyncio.sleep(0.1)
+        # the script's shell and both of its children belong to the config
+        assert len(found) >= 3 and set(found.values()) == {"sleeper"}
+        assert record.pgid in found
+    finally:
+        await session.host.close()

@@ -21,11 +21,15 @@ class GPUProcessTable(DataTable):
         self.add_column("GPU", key="gpu", width=3)
         self.add_column("Memory", key="mem", width=10)
         self.add_column("Type", key="type", width=4)
+        self.add_column("Config", key="config", width=24)
         self.add_column("Command", key="cmd")
 
-    def show(self, processes: Sequence[GPUProcess]) -> None:
+    def show(self, processes: Sequence[GPUProcess], owners: dict[int, str] | None = None) -> None:
+        """`owners` maps a pid to the launch config it belongs to ("—": not launched by gpudeck)."""
+        owners = owners or {}
         rows = tuple((plain(p.pid).rjust(8), plain(p.gpu_index).rjust(3), mib(p.used_memory_mib).rjust(10),
-                      plain(p.type), plain(p.name)) for p in processes)
+                      plain(p.type), owners.get(p.pid, "—") if isinstance(p.pid, int) else "—", plain(p.name))
+                     for p in processes)
         if rows == self._shown:
             return
         self.clear()
