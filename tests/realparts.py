@@ -80,7 +80,14 @@ class SSHD:
             log = (self.dir / "sshd.log").read_text(errors="replace")[-2000:]
             pytest.fail(f"sshd did not listen on {self.port}:\n{log}", pytrace=False)
 
+    def drop_connections(self) -> None:
+        """Kill the per-connection sshd processes: every client connection breaks at once
+        (stopping only the listener would leave established connections running)."""
+        if self.proc and self.proc.poll() is None:
+            subprocess.run(["pkill", "-KILL", "-P", str(self.proc.pid)], capture_output=True)
+
     def stop(self) -> None:
+        self.drop_connections()
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
             try:

@@ -184,7 +184,8 @@ async def test_reconnects_after_sshd_restart(ssh_profile, sshd):
     host.on_status(lambda st: states.append(st.state))
     try:
         assert (await host.run(["echo", "before"])).stdout == "before\n"
-        sshd.restart()  # kills the listener; our connection's server process dies with it
+        first = host._conn
+        sshd.restart()  # every connection is killed, then a new listener starts
         # the next call may fail once with a named error, then must succeed
         deadline = time.monotonic() + 20
         result = None
@@ -195,7 +196,8 @@ async def test_reconnects_after_sshd_restart(ssh_profile, sshd):
             except HostError:
                 await asyncio.sleep(0.2)
         assert result is not None and result.stdout == "after\n"
-        assert "connected" in states
+        assert host._conn is not first, "no new connection was made"
+        assert "down" in states and states[-1] == "connected"
     finally:
         await host.close()
 
