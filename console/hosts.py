@@ -239,6 +239,8 @@ class _LocalStream(LineStream):
             return
         if proc.returncode is None:
             await _terminate_group(proc)
+        else:
+            _close_transport(proc)
         if self._err_task and not self._err_task.done():
             self._err_task.cancel()
 
@@ -252,7 +254,11 @@ async def _terminate_group(proc: asyncio.subprocess.Process, grace: float = 2.0)
             break
         except asyncio.TimeoutError:
             continue
-    # close the pipes now, not when the loop is gone ("unclosed transport" at exit)
+    _close_transport(proc)
+
+
+def _close_transport(proc: asyncio.subprocess.Process) -> None:
+    """Close the pipes now, not when the loop is gone ("unclosed transport" at exit)."""
     transport = getattr(proc, "_transport", None)
     if transport is not None:
         transport.close()
