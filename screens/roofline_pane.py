@@ -59,9 +59,29 @@ class RooflinePane(Pane):
         await super().set_session(session)
         self.base_inputs = inputs_from_profile(session.profile)
         self.inputs = self.base_inputs
+        self._runs_seen = self._runs_signature()
         self.runs = load_runs(session.data_dir / "runs")
         self._fill_whatif()
         self.recompute()
+
+    def on_mount(self) -> None:
+        self.set_interval(3.0, self._pick_up_new_runs)
+
+    def _runs_signature(self) -> tuple:
+        """Names and mtimes of the saved runs: cheap to read, changes when a sweep saves."""
+        folder = self.session.data_dir / "runs" if self.session else None
+        if folder is None or not folder.is_dir():
+            return ()
+        return tuple(sorted((p.name, p.stat().st_mtime_ns) for p in folder.glob("*.json")))
+
+    def _pick_up_new_runs(self) -> None:
+        """A sweep finished on the Bench tab: show its efficiency without a key press."""
+        if self.session is None:
+            return
+        signature = self._runs_signature()
+        if signature != getattr(self, "_runs_seen", ()):
+            self._runs_seen = signature
+            self.action_reload()
 
     # -- actions ---------------------------------------------------------------
     def action_toggle_whatif(self) -> None:

@@ -73,6 +73,10 @@ async def test_launch_sweep_crash_is_named_and_a_task_is_suggested(demo_world):
         # the GPUs now read 100% at 0 MiB with no process: the stale counter is named
         await _until(pilot, lambda: "STALE" in app.summaries.get("gpus", ""), seconds=30, what="stale GPUs")
 
+        # the Roofline tab picks the new run up by itself and reads its efficiency
+        await _until(pilot, lambda: app.summaries.get("roofline", "").endswith("%"), seconds=15,
+                     what="roofline efficiency")
+
         board = TaskBoard.for_profile("demo")
         texts = [s.text for s in board.suggestions]
         assert any(t.startswith("Investigate cuda-illegal-address in run_tp8_ep8_crash") for t in texts), texts
