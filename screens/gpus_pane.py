@@ -60,6 +60,7 @@ class GPUsPane(Pane):
         self.fleet: GPUFleet | None = None
         self._summary = None
         self.owners: dict[int, str] = {}  # pid -> launch config, from the Server tab's records
+        self.last_crash: dict | None = None  # the profile's latest crash record, to explain stale GPUs
 
     def compose(self):
         with Vertical(id="gpus-host"):
@@ -93,7 +94,11 @@ class GPUsPane(Pane):
         """Every 5 s: which launch config each process belongs to (by process group)."""
         from console.servers.owners import owners
 
+        from console.servers.crashes import load_all as load_crashes
+
         while self.session is session:
+            crashes = await asyncio.to_thread(load_crashes, session.name)
+            self.last_crash = crashes[0] if crashes else None
             found = await owners(session)
             if found != self.owners:
                 self.owners = found
@@ -143,6 +148,9 @@ class GPUsPane(Pane):
             sparks = {str(g.key): self.history.buckets(g.key, SPARK_WIDTH, now) for g in snap.gpus}
             table.show(snap.gpus, sparks)
             text = stale_warning(snap)
+            if text and self.last_crash:
+                crash = self.last_crash
+                text += f" (server {crash.get('config')} crashed {str(crash.get('time', ''))[11:19]}: {crash.get('class')})"
             warning.display = bool(text)
             if text:
                 warning.update(text)
