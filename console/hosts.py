@@ -108,6 +108,7 @@ class LineStream:
     def __init__(self) -> None:
         self.stderr_tail: list[str] = []
         self.bytes_read = 0  # raw bytes of the lines yielded so far (log tails resume from it)
+        self._err_task: asyncio.Task | None = None
 
     async def __aenter__(self) -> "LineStream":
         await self.start()
@@ -132,6 +133,16 @@ class LineStream:
                 return
             self.bytes_read += len(raw)
             yield raw.decode("utf-8", errors="replace").rstrip("\r\n")
+
+    async def _stderr_done(self) -> None:
+        """After the command ended: give its last stderr lines a moment to arrive."""
+        if self._err_task:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._err_task, 1.0)
+
+    def _stderr_stop(self) -> None:
+        if self._err_task and not self._err_task.done():
+            self._err_task.cancel()
 
     async def _collect_stderr(self, reader) -> None:
         while True:
@@ -206,7 +217,6 @@ class _LocalStream(LineStream):
         super().__init__()
         self.argv = list(argv)
         self.proc: asyncio.subprocess.Process | None = None
-        self._err_task: asyncio.Task | None = None
 
     async def start(self) -> None:
         try:
@@ -229,9 +239,7 @@ class _LocalStream(LineStream):
     async def _finish(self) -> None:
         assert self.proc
         self.returncode = await self.proc.wait()
-        if self._err_task:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._err_task, 1.0)
+        await self._stderr_done()
 
     async def close(self) -> None:
         proc = self.proc
@@ -241,8 +249,7 @@ class _LocalStream(LineStream):
             await _terminate_group(proc)
         else:
             _close_transport(proc)
-        if self._err_task and not self._err_task.done():
-            self._err_task.cancel()
+        self._stderr_stop()
 
 
 async def _terminate_group(proc: asyncio.subprocess.Process, grace: float = 2.0) -> None:
@@ -310,7 +317,6 @@ class _SSHStream(LineStream):
         self.host = host
         self.argv = list(argv)
         self.proc = None
-        self._err_task: asyncio.Task | None = None
 
     async def start(self) -> None:
         conn = await self.host._connection()
@@ -333,10 +339,9 @@ class _SSHStream(LineStream):
     async def _finish(self) -> None:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.proc.wait_closed(), 5.0)
-        self.returncode = self.proc.exit_status if self.proc.exit_status is not None and self.proc.exit_status >= 0 else None
-        if self._err_task:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._err_task, 1.0)
+        status = self.proc.exit_status
+        self.returncode = status if status is not None and status >= 0 else None
+        await self._stderr_done()
 
     async def close(self) -> None:
         proc = self.proc
@@ -351,8 +356,7 @@ class _SSHStream(LineStream):
                 await asyncio.wait_for(proc.wait_closed(), 2.0)
             with contextlib.suppress(Exception):
                 proc.close()
-        if self._err_task and not self._err_task.done():
-            self._err_task.cancel()
+        self._stderr_stop()
 
 
 def _resolve_ssh_options(profile: Profile) -> dict:
