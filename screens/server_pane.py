@@ -171,7 +171,10 @@ class ServerPane(Pane):
         if self.selected in names:  # a redraw keeps the operator's place
             table.move_cursor(row=names.index(self.selected), animate=False)
         states = [r.state for r in self.latest.values()]
-        if "crashed" in states:
+        stuck = [r.crash_class for r in self.latest.values() if r.live and r.crash_class]
+        if stuck:
+            self.set_summary(f"✖ {stuck[0]}")
+        elif "crashed" in states:
             self.set_summary("✖ crashed")
         elif "ready" in states:
             self.set_summary("● ready")

@@ -213,3 +213,48 @@ async def test_processes_are_tied_to_the_config_that_owns_them(server_profile):
         assert record.pgid in found
     finally:
         await session.host.close()
+
+
+async def test_a_hung_server_is_reported_as_a_hang(tmp_path):
+    """The simulator's hang fault: alive, silent, /health unanswered. No log line shows it."""
+    import sys
+
+    import httpx
+
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    port = free_port()
+    _write_script(scripts, "hangs.sh", f"exec {shlex.quote(sys.executable)} -m console sim serve --port {port} "
+                                       "--crash-kind hang --startup-s 0.2 --efficiency 0.5")
+    profile = store.load("local")
+    profile.server.scripts_dir = str(scripts)
+    profile.server.log_dir = str(tmp_path / "logs")
+    store.save(profile)
+    session = HostSession.open(profile)
+    config = cfgs.find(await cfgs.discover(session), "hangs")
+    record = await lifecycle.launch(session, config.name, config.script, config.flags, port)
+    crash_docs: list[dict] = []
+    ready = asyncio.Event()
+    monitor = ServerMonitor(session, record, on_crash=crash_docs.append, poll_s=0.3, hang_after_s=2.0,
+                            on_state=lambda rec: ready.set() if rec.state == "ready" else None)
+    task = asyncio.create_task(monitor.run())
+    _TASKS.append(task)
+    await asyncio.wait_for(ready.wait(), 30)
+    async with httpx.AsyncClient(timeout=1.0) as client:  # the first request sets the hang off
+        with pytest.raises(httpx.HTTPError):
+            await client.post(f"http://127.0.0.1:{port}/v1/completions",
+                              json={"prompt": "hi", "max_tokens": 4, "stream": False})
+    for _ in range(150):
+        if crash_docs:
+            break
+        await asyncio.sleep(0.1)
+    assert crash_docs and crash_docs[0]["class"] == "hang", crash_docs
+    assert "has not answered" in crash_docs[0]["summary"]
+    assert record.live and record.crash_class == "hang"  # still running: the operator decides to kill it
+    assert classify_text_of(record.log) == "healthy"  # the log alone could never have said so
+
+
+def classify_text_of(path: str) -> str:
+    from console.triage import classify_file
+
+    return classify_file(path).cls

@@ -40,7 +40,8 @@ class ServerMonitor:
                  on_lines: Callable[[list[str]], None] | None = None,
                  on_state: Callable[[LaunchRecord], None] | None = None,
                  on_crash: Callable[[dict], None] | None = None,
-                 poll_s: float = 1.0, sweep: Callable[[], str | None] | None = None):
+                 poll_s: float = 1.0, sweep: Callable[[], str | None] | None = None,
+                 hang_after_s: float = 60.0):
         self.session = session
         self.record = record
         self.on_lines = on_lines or (lambda lines: None)
@@ -53,6 +54,9 @@ class ServerMonitor:
         self.crash_doc: dict | None = None
         self.effective: dict | None = None  # flags the server says it runs with (from its log)
         self.seen: deque[str] = deque(maxlen=20000)  # the latest lines, for a view opened later
+        self.hang_after_s = hang_after_s
+        self._last_line_at = time.monotonic()
+        self._unhealthy_since: float | None = None
 
     async def run(self) -> LaunchRecord:
         tail_task = asyncio.create_task(self._follow_log()) if self.tail else None
@@ -93,6 +97,7 @@ class ServerMonitor:
             async for line in self.tail.lines(follow=True):
                 pending.append(line)
                 self.seen.append(line)
+                self._last_line_at = time.monotonic()
                 self.triage.feed(line)
                 if self.effective is None and ("ServerArgs(" in line or "non-default args" in line):
                     self._read_effective(line)
@@ -135,12 +140,42 @@ class ServerMonitor:
                 await self._write_crash()
             self.on_state(record)
             return
+        if record.state == "ready" and record.crash_class is None and record.port:
+            await self._check_hang()
         verdict = self.triage.result()
         if verdict.cls in FATAL_WHILE_RUNNING and record.crash_class is None:
             record.crash_class = verdict.cls
             await self._write_crash()
             records.save(self.session.name, record)
             self.on_state(record)
+
+    async def _check_hang(self) -> None:
+        """Alive, but /health has not answered and the log has said nothing for
+        `hang_after_s`: a hang, which no log line can show (triage reads text only)."""
+        now = time.monotonic()
+        if await self._health_ok():
+            self._unhealthy_since = None
+            return
+        if self._unhealthy_since is None:
+            self._unhealthy_since = now
+        silent = now - self._last_line_at
+        if now - self._unhealthy_since < self.hang_after_s or silent < self.hang_after_s:
+            return
+        from ..triage import TriageResult
+
+        last = time.strftime("%H:%M:%S", time.localtime(time.time() - silent))
+        verdict = TriageResult(
+            cls="hang", line=None, excerpt=list(self.seen)[-10:], server=self.triage.result().server,
+            summary=(f"the process is alive but /health has not answered for {now - self._unhealthy_since:.0f}s "
+                     f"and the log has been silent since {last}"),
+            ready_seen=True)
+        record = self.record
+        record.crash_class = "hang"
+        self.crash_doc = crashes.write(self.session.name, record, verdict, self.sweep())
+        record.crash_record = self.crash_doc["id"]
+        records.save(self.session.name, record)
+        self.on_crash(self.crash_doc)
+        self.on_state(record)
 
     async def _health_ok(self) -> bool:
         if not self.record.port:
