@@ -7,11 +7,7 @@ streams never reach the UI's event loop.
 """
 from __future__ import annotations
 
-import asyncio
-from collections import deque
-import signal
 import time
-import sys
 from typing import Any, Callable
 
 from textual.app import ComposeResult
@@ -19,7 +15,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from console.bench.endpoint import list_models, loopback_port, running_server_url, with_port
-from console.bench.events import parse_line
+from console.bench.process import SweepProcess, sweep_argv
 from console.bench.live import SweepView, view_from_run
 from console.bench.results import compare_runs, list_runs, load_run
 from profiles.atomic import StateFileError
@@ -32,35 +28,6 @@ from .confirm import Confirm
 from .pane import Pane
 
 REDRAW_S = 0.25
-
-
-def bench_argv(values: dict, profile: str, tunnelled: bool) -> list[str]:
-    """The load generator's command line for the form's values (it validates them itself)."""
-    argv = [sys.executable, "-m", "console.bench", "--url", values["url"], "--concurrency", values["levels"],
-            "--api", values.get("api") or "completions", "--profile", profile, "--events"]
-    prompts = str(values.get("num_prompts") or "").strip()
-    if prompts.endswith("c") and prompts[:-1].strip().isdigit():  # "1c": one request per stream
-        argv += ["--prompts-per-stream", prompts[:-1].strip()]
-    elif prompts:
-        argv += ["--num-prompts", prompts]
-    for flag, key in (("--input-len", "input_len"), ("--output-len", "output_len"), ("--model", "model")):
-        if values.get(key):
-            argv += [flag, str(values[key])]
-    if tunnelled:
-        argv.append("--tunnelled")
-        if values.get("server_port"):
-            argv += ["--server-port", str(values["server_port"])]
-    return argv
-
-
-async def _tail_of(stream, keep: int = 50) -> str:
-    """The last lines a child wrote to stderr (a long sweep must not grow memory)."""
-    lines: deque[str] = deque(maxlen=keep)
-    while True:
-        raw = await stream.readline()
-        if not raw:
-            return "\n".join(lines)
-        lines.append(raw.decode(errors="replace").rstrip())
 
 
 def _fmt(value: Any, digits: int = 1, suffix: str = "") -> str:
@@ -91,8 +58,8 @@ class BenchPane(Pane):
         super().__init__(**kwargs)
         self.view = SweepView()
         self.overlay: tuple[str, list[float], list] | None = None
-        self.proc: asyncio.subprocess.Process | None = None
-        self.launcher: Callable[[dict, str, bool], list[str]] = bench_argv
+        self.proc: SweepProcess | None = None
+        self.launcher: Callable[[dict, str, bool], list[str]] = sweep_argv
         self._dirty = False
 
     def compose(self) -> ComposeResult:
@@ -170,8 +137,8 @@ class BenchPane(Pane):
             return
 
         def answer(yes: bool | None) -> None:
-            if yes and self.proc is not None and self.proc.returncode is None:
-                self.proc.send_signal(signal.SIGTERM)
+            if yes and self.proc is not None:
+                self.proc.stop()
                 self._status_note = "stopping: the current level is finishing its records…"
 
         done = sum(1 for lv in self.view.levels if lv.status in ("ok", "partial", "failed"))
@@ -232,35 +199,29 @@ class BenchPane(Pane):
         self.overlay = None
         self.remove_class("comparing")
         self._status_note = ""
-        self.proc = await asyncio.create_subprocess_exec(
-            *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=2**22)
+        self.proc = SweepProcess(argv)
+        try:
+            await self.proc.start()
+        except OSError as exc:
+            self.proc = None
+            self._error(f"cannot start the load generator: {exc}")
+            return
         self.add_class("running")
         self.query_one(BenchLevelTable).focus()  # the form is hidden now; keys go to the pane
         self.refresh_bindings()
-        stderr_task = asyncio.create_task(_tail_of(self.proc.stderr))
         try:
-            async for line in self.proc.stdout:
-                event = parse_line(line)
-                if event is not None:
-                    self.view.apply(event)
-                    self._dirty = True
-                    if event["event"] == "level-start" and self.session is not None:
-                        # the Server tab tags a crash record with the sweep that was running
-                        self.session.extra["running_sweep"] = f"{self.view.run_id} level {event.get('concurrency')}"
-                        self.session.extra.pop("sweep_ended_at", None)
-
-            code = await self.proc.wait()
-            stderr = (await stderr_task).strip()
+            async for event in self.proc.events():
+                self.view.apply(event)
+                self._dirty = True
+                if event["event"] == "level-start" and self.session is not None:
+                    # the Server tab tags a crash record with the sweep that was running
+                    self.session.extra["running_sweep"] = f"{self.view.run_id} level {event.get('concurrency')}"
+                    self.session.extra.pop("sweep_ended_at", None)
+            code, stderr = await self.proc.finish()
             if code not in (0, 3) or (stderr and not self.view.levels):
                 self._error(stderr.splitlines()[-1] if stderr else f"load generator exited {code}")
         finally:
-            if self.proc.returncode is None:
-                self.proc.send_signal(signal.SIGTERM)
-                try:
-                    await asyncio.wait_for(self.proc.wait(), 10)
-                except asyncio.TimeoutError:
-                    self.proc.kill()
-            stderr_task.cancel()
+            await self.proc.close()
             if self.session is not None:
                 # kept a little while: the crash that ended the sweep is seen a poll later
                 self.session.extra["sweep_ended_at"] = time.time()

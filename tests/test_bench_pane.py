@@ -12,7 +12,8 @@ from console.bench.events import parse_line
 from console.bench.results import RunStore
 from console.session import HostSession
 from profiles.profile import profile_from_dict
-from screens.bench_pane import BenchPane, bench_argv
+from console.bench.process import sweep_argv as bench_argv
+from screens.bench_pane import BenchPane
 from widgets.bench_compare import BenchCompareTable
 from widgets.bench_table import BenchLevelTable
 
