@@ -6,7 +6,6 @@ parse is listed as unreadable, never turned into zeros.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,12 +46,15 @@ def load_runs(runs_dir: Path) -> RunsFound:
     found = RunsFound([], [])
     if not runs_dir.is_dir():
         return found
+    from profiles.atomic import StateFileError
+
+    from ..bench.results import load_run  # one reader of run documents for every pane
+
     for path in sorted(runs_dir.glob("*.json")):
         try:
-            doc = json.loads(path.read_text())
-            run = _run_from(doc, path)
-        except (OSError, ValueError) as exc:
-            found.unreadable.append((path, str(exc).splitlines()[0][:120]))
+            run = _run_from(load_run(path), path)
+        except (StateFileError, ValueError) as exc:
+            found.unreadable.append((path, (getattr(exc, "reason", None) or str(exc)).splitlines()[0][:120]))
             continue
         found.runs.append(run)
     found.runs.sort(key=lambda r: r.mtime)
