@@ -16,6 +16,14 @@ def _demo(args: argparse.Namespace) -> int:
     from ..demo import setup
 
     demo = setup(Path(args.keep) if args.keep else None)
+    # a closed tmux pane (SIGHUP) or a kill (SIGTERM) must clean up like `q` does
+    import signal
+
+    def leave(signum, frame):
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, leave)
     try:
         from screens.app import GpudeckApp  # the CLI's TUI command may reach up into screens
 
