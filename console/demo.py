@@ -44,24 +44,18 @@ class Demo:
     port: int
 
     def close(self) -> None:
+        """Stop every simulator the demo launched, then remove every trace. Safe to call
+        from a signal handler: plain system calls, no event loop."""
+        import signal
+
         from .servers import records
-        from .servers.lifecycle import signal_group
 
-        # stop any simulator still running, then remove every trace
-        import asyncio
-
-        from .hosts import LocalHost
-
-        async def stop_all() -> None:
-            host = LocalHost()
-            for record in records.load_all("demo"):
-                if record.pgid:  # whatever its last known state: nothing may outlive the demo
-                    await signal_group(host, record.pgid, "KILL")
-
-        try:
-            asyncio.run(stop_all())
-        except RuntimeError:
-            pass
+        for record in records.load_all("demo"):
+            if record.pgid:  # whatever its last known state: nothing may outlive the demo
+                try:
+                    os.killpg(record.pgid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
         shutil.rmtree(self.root, ignore_errors=True)
 
 

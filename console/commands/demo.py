@@ -11,6 +11,7 @@ def register(sub) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    import os
     from pathlib import Path
 
     from ..demo import setup
@@ -20,7 +21,10 @@ def _demo(args: argparse.Namespace) -> int:
     import signal
 
     def leave(signum, frame):
-        raise SystemExit(128 + signum)
+        # the terminal is gone or we were killed: clean up and go, without unwinding the UI
+        if not args.keep:
+            demo.close()
+        os._exit(128 + signum)
 
     for sig in (signal.SIGHUP, signal.SIGTERM):
         signal.signal(sig, leave)
