@@ -36,6 +36,7 @@ def _fmt(value: Any, digits: int = 1, suffix: str = "") -> str:
 
 class BenchPane(Pane):
     TAB_TITLE = "Bench"
+    DESTRUCTIVE_ACTIONS = frozenset({"start", "stop"})
     BINDINGS = [
         Binding("r", "start", "run sweep"),
         Binding("s", "stop", "stop"),
@@ -96,11 +97,9 @@ class BenchPane(Pane):
 
     # -- actions ----------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action in ("start", "stop") and self.readonly:
-            return False
-        if action == "stop" and self.proc is None:
+        if action == "stop" and self.proc is None and not self.readonly:
             return None
-        return True
+        return super().check_action(action, parameters)
 
     def action_toggle_form(self) -> None:
         self.toggle_class("hide-form")

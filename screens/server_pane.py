@@ -133,10 +133,11 @@ class ServerPane(Pane):
             return
         if session is not self.session:
             return
-        self.latest = records.latest_per_config(session.name)
-        for line in records.unreadable(session.name):
+        found, unreadable = records.scan(session.name)
+        self.latest = records.latest_per_config(session.name, found)
+        for line in unreadable:
             self.notify(line, severity="warning", timeout=15)
-        managed = {r.pgid for r in records.load_all(session.name) if r.live}
+        managed = {r.pgid for r in found if r.live}
         self.unmanaged = [p for p in running if p.pgid not in managed]
         found = crashes.load_all(session.name)
         self.last_crash = found[0] if found else None

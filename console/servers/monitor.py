@@ -169,13 +169,8 @@ class ServerMonitor:
             summary=(f"the process is alive but /health has not answered for {now - self._unhealthy_since:.0f}s "
                      f"and the log has been silent since {last}"),
             ready_seen=True)
-        record = self.record
-        record.crash_class = "hang"
-        self.crash_doc = crashes.write(self.session.name, record, verdict, self.sweep())
-        record.crash_record = self.crash_doc["id"]
-        records.save(self.session.name, record)
-        self.on_crash(self.crash_doc)
-        self.on_state(record)
+        await self._write_crash(verdict)
+        self.on_state(self.record)
 
     async def _health_ok(self) -> bool:
         if not self.record.port:
@@ -190,8 +185,9 @@ class ServerMonitor:
         except (httpx.HTTPError, HostError, OSError):
             return False
 
-    async def _write_crash(self) -> None:
-        verdict = await self._final_verdict()
+    async def _write_crash(self, verdict=None) -> None:
+        """Save the crash record (triaging the log unless a verdict is given) and report it."""
+        verdict = verdict or await self._final_verdict()
         record = self.record
         record.crash_class = verdict.cls
         self.crash_doc = crashes.write(self.session.name, record, verdict, self.sweep())

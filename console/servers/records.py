@@ -63,13 +63,8 @@ def save(profile_name: str, record: LaunchRecord) -> None:
 
 
 def load_all(profile_name: str) -> list[LaunchRecord]:
-    """Every readable record, newest first (see `unreadable` for the others)."""
+    """Every readable record, newest first (`scan` also lists the unreadable ones)."""
     return scan(profile_name)[0]
-
-
-def unreadable(profile_name: str) -> list[str]:
-    """One line per record file that failed to parse; such files are kept, not removed."""
-    return scan(profile_name)[1]
 
 
 def scan(profile_name: str) -> tuple[list[LaunchRecord], list[str]]:
@@ -97,8 +92,9 @@ def get(profile_name: str, record_id: str | None) -> LaunchRecord | None:
     return next((r for r in load_all(profile_name) if r.id == record_id), None)
 
 
-def latest_per_config(profile_name: str) -> dict[str, LaunchRecord]:
+def latest_per_config(profile_name: str, found: list[LaunchRecord] | None = None) -> dict[str, LaunchRecord]:
+    """The newest record of each config (from `found`, if the caller has already scanned)."""
     latest: dict[str, LaunchRecord] = {}
-    for record in load_all(profile_name):
+    for record in load_all(profile_name) if found is None else found:
         latest.setdefault(record.config, record)
     return latest
