@@ -132,6 +132,16 @@ async def probe(host: Host, record: LaunchRecord) -> ProbeState:
     return ProbeState(alive == "1", int(status) if status.strip().lstrip("-").isdigit() else None)
 
 
+async def await_exit_status(host: Host, record: LaunchRecord, state: ProbeState) -> ProbeState:
+    """The group has ended: give the wrapper its moment to write the exit status (up to 2 s)."""
+    for _ in range(20):
+        if state.alive or state.exit_status is not None or record.exit_file is None:
+            break
+        await asyncio.sleep(0.1)
+        state = await probe(host, record)
+    return state
+
+
 def settle(record: LaunchRecord, state: ProbeState) -> bool:
     """Move a live record to stopped/crashed if its process ended. True if it changed."""
     if not record.live or state.alive:
@@ -151,7 +161,7 @@ async def reattach(session: HostSession) -> list[LaunchRecord]:
     for record in records.load_all(session.name):
         if record.live:
             try:
-                state = await probe(session.host, record)
+                state = await await_exit_status(session.host, record, await probe(session.host, record))
             except HostError:
                 continue
             if settle(record, state):
@@ -204,12 +214,7 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
             state = await probe(host, record)
             break
         await asyncio.sleep(0.25)
-    # the wrapper writes the exit status just after the group ends
-    for _ in range(20):
-        if state.exit_status is not None or record.exit_file is None:
-            break
-        await asyncio.sleep(0.1)
-        state = await probe(host, record)
+    state = await await_exit_status(host, record, state)
     settle(record, state)
     record.state = "stopped"
     result.seconds = round(time.monotonic() - started, 2)

@@ -10,7 +10,7 @@ from ..hosts import HostError
 from ..session import HostSession
 from ..triage import Triage, classify_text
 from . import crashes, records
-from .lifecycle import probe, settle
+from .lifecycle import await_exit_status, probe, settle
 from .logtail import LogTail
 from .records import LaunchRecord
 
@@ -125,7 +125,7 @@ class ServerMonitor:
     async def _poll(self) -> None:
         record = self.record
         try:
-            state = await probe(self.session.host, record)
+            state = await await_exit_status(self.session.host, record, await probe(self.session.host, record))
         except HostError:
             return  # the host is down; its chip says so; keep the last known state
         self._check_log_verdict()
