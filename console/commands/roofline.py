@@ -116,6 +116,14 @@ def _assumption(text: str) -> tuple[str, object]:
         raise CLIError(f"--assume {key}: expected a number or true/false, got {raw!r}", 2) from None
 
 
+def quant_line(setup) -> str:
+    """Which quantisation the numbers use and where it was read from."""
+    if setup.scheme is None:
+        return f"none found (no --quant, no hf_quant_config.json beside the config, no quantization_config in it): " \
+               f"{setup.facts.weight_dtype_bytes} B/param as the checkpoint dtype"
+    return f"{setup.scheme.method} from {setup.scheme.source}"
+
+
 def render_text(roof, measured) -> str:
     """The headline, one row per batch, then every assumption."""
     s = roof.setup
@@ -130,6 +138,7 @@ def render_text(roof, measured) -> str:
     lines.append(f"{f.name} · {f.total_params / 1e9:.1f}B total, {f.active_params / 1e9:.1f}B active · "
                  f"{s.count} x {s.gpu.name} ({s.gpu.bandwidth_gbs / 1000:.2f} TB/s each, {s.gpu.interconnect}) · "
                  f"TP{s.tp}{f' EP{s.ep}' if s.ep > 1 else ''} · ctx {s.context}")
+    lines.append(f"quant: {quant_line(s)}")
     lines.append("")
     lines.append(f"{'batch':>6}  {'ideal tok/s':>12}  {'realistic':>10}  {'mem ms':>8}  {'compute ms':>10}  {'comm ms':>8}  bound")
     for lv in roof.levels:
