@@ -119,7 +119,8 @@ class Roofline:
         out.update({k: v for k, v in knobs.items()})
         return out
 
-    def to_json(self, measured: Efficiency | None = None) -> dict[str, Any]:
+    def to_json(self, measured: Efficiency | None = None, calibration: Any = None,
+                calibration_from: str | None = None) -> dict[str, Any]:
         s = self.setup
         doc: dict[str, Any] = {
             "model": s.facts.summary(),
@@ -138,6 +139,13 @@ class Roofline:
             "levels": [lv.to_json() for lv in self.levels],
             "assumptions": self.assumptions(),
         }
+        if calibration is not None:
+            from .calibrate import dominant_term
+
+            doc["calibration"] = {**calibration.to_json(), "run": calibration_from,
+                                  "dominant": dominant_term(self, calibration, 1),
+                                  "predicted": [{"batch": lv.batch, "tok_s": calibration.tok_s(self, lv.batch)}
+                                                for lv in self.levels]}
         if measured is not None:
             doc["measured"] = measured.to_json()
             doc["efficiency_pct"] = measured.efficiency_pct
