@@ -76,6 +76,7 @@ class Roofline:
         weights_1 = self.at(1).ideal_weight_bytes
         out: dict[str, Any] = {
             "gpu": f"{s.count} x {g.name} ({g.bandwidth_gbs / 1000:.2f} TB/s, {g.memory_gb:g} GB each; {g.interconnect})",
+            "gpu_bandwidth_from": g.figures_from.get("bandwidth_gbs", g.source),
             "parallel": f"TP{s.tp}" + (f" EP{s.ep}" if s.ep > 1 else "") + (f" x DP{s.dp}" if s.dp > 1 else ""),
             "context_tokens": s.context,
             "weights_quant": s.scheme.describe if s.scheme else f"{f.weight_dtype_bytes} B/param (checkpoint dtype, unquantised)",
