@@ -35,7 +35,7 @@ class RooflinePane(Pane):
     RooflinePane #rl-body { height: 1fr; }
     RooflinePane #rl-assumptions { height: auto; max-height: 6; color: $text-muted; padding: 0 1; }
     RooflinePane #rl-status { height: 1; padding: 0 1; color: $error; }
-    RooflinePane #rl-calibration { height: auto; max-height: 2; padding: 0 1; }
+    RooflinePane #rl-calibration { height: auto; max-height: 3; padding: 0 1; }
     RooflinePane WhatIf { display: none; }
     RooflinePane.whatif WhatIf { display: block; }
     """

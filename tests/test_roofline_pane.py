@@ -119,3 +119,24 @@ def test_snapshot(snap_compare, shared_dir, gpudeck_home):
     session = _session(shared_dir, [SWEEP])
     # the run file's name and contents are fixed, so the picture is stable
     assert snap_compare(PaneApp(session), terminal_size=(160, 45))
+
+
+CALIBRATED = {"levels": [
+    {"concurrency": 1, "output_throughput": 10.36, "status": "ok", "tpot_ms": {"median": 96.3}},
+    {"concurrency": 2, "output_throughput": 20.3, "status": "ok", "tpot_ms": {"median": 98.4}},
+    {"concurrency": 10, "output_throughput": 95.0, "status": "ok", "tpot_ms": {"median": 105.0}},
+    {"concurrency": 64, "output_throughput": None, "status": "failed"}]}
+
+
+async def test_calibration_line_and_fitted_column(shared_dir):
+    app = PaneApp(_session(shared_dir, [CALIBRATED]))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        pane = app.query_one(RooflinePane)
+        text = str(pane.query_one("#rl-calibration").render())
+        assert text.startswith("calibration from sweep-0: η ") and "ms/step" in text and "levels 1,2,10" in text
+        assert "per-step overhead is" in text and "512 streams would give ~" in text
+        table = pane.query_one("RooflineTable")
+        fitted_64 = str(table.get_row("64")[5])
+        assert fitted_64 not in ("N/A", "—") and float(fitted_64.replace(",", "")) > 0
+        assert [str(c) for c in table.get_row("64")][3] == "failed"

@@ -49,8 +49,15 @@ def calibration_text(roof: Roofline, run: MeasuredRun | None) -> tuple[object, s
         return None, f"calibration: N/A (run {run.name} has fewer than two finished levels with a TPOT)"
     eta = f"{cal.eta:.1%}" if cal.eta else "N/A"
     r2 = f"{cal.r2:.3f}" if cal.r2 is not None else "N/A"
-    return cal, (f"calibration from {run.name}: η {eta} of the ideal bandwidth · overhead {cal.overhead_s * 1e3:.2f} ms/step · "
-                 f"r² {r2} · levels {','.join(str(b) for b in cal.levels_used)}\n{dominant_term(roof, cal, 1)}")
+    line = (f"calibration from {run.name}: η {eta} of the ideal bandwidth · overhead {cal.overhead_s * 1e3:.2f} ms/step · "
+            f"r² {r2} · levels {','.join(str(b) for b in cal.levels_used)}\n{dominant_term(roof, cal, 1)}")
+    unmeasured = [b for b in sorted({lv.batch for lv in roof.levels} | {lv.concurrency for lv in run.levels})
+                  if run.tok_s_at(b) is None]
+    if unmeasured:
+        b = unmeasured[-1]
+        line += (f"; at this η and {cal.overhead_s * 1e3:.0f} ms/step, {b} streams would give ~{cal.tok_s(roof, b):,.0f} tok/s "
+                 f"(ideal {roof.at(b).tok_s_ideal:,.0f})")
+    return cal, line
 
 
 def headline(roof: Roofline, run: MeasuredRun | None) -> Headline:
