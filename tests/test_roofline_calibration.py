@@ -86,23 +86,28 @@ def _roofline_cli(*args: str) -> dict:
     return json.loads(out.stdout)
 
 
-def test_fit_recovers_the_simulators_efficiency_and_overhead(tmp_path, gpudeck_home):
-    proc, url = _start_sim(tmp_path, "--efficiency", "0.25", "--step-overhead-ms", "20")
+@pytest.mark.parametrize("eta,overhead_ms,levels,dominant", [
+    (0.25, 20.0, "1,4,16", "per-step overhead is"),
+    (0.6, 2.0, "1,8,32", "memory traffic is"),
+])
+def test_fit_recovers_the_simulators_efficiency_and_overhead(tmp_path, gpudeck_home, eta, overhead_ms, levels, dominant):
+    proc, url = _start_sim(tmp_path, "--efficiency", str(eta), "--step-overhead-ms", str(overhead_ms))
     try:
-        run = _sweep(url, "1,4,16", output_len=32)
+        run = _sweep(url, levels, output_len=32)
     finally:
         proc.terminate()
         proc.wait(10)
-    doc = _roofline_cli("--model-config", str(SIM_CONFIG), "--gpu", GPU, "--count", "8", "--batch", "1,4,16,64",
+    doc = _roofline_cli("--model-config", str(SIM_CONFIG), "--gpu", GPU, "--count", "8", "--batch", levels + ",64",
                         "--run", run["path"])
     cal = doc["calibration"]
-    assert cal["levels_used"] == [1, 4, 16]
-    assert cal["eta"] == pytest.approx(0.25, rel=0.1)
-    assert cal["overhead_ms"] == pytest.approx(20, rel=0.15)
+    assert cal["levels_used"] == [int(b) for b in levels.split(",")]
+    assert cal["eta"] == pytest.approx(eta, rel=0.1)
+    assert cal["overhead_ms"] == pytest.approx(overhead_ms, rel=0.15, abs=0.5)
     assert cal["r2"] > 0.98
-    assert cal["dominant"].startswith("per-step overhead is")
-    assert [p["batch"] for p in cal["predicted"]] == [1, 4, 16, 64]
-    print(f"simulator set to eta 0.25, 20 ms: fit eta {cal['eta']:.4f}, overhead {cal['overhead_ms']:.2f} ms, r2 {cal['r2']:.4f}")
+    assert cal["dominant"].startswith(dominant)
+    assert [p["batch"] for p in cal["predicted"]] == [int(b) for b in levels.split(",")] + [64]
+    print(f"simulator set to eta {eta}, {overhead_ms} ms: fit eta {cal['eta']:.4f}, "
+          f"overhead {cal['overhead_ms']:.2f} ms, r2 {cal['r2']:.4f}")
 
 
 def test_calibrates_a_real_llama_cpp_sweep(llama_server, gpudeck_home, tmp_path):

@@ -107,7 +107,7 @@ class Roofline:
                      "mamba": "Mamba-2", "none": "feed-forward only"}
             out["layer_mixers"] = ", ".join(f"{kinds.count(k)} {names[k]}" for k in ("attention", "linear", "mamba", "none")
                                             if kinds.count(k))
-            out["recurrent_state_mb_per_sequence"] = round(f.attention.state_elems * s.state_bytes / 1e6, 2)
+            out["recurrent_state_mb_per_seq"] = round(f.attention.state_elems * s.state_bytes / 1e6, 2)
         windowed = [w for w in f.attention.windows if w]
         if windowed:
             out["sliding_window_layers"] = (f"{len(windowed)} of {f.num_layers} layers keep at most "
