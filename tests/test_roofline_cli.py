@@ -123,3 +123,30 @@ def test_cli_says_when_the_quantisation_comes_from_inside_the_config(shared_dir)
     assert "quant: fp8 from " in out.stdout and "quantization_config" in out.stdout
     plain = run("--model-config", str(shared_dir / "model-configs" / "Llama-3.1-8B.json"), "--gpu", "H100", "--count", "1")
     assert "quant: none found" in plain.stdout
+
+
+def test_profile_calibrates_against_its_latest_sweep(cfg, gpudeck_home):
+    import os
+
+    from console.bench.results import runs_dir
+    from profiles import store
+    from profiles.profile import profile_from_dict
+
+    store.save(profile_from_dict("rtx6000", {
+        "transport": "local",
+        "model": {"config": f"{cfg}/GLM-5-NVFP4.json", "quant_config": f"{cfg}/GLM-5-NVFP4.hf_quant_config.json"},
+        "gpu": {"name": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "count": 8},
+    }))
+    folder = runs_dir("rtx6000")
+    folder.mkdir(parents=True)
+    levels = [{"concurrency": c, "status": "ok", "output_throughput": c / t, "tpot_ms": {"median": t * 1e3}}
+              for c, t in ((1, 0.0963), (2, 0.0984), (10, 0.105))]
+    (folder / "sweep-20260101-000000.json").write_text(json.dumps({"run_id": "sweep-20260101-000000", "levels": levels}))
+    out = run("--profile", "rtx6000", "--json", env=dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    cal = json.loads(out.stdout)["calibration"]
+    assert cal["run"] == "sweep-20260101-000000" and cal["levels_used"] == [1, 2, 10]
+    assert set(cal) >= {"eta", "overhead_ms", "r2", "levels_used"}
+    assert 80 < cal["overhead_ms"] < 100 and cal["dominant"].startswith("per-step overhead is 9")
+    text = run("--profile", "rtx6000", env=dict(os.environ))
+    assert "calibration from run sweep-20260101-000000: eta " in text.stdout and "fitted tok/s" in text.stdout
