@@ -13,12 +13,15 @@ modelled is refused by name (unsupported).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .components import Component
 from .errors import RooflineError
+from .layer_plan import describe_arch, plan_layers
+from .recurrent import gated_deltanet, mamba2
+from .unsupported import refuse_unsupported
 
 _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2}
 
@@ -194,8 +197,6 @@ _TWO_MATRIX_FFN = ("nemotron_h",)
 
 def facts_from_config(doc: dict[str, Any], name: str = "model", where: str = "config.json") -> ModelFacts:
     """Build the component list of one model from its parsed config."""
-    from .layer_plan import describe_arch, plan_layers
-    from .unsupported import refuse_unsupported
 
     arch = describe_arch(doc)
     if "hidden_size" not in doc and isinstance(doc.get("text_config"), dict):
@@ -228,8 +229,6 @@ def facts_from_config(doc: dict[str, Any], name: str = "model", where: str = "co
     moe_flags = [_is_moe_layer(cfg, i, num_experts, model_type) for i in range(layers)]
     plan = plan_layers(doc, layers, moe_flags, where, arch)
     attention = _attention_shape(cfg, hidden, heads, layers, mla)
-    from dataclasses import replace as _replace
-
     state_elems = 0
     for i, layer in enumerate(plan):
         prefix = f"model.layers.{i}"
@@ -238,8 +237,6 @@ def facts_from_config(doc: dict[str, Any], name: str = "model", where: str = "co
         if layer.mixer == "attention":
             comps.extend(_mla_layer(cfg, prefix, i, hidden, heads) if mla else _gqa_layer(cfg, prefix, i, hidden, attention, model_type))
         elif layer.mixer in ("linear", "mamba"):
-            from .recurrent import gated_deltanet, mamba2
-
             mixer = gated_deltanet if layer.mixer == "linear" else mamba2
             parts, state = mixer(doc, prefix, i, hidden, where, arch)
             comps.extend(parts)
@@ -257,7 +254,7 @@ def facts_from_config(doc: dict[str, Any], name: str = "model", where: str = "co
                 comps.append(Component(f"{prefix}.mlp.bias", "small", 2 * inter + hidden, linear=False, layer=i))
     comps.append(Component("model.norm", "small", hidden, linear=False, replicated_in_tp=True))
     comps.append(Component("lm_head", "head", vocab * hidden))
-    attention = _replace(attention, windows=tuple(p.window for p in plan), kinds=tuple(p.mixer for p in plan),
+    attention = replace(attention, windows=tuple(p.window for p in plan), kinds=tuple(p.mixer for p in plan),
                          state_elems=state_elems)
 
     moe_layers = sum(1 for p in plan if p.ffn == "moe")
