@@ -9,7 +9,7 @@ from textual.containers import Horizontal
 from textual.widgets import Static
 
 from console.roofline import RooflineError
-from console.roofline.compare import headline, rows
+from console.roofline.compare import calibration_text, headline, rows
 from console.roofline.from_profile import Inputs, compute_inputs, inputs_from_profile
 from console.roofline.runs import RunsFound, load_runs
 from widgets.roofline_headline import RooflineHeadline
@@ -35,6 +35,7 @@ class RooflinePane(Pane):
     RooflinePane #rl-body { height: 1fr; }
     RooflinePane #rl-assumptions { height: auto; max-height: 6; color: $text-muted; padding: 0 1; }
     RooflinePane #rl-status { height: 1; padding: 0 1; color: $error; }
+    RooflinePane #rl-calibration { height: auto; max-height: 3; padding: 0 1; }
     RooflinePane WhatIf { display: none; }
     RooflinePane.whatif WhatIf { display: block; }
     """
@@ -51,6 +52,7 @@ class RooflinePane(Pane):
         with Horizontal(id="rl-body"):
             yield RooflineTable()
             yield RooflinePlot()
+        yield Static("", id="rl-calibration", markup=False)
         yield Static("", id="rl-assumptions", markup=False)
         yield Static("", id="rl-status", markup=False)
         yield WhatIf()
@@ -120,13 +122,16 @@ class RooflinePane(Pane):
             self.query_one(RooflineTable).show([])
             self.query_one(RooflinePlot).show([], [], [], [])
             self.query_one("#rl-assumptions", Static).update("")
+            self.query_one("#rl-calibration", Static).update("")
             status.update("")
             self.set_summary("N/A")
             return
         roof = self.roof
         head = headline(roof, run)
         self.query_one(RooflineHeadline).show(head, self._setup_line(roof))
-        table_rows = rows(roof, run)
+        cal, cal_line = calibration_text(roof, run)
+        self.query_one("#rl-calibration", Static).update(cal_line)
+        table_rows = rows(roof, run, cal)
         self.query_one(RooflineTable).show(table_rows)
         batches = [r.batch for r in table_rows]
         runs = [(r.name, [(lv.concurrency, lv.tok_s) for lv in r.levels if lv.tok_s is not None]) for r in self.runs.runs]

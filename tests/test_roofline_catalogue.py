@@ -6,7 +6,9 @@ import pytest
 from console import roofline
 
 REQUIRED = ["H100 SXM", "H100 PCIe", "H200", "B200", "GB200", "A100", "L40S", "RTX PRO 6000 Blackwell",
-            "RTX 5090", "RTX 4090", "MI300X"]
+            "RTX 5090", "RTX 4090", "MI300X",
+            # the GPUs operators run beyond the first list
+            "H20", "H800", "A800", "L4", "L40", "A10", "A10G", "A30", "B300", "GB300", "GH200", "MI325X", "MI355X"]
 
 
 @pytest.mark.parametrize("name", REQUIRED)
@@ -29,9 +31,65 @@ def test_catalogue_covers(name):
     ("NVIDIA GeForce RTX 5090", "rtx-5090"),
     ("NVIDIA B200", "b200"),
     ("NVIDIA L40S", "l40s"),
+    # PCIe and SXM, 40 and 80 GB: never the other form factor or size
+    ("NVIDIA A100-PCIE-40GB", "a100-pcie-40gb"),
+    ("NVIDIA A100 80GB PCIe", "a100-pcie-80gb"),
+    ("NVIDIA H800", "h800-sxm"),
+    ("NVIDIA H800 PCIe", "h800-pcie"),
+    ("NVIDIA A800-SXM4-80GB", "a800-sxm-80gb"),
+    ("NVIDIA A800 80GB PCIe", "a800-pcie-80gb"),
+    ("NVIDIA H20", "h20"),
+    ("NVIDIA H200 NVL", "h200-nvl"),
+    ("NVIDIA L4", "l4"),
+    ("NVIDIA L40", "l40"),
+    ("NVIDIA A10", "a10"),
+    ("NVIDIA A10G", "a10g"),
+    ("NVIDIA A30", "a30"),
+    ("NVIDIA B300 SXM6 AC", "b300"),
+    ("NVIDIA GB300", "gb300"),
+    ("NVIDIA GH200 480GB", "gh200"),
+    ("NVIDIA GH200 144G HBM3e", "gh200-144g"),
+    ("AMD Instinct MI325X", "mi325x"),
+    ("AMD Instinct MI355X", "mi355x"),
 ])
 def test_nvidia_smi_names_match(smi_name, key):
     assert roofline.find_gpu(smi_name).key == key
+
+
+def test_a100_pcie_40gb_is_not_the_sxm_entry():
+    gpu = roofline.find_gpu("NVIDIA A100-PCIE-40GB")
+    assert not gpu.has_nvlink and gpu.bandwidth_gbs == 1555 and gpu.interconnect.startswith("PCIe")
+
+
+def test_every_packaged_figure_names_its_source():
+    for gpu in roofline.load_catalogue():
+        for figure in ("memory_gb", "bandwidth_gbs", "tflops", "link_gbs", "allreduce"):
+            assert gpu.figures_from.get(figure), (gpu.key, figure)
+
+
+def test_memory_is_what_nvidia_smi_reports_where_the_corpus_has_a_reading(shared_dir):
+    """memory.total in MiB, as the project's nvidia-smi corpus shows it, is the catalogue's GB."""
+    import re
+
+    readings = {"01-table-8x-h200-idle-no-processes.txt": "h200", "09-table-2x-h100-80gb-hbm3-driver-570.txt": "h100-sxm",
+                "03-table-l40s-one-python-process-driver-580.txt": "l40s", "29-table-b200-serving-trtllm-driver-580.txt": "b200"}
+    catalogue = {g.key: g for g in roofline.load_catalogue()}
+    for name, key in readings.items():
+        text = (shared_dir / "corpus" / "nvidia-smi" / name).read_text()
+        mib = int(re.search(r"/\s*(\d+)MiB \|", text).group(1))
+        assert catalogue[key].memory_gb == pytest.approx(mib * 1.048576 / 1000, abs=0.05), key
+        assert "nvidia-smi" in catalogue[key].figures_from["memory_gb"]
+
+
+def test_b200_bandwidth_is_the_hgx_figure():
+    gpu = roofline.find_gpu("NVIDIA B200")
+    assert gpu.bandwidth_gbs == 7700 and "62 TB/s" in gpu.figures_from["bandwidth_gbs"]
+
+
+def test_assumptions_say_where_the_bandwidth_comes_from(shared_dir):
+    facts = roofline.load_model(shared_dir / "model-configs" / "Llama-3.1-8B.json")
+    r = roofline.compute(facts, "NVIDIA H20", 1)
+    assert r.assumptions()["gpu_bandwidth_from"].startswith("NVIDIA H20")
 
 
 def test_names_from_the_real_corpus_match(shared_dir):

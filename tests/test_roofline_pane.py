@@ -52,13 +52,13 @@ async def test_headline_and_table_from_latest_run(shared_dir):
         await pilot.pause()
         pane = app.query_one(RooflinePane)
         sentence = str(pane.query_one("#rl-sentence").render())
-        assert "10.36 / 311 tok/s" in sentence and "of the ideal roofline" in sentence
+        assert "10.36 / 324 tok/s" in sentence and "of the ideal roofline" in sentence
         table = pane.query_one("RooflineTable")
         assert table.row_count == 6
         row64 = [str(c) for c in table.get_row("64")]
         assert row64[3] == "540.2" and row64[4].endswith("%")
         assert [str(c) for c in table.get_row("256")][3] == "failed"
-        assert app.summaries[-1] == "3.3%"
+        assert app.summaries[-1] == "3.2%"
 
 
 async def test_no_runs_says_so_never_zero(shared_dir):
@@ -109,7 +109,9 @@ async def test_profile_without_model_config_explains(shared_dir):
     app = PaneApp(_session(shared_dir, None, config=False))
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
-        assert "[model] config" in str(app.query_one("#rl-sentence").render())
+        sentence = str(app.query_one("#rl-sentence").render())
+        assert "gpudeck profiles add rtx6000" in sentence and "--model-config" in sentence
+        assert "--gpu" in sentence and "--gpu-count" in sentence and "[model]" not in sentence
         assert app.summaries[-1] == "N/A"
 
 
@@ -117,3 +119,24 @@ def test_snapshot(snap_compare, shared_dir, gpudeck_home):
     session = _session(shared_dir, [SWEEP])
     # the run file's name and contents are fixed, so the picture is stable
     assert snap_compare(PaneApp(session), terminal_size=(160, 45))
+
+
+CALIBRATED = {"levels": [
+    {"concurrency": 1, "output_throughput": 10.36, "status": "ok", "tpot_ms": {"median": 96.3}},
+    {"concurrency": 2, "output_throughput": 20.3, "status": "ok", "tpot_ms": {"median": 98.4}},
+    {"concurrency": 10, "output_throughput": 95.0, "status": "ok", "tpot_ms": {"median": 105.0}},
+    {"concurrency": 64, "output_throughput": None, "status": "failed"}]}
+
+
+async def test_calibration_line_and_fitted_column(shared_dir):
+    app = PaneApp(_session(shared_dir, [CALIBRATED]))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        pane = app.query_one(RooflinePane)
+        text = str(pane.query_one("#rl-calibration").render())
+        assert text.startswith("calibration from sweep-0: η ") and "ms/step" in text and "levels 1,2,10" in text
+        assert "per-step overhead is" in text and "512 streams would give ~" in text
+        table = pane.query_one("RooflineTable")
+        fitted_64 = str(table.get_row("64")[5])
+        assert fitted_64 not in ("N/A", "—") and float(fitted_64.replace(",", "")) > 0
+        assert [str(c) for c in table.get_row("64")][3] == "failed"

@@ -6,7 +6,7 @@ from textual.widgets import DataTable
 
 from console.roofline.compare import Row
 
-COLUMNS = ("batch", "ideal tok/s", "realistic", "measured", "efficiency", "bound")
+COLUMNS = ("batch", "ideal tok/s", "realistic", "measured", "efficiency", "fitted", "bound")
 
 
 class RooflineTable(DataTable):
@@ -30,8 +30,10 @@ class RooflineTable(DataTable):
             else:
                 measured = Text("—", style="dim", justify="right")
                 eff = Text("—", style="dim", justify="right")
+            fitted = (Text(f"{r.fitted_tok_s:,.1f}", justify="right", style="italic")
+                      if r.fitted_tok_s is not None else Text("N/A", style="dim", justify="right"))
             bound_style = {"memory": "cyan", "compute": "magenta"}.get(r.bound.split(":")[0], "yellow")
             self.add_row(Text(str(r.batch), justify="right"),
                          Text(f"{r.ideal_tok_s:,.0f}", justify="right"),
                          Text(f"{r.realistic_tok_s:,.0f}", justify="right"),
-                         measured, eff, Text(r.bound, style=bound_style), key=str(r.batch))
+                         measured, eff, fitted, Text(r.bound, style=bound_style), key=str(r.batch))

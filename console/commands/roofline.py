@@ -21,6 +21,8 @@ def register(sub) -> None:
     p.add_argument("--context", type=int, default=4096, metavar="N", help="tokens in each sequence's KV cache (default 4096)")
     p.add_argument("--measured", type=float, metavar="TOK_S", help="a measured output tok/s, for efficiency, MBU and MFU")
     p.add_argument("--measured-batch", type=int, default=1, metavar="B", help="the batch (concurrency) of --measured (default 1)")
+    p.add_argument("--run", metavar="FILE|ID",
+                   help="a finished sweep to calibrate against (default with --profile: its latest run)")
     p.add_argument("--assume", action="append", default=[], metavar="KEY=VALUE",
                    help="override an assumption, e.g. allreduce_alpha_us=10 (repeatable)")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
@@ -33,13 +35,53 @@ def _run(args: argparse.Namespace) -> int:
 
     try:
         roof, measured = _compute(args)
+        cal, run_name, note = _calibration(args, roof)
     except RooflineError as exc:
         raise CLIError(str(exc)) from None
     if args.json:
-        emit_json(roof.to_json(measured))
+        doc = roof.to_json(measured, cal, run_name)
+        if cal is None and note:
+            doc["calibration"] = None
+            doc["calibration_note"] = note
+        emit_json(doc)
     else:
-        print(render_text(roof, measured))
+        print(render_text(roof, measured, cal, run_name, note))
     return 0
+
+
+def _calibration(args: argparse.Namespace, roof):
+    """(Calibration or None, run name, a note when there is a run but no fit)."""
+    from pathlib import Path
+
+    from profiles.atomic import StateFileError
+
+    from ..roofline.calibrate import fit
+    from ..roofline.errors import RooflineError
+    from ..roofline.runs import load_one_run, load_runs
+
+    profile = getattr(args, "profile", None)
+    if args.run:
+        path = Path(args.run)
+        if not path.exists() and profile:
+            from ..bench.results import runs_dir
+
+            path = runs_dir(profile) / f"{args.run}.json"
+        try:
+            run = load_one_run(path)
+        except (StateFileError, ValueError) as exc:
+            raise RooflineError(f"--run {args.run}: {getattr(exc, 'reason', None) or exc}") from None
+    elif profile:
+        from ..bench.results import runs_dir
+
+        run = load_runs(runs_dir(profile)).latest
+        if run is None:
+            return None, None, None
+    else:
+        return None, None, None
+    cal = fit(roof, run.tpot_points())
+    if cal is None:
+        return None, run.name, f"run {run.name}: fewer than two finished levels with a TPOT, nothing to fit"
+    return cal, run.name, None
 
 
 def _compute(args: argparse.Namespace):
@@ -116,8 +158,23 @@ def _assumption(text: str) -> tuple[str, object]:
         raise CLIError(f"--assume {key}: expected a number or true/false, got {raw!r}", 2) from None
 
 
-def render_text(roof, measured) -> str:
-    """The headline, one row per batch, then every assumption."""
+def calibration_line(cal) -> str:
+    eta = f"{cal.eta:.1%}" if cal.eta else "N/A"
+    r2 = f"{cal.r2:.3f}" if cal.r2 is not None else "N/A (2 levels)"
+    return (f"eta {eta} of the ideal bandwidth, overhead {cal.overhead_s * 1e3:.2f} ms/step, r2 {r2}, "
+            f"levels {', '.join(str(b) for b in cal.levels_used)}")
+
+
+def quant_line(setup) -> str:
+    """Which quantisation the numbers use and where it was read from."""
+    if setup.scheme is None:
+        return f"none found (no --quant, no hf_quant_config.json beside the config, no quantization_config in it): " \
+               f"{setup.facts.weight_dtype_bytes} B/param as the checkpoint dtype"
+    return f"{setup.scheme.method} from {setup.scheme.source}"
+
+
+def render_text(roof, measured, cal=None, run_name: str | None = None, note: str | None = None) -> str:
+    """The headline, one row per batch, the calibration when a run was given, then every assumption."""
     s = roof.setup
     f = s.facts
     lines = []
@@ -130,11 +187,23 @@ def render_text(roof, measured) -> str:
     lines.append(f"{f.name} · {f.total_params / 1e9:.1f}B total, {f.active_params / 1e9:.1f}B active · "
                  f"{s.count} x {s.gpu.name} ({s.gpu.bandwidth_gbs / 1000:.2f} TB/s each, {s.gpu.interconnect}) · "
                  f"TP{s.tp}{f' EP{s.ep}' if s.ep > 1 else ''} · ctx {s.context}")
+    lines.append(f"quant: {quant_line(s)}")
     lines.append("")
-    lines.append(f"{'batch':>6}  {'ideal tok/s':>12}  {'realistic':>10}  {'mem ms':>8}  {'compute ms':>10}  {'comm ms':>8}  bound")
+    fit_head = f"  {'fitted tok/s':>12}" if cal else ""
+    lines.append(f"{'batch':>6}  {'ideal tok/s':>12}  {'realistic':>10}  {'mem ms':>8}  {'compute ms':>10}  {'comm ms':>8}{fit_head}  bound")
     for lv in roof.levels:
+        fitted = f"  {cal.tok_s(roof, lv.batch):>12.1f}" if cal else ""
         lines.append(f"{lv.batch:>6}  {lv.tok_s_ideal:>12.1f}  {lv.tok_s_realistic:>10.1f}  {lv.t_mem_s * 1e3:>8.2f}  "
-                     f"{lv.t_compute_s * 1e3:>10.2f}  {lv.t_comm_s * 1e3:>8.2f}  {lv.bound_detail}")
+                     f"{lv.t_compute_s * 1e3:>10.2f}  {lv.t_comm_s * 1e3:>8.2f}{fitted}  {lv.bound_detail}")
+    if cal is not None:
+        from ..roofline.calibrate import dominant_term
+
+        lines.append("")
+        lines.append(f"calibration from run {run_name}: {calibration_line(cal)}")
+        lines.append(f"  {dominant_term(roof, cal, 1)}")
+    elif note:
+        lines.append("")
+        lines.append(f"calibration: N/A ({note})")
     if measured is not None:
         lines.append("")
         lines.append(f"measured {measured.measured_tok_s:g} tok/s at batch {measured.batch}: efficiency {measured.efficiency_pct:.1f}% "

@@ -20,6 +20,12 @@ Python API (the CLI, the Roofline pane and the simulator use only this):
     r.assumptions()                                      # key -> value, every number the bounds rest on
     r.to_json(measured=None)                             # the CLI's stable JSON document
 
+Calibration against a finished sweep (console/roofline/calibrate.py):
+
+    from console.roofline.calibrate import fit, dominant_term
+    cal = fit(r, [(1, 0.0963), (2, 0.0984), (10, 0.105)])   # (batch, measured TPOT seconds)
+    cal.eta, cal.overhead_s, cal.r2, cal.tok_s(r, 64), dominant_term(r, cal, 1)
+
 `facts.total_params`, `facts.active_params` (one token's decode reads: the
 input table left out, the output head counted), `facts.active_params_with_embedding`
 and `facts.active_params_without_embeddings` cover the makers' conventions.
@@ -28,7 +34,9 @@ The ideal bound is what hand calculations give: every byte a step reads
 (weights, with the experts a batch touches, plus the KV cache) over the summed
 bandwidth of all GPUs, with no communication. The realistic bound takes the
 busiest GPU of one TP group, counts what TP replicates, adds allreduce /
-all-to-all time and a step overhead. Nothing here imports Textual.
+all-to-all time and a step overhead. A step reads one row of the input
+embedding per sequence (`embedding_table_read` counts the whole table, the
+old habit). Nothing here imports Textual.
 """
 from __future__ import annotations
 

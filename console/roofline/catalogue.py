@@ -27,6 +27,7 @@ class GPU:
     link_gbs: float | None = None
     aliases: tuple[str, ...] = ()
     source: str = "packaged"
+    figures_from: dict[str, str] = field(default_factory=dict)   # figure -> the document it comes from
 
     def peak_tflops(self, dtype: str) -> tuple[float, str]:
         """Dense TFLOPS for a dtype, falling back to the next wider one the GPU has."""
@@ -44,7 +45,8 @@ class GPU:
                 "bandwidth_gbs": self.bandwidth_gbs, "tflops": dict(self.tflops),
                 "interconnect": self.interconnect, "link_gbs": self.link_gbs,
                 "allreduce_alpha_us": self.allreduce_alpha_us,
-                "allreduce_beta_gbs": self.allreduce_beta_gbs, "source": self.source}
+                "allreduce_beta_gbs": self.allreduce_beta_gbs, "source": self.source,
+                "figures_from": dict(self.figures_from)}
 
 
 def user_catalogue_path() -> Path:
@@ -86,6 +88,7 @@ def _read(path: Path, source: str) -> list[GPU]:
             link_gbs=float(raw["link_gbs"]) if raw.get("link_gbs") is not None else None,
             aliases=tuple(_words(a) for a in [raw["name"], raw["key"], *raw.get("aliases", [])]),
             source=source,
+            figures_from={str(k): str(v) for k, v in (raw.get("figures_from") or {}).items()},
         ))
     return out
 
@@ -111,6 +114,8 @@ def find_gpu(name: str, catalogue: list[GPU] | None = None) -> GPU:
     wanted_words = wanted.split()
     best: tuple[int, GPU] | None = None
     for gpu in catalogue:
+        if _conflicts(wanted_words, gpu):
+            continue
         for alias in gpu.aliases:
             alias_words = alias.split()
             if alias_words and _contains_in_order(wanted_words, alias_words):
@@ -121,6 +126,27 @@ def find_gpu(name: str, catalogue: list[GPU] | None = None) -> GPU:
         known = ", ".join(g.name for g in catalogue)
         raise RooflineError(f"unknown GPU {name!r}: not in the catalogue ({known}); add it to {user_catalogue_path()}")
     return best[1]
+
+
+_FORMS = {"pcie": "pcie", "sxm": "sxm", "sxm4": "sxm", "sxm5": "sxm", "sxm6": "sxm", "nvl": "nvl"}
+
+
+def _form(words: list[str]) -> str | None:
+    return next((_FORMS[w] for w in words if w in _FORMS), None)
+
+
+def _conflicts(wanted: list[str], gpu: GPU) -> bool:
+    """A name that says its form factor or memory size never matches an entry of another one."""
+    said = _form(wanted)
+    if said is not None:
+        forms = {_form(a.split()) for a in gpu.aliases} - {None}
+        if forms and said not in forms:
+            return True
+    for w in wanted:
+        m = re.fullmatch(r"(\d+)g(?:b)?", w)
+        if m and not 0.85 <= gpu.memory_gb / int(m.group(1)) <= 1.15:
+            return True
+    return False
 
 
 def _contains_in_order(words: list[str], needle: list[str]) -> bool:

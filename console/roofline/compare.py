@@ -16,6 +16,7 @@ class Row:
     measured_status: str | None
     efficiency_pct: float | None
     bound: str
+    fitted_tok_s: float | None = None  # what the sweep's calibration predicts here; None without one
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,28 @@ class Headline:
                 f"{self.realistic_tok_s:.0f} tok/s → {self.efficiency_realistic_pct:.1f}%")
 
 
+def calibration_text(roof: Roofline, run: MeasuredRun | None) -> tuple[object, str]:
+    """(Calibration or None, the line the Roofline tab shows about it)."""
+    from .calibrate import dominant_term, fit
+
+    if run is None:
+        return None, "calibration: N/A (no finished sweep yet)"
+    cal = fit(roof, run.tpot_points())
+    if cal is None:
+        return None, f"calibration: N/A (run {run.name} has fewer than two finished levels with a TPOT)"
+    eta = f"{cal.eta:.1%}" if cal.eta else "N/A"
+    r2 = f"{cal.r2:.3f}" if cal.r2 is not None else "N/A"
+    line = (f"calibration from {run.name}: η {eta} of the ideal bandwidth · overhead {cal.overhead_s * 1e3:.2f} ms/step · "
+            f"r² {r2} · levels {','.join(str(b) for b in cal.levels_used)}\n{dominant_term(roof, cal, 1)}")
+    unmeasured = [b for b in sorted({lv.batch for lv in roof.levels} | {lv.concurrency for lv in run.levels})
+                  if run.tok_s_at(b) is None]
+    if unmeasured:
+        b = unmeasured[-1]
+        line += (f"; at this η and {cal.overhead_s * 1e3:.0f} ms/step, {b} streams would give ~{cal.tok_s(roof, b):,.0f} tok/s "
+                 f"(ideal {roof.at(b).tok_s_ideal:,.0f})")
+    return cal, line
+
+
 def headline(roof: Roofline, run: MeasuredRun | None) -> Headline:
     measured = run.tok_s_at(1) if run else None
     eff = roof.efficiency(measured, 1) if measured else None
@@ -45,8 +68,8 @@ def headline(roof: Roofline, run: MeasuredRun | None) -> Headline:
                     run.name if run else None)
 
 
-def rows(roof: Roofline, run: MeasuredRun | None) -> list[Row]:
-    """Every roofline level plus every measured concurrency, in batch order."""
+def rows(roof: Roofline, run: MeasuredRun | None, cal=None) -> list[Row]:
+    """Every roofline level plus every measured concurrency, in batch order (with predictions when calibrated)."""
     batches = {lv.batch for lv in roof.levels}
     statuses: dict[int, str] = {}
     if run:
@@ -58,5 +81,6 @@ def rows(roof: Roofline, run: MeasuredRun | None) -> list[Row]:
         costs = roof.at(b)
         measured = run.tok_s_at(b) if run else None
         out.append(Row(b, costs.tok_s_ideal, costs.tok_s_realistic, measured, statuses.get(b),
-                       100.0 * measured / costs.tok_s_ideal if measured else None, costs.bound_detail))
+                       100.0 * measured / costs.tok_s_ideal if measured else None, costs.bound_detail,
+                       cal.tok_s(roof, b) if cal is not None else None))
     return out

@@ -22,6 +22,7 @@ class Inputs:
     kv_dtype: str | None = None
     context: int = 4096
     assumptions: dict[str, Any] = field(default_factory=dict)
+    profile: str | None = None   # the profile these came from, to name it in "how to set this" hints
 
     def with_changes(self, **changes: Any) -> "Inputs":
         return replace(self, **changes)
@@ -30,7 +31,14 @@ class Inputs:
 def inputs_from_profile(profile) -> Inputs:
     m, g = profile.model, profile.gpu
     return Inputs(config=m.config, quant_config=m.quant_config, gpu=g.name, count=g.count,
-                  quant=m.quant, kv_dtype=m.kv_dtype)
+                  quant=m.quant, kv_dtype=m.kv_dtype, profile=getattr(profile, "name", None))
+
+
+def how_to_set(inputs: Inputs) -> str:
+    """The command that gives a profile its model and GPUs."""
+    name = inputs.profile or "NAME"
+    return (f"gpudeck profiles add {name} --force (--local | --ssh HOST) --model-config PATH/config.json "
+            f"--gpu 'GPU NAME' --gpu-count N")
 
 
 _FACTS_CACHE: dict[tuple[str, float], Any] = {}
@@ -43,11 +51,11 @@ def compute_inputs(inputs: Inputs, batches=None):
     from .result import DEFAULT_BATCHES
 
     if not inputs.config:
-        raise RooflineError("no model config: set [model] config in the profile (path to config.json)")
+        raise RooflineError(f"no model config for this profile: set it with `{how_to_set(inputs)}`")
     if not inputs.gpu:
-        raise RooflineError("no GPU: set [gpu] name in the profile")
+        raise RooflineError(f"no GPU for this profile: press w and type one, or set it with `{how_to_set(inputs)}`")
     if not inputs.count:
-        raise RooflineError("no GPU count: set [gpu] count in the profile")
+        raise RooflineError(f"no GPU count for this profile: press w and type one, or set it with `{how_to_set(inputs)}`")
     path = Path(inputs.config).expanduser()
     if not path.is_file():
         path = resolve_model(inputs.config)

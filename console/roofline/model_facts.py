@@ -2,19 +2,26 @@
 
 Handles dense GQA models (Llama, Qwen, Mistral), MoE (Mixtral, Qwen-MoE,
 gpt-oss) and MLA + MoE with shared experts and leading dense layers
-(DeepSeek-V3, Kimi K2, GLM-5 with its sparse-attention indexer). Tied
-embeddings are counted once; multi-token-prediction layers are left out,
-since plain decode never runs them.
+(DeepSeek-V3, Kimi K2, GLM-5 with its sparse-attention indexer), Llama-4's
+interleaved MoE with a shared expert, and hybrids whose layers differ
+(Gemma sliding windows, Qwen3-Next / Qwen3.5 Gated DeltaNet, Nemotron-H
+Mamba-2; see layer_plan). Tied embeddings are counted once, with each
+architecture's own default when the config is silent; multi-token-prediction
+layers are left out, since plain decode never runs them. What cannot be
+modelled is refused by name (unsupported).
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .components import Component
 from .errors import RooflineError
+from .layer_plan import describe_arch, plan_layers
+from .recurrent import gated_deltanet, mamba2
+from .unsupported import refuse_unsupported
 
 _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2}
 
@@ -34,6 +41,11 @@ class Attention:
     index_head_dim: int = 0
     index_topk: int = 0       # tokens the sparse attention keeps per query
     windows: tuple[int | None, ...] = ()  # per layer: sliding window or None for full
+    kinds: tuple[str, ...] = ()           # per layer: attention, linear, mamba or none (layer_plan.MIXERS)
+    state_elems: int = 0                  # fixed recurrent state per sequence, all linear/mamba layers
+
+    def is_attention(self, layer: int) -> bool:
+        return not self.kinds or layer >= len(self.kinds) or self.kinds[layer] == "attention"
 
 
 @dataclass
@@ -51,6 +63,7 @@ class ModelFacts:
     dense_layers: int = 0
     mtp_layers_excluded: int = 0
     tied_embeddings: bool = False
+    tied_source: str = "config"            # "config", or the architecture default used when it is silent
     weight_dtype_bytes: int = 2
     quantization_config: dict[str, Any] | None = None  # as found in config.json
     source: str | None = None
@@ -111,6 +124,8 @@ class ModelFacts:
             "sparse_attention_topk": self.attention.index_topk or None,
             "mtp_layers_excluded": self.mtp_layers_excluded,
             "tied_embeddings": self.tied_embeddings,
+            "tied_embeddings_source": self.tied_source,
+            "layer_mixers": {k: self.attention.kinds.count(k) for k in sorted(set(self.attention.kinds))},
             "source": self.source,
             "checkpoint": self.checkpoint,
         }
@@ -119,14 +134,16 @@ class ModelFacts:
 class _Config:
     """Field access that names the missing field in its error."""
 
-    def __init__(self, doc: dict[str, Any], where: str):
+    def __init__(self, doc: dict[str, Any], where: str, arch: str = ""):
         self.doc = doc
         self.where = where
+        self.arch = arch
 
     def need(self, key: str, why: str) -> Any:
         value = self.doc.get(key)
         if value is None:
-            raise RooflineError(f"{self.where}: missing field '{key}' (needed for {why})")
+            arch = f" ({self.arch})" if self.arch else ""
+            raise RooflineError(f"{self.where}{arch}: missing field '{key}' (needed for {why})")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise RooflineError(f"{self.where}: field '{key}' must be a positive number, got {value!r}")
         return int(value)
@@ -169,45 +186,78 @@ def _name_from_path(path: Path) -> str:
     return path.stem
 
 
+# Architectures whose config class ties the output head to the input table when the config is silent.
+_TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "paligemma")
+# Architectures whose config class has its own head_dim default (not hidden / heads).
+_HEAD_DIM_DEFAULT = {"qwen3_next": 256, "qwen3_5": 256, "qwen3_5_text": 256, "qwen3_5_moe": 256,
+                     "qwen3_5_moe_text": 256, "gemma": 256, "gemma2": 256, "gemma3_text": 256}
+# Feed-forward blocks with two matrices (up, down) instead of gate/up/down.
+_TWO_MATRIX_FFN = ("nemotron_h",)
+
+
 def facts_from_config(doc: dict[str, Any], name: str = "model", where: str = "config.json") -> ModelFacts:
     """Build the component list of one model from its parsed config."""
+
+    arch = describe_arch(doc)
     if "hidden_size" not in doc and isinstance(doc.get("text_config"), dict):
         inner = dict(doc["text_config"])
-        inner.setdefault("quantization_config", doc.get("quantization_config"))
+        for key in ("quantization_config", "tie_word_embeddings", "torch_dtype", "dtype"):
+            if inner.get(key) is None and doc.get(key) is not None:
+                inner[key] = doc[key]
+        inner.setdefault("architectures", doc.get("architectures"))
         doc, where = inner, f"{where} text_config"
-    cfg = _Config(doc, where)
+    refuse_unsupported(doc, where, arch)
+    cfg = _Config(doc, where, arch)
     hidden = cfg.need("hidden_size", "every weight shape")
     layers = cfg.need("num_hidden_layers", "the layer count")
     heads = cfg.need("num_attention_heads", "the attention shape")
     vocab = cfg.need("vocab_size", "the embedding and output head")
     model_type = str(cfg.get("model_type", "unknown"))
-    tied = bool(cfg.get("tie_word_embeddings", False))
+    if doc.get("tie_word_embeddings") is None:
+        tied = model_type in _TIED_BY_DEFAULT
+        tied_source = f"{model_type} default ({'tied' if tied else 'untied'}; config is silent)"
+    else:
+        tied, tied_source = bool(doc["tie_word_embeddings"]), "config"
     dtype_name = str(cfg.first(("torch_dtype", "dtype"), "bfloat16"))
     comps: list[Component] = [Component("model.embed_tokens", "embedding", vocab * hidden, linear=False)]
 
     num_experts = int(cfg.first(("n_routed_experts", "num_local_experts", "num_experts"), 0) or 0)
     top_k = int(cfg.first(("num_experts_per_tok", "experts_per_token", "moe_topk"), 0) or 0)
     if num_experts and not top_k:
-        raise RooflineError(f"{where}: missing field 'num_experts_per_tok' (needed for the experts each token reads)")
+        raise RooflineError(f"{where} ({arch}): missing field 'num_experts_per_tok' (needed for the experts each token reads)")
     mla = cfg.get("kv_lora_rank") is not None
-    attention = _attention_shape(cfg, hidden, heads, layers, mla)
     moe_flags = [_is_moe_layer(cfg, i, num_experts, model_type) for i in range(layers)]
-
-    for i in range(layers):
+    plan = plan_layers(doc, layers, moe_flags, where, arch)
+    attention = _attention_shape(cfg, hidden, heads, layers, mla)
+    state_elems = 0
+    for i, layer in enumerate(plan):
         prefix = f"model.layers.{i}"
-        comps.append(Component(f"{prefix}.layernorms", "small", 2 * hidden, linear=False, replicated_in_tp=True, layer=i))
-        comps.extend(_mla_layer(cfg, prefix, i, hidden, heads) if mla else _gqa_layer(cfg, prefix, i, hidden, attention, model_type))
-        if moe_flags[i]:
+        norms = 1 if model_type in _TWO_MATRIX_FFN else 2
+        comps.append(Component(f"{prefix}.layernorms", "small", norms * hidden, linear=False, replicated_in_tp=True, layer=i))
+        if layer.mixer == "attention":
+            comps.extend(_mla_layer(cfg, prefix, i, hidden, heads) if mla else _gqa_layer(cfg, prefix, i, hidden, attention, model_type))
+        elif layer.mixer in ("linear", "mamba"):
+            mixer = gated_deltanet if layer.mixer == "linear" else mamba2
+            parts, state = mixer(doc, prefix, i, hidden, where, arch)
+            comps.extend(parts)
+            state_elems += state
+        if layer.ffn == "moe":
+            if not num_experts:
+                raise RooflineError(f"{where} ({arch}): layer {i} is MoE but the config names no expert count")
             comps.extend(_moe_block(cfg, prefix, i, hidden, num_experts, model_type))
-        else:
-            inter = cfg.need("intermediate_size", "the dense feed-forward layers")
-            comps.append(Component(f"{prefix}.mlp", "mlp", 3 * hidden * inter, layer=i))
+        elif layer.ffn == "dense":
+            inter = cfg.first(("intermediate_size_mlp",), None) if model_type.startswith("llama4") else None
+            inter = int(inter or cfg.need("intermediate_size", "the dense feed-forward layers"))
+            matrices = 2 if model_type in _TWO_MATRIX_FFN else 3
+            comps.append(Component(f"{prefix}.mlp", "mlp", matrices * hidden * inter, layer=i))
             if cfg.get("mlp_bias"):
                 comps.append(Component(f"{prefix}.mlp.bias", "small", 2 * inter + hidden, linear=False, layer=i))
     comps.append(Component("model.norm", "small", hidden, linear=False, replicated_in_tp=True))
     comps.append(Component("lm_head", "head", vocab * hidden))
+    attention = replace(attention, windows=tuple(p.window for p in plan), kinds=tuple(p.mixer for p in plan),
+                         state_elems=state_elems)
 
-    moe_layers = sum(moe_flags)
+    moe_layers = sum(1 for p in plan if p.ffn == "moe")
     return ModelFacts(
         name=name,
         model_type=model_type,
@@ -220,8 +270,9 @@ def facts_from_config(doc: dict[str, Any], name: str = "model", where: str = "co
         experts_per_token=top_k if moe_layers else 0,
         moe_layers=moe_layers,
         dense_layers=layers - moe_layers,
-        mtp_layers_excluded=int(cfg.get("num_nextn_predict_layers", 0) or 0),
+        mtp_layers_excluded=int(cfg.first(("num_nextn_predict_layers", "mtp_num_hidden_layers"), 0) or 0),
         tied_embeddings=tied,
+        tied_source=tied_source,
         weight_dtype_bytes=_DTYPE_BYTES.get(dtype_name, 2),
         quantization_config=doc.get("quantization_config") if isinstance(doc.get("quantization_config"), dict) else None,
     )
@@ -230,6 +281,12 @@ def facts_from_config(doc: dict[str, Any], name: str = "model", where: str = "co
 def _is_moe_layer(cfg: _Config, i: int, num_experts: int, model_type: str) -> bool:
     if not num_experts:
         return False
+    if model_type.startswith("llama4"):
+        listed = cfg.get("moe_layers")
+        if isinstance(listed, list):
+            return i in listed
+        step = int(cfg.get("interleave_moe_layer_step", 1) or 1)
+        return (i + 1) % step == 0
     if i in (cfg.get("mlp_only_layers") or []):
         return False
     if i < int(cfg.get("first_k_dense_replace", 0) or 0):
@@ -242,7 +299,6 @@ def _is_moe_layer(cfg: _Config, i: int, num_experts: int, model_type: str) -> bo
 
 
 def _attention_shape(cfg: _Config, hidden: int, heads: int, layers: int, mla: bool) -> Attention:
-    windows = _windows(cfg, layers)
     if mla:
         rope = cfg.need("qk_rope_head_dim", "the MLA rope key")
         nope = int(cfg.get("qk_nope_head_dim", 0))
@@ -257,29 +313,22 @@ def _attention_shape(cfg: _Config, hidden: int, heads: int, layers: int, mla: bo
             index_heads=int(cfg.get("index_n_heads", 0) or 0),
             index_head_dim=int(cfg.get("index_head_dim", 0) or 0),
             index_topk=int(cfg.get("index_topk", 0) or 0),
-            windows=windows,
         )
-    head_dim = int(cfg.get("head_dim", 0) or 0) or hidden // heads
+    head_dim = int(cfg.get("head_dim", 0) or 0) or _HEAD_DIM_DEFAULT.get(str(cfg.get("model_type", "")), 0) or hidden // heads
     kv_heads = int(cfg.get("num_key_value_heads", heads) or heads)
-    return Attention("gqa", heads, kv_heads, head_dim, head_dim, windows=windows)
+    return Attention("gqa", heads, kv_heads, head_dim, head_dim)
 
 
-def _windows(cfg: _Config, layers: int) -> tuple[int | None, ...]:
-    window = cfg.get("sliding_window")
-    types = cfg.get("layer_types")
-    if isinstance(types, list) and window:
-        return tuple(int(window) if t == "sliding_attention" else None for t in types[:layers])
-    if window and cfg.get("use_sliding_window", True) and cfg.get("model_type") in ("mistral",):
-        return tuple(int(window) for _ in range(layers))
-    return tuple(None for _ in range(layers))
+_GATED_QUERY = ("qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text")
 
 
 def _gqa_layer(cfg: _Config, prefix: str, i: int, hidden: int, att: Attention, model_type: str) -> list[Component]:
     q = att.num_heads * att.head_dim
     kv = att.num_kv_heads * att.head_dim
     p = f"{prefix}.self_attn"
+    gated = 2 if model_type in _GATED_QUERY else 1   # the query projection also yields an output gate
     out = [
-        Component(f"{p}.q_proj", "attention", hidden * q, layer=i),
+        Component(f"{p}.q_proj", "attention", hidden * q * gated, layer=i),
         Component(f"{p}.k_proj", "attention", hidden * kv, layer=i),
         Component(f"{p}.v_proj", "attention", hidden * kv, layer=i),
         Component(f"{p}.o_proj", "attention", q * hidden, layer=i),
@@ -344,16 +393,22 @@ def _moe_block(cfg: _Config, prefix: str, i: int, hidden: int, num_experts: int,
     if inter is None:
         inter = cfg.need("intermediate_size", "the expert size")
     inter = int(inter)
-    per_expert = 3 * hidden * inter
+    matrices = 2 if model_type in _TWO_MATRIX_FFN else 3
+    per_expert = matrices * hidden * inter
     out = [Component(f"{base}.experts", "experts", per_expert, count=num_experts, layer=i)]
     if model_type == "gpt_oss":  # experts carry biases: gate_up (2I) and down (H)
         out.append(Component(f"{base}.experts.bias", "experts", 2 * inter + hidden, count=num_experts, linear=False, layer=i))
     gate_params = num_experts * hidden
-    if model_type == "gpt_oss" or cfg.get("topk_method") == "noaux_tc":
+    if model_type in ("gpt_oss", "nemotron_h") or cfg.get("topk_method") == "noaux_tc":
         gate_params += num_experts  # router bias / score-correction bias
     out.append(Component(f"{base}.{gate_name}", "router", gate_params, linear=False, replicated_in_tp=True, layer=i))
     shared = int(cfg.get("n_shared_experts", 0) or 0)
-    if shared:
+    shared_size = cfg.get("moe_shared_expert_intermediate_size")
+    if model_type.startswith("llama4"):  # one always-on expert of the routed experts' size
+        out.append(Component(f"{base}.shared_expert", "shared", per_expert, layer=i))
+    elif shared and shared_size:
+        out.append(Component(f"{base}.shared_experts", "shared", shared * matrices * hidden * int(shared_size), layer=i))
+    elif shared:
         out.append(Component(f"{base}.shared_experts", "shared", shared * per_expert, layer=i))
     shared_inter = cfg.get("shared_expert_intermediate_size")
     if shared_inter:

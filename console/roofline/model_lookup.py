@@ -39,8 +39,12 @@ def resolve_model(name: str) -> Path:
 
 
 def quant_file_beside(config: Path) -> Path | None:
-    """A modelopt `hf_quant_config.json` next to the config (or `<stem>.hf_quant_config.json`)."""
-    for path in (config.parent / "hf_quant_config.json", config.with_name(f"{config.stem}.hf_quant_config.json")):
+    """A modelopt `hf_quant_config.json` next to the config (or `<name>.hf_quant_config.json` beside
+    `<name>.json` or `<name>.config.json`)."""
+    stem = config.stem.removesuffix(".config")
+    candidates = [config.parent / "hf_quant_config.json", config.with_name(f"{config.stem}.hf_quant_config.json"),
+                  config.with_name(f"{stem}.hf_quant_config.json")]
+    for path in candidates:
         if path.is_file():
             return path
     return None

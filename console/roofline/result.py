@@ -76,6 +76,7 @@ class Roofline:
         weights_1 = self.at(1).ideal_weight_bytes
         out: dict[str, Any] = {
             "gpu": f"{s.count} x {g.name} ({g.bandwidth_gbs / 1000:.2f} TB/s, {g.memory_gb:g} GB each; {g.interconnect})",
+            "gpu_bandwidth_from": g.figures_from.get("bandwidth_gbs", g.source),
             "parallel": f"TP{s.tp}" + (f" EP{s.ep}" if s.ep > 1 else "") + (f" x DP{s.dp}" if s.dp > 1 else ""),
             "context_tokens": s.context,
             "weights_quant": s.scheme.describe if s.scheme else f"{f.weight_dtype_bytes} B/param (checkpoint dtype, unquantised)",
@@ -85,6 +86,9 @@ class Roofline:
                 s.scheme.source if s.scheme and s.scheme.kv_dtype else "model dtype"),
             "ideal_weights_gb_per_token": round(weights_1 / 1e9, 3),
             "embedding_table_gb": round(t.embedding_bytes / 1e9, 3),
+            "input_embedding_read": ("the whole table every step (embedding_table_read true)" if knobs["embedding_table_read"]
+                                     else "one row per sequence per step (embedding_table_read false)"),
+            "tied_embeddings": f"{'yes' if f.tied_embeddings else 'no'} ({f.tied_source})",
             "mtp_layers": f"{f.mtp_layers_excluded} excluded (not run in plain decode)" if f.mtp_layers_excluded else "none",
             "moe_experts_touched": "E·(1−(1−k/E)^B) distinct experts per MoE layer" if f.num_experts else "dense model",
             "ideal_bound": "all bytes of a step over the summed bandwidth of every GPU, no communication",
@@ -97,6 +101,17 @@ class Roofline:
             kept = ", ".join(sorted(t.bf16_kept_paths)[:8])
             out["kept_unquantised"] = (f"{t.bf16_kept_bytes / 1e9:.1f} GB of linear weights stay in their original dtype "
                                        f"(quant config excludes them: {kept})")
+        kinds = f.attention.kinds
+        if kinds and any(k != "attention" for k in kinds):
+            names = {"attention": "attention (KV cache)", "linear": "Gated DeltaNet linear attention",
+                     "mamba": "Mamba-2", "none": "feed-forward only"}
+            out["layer_mixers"] = ", ".join(f"{kinds.count(k)} {names[k]}" for k in ("attention", "linear", "mamba", "none")
+                                            if kinds.count(k))
+            out["recurrent_state_mb_per_seq"] = round(f.attention.state_elems * s.state_bytes / 1e6, 2)
+        windowed = [w for w in f.attention.windows if w]
+        if windowed:
+            out["sliding_window_layers"] = (f"{len(windowed)} of {f.num_layers} layers keep at most "
+                                            f"{max(windowed)} tokens of KV")
         if f.attention.index_topk:
             out["sparse_attention"] = (f"indexer reads every token's key; attention reads at most "
                                        f"{f.attention.index_topk} tokens")
@@ -105,7 +120,8 @@ class Roofline:
         out.update({k: v for k, v in knobs.items()})
         return out
 
-    def to_json(self, measured: Efficiency | None = None) -> dict[str, Any]:
+    def to_json(self, measured: Efficiency | None = None, calibration: Any = None,
+                calibration_from: str | None = None) -> dict[str, Any]:
         s = self.setup
         doc: dict[str, Any] = {
             "model": s.facts.summary(),
@@ -124,6 +140,13 @@ class Roofline:
             "levels": [lv.to_json() for lv in self.levels],
             "assumptions": self.assumptions(),
         }
+        if calibration is not None:
+            from .calibrate import dominant_term
+
+            doc["calibration"] = {**calibration.to_json(), "run": calibration_from,
+                                  "dominant": dominant_term(self, calibration, 1),
+                                  "predicted": [{"batch": lv.batch, "tok_s": calibration.tok_s(self, lv.batch)}
+                                                for lv in self.levels]}
         if measured is not None:
             doc["measured"] = measured.to_json()
             doc["efficiency_pct"] = measured.efficiency_pct

@@ -1,7 +1,7 @@
 """Measured benchmark runs of a profile, read defensively from `<profile data>/runs/*.json`.
 
-A run file has top-level `levels[]`, each with `concurrency`, `output_throughput`
-and `status`. A missing folder means no measurement; a file that does not
+A run file has top-level `levels[]`, each with `concurrency`, `output_throughput`,
+`status` and (for calibration) `tpot_ms.median`. A missing folder means no measurement; a file that does not
 parse is listed as unreadable, never turned into zeros.
 """
 from __future__ import annotations
@@ -16,6 +16,7 @@ class MeasuredLevel:
     concurrency: int
     tok_s: float | None   # None when the level failed or reported nothing
     status: str
+    tpot_s: float | None = None   # median time per output token of the level's requests
 
 
 @dataclass
@@ -24,6 +25,10 @@ class MeasuredRun:
     name: str
     mtime: float
     levels: list[MeasuredLevel] = field(default_factory=list)
+
+    def tpot_points(self) -> list[tuple[int, float]]:
+        """(concurrency, TPOT seconds) of every level that finished, for calibration."""
+        return [(lv.concurrency, lv.tpot_s) for lv in self.levels if lv.tok_s is not None and lv.tpot_s]
 
     def tok_s_at(self, concurrency: int) -> float | None:
         for lv in self.levels:
@@ -40,6 +45,13 @@ class RunsFound:
     @property
     def latest(self) -> MeasuredRun | None:
         return self.runs[-1] if self.runs else None
+
+
+def load_one_run(path: Path) -> MeasuredRun:
+    """One saved run by path; ValueError (or StateFileError) says why it cannot be read."""
+    from ..bench.results import load_run
+
+    return _run_from(load_run(path), Path(path))
 
 
 def load_runs(runs_dir: Path) -> RunsFound:
@@ -74,6 +86,9 @@ def _run_from(doc: Any, path: Path) -> MeasuredRun:
         status = str(raw.get("status") or "unknown")
         tok = raw.get("output_throughput")
         ok = isinstance(tok, (int, float)) and not isinstance(tok, bool) and tok > 0 and status in ("ok", "done", "unknown")
-        levels.append(MeasuredLevel(conc, float(tok) if ok else None, status))
+        tpot = raw.get("tpot_ms")
+        tpot = tpot.get("median") if isinstance(tpot, dict) else None
+        tpot_ok = isinstance(tpot, (int, float)) and not isinstance(tpot, bool) and tpot > 0
+        levels.append(MeasuredLevel(conc, float(tok) if ok else None, status, float(tpot) / 1e3 if ok and tpot_ok else None))
     name = str(doc.get("name") or doc.get("id") or path.stem)
     return MeasuredRun(path=path, name=name, mtime=path.stat().st_mtime, levels=levels)

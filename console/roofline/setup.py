@@ -25,7 +25,8 @@ DEFAULT_KNOBS: dict[str, Any] = {
     "compute_efficiency": 1.0,       # fraction of peak TFLOPS the realistic bound assumes
     "step_overhead_us": 0.0,         # fixed cost per decode step in the realistic bound
     "activation_bytes": 2,           # BF16 hidden states on the wire
-    "embedding_table_read": True,    # count the whole input table as read, as hand calculations do
+    "embedding_table_read": False,   # False: a step reads B rows of the input table; True: the whole table
+                                     # every step, as hand calculations often do (counts a tied table twice)
 }
 
 
@@ -36,6 +37,7 @@ class Totals:
     fixed_bytes_all: float = 0.0          # weights read every step whatever the batch
     fixed_bytes_gpu: float = 0.0
     embedding_bytes: float = 0.0
+    embedding_row_bytes: float = 0.0      # one token's row of the input table (read per sequence per step)
     expert_layers: list[float] = field(default_factory=list)   # bytes of one expert, per MoE layer
     flops_per_token: dict[str, float] = field(default_factory=dict)        # by compute dtype, whole model
     flops_per_token_gpu: dict[str, float] = field(default_factory=dict)    # by compute dtype, one GPU
@@ -73,6 +75,11 @@ class Setup:
     @property
     def kv_bytes(self) -> float:
         return kv_bytes(self.kv_dtype)
+
+    @property
+    def state_bytes(self) -> float:
+        """Bytes per element of a linear-attention / Mamba state: the checkpoint dtype."""
+        return float(self.facts.weight_dtype_bytes)
 
     @classmethod
     def build(cls, facts: ModelFacts, gpu: GPU, count: int, tp: int | None = None, ep: int | None = None,
@@ -158,6 +165,7 @@ def _fold(facts: ModelFacts, gpu: GPU, tp: int, scheme: QuantScheme | None, embe
             t.bf16_kept_paths.add(comp.path.split(".")[-1])
         if comp.role == "embedding":
             t.embedding_bytes = comp.params * per_param
+            t.embedding_row_bytes = 0.0 if embedding_read else facts.hidden_size * per_param
             if embedding_read:
                 t.fixed_bytes_all += comp.params * per_param
                 t.fixed_bytes_gpu += comp.params * per_param / tp

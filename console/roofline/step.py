@@ -105,7 +105,11 @@ def kv_per_sequence(setup: Setup, per_gpu: bool) -> tuple[float, float]:
     kvb = setup.kv_bytes
     tp = setup.tp
     total_bytes = total_flops = 0.0
+    if att.state_elems:  # linear-attention / Mamba state: fixed per sequence, split across TP ranks
+        total_bytes += att.state_elems * setup.state_bytes / (tp if per_gpu else 1)
     for layer in range(facts.num_layers):
+        if not att.is_attention(layer):
+            continue
         window = att.windows[layer] if layer < len(att.windows) else None
         tokens = min(ctx, window) if window else ctx
         if att.kind == "mla":
@@ -137,7 +141,7 @@ def step_costs(setup: Setup, batch: int) -> StepCosts:
 
     # ideal: the whole step once, over every GPU
     touched_all = experts_touched(E, k, batch)
-    ideal_w = t.fixed_bytes_all + sum(b * touched_all for b in t.expert_layers)
+    ideal_w = t.fixed_bytes_all + sum(b * touched_all for b in t.expert_layers) + batch * t.embedding_row_bytes
     kv_seq_all, att_flops_all = kv_per_sequence(setup, per_gpu=False)
     ideal_kv = batch * kv_seq_all
     ideal_flops = batch * (sum(t.flops_per_token.values()) + att_flops_all)
@@ -147,7 +151,7 @@ def step_costs(setup: Setup, batch: int) -> StepCosts:
     # realistic: the busiest GPU of one TP group, serving its share of the batch
     b_rep = math.ceil(batch / setup.dp)
     touched_rep = experts_touched(E, k, b_rep)
-    gpu_w = t.fixed_bytes_gpu + sum(b * touched_rep for b in t.expert_layers) / setup.tp
+    gpu_w = t.fixed_bytes_gpu + sum(b * touched_rep for b in t.expert_layers) / setup.tp + b_rep * t.embedding_row_bytes
     kv_seq_gpu, att_flops_gpu = kv_per_sequence(setup, per_gpu=True)
     gpu_kv = b_rep * kv_seq_gpu
     t_mem = (gpu_w + gpu_kv) / (bw * float(knobs["mem_efficiency"]))

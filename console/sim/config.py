@@ -1,6 +1,6 @@
 """Every knob of `gpudeck sim serve`, with defaults that reproduce the real session.
 
-The defaults are GLM-5-NVFP4 on 8x RTX PRO 6000 Blackwell, TP8, at 3.4% of
+The defaults are GLM-5-NVFP4 on 8x RTX PRO 6000 Blackwell, TP8, at 3.2% of
 the ideal roofline: about 10.4 tok/s for one stream.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from .hardware import DEFAULT_GPU
 
 DEFAULT_MODEL = "GLM-5-NVFP4"
-DEFAULT_EFFICIENCY = 0.0336  # 10.45 tok/s of a 311 tok/s ideal: the real session's 3.4%
+DEFAULT_EFFICIENCY = 0.0322  # 10.45 tok/s of a 324 tok/s ideal: the real session's 10.4 tok/s
 CRASH_KINDS = ("illegal-address", "oom", "nccl", "hang")
 
 # Models shipped with the package: name -> (config.json, hf_quant_config.json)
@@ -66,6 +66,7 @@ class SimConfig:
     ep: int = 1
     quant: str | None = None                # e.g. "nvfp4"; None = what the quant config says
     efficiency: float = DEFAULT_EFFICIENCY
+    step_overhead_ms: float = 0.0           # fixed time added to every decode step
     crash_at_concurrency: int | None = None
     crash_kind: str | None = None           # None: no fault (illegal-address when only N is given)
     startup_s: float = 3.0
@@ -95,6 +96,8 @@ class SimConfig:
     def validate(self) -> None:
         if not 0 < self.efficiency <= 1.0:
             raise ValueError(f"--efficiency must be in (0, 1], got {self.efficiency}")
+        if not self.step_overhead_ms >= 0:
+            raise ValueError(f"--step-overhead-ms must be >= 0, got {self.step_overhead_ms}")
         if self.count < 1 or self.tp < 1 or self.ep < 1:
             raise ValueError("--count, --tp and --ep must be at least 1")
         if self.tp > self.count:

@@ -52,7 +52,9 @@ def build_timing(cfg: SimConfig, config_doc: dict[str, Any]) -> ModelTiming:
         costs = step_costs(setup, max(1, tokens))
         return max(costs.t_ideal_compute_s, step_costs(setup, 1).t_ideal_mem_s) / cfg.efficiency
 
-    timer = ScaledTimer(ideal_step, cfg.efficiency, source=f"roofline ideal / {cfg.efficiency:g}")
+    overhead_s = cfg.step_overhead_ms / 1000.0
+    timer = ScaledTimer(ideal_step, cfg.efficiency, overhead_s=overhead_s,
+                        source=f"roofline ideal / {cfg.efficiency:g}" + (f" + {cfg.step_overhead_ms:g} ms" if overhead_s else ""))
     method = setup.scheme.method if setup.scheme else None
     arch = (config_doc.get("architectures") or ["CausalLM"])[0]
     return ModelTiming(timer=timer, prefill_s=prefill_s, arch=arch,

@@ -22,13 +22,14 @@ class ScaledTimer:
     ideal_step_s: Callable[[int], float]
     efficiency: float
     source: str                          # where the ideal comes from, for the log
+    overhead_s: float = 0.0              # fixed cost added to every step (launches, scheduling, allreduce latency)
     _cache: dict[int, float] = field(default_factory=dict, repr=False)
 
     def step_time_s(self, batch: int) -> float:
         batch = max(1, int(batch))
         cached = self._cache.get(batch)
         if cached is None:
-            cached = self.ideal_step_s(batch) / self.efficiency
+            cached = self.ideal_step_s(batch) / self.efficiency + self.overhead_s
             self._cache[batch] = cached
         return cached
 
