@@ -111,10 +111,11 @@ def fold(series: Iterable[Series], *, taken_at: float | None = None, simulated: 
     """Series of any number of hosts -> one Snapshot per host (ordered by host name)."""
     devices: dict[str, dict[str, _Device]] = {}
     for s in series:
-        if s.name not in SERIES_NAMES:
+        if not s.name.startswith("DCGM_FI_"):
             continue
         host = host_of(s.labels)
-        gpu_key = str(s.labels.get("UUID") or s.labels.get("gpu") or s.labels.get("device") or "?")
+        # the index is unique on a host; UUIDs may be masked ("GPU-********") in pasted output
+        gpu_key = (s.labels.get("gpu") or s.labels.get("device") or "?", s.labels.get("UUID") or "")
         dev = devices.setdefault(host, {}).setdefault(gpu_key, _Device(labels=dict(s.labels)))
         instance = s.labels.get("GPU_I_ID")
         if instance not in (None, ""):
