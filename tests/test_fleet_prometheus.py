@@ -174,3 +174,40 @@ def test_profiles_check_says_one_line_when_auth_is_refused(tmp_path):
         assert "right-password" not in shown.stdout and "PROM_PW" in shown.stdout
     finally:
         prom.stop()
+
+
+async def test_fleet_view_sorts_filters_and_drills_into_a_host(fleet):
+    from screens.fleet_app import FleetApp, HostGPUs
+    from widgets.fleet_hosts import FleetHostsTable
+    from widgets.gpu_table import GPUTable
+
+    exporters, prom = fleet
+    exporters.post(0, "/sim/xid?gpu=1&code=79")
+    app = FleetApp(PrometheusFleet(PromSettings(url=prom.url), simulated=True), "test-fleet", interval_s=0.3)
+    async with app.run_test(size=(160, 45)) as pilot:
+        table = app.query_one(FleetHostsTable)
+
+        async def until(predicate, timeout=20.0):
+            deadline = time.monotonic() + timeout
+            while not predicate() and time.monotonic() < deadline:
+                await pilot.pause(0.1)
+            assert predicate()
+
+        await until(lambda: app.latest is not None and any(
+            h.host == host_name(0) and any(f.startswith("xid") for g in h.gpus for f in g.flags)
+            for h in app.latest.hosts))
+        await until(lambda: len(table.hosts) >= 2)
+        assert table.hosts[0] == host_name(0) or "unreachable" in [r.worst for r in app.visible_rows()][:1]
+        await pilot.press("x")
+        await until(lambda: table.hosts == [host_name(0)])
+        await pilot.press("x", "slash", *"node-01", "enter")
+        await until(lambda: table.hosts == [host_name(1)])
+        await pilot.press("escape")
+        await until(lambda: len(table.hosts) >= 2)
+        table.move_cursor(row=table.hosts.index(host_name(1)))
+        await pilot.press("enter")
+        await until(lambda: isinstance(app.screen, HostGPUs))
+        gpus = app.screen.query_one(GPUTable)
+        await until(lambda: gpus.row_count == GPUS)
+        await pilot.press("escape")
+        await until(lambda: not isinstance(app.screen, HostGPUs))
