@@ -94,3 +94,47 @@ def test_hostile_label_values_reach_nothing_raw():
 def test_malformed_page_is_refused_with_a_reason(text):
     with pytest.raises(ValueError, match="not Prometheus text format"):
         parse_exposition(text)
+
+
+def test_the_simulated_exporter_speaks_like_the_real_one(tmp_path):
+    """Same HELP/TYPE lines and the real label set as the real V100 page, for the metrics both publish."""
+    from console.sim.dcgm import SimExporter
+
+    def families(text):
+        helps, types, labels = {}, {}, {}
+        for line in text.splitlines():
+            if line.startswith("# HELP "):
+                name, _, rest = line[7:].partition(" ")
+                helps[name] = rest
+            elif line.startswith("# TYPE "):
+                name, _, rest = line[7:].partition(" ")
+                types[name] = rest
+        for s in parse_exposition(text):
+            labels.setdefault(s.name, set()).update(s.labels)
+        return helps, types, labels
+
+    real_help, real_type, real_labels = families((FIXTURES / "v100-4gpu-help-type.prom").read_text())
+    sim_help, sim_type, sim_labels = families(SimExporter(0, tmp_path, "H100", 2).page())
+    shared = set(real_help) & set(sim_help)
+    assert {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"} <= shared
+    for name in shared:
+        assert sim_help[name] == real_help[name] and sim_type[name] == real_type[name]
+    for name in set(real_labels) & set(sim_labels):
+        assert real_labels[name] <= sim_labels[name], name
+
+
+def test_secrets_come_from_the_environment_or_a_file_and_missing_ones_are_named(tmp_path, monkeypatch):
+    from console.gpus.prometheus import PrometheusError, PromSettings, auth_for
+
+    monkeypatch.delenv("GPUDECK_TEST_TOKEN", raising=False)
+    with pytest.raises(PrometheusError, match="GPUDECK_TEST_TOKEN is not set"):
+        auth_for(PromSettings(url="http://p", bearer_token_env="GPUDECK_TEST_TOKEN"))
+    monkeypatch.setenv("GPUDECK_TEST_TOKEN", "t0k")
+    headers, _ = auth_for(PromSettings(url="http://p", bearer_token_env="GPUDECK_TEST_TOKEN"))
+    assert headers["Authorization"] == "Bearer t0k"
+    token = tmp_path / "token"
+    token.write_text("from-file\n")
+    headers, _ = auth_for(PromSettings(url="http://p", bearer_token_file=str(token)))
+    assert headers["Authorization"] == "Bearer from-file"
+    with pytest.raises(PrometheusError, match="cannot read"):
+        auth_for(PromSettings(url="http://p", bearer_token_file=str(tmp_path / "missing")))

@@ -34,10 +34,10 @@ def fleet(tmp_path_factory):
         exporters.stop()
 
 
-def sample_until(prom: Prometheus, predicate, timeout: float = 20.0):
+def sample_until(url: str, predicate, timeout: float = 20.0):
     """Sample the fleet until `predicate(sample)` holds; the last sample either way."""
     async def go():
-        fleet = PrometheusFleet(PromSettings(url=prom.url), simulated=True)
+        fleet = PrometheusFleet(PromSettings(url=url), simulated=True)
         try:
             deadline = time.monotonic() + timeout
             while True:
@@ -65,7 +65,7 @@ def test_every_gpu_and_value_matches_the_simulated_state(fleet):
     def loaded(sample):
         h = by_host(sample).get(host_name(1))
         return h is not None and h.gpus and h.gpus[0].memory_used_mib == 84217
-    sample = sample_until(prom, loaded)
+    sample = sample_until(prom.url, loaded)
     hosts = by_host(sample)
     assert sorted(hosts) == [host_name(i) for i in range(HOSTS)]
     for i in range(HOSTS):
@@ -92,7 +92,7 @@ def test_a_simulated_crash_leaves_the_same_stale_picture_in_dcgm_and_nvidia_smi(
     state = host_dir(exporters.state_dir, 2)
     write_state(state, {"pid": None, "status": "crashed", "crash_kind": "illegal-address", "gpus": rows,
                         "processes": []})
-    sample = sample_until(prom, lambda s: all("stale" in g.flags for g in by_host(s)[host_name(2)].gpus))
+    sample = sample_until(prom.url, lambda s: all("stale" in g.flags for g in by_host(s)[host_name(2)].gpus))
     assert all("stale" in g.flags for g in by_host(sample)[host_name(2)].gpus)
     smi = subprocess.run([sys.executable, "-m", "console", "sim", "nvidia-smi", "--state-dir", str(state),
                           "--query-gpu=utilization.gpu,memory.used", "--format=csv,noheader,nounits"],
@@ -103,7 +103,7 @@ def test_a_simulated_crash_leaves_the_same_stale_picture_in_dcgm_and_nvidia_smi(
 def test_an_injected_xid_shows_its_flag(fleet):
     exporters, prom = fleet
     exporters.post(0, "/sim/xid?gpu=1&code=79")
-    sample = sample_until(prom, lambda s: "xid-79" in by_host(s)[host_name(0)].gpus[1].flags)
+    sample = sample_until(prom.url, lambda s: "xid-79" in by_host(s)[host_name(0)].gpus[1].flags)
     assert "xid-79" in by_host(sample)[host_name(0)].gpus[1].flags
     assert not any(f.startswith("xid") for f in by_host(sample)[host_name(0)].gpus[0].flags)
 
@@ -113,7 +113,7 @@ def test_a_dead_exporter_makes_its_host_unreachable_with_the_time_it_went_down(f
     victim = HOSTS - 1
     killed_at = time.time()
     exporters.post(victim, "/sim/down")
-    sample = sample_until(prom, lambda s: by_host(s).get(host_name(victim)) is not None
+    sample = sample_until(prom.url, lambda s: by_host(s).get(host_name(victim)) is not None
                           and by_host(s)[host_name(victim)].state == "unreachable")
     host = by_host(sample)[host_name(victim)]
     assert host.state == "unreachable"
@@ -211,3 +211,20 @@ async def test_fleet_view_sorts_filters_and_drills_into_a_host(fleet):
         await until(lambda: gpus.row_count == GPUS)
         await pilot.press("escape")
         await until(lambda: not isinstance(app.screen, HostGPUs))
+
+
+def test_fleet_demo_starts_sixteen_hosts_and_leaves_nothing_behind():
+    from console.demo_fleet import CRASHED_HOST, HOSTS as DEMO_HOSTS, XID_HOST, setup
+
+    demo = setup()
+    try:
+        sample = sample_until(demo.settings.url, lambda s: len(s.hosts) == DEMO_HOSTS and any(
+                                  "stale" in g.flags for h in s.hosts for g in h.gpus))
+        hosts = by_host(sample)
+        assert len(hosts) == DEMO_HOSTS and sample.simulated
+        assert all("stale" in g.flags for g in hosts[host_name(CRASHED_HOST)].gpus)
+        assert any(f == "xid-79" for g in hosts[host_name(XID_HOST)].gpus for f in g.flags)
+    finally:
+        demo.close()
+    assert not demo.root.exists()
+    assert all(p.poll() is not None for p in demo.procs)

@@ -43,7 +43,9 @@ def host_cells(row: HostRow) -> list:
                     row.memory_total_mib if row.memory_total_mib is not None else _NA),
         _num(row.temp_max_c),
         _num(row.power_w),
-        Text(age(row.age_s), style="yellow" if row.sample_stale else "dim"),
+        # a fresh row says "live"; only an old one shows its age, so the column moves when it matters
+        Text(age(row.age_s), style="bold yellow") if row.sample_stale or row.state == "unreachable"
+        else Text("live", style="dim green"),
         Text("; ".join(notes)),
     ]
 
@@ -54,19 +56,34 @@ class FleetHostsTable(DataTable):
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.hosts: list[str] = []
+        self._cells: dict[str, list] = {}
+        self.rebuilds = 0
 
     def on_mount(self) -> None:
         for key, label, width in COLUMNS:
             self.add_column(label, key=key, width=width)
 
     def show(self, rows: Sequence[HostRow]) -> None:
-        selected = self.hosts[self.cursor_row] if self.hosts and 0 <= self.cursor_row < len(self.hosts) else None
-        self.clear()
-        self.hosts = [r.host for r in rows]
-        for r in rows:
-            self.add_row(*host_cells(r), key=r.host)
-        if selected in self.hosts:
-            self.move_cursor(row=self.hosts.index(selected))
+        """Rebuild when the hosts or their order change; otherwise update only the cells that changed."""
+        cells = {r.host: host_cells(r) for r in rows}
+        order = [r.host for r in rows]
+        if order != self.hosts:
+            selected = self.selected_host
+            self.clear()
+            for host in order:
+                self.add_row(*cells[host], key=host)
+            self.hosts, self._cells = order, cells
+            self.rebuilds += 1
+            if selected in self.hosts:
+                self.move_cursor(row=self.hosts.index(selected))
+            return
+        keys = [key for key, _label, _width in COLUMNS]
+        for host in order:
+            old = self._cells[host]
+            for i, value in enumerate(cells[host]):
+                if old[i] != value:
+                    self.update_cell(host, keys[i], value)
+        self._cells = cells
 
     @property
     def selected_host(self) -> str | None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Iterable
+from functools import lru_cache
+from typing import Iterable, NamedTuple
 
 from .model import GPU, NA, OK, MIGDevice, Snapshot, known
 
@@ -72,8 +73,7 @@ def xid_meaning(code: int) -> str:
     return XID_MEANINGS.get(code, "see NVIDIA's XID catalogue")
 
 
-@dataclass(frozen=True)
-class Series:
+class Series(NamedTuple):
     """One sample of one series: metric name, its labels, its value."""
 
     name: str
@@ -84,6 +84,7 @@ class Series:
 @dataclass
 class _Device:
     labels: dict
+    whole: bool = False                             # labels come from a whole-GPU row
     values: dict = field(default_factory=dict)
     mig: dict = field(default_factory=dict)        # GPU_I_ID -> {"profile", "used", "free"}
 
@@ -91,9 +92,14 @@ class _Device:
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
+@lru_cache(maxsize=8192)
+def _clean(value: str) -> str:
+    return _CONTROL.sub("?", value)[:200]
+
+
 def clean(value) -> str:
     """A label value as it may reach a terminal: control characters made visible as '?'."""
-    return _CONTROL.sub("?", str(value))[:200]
+    return _clean(str(value))
 
 
 def host_of(labels: dict) -> str:
@@ -116,9 +122,13 @@ def fold(series: Iterable[Series], *, taken_at: float | None = None, simulated: 
         host = host_of(s.labels)
         # the index is unique on a host; UUIDs may be masked ("GPU-********") in pasted output
         gpu_key = (s.labels.get("gpu") or s.labels.get("device") or "?", s.labels.get("UUID") or "")
-        dev = devices.setdefault(host, {}).setdefault(gpu_key, _Device(labels=dict(s.labels)))
+        dev = devices.setdefault(host, {}).get(gpu_key)
+        if dev is None:
+            dev = devices[host][gpu_key] = _Device(labels=s.labels)
         instance = s.labels.get("GPU_I_ID")
-        if instance not in (None, ""):
+        if s.name not in SERIES_NAMES:
+            continue    # another DCGM field: it proves the GPU exists, nothing more
+        if instance:
             profile = s.labels.get("GPU_I_PROFILE")
             mig = dev.mig.setdefault(clean(instance), {"profile": clean(profile) if profile else NA})
             mig[s.name] = s.value
@@ -126,7 +136,8 @@ def fold(series: Iterable[Series], *, taken_at: float | None = None, simulated: 
                 dev.values.setdefault(s.name, s.value)
         else:
             dev.values[s.name] = s.value
-            dev.labels.update({k: v for k, v in s.labels.items() if k not in ("GPU_I_ID", "GPU_I_PROFILE")})
+            if not dev.whole:       # the whole-GPU row's labels describe the GPU (no instance labels)
+                dev.labels, dev.whole = s.labels, True
     out: dict[str, Snapshot] = {}
     for host in sorted(devices):
         gpus = [_gpu(dev) for dev in devices[host].values()]

@@ -35,6 +35,7 @@ from .model import UNREACHABLE, Snapshot
 TS_LABEL = "gpudeck_scrape_ts"
 RATE_LABEL = "gpudeck_rate"
 DEFAULT_SCRAPE_S = 15.0
+SERVERS_EVERY_S = 5.0      # server rates are over a minute; asking every second buys nothing
 
 # Server families and the series each exposes (names as each server prints them).
 SERVER_GAUGES = {
@@ -253,6 +254,8 @@ class PrometheusFleet:
         self._intervals: dict[str, float] = {}
         self._intervals_at = 0.0
         self._job_re = re.compile(settings.dcgm_job)
+        self._servers_at = float("-inf")
+        self._server_rows: list[ServerRow] = []
 
     async def close(self) -> None:
         await self.client.close()
@@ -272,9 +275,9 @@ class PrometheusFleet:
             elif labels.get("__name__") == "up":
                 ups[instance] = (value == 1.0, labels.get("job", ""))
             else:
-                name = labels.get("__name__", "")
-                series.append(Series(name, labels, value))
-                self._host_of_instance[instance] = host_of(labels)
+                series.append(Series(labels.get("__name__", ""), labels, value))
+                if instance not in self._host_of_instance:
+                    self._host_of_instance[instance] = host_of(labels)
         snaps = fold(series, taken_at=now, simulated=self.simulated)
         targets = []
         for instance, (up, job) in sorted(ups.items()):
@@ -299,11 +302,14 @@ class PrometheusFleet:
                                        message=f"exporter {target.instance} down since {when}",
                                        taken_at=since)
         hosts = [snaps[k] for k in sorted(snaps)]
-        try:
-            servers = await self._servers()
-        except PrometheusError:
-            servers = []
-        return FleetSample(taken_at=now, hosts=hosts, servers=servers, targets=targets, simulated=self.simulated)
+        if now - self._servers_at >= SERVERS_EVERY_S:
+            self._servers_at = now
+            try:
+                self._server_rows = await self._servers()
+            except PrometheusError:
+                self._server_rows = []
+        return FleetSample(taken_at=now, hosts=hosts, servers=self._server_rows, targets=targets,
+                           simulated=self.simulated)
 
     def _mark(self, snap: Snapshot, targets: list[Target], now: float) -> None:
         """Flags with per-host streaks; stale when the host's last scrape is older than two intervals."""
