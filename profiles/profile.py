@@ -11,6 +11,10 @@ The TOML layout (one file per host, `<config>/profiles/<name>.toml`):
                `nvidia-smi`, e.g. a stand-in: ["python3", "/opt/fake-smi.py"])
     [bench]    concurrency ("1,2,10"), input_len, output_len, num_prompts (Bench tab defaults)
     [ui]       simulated (bool: everything from this host is labelled SIMULATED)
+    [prometheus] url, selector, bearer_token_env, bearer_token_file, basic_user,
+               basic_password_env, dcgm_job, scrape_interval_s (transport = "prometheus":
+               a fleet read from Prometheus and NVIDIA's DCGM exporter; secrets come
+               from the environment or a file, never from this file)
 
 `[ssh] host` may be a plain host name or address, or an alias from
 `~/.ssh/config`; user, port and identity file then come from that file.
@@ -88,6 +92,18 @@ class UISection:
     simulated: bool = False
 
 
+@dataclass
+class PrometheusSection:
+    url: str | None = None
+    selector: str | None = None
+    bearer_token_env: str | None = None
+    bearer_token_file: str | None = None
+    basic_user: str | None = None
+    basic_password_env: str | None = None
+    dcgm_job: str | None = None
+    scrape_interval_s: float | None = None
+
+
 _SECTIONS: dict[str, type] = {
     "ssh": SSHSection,
     "server": ServerSection,
@@ -95,6 +111,7 @@ _SECTIONS: dict[str, type] = {
     "gpu": GPUSection,
     "bench": BenchSection,
     "ui": UISection,
+    "prometheus": PrometheusSection,
 }
 
 _SCHEMA: dict[str, dict[str, str]] = {
@@ -107,9 +124,12 @@ _SCHEMA: dict[str, dict[str, str]] = {
     "gpu": {"name": "str", "count": "int", "sample_interval_ms": "int", "smi_command": "list[str]"},
     "bench": {"concurrency": "str", "input_len": "int", "output_len": "int", "num_prompts": "str"},
     "ui": {"simulated": "bool"},
+    "prometheus": {"url": "str", "selector": "str", "bearer_token_env": "str", "bearer_token_file": "str",
+                   "basic_user": "str", "basic_password_env": "str", "dcgm_job": "str",
+                   "scrape_interval_s": "num"},
 }
 _TOP: dict[str, str] = {"transport": "str", "description": "str"}
-_TRANSPORTS = ("local", "ssh")
+_TRANSPORTS = ("local", "ssh", "prometheus")
 
 
 @dataclass
@@ -123,16 +143,24 @@ class Profile:
     gpu: GPUSection = field(default_factory=GPUSection)
     bench: BenchSection = field(default_factory=BenchSection)
     ui: UISection = field(default_factory=UISection)
+    prometheus: PrometheusSection = field(default_factory=PrometheusSection)
 
     @property
     def is_local(self) -> bool:
         return self.transport == "local"
 
     @property
+    def is_prometheus(self) -> bool:
+        """A fleet read from Prometheus: no shell on any host, GPUs from DCGM series."""
+        return self.transport == "prometheus"
+
+    @property
     def target(self) -> str:
         """How the operator reads this host's address: `local` or `ssh user@host:port`."""
         if self.is_local:
             return "local"
+        if self.is_prometheus:
+            return f"prometheus {self.prometheus.url}"
         s = self.ssh
         who = f"{s.user}@" if s.user else ""
         port = f":{s.port}" if s.port else ""
@@ -171,7 +199,7 @@ def profile_from_dict(name: str, doc: dict[str, Any], source: Path | str = "<pro
             fail(key, "one of " + ", ".join(sorted([*_TOP, *_SECTIONS])), "unknown key")
     transport = doc.get("transport", "local")
     if transport not in _TRANSPORTS:
-        fail("transport", "'local' or 'ssh'", transport)
+        fail("transport", "'local', 'ssh' or 'prometheus'", transport)
     description = doc.get("description")
     if description is not None and not isinstance(description, str):
         fail("description", "a string", description)
@@ -199,6 +227,17 @@ def profile_from_dict(name: str, doc: dict[str, Any], source: Path | str = "<pro
 
     if transport == "ssh" and not sections["ssh"].host:
         fail("ssh.host", "a host name, address or ~/.ssh/config alias (required for transport = 'ssh')")
+    if transport == "prometheus":
+        prom = sections["prometheus"]
+        if not prom.url or not prom.url.startswith(("http://", "https://")):
+            fail("prometheus.url", "an http:// or https:// URL (required for transport = 'prometheus')", prom.url)
+        if prom.selector:
+            from .prom_selector import check_selector
+            problem = check_selector(prom.selector)
+            if problem:
+                fail("prometheus.selector", "a label selector such as '{cluster=\"a\"}'", prom.selector)
+        if prom.scrape_interval_s is not None and not 0 < prom.scrape_interval_s < 86400:
+            fail("prometheus.scrape_interval_s", "seconds between 0 and 86400", prom.scrape_interval_s)
     port = sections["ssh"].port
     if port is not None and not 0 < port < 65536:
         fail("ssh.port", "a port between 1 and 65535", port)

@@ -2,7 +2,7 @@
 # The one test command: installs what the tests need, then runs them.
 #   bash tests/run.sh [pytest args...]
 # - apt packages (openssh-server for the real sshd, tmux for the screen smoke
-#   test) when missing and we are root;
+#   test, prometheus for the fleet tests) when missing and we are root;
 # - a virtualenv in .venv with gpudeck and its test extras;
 # - llama-server and the SmolLM2 model (tests/fetch_assets.sh).
 set -euo pipefail
@@ -12,11 +12,12 @@ need=()
 command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
+command -v prometheus >/dev/null 2>&1 || [ -x /usr/bin/prometheus ] || need+=(prometheus)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "installing ${need[*]} with apt-get" >&2
     apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
   else
     echo "missing ${need[*]}: install them (apt-get install ${need[*]}) or run as root" >&2
   fi

@@ -22,6 +22,10 @@ def handle(args: argparse.Namespace) -> int:
         if args.parse:
             return _parse(args)
         profile = load_profile(args.gpus_profile or getattr(args, "profile", None))
+        if profile.is_prometheus:
+            from . import gpus_fleet
+
+            return run_async(gpus_fleet.run(profile, args))
         if args.watch:
             return run_async(_watch(profile, args))
         return run_async(_once(profile, args))

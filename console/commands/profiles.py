@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ..clikit import CLIError, emit_json, load_profile, run_async
+from . import prom_profiles
 
 
 def register(sub) -> None:
@@ -24,6 +25,7 @@ def register(sub) -> None:
     how = add.add_mutually_exclusive_group(required=True)
     how.add_argument("--ssh", metavar="[USER@]HOST[:PORT]", help="reach the host over SSH (HOST may be a ~/.ssh/config alias)")
     how.add_argument("--local", action="store_true", help="this machine")
+    prom_profiles.add_arguments(add, how)
     add.add_argument("--identity-file", help="private key file (else agent / ssh config)")
     add.add_argument("--ssh-config", help="an ssh_config file to use instead of ~/.ssh/config")
     add.add_argument("--description")
@@ -115,6 +117,9 @@ def _add(args: argparse.Namespace) -> int:
     if store.exists(args.name) and not args.force:
         raise CLIError(f"profile {args.name!r} exists; use --force to replace it")
     doc: dict = {"transport": "local" if args.local else "ssh"}
+    prometheus = prom_profiles.section(args)
+    if prometheus is not None:
+        doc = {"transport": "prometheus", "prometheus": prometheus}
     if args.description:
         doc["description"] = args.description
     if args.ssh:
@@ -161,8 +166,8 @@ def _trust(args: argparse.Namespace) -> int:
     from ..hosts import HostError, fetch_host_key, known_hosts_line
 
     profile = load_profile(args.name)
-    if profile.is_local:
-        raise CLIError("the local profile has no host key")
+    if profile.is_local or profile.is_prometheus:
+        raise CLIError(f"profile {profile.name} is not reached over SSH: it has no host key")
     try:
         host, port, key = run_async(fetch_host_key(profile))
     except HostError as exc:
@@ -196,6 +201,8 @@ def _check(args: argparse.Namespace) -> int:
     from ..probe import check
 
     profile = load_profile(args.name)
+    if profile.is_prometheus:
+        return prom_profiles.check(profile, args.json)
     result = run_async(check(profile))
     if args.json:
         emit_json(result.to_json())

@@ -56,6 +56,18 @@ def register(subparsers) -> None:
     smi.add_argument("-h", "--help", action="store_true")
     smi.set_defaults(func=_nvidia_smi)
 
+    dcgm = sub.add_parser("dcgm", help="simulated DCGM exporters, one /metrics port per simulated host")
+    dcgm.add_argument("--hosts", type=_count, default=4, metavar="N")
+    dcgm.add_argument("--gpus-per-host", type=_count, default=8, metavar="M")
+    dcgm.add_argument("--gpu", default="RTX PRO 6000 Blackwell")
+    dcgm.add_argument("--base-port", type=_port, default=0,
+                      help="first port (host k listens on base+k; default: ports the OS picks)")
+    dcgm.add_argument("--bind", default="127.0.0.1")
+    dcgm.add_argument("--state-dir", type=Path, help="host k reads <dir>/host-kk/sim-state.json (default: a temp dir)")
+    dcgm.add_argument("--xid", action="append", default=[], metavar="HOST:GPU:CODE",
+                      help="GPU GPU of host HOST reports XID CODE (repeatable)")
+    dcgm.set_defaults(func=_dcgm)
+
 
 def _serve(args: argparse.Namespace) -> int:
     from console.clikit import CLIError
@@ -136,6 +148,42 @@ def _nvidia_smi(args: argparse.Namespace) -> int:
     except (KeyboardInterrupt, BrokenPipeError):
         return 0
     return 0
+
+
+def _dcgm(args: argparse.Namespace) -> int:
+    import asyncio
+    import tempfile
+
+    from console.clikit import CLIError
+    from console.sim import dcgm
+    from console.sim.hardware import find_gpu
+
+    try:
+        find_gpu(args.gpu)
+    except (KeyError, ValueError) as exc:
+        raise CLIError(f"--gpu: {exc}") from None
+    xids = []
+    for text in args.xid:
+        parts = text.split(":")
+        if len(parts) != 3 or not all(p.isdigit() for p in parts):
+            raise CLIError(f"--xid {text!r}: expected HOST:GPU:CODE, three whole numbers")
+        xids.append(tuple(int(p) for p in parts))
+    state_dir = args.state_dir or Path(tempfile.mkdtemp(prefix="gpudeck-dcgm-"))
+    try:
+        asyncio.run(dcgm.run(args.hosts, args.gpus_per_host, args.gpu, state_dir, args.base_port, xids, args.bind))
+    except OSError as exc:
+        raise CLIError(f"cannot listen: {exc.strerror or exc}") from None
+    except KeyboardInterrupt:
+        return 0
+    return 0
+
+
+def _count(text: str) -> int:
+    import argparse
+
+    if not text.isdigit() or not 0 < int(text) <= 4096:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 4096, got {text!r}")
+    return int(text)
 
 
 def _port(text: str) -> int:

@@ -17,12 +17,13 @@ HOT_C = 85
 ORPHAN_MEMORY_MIB = 1024
 
 STALE = "stale"
+XID = "xid"                 # raised as "xid-<code>", the last XID the GPU reported
 ORPHAN = "orphan-memory"
 HOT = "hot"
 THROTTLED = "throttled"
 BUSY = "busy"
 IDLE = "idle"
-ORDER = (STALE, ORPHAN, HOT, THROTTLED, BUSY, IDLE)
+ORDER = (STALE, XID, ORPHAN, HOT, THROTTLED, BUSY, IDLE)
 
 # clocks_event_reasons bits that mean the GPU is held back (not idle, not app clocks).
 THROTTLE_BITS = {
@@ -49,9 +50,10 @@ def throttle_reasons(mask) -> list[str]:
 
 def stale_candidate(gpu: GPU, snapshot: Snapshot) -> bool:
     """One sample of the stale pattern: busy counter, empty memory, no process."""
+    # DCGM lists no processes; ~0 MiB in use already rules out a live CUDA context there.
+    no_process = (snapshot.processes_known and not snapshot.processes_on(gpu)) or snapshot.source == "dcgm"
     return (known(gpu.util_gpu_pct) and gpu.util_gpu_pct >= STALE_UTIL_PCT
-            and almost_no_memory(gpu)
-            and snapshot.processes_known and not snapshot.processes_on(gpu))
+            and almost_no_memory(gpu) and no_process)
 
 
 class FlagTracker:
@@ -79,6 +81,8 @@ def flags_for(gpu: GPU, snapshot: Snapshot, stale: bool) -> list[str]:
     out: list[str] = []
     if stale:
         out.append(STALE)
+    if known(gpu.xid) and gpu.xid > 0:
+        out.append(f"{XID}-{gpu.xid}")
     util = gpu.util_gpu_pct
     if (snapshot.processes_known and known(gpu.memory_used_mib)
             and gpu.memory_used_mib >= ORPHAN_MEMORY_MIB and not snapshot.processes_on(gpu)):

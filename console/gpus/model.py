@@ -103,6 +103,8 @@ class GPU:
     sm_clock_max_mhz: Any = NA
     pstate: Any = NA
     throttle_mask: Any = NA          # clocks_event_reasons.active as an int
+    xid: Any = NA                    # last XID error code (DCGM; 0 = none since the exporter started)
+    workloads: list[str] = field(default_factory=list)   # "namespace/pod" where Kubernetes labels say
     mig_devices: list[MIGDevice] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     throttle_reasons: list[str] = field(default_factory=list)
@@ -141,6 +143,10 @@ class GPU:
             "sm_clock_max_mhz": json_value(self.sm_clock_max_mhz),
             "throttle_reasons": list(self.throttle_reasons),
         }
+        if known(self.xid):
+            doc["xid"] = self.xid
+        if self.workloads:
+            doc["workloads"] = list(self.workloads)
         if self.mig_devices:
             doc["mig_devices"] = [m.to_json() for m in self.mig_devices]
         return doc
@@ -183,7 +189,7 @@ class Snapshot:
     processes_known: bool = False
     taken_at: float | None = None
     host: str | None = None
-    source: str = "nvidia-smi"      # nvidia-smi | nvml | file
+    source: str = "nvidia-smi"      # nvidia-smi | nvml | file | dcgm
     sample_stale: bool = False
     stale_reason: str = ""
     samples: int = 1                # how many samples went into the flags

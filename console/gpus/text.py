@@ -54,6 +54,8 @@ def age(seconds: float | None) -> str:
 
 
 def flag_label(flag: str, reasons: list[str] | None = None) -> str:
+    if flag.startswith("xid-"):
+        return "XID " + flag[4:]
     label = flag.upper()
     if flag == "throttled" and reasons:
         label += " (" + ", ".join(reasons) + ")"

@@ -1,0 +1,208 @@
+"""GPUs from NVIDIA's DCGM exporter series, however they arrive.
+
+The exporter publishes one series per (field, GPU) with the labels `gpu`,
+`UUID`, `pci_bus_id`, `device`, `modelName`, `Hostname` and, under
+Kubernetes, `pod`/`namespace`/`container`; MIG instances add `GPU_I_ID` and
+`GPU_I_PROFILE`. Whether the series come from an exporter's text page or from
+Prometheus's HTTP API, they reduce to `Series(name, labels, value)` and are
+folded here into one `Snapshot` per host.
+
+What DCGM cannot show is said, not invented: it has no process list, so
+per-process memory stays unknown and `processes_known` is False.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Iterable, NamedTuple
+
+from .model import GPU, NA, OK, MIGDevice, Snapshot, known
+
+# DCGM field -> GPU attribute. Fields missing from an exporter stay NA.
+GPU_FIELDS = {
+    "DCGM_FI_DEV_GPU_UTIL": "util_gpu_pct",
+    "DCGM_FI_DEV_MEM_COPY_UTIL": "util_mem_pct",
+    "DCGM_FI_DEV_FB_USED": "memory_used_mib",
+    "DCGM_FI_DEV_GPU_TEMP": "temperature_c",
+    "DCGM_FI_DEV_POWER_USAGE": "power_draw_w",
+    "DCGM_FI_DEV_POWER_MGMT_LIMIT": "power_limit_w",
+    "DCGM_FI_DEV_SM_CLOCK": "sm_clock_mhz",
+    "DCGM_FI_DEV_XID_ERRORS": "xid",
+}
+FB_FREE = "DCGM_FI_DEV_FB_FREE"
+FB_RESERVED = "DCGM_FI_DEV_FB_RESERVED"
+FB_TOTAL = "DCGM_FI_DEV_FB_TOTAL"
+SERIES_NAMES = (*GPU_FIELDS, FB_FREE, FB_RESERVED, FB_TOTAL)
+
+# Values the whole device shares, repeated by the exporter on every MIG row.
+DEVICE_WIDE = {"temperature_c", "power_draw_w", "power_limit_w", "sm_clock_mhz", "xid"}
+INTEGER = {"util_gpu_pct", "util_mem_pct", "memory_used_mib", "temperature_c", "sm_clock_mhz", "xid"}
+
+CANNOT_SHOW = ("per-process GPU memory and process names (DCGM has no process list)",
+               "P-state and throttle reasons (not in the exporter's default counters)")
+
+# What an XID usually means (NVIDIA's XID catalogue); the flag carries the code.
+XID_MEANINGS = {
+    13: "graphics engine exception (often an application fault)",
+    31: "GPU memory page fault (often an application fault)",
+    32: "invalid or corrupted push buffer stream",
+    43: "GPU stopped processing (a user application fault)",
+    45: "preemptive cleanup after an earlier error",
+    48: "double-bit ECC error: drain and reset the GPU",
+    61: "internal micro-controller breakpoint/warning",
+    62: "internal micro-controller halt",
+    63: "ECC page retirement or row remap recorded",
+    64: "ECC page retirement or row remap failed",
+    68: "video processor exception",
+    69: "graphics engine class error",
+    74: "NVLink error",
+    79: "GPU has fallen off the bus: reset or reboot the node",
+    92: "high single-bit ECC error rate",
+    94: "contained ECC error: restart the affected application",
+    95: "uncontained ECC error: reset the GPU",
+    109: "context switch timeout",
+    119: "GSP RPC timeout",
+    120: "GSP error",
+    140: "unrecovered ECC error",
+}
+
+
+def xid_meaning(code: int) -> str:
+    return XID_MEANINGS.get(code, "see NVIDIA's XID catalogue")
+
+
+class Series(NamedTuple):
+    """One sample of one series: metric name, its labels, its value."""
+
+    name: str
+    labels: dict
+    value: float
+
+
+@dataclass
+class _Device:
+    labels: dict
+    whole: bool = False                             # labels come from a whole-GPU row
+    values: dict = field(default_factory=dict)
+    mig: dict = field(default_factory=dict)        # GPU_I_ID -> {"profile", "used", "free"}
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+@lru_cache(maxsize=8192)
+def _clean(value: str) -> str:
+    return _CONTROL.sub("?", value)[:200]
+
+
+def clean(value) -> str:
+    """A label value as it may reach a terminal: control characters made visible as '?'."""
+    return _clean(str(value))
+
+
+def host_of(labels: dict) -> str:
+    """The host a series belongs to: the exporter's `Hostname`, else the scrape target."""
+    return clean(labels.get("Hostname") or labels.get("instance") or "?")
+
+
+def _number(value: float, attr: str):
+    if value is None or math.isnan(value) or math.isinf(value):
+        return NA
+    return int(round(value)) if attr in INTEGER else round(float(value), 2)
+
+
+def fold(series: Iterable[Series], *, taken_at: float | None = None, simulated: bool = False) -> dict[str, Snapshot]:
+    """Series of any number of hosts -> one Snapshot per host (ordered by host name)."""
+    devices: dict[str, dict[str, _Device]] = {}
+    for s in series:
+        if not s.name.startswith("DCGM_FI_"):
+            continue
+        host = host_of(s.labels)
+        # the index is unique on a host; UUIDs may be masked ("GPU-********") in pasted output
+        gpu_key = (s.labels.get("gpu") or s.labels.get("device") or "?", s.labels.get("UUID") or "")
+        dev = devices.setdefault(host, {}).get(gpu_key)
+        if dev is None:
+            dev = devices[host][gpu_key] = _Device(labels=s.labels)
+        instance = s.labels.get("GPU_I_ID")
+        if s.name not in SERIES_NAMES:
+            continue    # another DCGM field: it proves the GPU exists, nothing more
+        if instance:
+            profile = s.labels.get("GPU_I_PROFILE")
+            mig = dev.mig.setdefault(clean(instance), {"profile": clean(profile) if profile else NA})
+            mig[s.name] = s.value
+            if GPU_FIELDS.get(s.name) in DEVICE_WIDE:
+                dev.values.setdefault(s.name, s.value)
+        else:
+            dev.values[s.name] = s.value
+            if not dev.whole:       # the whole-GPU row's labels describe the GPU (no instance labels)
+                dev.labels, dev.whole = s.labels, True
+    out: dict[str, Snapshot] = {}
+    for host in sorted(devices):
+        gpus = [_gpu(dev) for dev in devices[host].values()]
+        gpus.sort(key=lambda g: (g.index if known(g.index) else 1 << 30, str(g.uuid)))
+        out[host] = Snapshot(state=OK, gpus=gpus, processes=[], processes_known=False, taken_at=taken_at,
+                             host=host, source="dcgm", simulated=simulated)
+    return out
+
+
+def _gpu(dev: _Device) -> GPU:
+    labels = dev.labels
+    values = dict(dev.values)
+    if dev.mig and "DCGM_FI_DEV_FB_USED" not in values:
+        # MIG mode with no whole-GPU row: memory is the sum over instances when each reports it.
+        used = [m.get("DCGM_FI_DEV_FB_USED") for m in dev.mig.values()]
+        free = [m.get(FB_FREE) for m in dev.mig.values()]
+        if used and all(v is not None for v in used):
+            values["DCGM_FI_DEV_FB_USED"] = sum(used)
+            if all(v is not None for v in free):
+                values.setdefault(FB_FREE, sum(free))
+    gpu = GPU()
+    index = labels.get("gpu")
+    gpu.index = int(index) if str(index).isdigit() else NA
+    gpu.uuid = clean(labels["UUID"]) if labels.get("UUID") else NA
+    gpu.name = clean(labels["modelName"]) if labels.get("modelName") else NA
+    gpu.bus_id = clean(labels["pci_bus_id"]) if labels.get("pci_bus_id") else NA
+    for name, attr in GPU_FIELDS.items():
+        if name in values:
+            setattr(gpu, attr, _number(values[name], attr))
+    gpu.memory_total_mib = _total(values)
+    gpu.workloads = _workloads(labels)
+    gpu.mig_devices = [MIGDevice(gpu_index=gpu.index, gi=int(k) if k.isdigit() else k, ci=NA, dev=NA,
+                                 memory_used_mib=_number(m.get("DCGM_FI_DEV_FB_USED"), "memory_used_mib"),
+                                 profile=m.get("profile") or NA)
+                       for k, m in sorted(dev.mig.items())]
+    return gpu
+
+
+def _total(values: dict):
+    """FB_TOTAL when exported, else used + free (+ reserved when exported)."""
+    if FB_TOTAL in values:
+        return _number(values[FB_TOTAL], "memory_used_mib")
+    used, free = values.get("DCGM_FI_DEV_FB_USED"), values.get(FB_FREE)
+    if used is None or free is None:
+        return NA
+    return _number(used + free + values.get(FB_RESERVED, 0.0), "memory_used_mib")
+
+
+def _workloads(labels: dict) -> list[str]:
+    pod = labels.get("pod")
+    if not pod:
+        return []
+    namespace = labels.get("namespace")
+    return [clean(f"{namespace}/{pod}" if namespace else pod)]
+
+
+def parse_exposition(text: str) -> list[Series]:
+    """An exporter's `/metrics` page -> series (ValueError with the reason on a malformed page)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out: list[Series] = []
+    try:
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                out.append(Series(sample.name, dict(sample.labels), float(sample.value)))
+    except (ValueError, TypeError, IndexError) as exc:
+        raise ValueError(f"not Prometheus text format: {exc}") from None
+    return out

@@ -1,0 +1,140 @@
+"""The fleet at scale: one row per host with sums and worst flags, sortable and filterable.
+
+Plain data for the CLI and the fleet view alike, so both say the same thing
+about a host. Unknown sums stay None (printed N/A), never 0.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from .dcgm import xid_meaning
+from .flags import BUSY, STALE
+from .model import OK, UNREACHABLE, Snapshot, known
+from .text import age
+
+# Worst first: what an operator must see before anything else.
+SEVERITY = ("unreachable", "xid", "stale", "no signal", "hot", "throttled", "orphan-memory", "busy", "idle", "ok")
+SORT_KEYS = ("host", "state", "gpus", "util", "memory", "temp", "power", "age")
+
+
+@dataclass
+class HostRow:
+    host: str
+    state: str                          # ok | unreachable | ...
+    gpus: int | None
+    util_pct: float | None              # mean over GPUs that report it
+    memory_used_mib: float | None
+    memory_total_mib: float | None
+    temp_max_c: float | None
+    power_w: float | None
+    stale: int
+    busy: int
+    xids: list[tuple[int, int]] = field(default_factory=list)     # (gpu index, code)
+    worst: str = "ok"
+    age_s: float | None = None
+    sample_stale: bool = False
+    message: str = ""
+    simulated: bool = False
+
+    def to_json(self) -> dict:
+        doc = dict(self.__dict__)
+        doc["xids"] = [{"gpu": g, "code": c, "meaning": xid_meaning(c)} for g, c in self.xids]
+        return doc
+
+
+def _sum(values) -> float | None:
+    values = [v for v in values if known(v)]
+    return float(sum(values)) if values else None
+
+
+def host_row(snap: Snapshot, now: float) -> HostRow:
+    gpus = snap.gpus
+    utils = [g.util_gpu_pct for g in gpus if known(g.util_gpu_pct)]
+    temps = [g.temperature_c for g in gpus if known(g.temperature_c)]
+    xids = [(g.index if known(g.index) else -1, g.xid) for g in gpus if known(g.xid) and g.xid > 0]
+    flags = {f.split("-")[0] if f.startswith("xid-") else f for g in gpus for f in g.flags}
+    if snap.state == UNREACHABLE:
+        worst = "unreachable"
+    elif snap.sample_stale and not flags & {"xid", STALE}:
+        worst = "no signal"
+    else:
+        worst = next((s for s in SEVERITY if s in flags), "ok" if snap.state == OK else snap.state)
+    return HostRow(
+        host=snap.host or "?", state=snap.state, gpus=len(gpus) if snap.state == OK else None,
+        util_pct=round(sum(utils) / len(utils), 1) if utils else None,
+        memory_used_mib=_sum(g.memory_used_mib for g in gpus), memory_total_mib=_sum(g.memory_total_mib for g in gpus),
+        temp_max_c=max(temps) if temps else None, power_w=_sum(g.power_draw_w for g in gpus),
+        stale=snap.flag_count(STALE), busy=snap.flag_count(BUSY), xids=xids, worst=worst,
+        age_s=snap.age(now), sample_stale=snap.sample_stale,
+        message=snap.stale_reason if snap.sample_stale else snap.message, simulated=snap.simulated)
+
+
+def host_rows(hosts: list[Snapshot], now: float | None = None) -> list[HostRow]:
+    now = time.time() if now is None else now
+    return [host_row(s, now) for s in hosts]
+
+
+def _key(row: HostRow, column: str):
+    missing = float("-inf")
+    return {
+        "host": row.host,
+        "state": SEVERITY.index(row.worst) if row.worst in SEVERITY else len(SEVERITY),
+        "gpus": row.gpus if row.gpus is not None else missing,
+        "util": row.util_pct if row.util_pct is not None else missing,
+        "memory": row.memory_used_mib if row.memory_used_mib is not None else missing,
+        "temp": row.temp_max_c if row.temp_max_c is not None else missing,
+        "power": row.power_w if row.power_w is not None else missing,
+        "age": row.age_s if row.age_s is not None else missing,
+    }[column]
+
+
+def sort_rows(rows: list[HostRow], column: str = "state", descending: bool = False) -> list[HostRow]:
+    if column not in SORT_KEYS:
+        raise ValueError(f"cannot sort by {column!r}: one of {', '.join(SORT_KEYS)}")
+    return sorted(rows, key=lambda r: (_key(r, column), r.host), reverse=descending)
+
+
+def filter_rows(rows: list[HostRow], text: str = "", stale_only: bool = False, xid_only: bool = False) -> list[HostRow]:
+    text = text.lower().strip()
+    out = []
+    for r in rows:
+        if text and text not in r.host.lower() and text not in r.worst and text not in r.message.lower():
+            continue
+        if stale_only and not (r.stale or r.sample_stale or r.state == UNREACHABLE):
+            continue
+        if xid_only and not r.xids:
+            continue
+        out.append(r)
+    return out
+
+
+def _n(value, fmt: str = "{:.0f}") -> str:
+    return "N/A" if value is None else fmt.format(value)
+
+
+def host_lines(sample, now: float | None = None) -> list[str]:
+    """The CLI's fleet table."""
+    now = time.time() if now is None else now
+    if sample.error:
+        return [f"Prometheus: {sample.error}"]
+    rows = sort_rows(host_rows(sample.hosts, now), "state")
+    sim = " · SIMULATED" if sample.simulated else ""
+    gpus = sum(r.gpus or 0 for r in rows)
+    lines = [f"{len(rows)} host(s) · {gpus} GPU(s) from Prometheus{sim}",
+             f"{'host':<28} {'state':<12} {'GPUs':>4} {'util':>5} {'memory GiB':>15} {'max C':>5} {'power W':>8} "
+             f"{'age':>7}  notes"]
+    for r in rows:
+        mem = ("N/A" if r.memory_used_mib is None else f"{r.memory_used_mib / 1024:.0f}") + "/" + \
+              ("N/A" if r.memory_total_mib is None else f"{r.memory_total_mib / 1024:.0f}")
+        notes = []
+        if r.stale:
+            notes.append(f"{r.stale} STALE")
+        notes += [f"XID {c} on GPU {g}: {xid_meaning(c)}" for g, c in r.xids]
+        if r.message:
+            notes.append(r.message)
+        host = r.host if len(r.host) <= 28 else r.host[:27] + "…"
+        lines.append(f"{host:<28} {r.worst:<12} {_n(r.gpus):>4} {_n(r.util_pct, '{:.0f}%'):>5} {mem:>15} "
+                     f"{_n(r.temp_max_c):>5} {_n(r.power_w):>8} {age(r.age_s):>7}  {'; '.join(notes)}")
+    lines.append("not shown by DCGM: per-process GPU memory and process names")
+    return lines

@@ -1,0 +1,435 @@
+"""A fleet's GPUs and servers read from Prometheus, not from each host.
+
+Past a few dozen hosts nobody SSHes into every box: a Prometheus server
+already scrapes NVIDIA's DCGM exporter on each node and the inference
+servers' own `/metrics`. This reads that engine through its HTTP API.
+
+Cost is bounded by the fleet, not the GPU count: one instant query per
+refresh brings every GPU series of every host together with each target's
+`up` and the time of its last scrape (`timestamp(up)`), so staleness is
+judged per target. Server state is a second query. Targets that are down
+are named with the host they last reported and the time they went down
+(read once from `up`'s history, then tracked).
+
+Unknown stays unknown: a missing series is NA, a target that is down is
+UNREACHABLE with its time, a target whose last scrape is older than two
+scrape intervals is marked stale with its age.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator
+
+import httpx
+
+from profiles.prom_selector import selector_matchers
+
+from .dcgm import CANNOT_SHOW, SERIES_NAMES, Series, fold, host_of
+from .flags import FlagTracker
+from .model import UNREACHABLE, Snapshot
+
+TS_LABEL = "gpudeck_scrape_ts"
+RATE_LABEL = "gpudeck_rate"
+DEFAULT_SCRAPE_S = 15.0
+SERVERS_EVERY_S = 5.0      # server rates are over a minute; asking every second buys nothing
+
+# Server families and the series each exposes (names as each server prints them).
+SERVER_GAUGES = {
+    "running": ("vllm:num_requests_running", "sglang:num_running_reqs", "llamacpp:requests_processing"),
+    "waiting": ("vllm:num_requests_waiting", "sglang:num_queue_reqs", "llamacpp:requests_deferred"),
+    "kv_cache": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage",
+                 "llamacpp:kv_cache_usage_ratio"),
+}
+GEN_COUNTERS = {"vllm": "vllm:generation_tokens_total", "sglang": "sglang:generation_tokens_total",
+                "llamacpp": "llamacpp:tokens_predicted_total"}
+
+
+class PrometheusError(Exception):
+    """Prometheus could not be asked, or refused; the message is one line for the operator."""
+
+
+@dataclass
+class PromSettings:
+    """How to reach one Prometheus and which part of it is this fleet."""
+
+    url: str
+    selector: str = ""                 # '{cluster="a"}' or the bare matchers
+    bearer_token_env: str | None = None
+    bearer_token_file: str | None = None
+    basic_user: str | None = None
+    basic_password_env: str | None = None
+    dcgm_job: str = ".*dcgm.*"         # regex on `job` naming DCGM exporter targets
+    scrape_interval_s: float | None = None
+    timeout_s: float = 5.0
+
+    @property
+    def matchers(self) -> str:
+        return selector_matchers(self.selector)
+
+
+def _with(matchers: str, extra: str) -> str:
+    return "{" + ", ".join(m for m in (extra, matchers) if m) + "}"
+
+
+def gpu_query(matchers: str) -> str:
+    """Every DCGM series, every `up`, and each target's last scrape time, in one expression."""
+    names = "|".join(SERIES_NAMES)
+    values = _with(matchers, '__name__=~"' + names + '|up"')
+    scraped = _with(matchers, '__name__="up"')
+    return f'{values} or label_replace(timestamp({scraped}), "{TS_LABEL}", "1", "", "")'
+
+
+def server_query(matchers: str) -> str:
+    names = "|".join(n for group in SERVER_GAUGES.values() for n in group)
+    parts = [_with(matchers, '__name__=~"' + names + '"')]
+    for family, counter in GEN_COUNTERS.items():
+        selector = _with(matchers, '__name__="' + counter + '"')
+        parts.append(f'label_replace(rate({selector}[1m]), "{RATE_LABEL}", "{family}", "", "")')
+    return " or ".join(parts)
+
+
+def auth_for(s: PromSettings) -> tuple[dict[str, str], Any]:
+    """Headers and httpx auth from the environment or a file; nothing secret is stored in the profile."""
+    headers: dict[str, str] = {}
+    auth = None
+    if s.bearer_token_env or s.bearer_token_file:
+        token = None
+        if s.bearer_token_env:
+            token = os.environ.get(s.bearer_token_env)
+            if not token:
+                raise PrometheusError(f"bearer token: environment variable {s.bearer_token_env} is not set")
+        else:
+            try:
+                token = open(os.path.expanduser(s.bearer_token_file)).read().strip()
+            except OSError as exc:
+                raise PrometheusError(f"bearer token: cannot read {s.bearer_token_file}: "
+                                      f"{exc.strerror or exc}") from None
+        headers["Authorization"] = f"Bearer {token}"
+    if s.basic_user:
+        password = os.environ.get(s.basic_password_env or "", "")
+        if s.basic_password_env and not password:
+            raise PrometheusError(f"basic auth: environment variable {s.basic_password_env} is not set")
+        auth = httpx.BasicAuth(s.basic_user, password)
+    return headers, auth
+
+
+class PromClient:
+    """The few calls of Prometheus's HTTP API that gpudeck makes."""
+
+    def __init__(self, settings: PromSettings):
+        self.settings = settings
+        headers, auth = auth_for(settings)
+        self.base = settings.url.rstrip("/")
+        self._http = httpx.AsyncClient(headers=headers, auth=auth, timeout=settings.timeout_s)
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+    async def _get(self, path: str, params: dict | None = None) -> Any:
+        url = self.base + path
+        try:
+            response = await self._http.get(url, params=params)
+        except httpx.TimeoutException:
+            raise PrometheusError(f"{self.base}: no answer within {self.settings.timeout_s:g} s") from None
+        except httpx.HTTPError as exc:
+            raise PrometheusError(f"{self.base}: cannot connect ({_reason(exc)})") from None
+        if response.status_code in (401, 403):
+            raise PrometheusError(f"{self.base}: authentication refused (HTTP {response.status_code})")
+        try:
+            doc = response.json()
+        except ValueError:
+            raise PrometheusError(f"{self.base}{path}: HTTP {response.status_code}, not a Prometheus API answer "
+                                  "(is this the Prometheus URL?)") from None
+        if not isinstance(doc, dict) or doc.get("status") != "success":
+            error = doc.get("error") if isinstance(doc, dict) else None
+            raise PrometheusError(f"{self.base}{path}: {error or f'HTTP {response.status_code}'}")
+        return doc.get("data")
+
+    async def query(self, expr: str) -> list[tuple[dict, float, float]]:
+        """Instant vector -> [(labels, value, eval time)]."""
+        data = await self._get("/api/v1/query", {"query": expr})
+        if not isinstance(data, dict) or data.get("resultType") != "vector":
+            raise PrometheusError(f"{self.base}: unexpected answer to an instant query")
+        return [(r.get("metric", {}), _float(r["value"][1]), float(r["value"][0])) for r in data.get("result", [])]
+
+    async def query_range(self, expr: str, start: float, end: float, step: float) -> list[tuple[dict, list]]:
+        data = await self._get("/api/v1/query_range", {"query": expr, "start": start, "end": end, "step": step})
+        if not isinstance(data, dict) or data.get("resultType") != "matrix":
+            raise PrometheusError(f"{self.base}: unexpected answer to a range query")
+        return [(r.get("metric", {}), [(float(t), _float(v)) for t, v in r.get("values", [])])
+                for r in data.get("result", [])]
+
+    async def targets(self) -> list[dict]:
+        data = await self._get("/api/v1/targets", {"state": "active"})
+        return list((data or {}).get("activeTargets", []))
+
+
+def _float(text: Any) -> float:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:160]
+
+
+def parse_duration(text: str) -> float | None:
+    """Prometheus durations as the targets API gives them ('1s', '15s', '1m30s')."""
+    total, matched = 0.0, False
+    for number, unit in re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)", text or ""):
+        matched = True
+        total += float(number) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}[unit]
+    return total if matched else None
+
+
+@dataclass
+class Target:
+    """One scrape target as the fleet view needs it."""
+
+    instance: str
+    job: str
+    up: bool
+    host: str | None = None           # the Hostname its DCGM series carried
+    last_scrape: float | None = None
+    down_since: float | None = None
+
+
+@dataclass
+class ServerRow:
+    """One inference server instance seen through Prometheus."""
+
+    instance: str
+    job: str
+    family: str
+    model: str | None = None
+    running: float | None = None
+    waiting: float | None = None
+    kv_cache: float | None = None      # 0..1
+    gen_tok_s: float | None = None
+
+    def to_json(self) -> dict:
+        return {"instance": self.instance, "job": self.job, "family": self.family, "model": self.model,
+                "running": self.running, "waiting": self.waiting, "kv_cache": self.kv_cache,
+                "gen_tok_s": self.gen_tok_s}
+
+
+@dataclass
+class FleetSample:
+    """Everything one refresh knows: one Snapshot per host, the servers, the targets."""
+
+    taken_at: float
+    hosts: list[Snapshot] = field(default_factory=list)
+    servers: list[ServerRow] = field(default_factory=list)
+    targets: list[Target] = field(default_factory=list)
+    error: str | None = None           # Prometheus itself could not be read
+    simulated: bool = False
+
+    def to_json(self, now: float | None = None) -> dict:
+        now = time.time() if now is None else now
+        return {"source": "prometheus", "taken_at": self.taken_at, "error": self.error,
+                "hosts": [h.to_json(now=now) for h in self.hosts],
+                "servers": [s.to_json() for s in self.servers],
+                "cannot_show": list(CANNOT_SHOW),
+                **({"simulated": True} if self.simulated else {})}
+
+
+class PrometheusFleet:
+    """Reads a fleet's GPUs from Prometheus; `sample()` once, or iterate `samples()`."""
+
+    def __init__(self, settings: PromSettings, *, simulated: bool = False):
+        self.settings = settings
+        self.simulated = simulated
+        self.client = PromClient(settings)
+        self.matchers = settings.matchers
+        self._trackers: dict[str, FlagTracker] = {}
+        self._host_of_instance: dict[str, str] = {}
+        self._down_since: dict[str, float] = {}
+        self._intervals: dict[str, float] = {}
+        self._intervals_at = 0.0
+        self._job_re = re.compile(settings.dcgm_job)
+        self._servers_at = float("-inf")
+        self._server_rows: list[ServerRow] = []
+
+    async def close(self) -> None:
+        await self.client.close()
+
+    async def sample(self) -> FleetSample:
+        now = time.time()
+        try:
+            rows = await self.client.query(gpu_query(self.matchers))
+            await self._refresh_intervals(now)
+        except PrometheusError as exc:
+            return FleetSample(taken_at=now, error=str(exc), simulated=self.simulated)
+        series, ups, scraped = [], {}, {}
+        for labels, value, _at in rows:
+            instance = labels.get("instance", "?")
+            if labels.get(TS_LABEL):
+                scraped[instance] = value
+            elif labels.get("__name__") == "up":
+                ups[instance] = (value == 1.0, labels.get("job", ""))
+            else:
+                series.append(Series(labels.get("__name__", ""), labels, value))
+                if instance not in self._host_of_instance:
+                    self._host_of_instance[instance] = host_of(labels)
+        snaps = fold(series, taken_at=now, simulated=self.simulated)
+        targets = []
+        for instance, (up, job) in sorted(ups.items()):
+            is_dcgm = instance in self._host_of_instance or bool(self._job_re.fullmatch(job))
+            if not is_dcgm:
+                continue
+            target = Target(instance=instance, job=job, up=up, last_scrape=scraped.get(instance))
+            if up:
+                self._down_since.pop(instance, None)
+            else:
+                target.down_since = await self._down_since_for(instance, now)
+            target.host = self._host_of_instance.get(instance)
+            targets.append(target)
+        for snap in snaps.values():
+            self._mark(snap, targets, now)
+        for target in targets:
+            if not target.up:
+                name = target.host or target.instance
+                since = target.down_since
+                when = time.strftime("%H:%M:%S", time.localtime(since)) if since else "an unknown time"
+                snaps[name] = Snapshot(state=UNREACHABLE, host=name, source="dcgm", simulated=self.simulated,
+                                       message=f"exporter {target.instance} down since {when}",
+                                       taken_at=since)
+        hosts = [snaps[k] for k in sorted(snaps)]
+        if now - self._servers_at >= SERVERS_EVERY_S:
+            self._servers_at = now
+            try:
+                self._server_rows = await self._servers()
+            except PrometheusError:
+                self._server_rows = []
+        return FleetSample(taken_at=now, hosts=hosts, servers=self._server_rows, targets=targets,
+                           simulated=self.simulated)
+
+    def _mark(self, snap: Snapshot, targets: list[Target], now: float) -> None:
+        """Flags with per-host streaks; stale when the host's last scrape is older than two intervals."""
+        tracker = self._trackers.setdefault(snap.host or "?", FlagTracker())
+        tracker.apply(snap)
+        mine = [t for t in targets if t.host == snap.host and t.up]
+        if not mine:
+            return
+        last = min((t.last_scrape for t in mine if t.last_scrape is not None), default=None)
+        interval = max(self._interval(t.instance) for t in mine)
+        if last is not None:
+            snap.taken_at = last
+            age = now - last
+            if age > 2 * interval:
+                snap.sample_stale = True
+                snap.stale_reason = f"last scrape {age:.0f} s ago (scrape interval {interval:g} s)"
+
+    def _interval(self, instance: str) -> float:
+        return self._intervals.get(instance) or self.settings.scrape_interval_s or DEFAULT_SCRAPE_S
+
+    async def _refresh_intervals(self, now: float) -> None:
+        """Each target's scrape interval, from the targets API once a minute."""
+        if now - self._intervals_at < 60:
+            return
+        self._intervals_at = now
+        try:
+            for t in await self.client.targets():
+                interval = parse_duration(t.get("scrapeInterval", ""))
+                instance = (t.get("labels") or {}).get("instance")
+                if instance and interval:
+                    self._intervals[instance] = interval
+        except PrometheusError:
+            pass
+
+    async def _down_since_for(self, instance: str, now: float) -> float | None:
+        """When the target went down: tracked once seen, else read from `up`'s last hour."""
+        if instance in self._down_since:
+            return self._down_since[instance]
+        step = max(1.0, self._interval(instance))
+        since = None
+        try:
+            escaped = instance.replace("\\", "\\\\").replace('"', '\\"')
+            result = await self.client.query_range(f'up{{instance="{escaped}"}}', now - 3600, now, step)
+            for _labels, values in result:
+                for at, value in values:
+                    if value == 1.0:
+                        since = None
+                    elif since is None:
+                        since = at
+        except PrometheusError:
+            since = None
+        self._down_since[instance] = since if since is not None else now
+        if instance not in self._host_of_instance:
+            try:   # name it by the Hostname its series carried before it went down
+                rows = await self.client.query(
+                    f'count by (Hostname) (last_over_time(DCGM_FI_DEV_GPU_UTIL{{instance="{escaped}"}}[1h]))')
+                names = [labels.get("Hostname") for labels, _v, _t in rows if labels.get("Hostname")]
+                if names:
+                    self._host_of_instance[instance] = names[0]
+            except PrometheusError:
+                pass
+        return self._down_since[instance]
+
+    async def _servers(self) -> list[ServerRow]:
+        rows: dict[tuple, ServerRow] = {}
+        for labels, value, _at in await self.client.query(server_query(self.matchers)):
+            instance, job = labels.get("instance", "?"), labels.get("job", "")
+            model = labels.get("model_name") or labels.get("model")
+            family = labels.get(RATE_LABEL) or labels.get("__name__", "").split(":", 1)[0]
+            row = rows.setdefault((instance, family, model), ServerRow(instance, job, family, model))
+            if labels.get(RATE_LABEL):
+                row.gen_tok_s = (row.gen_tok_s or 0.0) + value
+                continue
+            name = labels.get("__name__", "")
+            for attr, names in SERVER_GAUGES.items():
+                if name in names and getattr(row, attr) is None:
+                    setattr(row, attr, value)
+        return sorted(rows.values(), key=lambda r: (r.instance, r.family, r.model or ""))
+
+    async def samples(self, interval_s: float = 1.0) -> AsyncIterator[FleetSample]:
+        while True:
+            started = time.monotonic()
+            yield await self.sample()
+            await asyncio.sleep(max(0.0, interval_s - (time.monotonic() - started)))
+
+    async def history(self, expr: str, seconds: float = 300, step: float = 5) -> list[tuple[dict, list]]:
+        """Sparkline data: one range query for the whole fleet."""
+        now = time.time()
+        return await self.client.query_range(expr, now - seconds, now, step)
+
+
+@dataclass
+class CheckResult:
+    ok: bool
+    line: str
+    doc: dict
+
+
+async def check(settings: PromSettings) -> CheckResult:
+    """`profiles check` for a Prometheus profile: answers? how many DCGM targets up? how many GPUs?"""
+    fleet = PrometheusFleet(settings)
+    started = time.monotonic()
+    try:
+        try:
+            await fleet.client._get("/api/v1/status/buildinfo")
+        except PrometheusError as exc:
+            return CheckResult(False, str(exc), {"ok": False, "error": str(exc)})
+        latency_ms = (time.monotonic() - started) * 1000
+        sample = await fleet.sample()
+        if sample.error:
+            return CheckResult(False, sample.error, {"ok": False, "error": sample.error})
+        up = sum(1 for t in sample.targets if t.up)
+        down = len(sample.targets) - up
+        gpus = sum(len(h.gpus) for h in sample.hosts)
+        doc = {"ok": True, "latency_ms": round(latency_ms, 1), "dcgm_targets_up": up, "dcgm_targets_down": down,
+               "hosts": len(sample.hosts), "gpus": gpus}
+        line = (f"Prometheus answers in {latency_ms:.0f} ms · {up} DCGM target(s) up"
+                + (f", {down} down" if down else "") + f" · {gpus} GPU(s) on {len(sample.hosts)} host(s)")
+        if not sample.targets:
+            line += " · no DCGM exporter target found (check the selector and dcgm_job)"
+        return CheckResult(True, line, doc)
+    finally:
+        await fleet.close()

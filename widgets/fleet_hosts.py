@@ -1,0 +1,92 @@
+"""The fleet at scale: one row per host (sums and worst flag). Plain HostRow data in, cells out."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from console.gpus.dcgm import xid_meaning
+from console.gpus.fleet_table import HostRow
+from console.gpus.model import NA as _NA
+from console.gpus.text import age
+
+from .gpu_cells import memory_cell, util_cell
+
+# Notes take what is left of the line (no fixed width), so nothing before them is ever cut.
+COLUMNS = [("host", "Host", 22), ("state", "State", 13), ("gpus", "GPUs", 4), ("util", "Util (mean)", 15),
+           ("mem", "Memory GiB", 19), ("temp", "Max C", 5), ("power", "Power W", 7), ("age", "Age", 6),
+           ("notes", "Notes", None)]
+STATE_STYLES = {"unreachable": "bold white on red", "xid": "bold white on red", "stale": "bold white on red",
+                "no signal": "bold black on yellow", "hot": "bold red", "throttled": "magenta",
+                "orphan-memory": "bold black on yellow", "busy": "green", "idle": "dim"}
+
+
+def _num(value, fmt: str = "{:.0f}") -> Text:
+    return Text("N/A", style="dim") if value is None else Text(fmt.format(value))
+
+
+def host_cells(row: HostRow) -> list:
+    notes = []
+    if row.stale:
+        notes.append(f"{row.stale} STALE")
+    notes += [f"XID {code} on GPU {gpu}: {xid_meaning(code)}" for gpu, code in row.xids]
+    if row.message:
+        notes.append(row.message)
+    name = row.host if len(row.host) <= 22 else row.host[:21] + "…"
+    return [
+        Text(name, style="bold" if row.worst in ("unreachable", "xid", "stale") else ""),
+        Text(f" {row.worst} ", style=STATE_STYLES.get(row.worst, "")),
+        _num(row.gpus),
+        util_cell(row.util_pct if row.util_pct is not None else _NA),
+        memory_cell(row.memory_used_mib if row.memory_used_mib is not None else _NA,
+                    row.memory_total_mib if row.memory_total_mib is not None else _NA),
+        _num(row.temp_max_c),
+        _num(row.power_w),
+        # a fresh row says "live"; only an old one shows its age, so the column moves when it matters
+        Text(age(row.age_s), style="bold yellow") if row.sample_stale or row.state == "unreachable"
+        else Text("live", style="dim green"),
+        Text("; ".join(notes)),
+    ]
+
+
+class FleetHostsTable(DataTable):
+    """Hosts of a fleet, redrawn from the current sort and filter."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.hosts: list[str] = []
+        self._cells: dict[str, list] = {}
+        self.rebuilds = 0
+
+    def on_mount(self) -> None:
+        for key, label, width in COLUMNS:
+            self.add_column(label, key=key, width=width)
+
+    def show(self, rows: Sequence[HostRow]) -> None:
+        """Rebuild when the hosts or their order change; otherwise update only the cells that changed."""
+        cells = {r.host: host_cells(r) for r in rows}
+        order = [r.host for r in rows]
+        if order != self.hosts:
+            selected = self.selected_host
+            self.clear()
+            for host in order:
+                self.add_row(*cells[host], key=host)
+            self.hosts, self._cells = order, cells
+            self.rebuilds += 1
+            if selected in self.hosts:
+                self.move_cursor(row=self.hosts.index(selected))
+            return
+        keys = [key for key, _label, _width in COLUMNS]
+        for host in order:
+            old = self._cells[host]
+            for i, value in enumerate(cells[host]):
+                if old[i] != value:
+                    self.update_cell(host, keys[i], value)
+        self._cells = cells
+
+    @property
+    def selected_host(self) -> str | None:
+        if not self.hosts or not 0 <= self.cursor_row < len(self.hosts):
+            return None
+        return self.hosts[self.cursor_row]
