@@ -238,3 +238,34 @@ def test_gpu_memory_not_freed_stops_the_campaign_before_the_next_config(llama_bo
         _nothing_left_running("box")
     finally:
         stray.kill()
+
+
+def test_the_simulated_campaign_triages_a_crash_goes_on_and_names_the_winner(tmp_path, monkeypatch):
+    """The demo's own campaign: one config dies at 256 streams; the rest still run; the table says why."""
+    from console import demo
+
+    monkeypatch.setenv("PATH", os.environ["PATH"])
+    monkeypatch.setenv("GPUDECK_SIM_STARTUP_S", "0.3")
+    monkeypatch.setenv("GPUDECK_SIM_EFFICIENCY", "0.3")   # the same story, ten times faster
+    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
+    world = demo.setup(tmp_path / "demo")
+    try:
+        out = gpudeck("campaign", "run", "-p", "demo", "--foreground", "--json", timeout=420)
+        assert out.returncode == 0, out.stderr[-3000:]
+        doc = json.loads(out.stdout)
+        cells = {c["name"]: c for c in doc["cells"]}
+        assert list(cells) == ["run_tp8_cds16", "run_tp8_ep8_memsafe", "run_tp8_ep8_crash",
+                               "run_tp8_cds16+cuda-graph-max-bs=32", "run_tp8_cds16+cuda-graph-max-bs=64"]
+        crashed = cells["run_tp8_ep8_crash"]
+        assert crashed["status"] == "crashed" and crashed["crash_class"] == "cuda-illegal-address"
+        assert crashed["crash_record"]
+        assert [lv["status"] for lv in crashed["levels"]][-1] == "failed"
+        after = cells["run_tp8_cds16+cuda-graph-max-bs=64"]       # the campaign went on after the crash
+        assert after["status"] == "done" and all(lv["status"] == "ok" for lv in after["levels"])
+        winner = doc["comparison"]["winner"]
+        assert winner and winner != "run_tp8_ep8_crash"
+        table = gpudeck("campaign", "show", doc["id"], "-p", "demo").stdout
+        assert "cuda-illegal-address" in table and f"winner: {winner}" in table
+        _nothing_left_running("demo")
+    finally:
+        world.close()

@@ -80,6 +80,11 @@ def campaigns_dir(profile: str) -> Path:
     return paths.profile_data_dir(profile) / "campaigns"
 
 
+def campaign_file(profile: str) -> Path:
+    """The campaign kept with the profile: what `campaign run` and the Campaign tab start by default."""
+    return paths.profile_data_dir(profile) / "campaign.toml"
+
+
 def campaign_dir(profile: str, campaign_id: str) -> Path:
     return campaigns_dir(profile) / campaign_id
 

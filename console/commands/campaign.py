@@ -12,7 +12,7 @@ def register(sub) -> None:
     ps = p.add_subparsers(dest="campaign_action", metavar="ACTION", required=True)
 
     run = ps.add_parser("run", help="start a campaign from a TOML file (detached; survives the console)")
-    run.add_argument("file")
+    run.add_argument("file", nargs="?", help="the campaign file (default: the profile's campaign.toml)")
     _common(run)
     run.add_argument("--foreground", action="store_true", help="run in this process, printing each step")
     run.set_defaults(func=_run)
@@ -70,6 +70,7 @@ def _run(args: argparse.Namespace) -> int:
     from ..campaign.spec import CampaignError, load
 
     profile = _profile(args)
+    args.file = args.file or str(st.campaign_file(profile.name))
     try:
         spec = load(args.file)
         cells = plan_cells(spec)
