@@ -27,6 +27,35 @@ SCRIPTS = {
                              "--mem-fraction-static 0.85"),
 }
 
+# The campaign the demo ships: the three configs and a small grid, about two minutes in all.
+DEMO_CAMPAIGN = """\
+# gpudeck demo campaign (SIMULATED): which config serves GLM-5-NVFP4 best on 8x RTX PRO 6000?
+[sweep]
+levels = [1, 2, 10, 64, 256]
+input_len = 128
+output_len = 16
+prompts_per_stream = 1
+slo = { ttft_ms = 8000 }
+
+[[config]]
+name = "run_tp8_cds16"
+
+[[config]]
+name = "run_tp8_ep8_memsafe"
+
+[[config]]
+name = "run_tp8_ep8_crash"
+
+[[grid]]
+base = "run_tp8_cds16"
+flags = { "--cuda-graph-max-bs" = [32, 64] }
+
+[policy]
+ready_timeout_s = 120
+on_crash = "continue"
+gpu_idle_timeout_s = 30
+"""
+
 PLAN = [
     ("Complete theoretical max single-stream perf analysis", "high", "in_progress"),
     ("Check EP8 server status and rerun 256/512 benchmarks", "high", "pending"),
@@ -124,6 +153,12 @@ def setup(root: Path | None = None, port: int | None = None) -> Demo:
     })
     store.save(profile)
     store.set_last_used("demo")
+
+    from .campaign.state import campaign_file
+
+    path = campaign_file("demo")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(DEMO_CAMPAIGN)
 
     from profiles.tasks import TaskBoard
 

@@ -13,6 +13,7 @@ COMMAND_MODULES = [
     "server",
     "triage",
     "bench",
+    "campaign",
     "roofline",
     "tasks",
     "report",

@@ -131,7 +131,9 @@ class SimServer:
             runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
             await runner.setup()
             try:
-                await web.TCPSite(runner, self.cfg.host, self.cfg.port, reuse_address=False).start()
+                # SO_REUSEADDR as uvicorn sets it: a relaunch right after a stop binds despite
+                # TIME_WAIT, while a port another server listens on is still refused
+                await web.TCPSite(runner, self.cfg.host, self.cfg.port, reuse_address=True).start()
             except OSError as exc:
                 self.log.line(f"ERROR:    [Errno {exc.errno}] error while attempting to bind on address "
                               f"('{self.cfg.host}', {self.cfg.port}): {exc.strerror or 'address already in use'}")

@@ -1,0 +1,112 @@
+"""The campaign's answer: per config the best numbers per level, the crashes, and the winner under the SLOs."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .state import CampaignState, Cell
+
+
+@dataclass
+class ConfigResult:
+    cell: str
+    status: str
+    flags: dict
+    levels: list[dict]
+    crash_class: str | None
+    note: str
+    best_tps: float | None = None          # the best output tok/s of any level that finished ok
+    best_level: int | None = None
+    best_within_slo: float | None = None   # the best output tok/s of a level that met every SLO
+    best_within_slo_level: int | None = None
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Comparison:
+    results: list[ConfigResult] = field(default_factory=list)
+    winner: str | None = None
+    winner_tps: float | None = None
+    runner_up: str | None = None
+    margin_pct: float | None = None        # how much the winner beats the runner-up
+    basis: str = ""                        # what the winner was chosen on
+
+    def to_json(self) -> dict:
+        return {"results": [r.to_json() for r in self.results], "winner": self.winner, "winner_tps": self.winner_tps,
+                "runner_up": self.runner_up, "margin_pct": self.margin_pct, "basis": self.basis}
+
+
+def _meets(level: dict, slo: dict) -> bool:
+    for key, field_ in (("ttft_ms", "ttft_p99"), ("tpot_ms", "tpot_p99")):
+        limit = slo.get(key)
+        if limit is not None and (level.get(field_) is None or level[field_] > limit):
+            return False
+    return True
+
+
+def result_of(cell: Cell, slo: dict) -> ConfigResult:
+    out = ConfigResult(cell=cell.name, status=cell.status, flags=dict(cell.flags), levels=list(cell.levels),
+                       crash_class=cell.crash_class, note=cell.note)
+    for level in cell.levels:
+        tps = level.get("output_throughput")
+        if level.get("status") != "ok" or tps is None:
+            continue
+        if out.best_tps is None or tps > out.best_tps:
+            out.best_tps, out.best_level = tps, level.get("concurrency")
+        if slo and _meets(level, slo) and (out.best_within_slo is None or tps > out.best_within_slo):
+            out.best_within_slo, out.best_within_slo_level = tps, level.get("concurrency")
+    return out
+
+
+def compare(state: CampaignState) -> Comparison:
+    slo = (state.spec.get("sweep") or {}).get("slo") or {}
+    results = [result_of(c, slo) for c in state.cells]
+    key = "best_within_slo" if slo else "best_tps"
+    ranked = sorted((r for r in results if getattr(r, key) is not None), key=lambda r: getattr(r, key), reverse=True)
+    comp = Comparison(results=results, basis="best output tok/s at a level meeting every SLO (p99)" if slo
+                      else "best output tok/s at any level that finished ok (no SLO given)")
+    if ranked:
+        comp.winner, comp.winner_tps = ranked[0].cell, getattr(ranked[0], key)
+        if len(ranked) > 1:
+            second = getattr(ranked[1], key)
+            comp.runner_up = ranked[1].cell
+            comp.margin_pct = round((comp.winner_tps / second - 1) * 100, 1) if second else None
+    return comp
+
+
+def _n(value, fmt="{:.2f}") -> str:
+    return "N/A" if value is None else fmt.format(value)
+
+
+def table_lines(state: CampaignState) -> list[str]:
+    """The campaign's result table, as `campaign show` prints it."""
+    comp = compare(state)
+    levels = (state.spec.get("sweep") or {}).get("levels") or []
+    lines = [f"{state.id} · profile {state.profile} · {state.status}" + (f" · {state.note}" if state.note else "")]
+    head = f"{'config':<44} {'state':<13} " + " ".join(f"{'c=' + str(c):>9}" for c in levels) + "  crash / note"
+    lines += ["output tok/s per level (TTFT/TPOT p99 ms below)", head]
+    for r in comp.results:
+        by_c = {lv.get("concurrency"): lv for lv in r.levels}
+        cells, lat = [], []
+        for c in levels:
+            lv = by_c.get(c)
+            if lv is None:
+                cells.append(f"{'·' if r.status == 'queued' else 'N/A':>9}")
+                lat.append(f"{'':>9}")
+            elif lv.get("status") == "ok":
+                cells.append(f"{_n(lv.get('output_throughput')):>9}")
+                lat.append(f"{_n(lv.get('ttft_p99'), '{:.0f}') + '/' + _n(lv.get('tpot_p99'), '{:.0f}'):>9}")
+            else:
+                cells.append(f"{'✖ ' + str(lv.get('status')):>9}")
+                lat.append(f"{'':>9}")
+        name = r.cell if len(r.cell) <= 44 else r.cell[:43] + "…"
+        why = r.crash_class or r.note
+        lines.append(f"{name:<44} {r.status:<13} " + " ".join(cells) + (f"  {why}" if why else ""))
+        lines.append(f"{'':<44} {'':<13} " + " ".join(lat))
+    if comp.winner:
+        margin = f", {comp.margin_pct:+.1f}% over {comp.runner_up}" if comp.margin_pct is not None else ""
+        lines.append(f"winner: {comp.winner} at {comp.winner_tps:.2f} tok/s{margin} ({comp.basis})")
+    else:
+        lines.append(f"no winner yet ({comp.basis})")
+    return lines

@@ -1,0 +1,394 @@
+"""The campaign loop: for each cell launch, wait, sweep, stop, check the GPUs, save.
+
+It drives the host through the same lifecycle code the Server tab uses
+(`console.servers.lifecycle` and its `ServerMonitor`, which triages crashes
+and writes crash records), and runs each sweep with the load generator in
+its own process, reading its JSON-lines events. State is saved after every
+step, so a campaign killed at any moment resumes without redoing a finished
+cell, and never leaves a server of its own running: on resume, a cell caught
+mid-way has its server stopped before it is redone.
+"""
+from __future__ import annotations
+
+import asyncio
+import posixpath
+import sys
+import time
+from typing import Callable
+
+from profiles.profile import Profile
+
+from ..hosts import HostError
+from ..servers import configs as cfgs
+from ..servers import lifecycle, records
+from ..servers.monitor import ServerMonitor
+from ..session import HostSession
+from . import state as st
+from .grid import GridError, derive
+from .spec import CampaignSpec, from_dict
+
+STEP_RETRIES = 5            # an SSH drop during one step is retried this many times, with backoff
+
+
+class CampaignStopped(Exception):
+    """The operator stopped the campaign (`campaign stop`, SIGTERM)."""
+
+
+def plan_cells(spec: CampaignSpec) -> list[st.Cell]:
+    """The cells in the order they run: the plain configs, then each grid's combinations."""
+    from .grid import cell_name
+
+    cells = [st.Cell(name=name, base=name) for name in spec.configs]
+    for grid in spec.grids:
+        for combo in grid.combinations():
+            cells.append(st.Cell(name=cell_name(grid.base, combo), base=grid.base, flags=combo))
+    seen: set[str] = set()
+    for cell in cells:
+        if cell.name in seen:
+            raise ValueError(f"the campaign names {cell.name} twice")
+        seen.add(cell.name)
+    return cells
+
+
+def bench_argv(spec: CampaignSpec, url: str, profile: str, tunnelled: bool, server_port: int | None) -> list[str]:
+    s = spec.sweep
+    argv = [sys.executable, "-m", "console.bench", "--url", url, "--concurrency", ",".join(map(str, s.levels)),
+            "--api", s.api, "--input-len", str(s.input_len), "--output-len", str(s.output_len),
+            "--profile", profile, "--events"]
+    if s.num_prompts:
+        argv += ["--num-prompts", str(s.num_prompts)]
+    elif s.prompts_per_stream:
+        argv += ["--prompts-per-stream", str(s.prompts_per_stream)]
+    if s.model:
+        argv += ["--model", s.model]
+    slo = {"ttft": s.slo.get("ttft_ms"), "tpot": s.slo.get("tpot_ms"), "e2el": s.slo.get("e2el_ms")}
+    slo_text = ",".join(f"{k}={v:g}" for k, v in slo.items() if v is not None)
+    if slo_text:
+        argv += ["--slo", slo_text]
+    if tunnelled:
+        argv.append("--tunnelled")
+        if server_port:
+            argv += ["--server-port", str(server_port)]
+    return argv
+
+
+def level_row(summary: dict) -> dict:
+    """The few numbers of one level the campaign keeps and compares."""
+    def stat(key: str, which: str):
+        return (summary.get(key) or {}).get(which)
+
+    return {"concurrency": summary.get("concurrency"), "status": summary.get("status"),
+            "completed": summary.get("completed"), "failed": summary.get("failed"),
+            "output_throughput": summary.get("output_throughput"),
+            "ttft_p50": stat("ttft_ms", "median"), "ttft_p99": stat("ttft_ms", "p99"),
+            "tpot_p50": stat("tpot_ms", "median"), "tpot_p99": stat("tpot_ms", "p99"),
+            "goodput": summary.get("goodput"), "note": _level_note(summary)}
+
+
+def _level_note(summary: dict) -> str:
+    died = summary.get("server_died")
+    if isinstance(died, dict) and died.get("message"):
+        return f"server died: {died['message']}"
+    errors = summary.get("errors") or []
+    return str(errors[0]) if errors else ""
+
+
+class CampaignRunner:
+    """Runs one campaign's remaining cells on its profile's host."""
+
+    def __init__(self, state: st.CampaignState, profile: Profile, say: Callable[[str], None] | None = None):
+        self.state = state
+        self.spec = from_dict(state.spec, str(state.dir / "campaign.toml"))
+        self.profile = profile
+        self.session = HostSession.open(profile)
+        self.say = say or (lambda text: None)
+        self.stop_requested = asyncio.Event()
+        self._sweep = None
+        self._label: str | None = None
+
+    def request_stop(self) -> None:
+        self.stop_requested.set()
+        if self._sweep is not None:
+            self._sweep.stop()
+
+    def _save(self) -> None:
+        st.save(self.state)
+
+    def _log(self, text: str) -> None:
+        self.say(time.strftime("%H:%M:%S ") + text)
+
+    async def run(self) -> st.CampaignState:
+        state = self.state
+        st.acquire_lock(state.profile, state.id)
+        state.status, state.note = "running", ""
+        self._save()
+        try:
+            for cell in state.cells:
+                if self.stop_requested.is_set():
+                    raise CampaignStopped()
+                if cell.status in st.FINISHED:
+                    continue
+                if cell.status in st.IN_PROGRESS:
+                    await self._recover(cell)
+                await self._run_cell(cell)
+                if self.spec.policy.stop_at_first_slo and self._meets_slo(cell):
+                    for rest in state.cells:
+                        if rest.status == "queued":
+                            rest.status, rest.note = "skipped", f"{cell.name} met every SLO first"
+                    self._save()
+                    break
+            state.status = "finished"
+        except CampaignStopped:
+            state.status, state.note = "stopped", "stopped by the operator"
+            for cell in state.cells:
+                if cell.status in st.IN_PROGRESS:
+                    cell.status, cell.note = "interrupted", "campaign stopped during this cell"
+        except st.LockHeld:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failed campaign says why and keeps every finished cell
+            state.status, state.note = "failed", f"{type(exc).__name__}: {exc}"
+            self._log(f"campaign failed: {state.note}")
+        finally:
+            state.finished_at = time.time()
+            self._save()
+            st.release_lock(state.profile, state.id)
+            await self.session.host.close()
+        return state
+
+    # ------------------------------------------------------------ one cell
+
+    async def _recover(self, cell: st.Cell) -> None:
+        """A cell the last driver left mid-way: stop its server if it still runs, then redo it."""
+        record = records.get(self.profile.name, cell.launch_id)
+        if record is not None and record.live:
+            self._log(f"{cell.name}: stopping the server the interrupted run left ({record.id})")
+            try:
+                await lifecycle.stop(self.session, record, grace_s=self.profile.server.kill_grace_s)
+            except (lifecycle.LaunchError, HostError) as exc:
+                cell.note = f"could not stop the interrupted run's server: {exc}"
+        cell.note = f"redone after an interruption during {cell.status}"
+        cell.status = "queued"
+        self._save()
+
+    async def _run_cell(self, cell: st.Cell) -> None:
+        retries = 1 if self.spec.policy.on_crash == "retry" else 0
+        while True:
+            await self._attempt(cell)
+            if cell.status == "crashed" and retries > 0 and not self.stop_requested.is_set():
+                retries -= 1
+                self._log(f"{cell.name}: crashed ({cell.crash_class}); retrying once as the policy says")
+                continue
+            return
+
+    async def _attempt(self, cell: st.Cell) -> None:
+        policy = self.spec.policy
+        cell.attempts += 1
+        cell.status, cell.started_at, cell.ended_at = "launching", time.time(), None
+        cell.crash_class = cell.crash_record = None
+        cell.levels = []
+        self._save()
+        try:
+            config = await self._with_retries(lambda: self._script_for(cell))
+        except (GridError, LookupError, OSError, HostError) as exc:
+            cell.status, cell.note, cell.ended_at = "start-failed", str(exc), time.time()
+            self._save()
+            return
+        self._log(f"{cell.name}: launching {cell.script}")
+        try:
+            record = await lifecycle.launch(self.session, cell.name, config.script, flags=config.flags,
+                                            port=config.port)
+        except (lifecycle.LaunchError, HostError) as exc:
+            cell.status, cell.note, cell.ended_at = "start-failed", f"launch: {exc}", time.time()
+            self._save()
+            return
+        cell.launch_id, cell.status = record.id, "waiting"
+        self._save()
+        changed = asyncio.Event()
+        monitor = ServerMonitor(self.session, record, on_state=lambda rec: changed.set(),
+                                on_crash=lambda doc: changed.set(), poll_s=0.5, sweep=lambda: self._label)
+        watcher = asyncio.create_task(monitor.run())
+        ready = False
+        try:
+            ready = await self._wait_ready(record, changed, policy.ready_timeout_s)
+            if ready:
+                cell.status = "sweeping"
+                self._save()
+                self._label = f"campaign {self.state.id} cell {cell.name}"
+                try:
+                    await self._sweep_cell(cell, config.port)
+                finally:
+                    self._label = None
+            elif record.live:
+                cell.note = f"not ready within {policy.ready_timeout_s:g} s"
+        finally:
+            if record.live:
+                cell.status = "stopping"
+                self._save()
+                try:
+                    await lifecycle.stop(self.session, record)
+                except (lifecycle.LaunchError, HostError) as exc:
+                    cell.note = (cell.note + "; " if cell.note else "") + f"stop failed: {exc}"
+            try:
+                await asyncio.wait_for(watcher, 30)
+            except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - the monitor's end is not the cell's verdict
+                watcher.cancel()
+        crashed = record.crash_class is not None or (record.state == "crashed" and not record.kill_requested)
+        if crashed:
+            cell.crash_class = record.crash_class or "unknown"
+            cell.crash_record = record.crash_record
+            cell.status = "crashed" if cell.levels else "start-failed"
+            if not cell.note:
+                cell.note = f"{cell.crash_class}" + (f" (crash record {cell.crash_record})" if cell.crash_record else "")
+        elif not ready:
+            cell.status = "start-failed"
+        elif self.stop_requested.is_set():
+            cell.status, cell.note = "interrupted", "campaign stopped during this cell"
+        else:
+            cell.status = "done"
+        cell.ended_at = time.time()
+        self._save()
+        await self._gpus_idle(cell)
+        self._log(f"{cell.name}: {cell.status}" + (f" · {cell.note}" if cell.note else ""))
+        if self.stop_requested.is_set():
+            raise CampaignStopped()
+
+    async def _with_retries(self, step):
+        """An SSH drop during a step: retried with backoff, then reported as the step's failure."""
+        delay = 1.0
+        for attempt in range(STEP_RETRIES):
+            try:
+                return await step()
+            except HostError:
+                if attempt == STEP_RETRIES - 1:
+                    raise
+                await asyncio.sleep(delay)
+                delay = min(30.0, delay * 2)
+
+    async def _script_for(self, cell: st.Cell) -> cfgs.LaunchConfig:
+        """The cell's launch config; for a grid cell, the derived script written beside the campaign."""
+        configs = await cfgs.discover(self.session)
+        base = cfgs.find(configs, cell.base)
+        if base is None:
+            raise LookupError(f"no launch config {cell.base!r} on {self.profile.name} "
+                              "(see `gpudeck server list`)")
+        if base.error:
+            raise LookupError(f"{cell.base}: {base.error}")
+        if not cell.flags:
+            cell.script = base.script
+            return base
+        text = derive(base.text or "", cell.flags)
+        local = self.state.dir / "scripts" / f"{cell.name}.sh"
+        local.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        local.write_text(text)
+        remote = posixpath.join(posixpath.dirname(base.script), f".gpudeck-{self.state.id}-{lifecycle.safe_stem(cell.name)}.sh")
+        wrote = await self.session.host.run(["sh", "-c", 'cat > "$1" && chmod 755 "$1"', "sh", remote],
+                                            input=text, timeout=30)
+        if not wrote.ok:
+            raise OSError(f"cannot write {remote}: {(wrote.stderr or wrote.stdout).strip()}")
+        cell.script = remote
+        config = cfgs.LaunchConfig(name=cell.name, script=remote, text=text)
+        cfgs.parse_flags(config)
+        return config
+
+    async def _wait_ready(self, record, changed: asyncio.Event, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while record.state not in ("ready", "crashed", "stopped"):
+            left = deadline - time.monotonic()
+            if left <= 0 or self.stop_requested.is_set():
+                return False
+            changed.clear()
+            try:
+                await asyncio.wait_for(changed.wait(), min(left, 1.0))
+            except asyncio.TimeoutError:
+                pass
+        return record.state == "ready"
+
+    def _url_for(self, port: int | None) -> str:
+        from urllib.parse import urlsplit, urlunsplit
+
+        base = self.spec.sweep.url or self.profile.server.url
+        if base is None:
+            if port is None:
+                raise LookupError("no URL: set [sweep] url, the profile's [server] url, or --port in the script")
+            return f"http://127.0.0.1:{port}"
+        if port is None:
+            return base
+        parts = urlsplit(base)
+        return urlunsplit((parts.scheme, f"{parts.hostname}:{port}", parts.path, parts.query, parts.fragment))
+
+    async def _sweep_cell(self, cell: st.Cell, port: int | None) -> None:
+        from urllib.parse import urlsplit
+
+        from ..bench.process import SweepProcess
+
+        url = self._url_for(port)
+        parts = urlsplit(url)
+        tunnelled = False
+        if self.session.host.tunnelled and parts.hostname in ("127.0.0.1", "localhost", "::1"):
+            local = await self._with_retries(lambda: self.session.host.forward_port(parts.port or 80))
+            url, tunnelled = f"{parts.scheme}://127.0.0.1:{local}{parts.path}", True
+        sweep = SweepProcess(bench_argv(self.spec, url, self.profile.name, tunnelled, parts.port))
+        self._sweep = sweep
+        await sweep.start()
+        try:
+            async for event in sweep.events():
+                kind = event.get("event")
+                if kind == "run-start":
+                    cell.run_id = event.get("run_id")
+                    self._save()
+                elif kind == "level-end":
+                    cell.levels.append(level_row(event.get("summary") or {}))
+                    self._save()
+                    row = cell.levels[-1]
+                    tps = row["output_throughput"]
+                    self._log(f"{cell.name}: c={row['concurrency']} {row['status']}"
+                              + (f" {tps:.2f} tok/s" if tps is not None else ""))
+                elif kind == "error" and not cell.note:
+                    cell.note = str(event.get("message", ""))[:300]
+            code, tail = await sweep.finish()
+            if code not in (0, 3) and not cell.levels:
+                cell.note = cell.note or f"the load generator exited {code}: {tail[-300:]}"
+        finally:
+            self._sweep = None
+            await sweep.close()
+
+    async def _gpus_idle(self, cell: st.Cell) -> None:
+        """After a stop: wait for GPU memory to come back to idle; name what still holds it."""
+        from ..gpus import sample_once
+        from ..servers.procs import gpu_holders
+
+        policy = self.spec.policy
+        deadline = time.monotonic() + policy.gpu_idle_timeout_s
+        while True:
+            snap = await sample_once(self.session.host, smi_command=self.profile.gpu.smi_command or None,
+                                     simulated=self.profile.ui.simulated)
+            if snap.state != "ok":
+                cell.note = (cell.note + "; " if cell.note else "") + f"GPU check skipped: {snap.state} ({snap.message})"
+                self._save()
+                return
+            busy = [g for g in snap.gpus if isinstance(g.memory_used_mib, (int, float))
+                    and g.memory_used_mib > policy.gpu_idle_mib]
+            if not busy:
+                return
+            if time.monotonic() > deadline:
+                holders = await gpu_holders(self.session.host) or []
+                who = ", ".join(f"pid {h.pid} ({h.used_mib} MiB)" for h in holders) or "no process listed"
+                raise RuntimeError(f"GPU memory did not return to idle within {policy.gpu_idle_timeout_s:g} s "
+                                   f"after {cell.name}: {len(busy)} GPU(s) busy; held by {who}. "
+                                   "The next config would start on busy GPUs, so the campaign stops here")
+            await asyncio.sleep(2.0)
+
+    def _meets_slo(self, cell: st.Cell) -> bool:
+        slo = self.spec.sweep.slo
+        if not slo or cell.status != "done" or not cell.levels:
+            return False
+        return all(level["status"] == "ok" and _within(level, slo) for level in cell.levels)
+
+
+def _within(level: dict, slo: dict) -> bool:
+    checks = (("ttft_ms", "ttft_p99"), ("tpot_ms", "tpot_p99"))
+    for key, field_ in checks:
+        limit = slo.get(key)
+        if limit is not None and (level.get(field_) is None or level[field_] > limit):
+            return False
+    return True

@@ -1,0 +1,219 @@
+"""`gpudeck campaign run|resume|list|show|stop`: unattended runs over launch configs and flag grids."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..clikit import CLIError, emit_json, load_profile
+
+
+def register(sub) -> None:
+    p = sub.add_parser("campaign", help="run launch configs one after another: launch, sweep, stop, compare")
+    ps = p.add_subparsers(dest="campaign_action", metavar="ACTION", required=True)
+
+    run = ps.add_parser("run", help="start a campaign from a TOML file (detached; survives the console)")
+    run.add_argument("file", nargs="?", help="the campaign file (default: the profile's campaign.toml)")
+    _common(run)
+    run.add_argument("--foreground", action="store_true", help="run in this process, printing each step")
+    run.set_defaults(func=_run)
+
+    resume = ps.add_parser("resume", help="continue a campaign: finished cells are kept, an interrupted one redone")
+    resume.add_argument("id")
+    _common(resume)
+    resume.add_argument("--foreground", action="store_true")
+    resume.set_defaults(func=_resume)
+
+    ls = ps.add_parser("list", help="the profile's campaigns")
+    _common(ls)
+    ls.set_defaults(func=_list)
+
+    show = ps.add_parser("show", help="one campaign: its cells and the result table")
+    show.add_argument("id")
+    _common(show)
+    show.set_defaults(func=_show)
+
+    stop = ps.add_parser("stop", help="stop a running campaign (its server is stopped, its state kept)")
+    stop.add_argument("id")
+    _common(stop)
+    stop.set_defaults(func=_stop)
+
+    drive = ps.add_parser("_drive", help=argparse.SUPPRESS)
+    drive.add_argument("id")
+    _common(drive)
+    drive.set_defaults(func=_drive)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profile", "-p", dest="campaign_profile", metavar="P", help="profile (default: the last used)")
+    p.add_argument("--json", action="store_true")
+
+
+def _profile(args: argparse.Namespace):
+    profile = load_profile(args.campaign_profile or getattr(args, "profile", None))
+    if profile.is_local or profile.transport == "ssh":
+        return profile
+    raise CLIError(f"profile {profile.name} has no shell to launch servers on")
+
+
+def _load(profile, campaign_id: str):
+    from ..campaign import state as st
+
+    try:
+        return st.load(profile.name, campaign_id)
+    except (LookupError, ValueError) as exc:
+        raise CLIError(str(exc)) from None
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..campaign import state as st
+    from ..campaign.runner import plan_cells
+    from ..campaign.spec import CampaignError, load
+
+    profile = _profile(args)
+    args.file = args.file or str(st.campaign_file(profile.name))
+    try:
+        spec = load(args.file)
+        cells = plan_cells(spec)
+    except (CampaignError, ValueError) as exc:
+        raise CLIError(str(exc), 2) from None
+    campaign_id = st.new_id(profile.name)
+    state = st.CampaignState(id=campaign_id, profile=profile.name, spec=spec.to_json(), cells=cells)
+    (state.dir / "campaign.toml").write_bytes(open(args.file, "rb").read())
+    st.save(state)
+    return _start(args, profile, state)
+
+
+def _resume(args: argparse.Namespace) -> int:
+    profile = _profile(args)
+    state = _load(profile, args.id)
+    from ..campaign import state as st
+
+    if st.is_driver(state.driver_pid, state.id):
+        raise CLIError(f"campaign {state.id} is running (driver pid {state.driver_pid}); nothing to resume")
+    if state.status == "finished":
+        raise CLIError(f"campaign {state.id} is finished; nothing to resume")
+    for cell in state.cells:   # a cell a stop cut short is redone; one a kill cut short is found mid-way
+        if cell.status == "interrupted":
+            cell.status, cell.note = "queued", "redone after the campaign was stopped during it"
+    st.save(state)
+    return _start(args, profile, state)
+
+
+def _start(args, profile, state) -> int:
+    from ..campaign import state as st
+
+    try:   # refuse at once when another campaign drives this host, not later in the background
+        st.acquire_lock(profile.name, state.id)
+        st.release_lock(profile.name, state.id)
+    except st.LockHeld as exc:
+        raise CLIError(str(exc)) from None
+    if args.foreground:
+        return _drive_now(profile, state, echo=True, as_json=args.json)
+    import subprocess
+
+    log = open(state.dir / "driver.log", "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "console", "campaign", "_drive", state.id,
+                             "--profile", profile.name], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                            start_new_session=True)
+    state.driver_pid = proc.pid
+    st.save(state)
+    if args.json:
+        emit_json({"id": state.id, "profile": profile.name, "driver_pid": proc.pid, "cells": len(state.cells),
+                   "log": str(state.dir / "driver.log")})
+    else:
+        print(f"campaign {state.id} started on {profile.name}: {len(state.cells)} cell(s), driver pid {proc.pid}")
+        print(f"  follow: gpudeck campaign show {state.id} -p {profile.name}   (log: {state.dir / 'driver.log'})")
+    return 0
+
+
+def _drive(args: argparse.Namespace) -> int:
+    profile = _profile(args)
+    return _drive_now(profile, _load(profile, args.id), echo=True, as_json=False)
+
+
+def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
+    import asyncio
+    import os
+    import signal
+    import socket
+
+    from ..campaign import state as st
+    from ..campaign.compare import table_lines
+    from ..campaign.runner import CampaignRunner
+
+    state.driver_pid, state.driver_host = os.getpid(), socket.gethostname()
+    say = (lambda text: print(text, file=sys.stderr if as_json else sys.stdout, flush=True)) if echo else None
+    runner = CampaignRunner(state, profile, say=say)
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.add_signal_handler(sig, runner.request_stop)
+        return await runner.run()
+
+    try:
+        final = asyncio.run(main())
+    except st.LockHeld as exc:
+        raise CLIError(str(exc)) from None
+    if as_json:
+        from ..campaign.compare import compare
+
+        emit_json(final.to_json() | {"comparison": compare(final).to_json()})
+    else:
+        print("\n".join(table_lines(final)))
+    return 0 if final.status == "finished" else 1
+
+
+def _list(args: argparse.Namespace) -> int:
+    from ..campaign import state as st
+    from ..campaign.compare import compare
+
+    profile = _profile(args)
+    found, bad = st.list_all(profile.name)
+    if args.json:
+        emit_json({"campaigns": [{"id": s.id, "status": s.status, "cells": len(s.cells),
+                                  "done": sum(c.status in st.FINISHED for c in s.cells),
+                                  "running": st.is_driver(s.driver_pid, s.id),
+                                  "winner": compare(s).winner} for s in found], "errors": bad})
+        return 0
+    for s in found:
+        done = sum(c.status in st.FINISHED for c in s.cells)
+        live = " (driver running)" if st.is_driver(s.driver_pid, s.id) else ""
+        winner = compare(s).winner
+        print(f"{s.id}  {s.status}{live}  {done}/{len(s.cells)} cells" + (f"  winner {winner}" if winner else ""))
+    for line in bad:
+        print(f"! {line}")
+    if not found and not bad:
+        print(f"no campaigns in profile {profile.name}")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from ..campaign import state as st
+    from ..campaign.compare import compare, table_lines
+
+    profile = _profile(args)
+    state = _load(profile, args.id)
+    running = st.is_driver(state.driver_pid, state.id)
+    if state.status == "running" and not running:
+        state.note = "its driver is gone (killed or the machine rebooted): `gpudeck campaign resume` continues it"
+    if args.json:
+        emit_json(state.to_json() | {"driver_running": running, "comparison": compare(state).to_json()})
+        return 0
+    print("\n".join(table_lines(state)))
+    return 0
+
+
+def _stop(args: argparse.Namespace) -> int:
+    import os
+    import signal
+
+    from ..campaign import state as st
+
+    profile = _profile(args)
+    state = _load(profile, args.id)
+    if not st.is_driver(state.driver_pid, state.id):
+        raise CLIError(f"campaign {state.id} has no running driver (status {state.status})")
+    os.kill(state.driver_pid, signal.SIGTERM)   # proven ours: its /proc cmdline names this campaign
+    print(f"asked campaign {state.id} (pid {state.driver_pid}) to stop; it stops its server and saves")
+    return 0

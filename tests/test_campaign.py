@@ -1,0 +1,271 @@
+"""Campaigns: an unattended run over launch configs, with a real llama.cpp server launched per cell."""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from console.campaign.grid import GridError, derive
+from console.campaign.spec import CampaignError, from_dict, load
+from tests.realparts import ROOT, free_port, llama_server_binary, smollm_model
+
+SCRIPTS = Path(__file__).parent / "fixtures" / "scripts"
+
+
+def gpudeck(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "console", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+# ---------------------------------------------------------------- the file
+
+
+def test_a_bad_campaign_file_names_the_file_and_key(tmp_path):
+    bad = tmp_path / "c.toml"
+    bad.write_text('[sweep]\nlevels = [1, 0]\n[[config]]\nname = "a"\n')
+    with pytest.raises(CampaignError, match=r"c.toml: key 'sweep.levels': expected a positive whole number"):
+        load(bad)
+    bad.write_text("[sweep\n")
+    with pytest.raises(CampaignError, match="not valid TOML"):
+        load(bad)
+    with pytest.raises(CampaignError, match="policy.on_crash"):
+        from_dict({"sweep": {"levels": [1]}, "config": [{"name": "a"}], "policy": {"on_crash": "explode"}})
+    with pytest.raises(CampaignError, match="at least one"):
+        from_dict({"sweep": {"levels": [1]}})
+    with pytest.raises(CampaignError, match="flag names written as on the command line"):
+        from_dict({"sweep": {"levels": [1]}, "grid": [{"base": "a", "flags": {"max-bs": [1]}}]})
+
+
+def test_the_file_round_trips_through_the_saved_state():
+    doc = {"sweep": {"levels": [1, 4], "slo": {"ttft_ms": 500}},
+           "config": [{"name": "a"}], "grid": [{"base": "a", "flags": {"--cuda-graph-max-bs": [16, 32]}}],
+           "policy": {"on_crash": "retry"}}
+    spec = from_dict(doc)
+    again = from_dict(spec.to_json())
+    assert again.to_json() == spec.to_json()
+    assert [g.combinations() for g in again.grids] == [[{"--cuda-graph-max-bs": 16}, {"--cuda-graph-max-bs": 32}]]
+
+
+# ---------------------------------------------------------------- derived scripts
+
+
+def _changed_lines(before: str, after: str) -> list[tuple[str, str]]:
+    return [(a, b) for a, b in zip(before.splitlines(), after.splitlines()) if a != b]
+
+
+def test_a_grid_changes_exactly_the_named_flags():
+    base = (SCRIPTS / "launch EP8 memsafe (dsv3).sh").read_text()
+    out = derive(base, {"--cuda-graph-max-bs": 32})
+    changed = _changed_lines(base, out)
+    assert changed == [("    --cuda-graph-max-bs 256 \\", "    --cuda-graph-max-bs 32 \\")]
+    assert len(out.splitlines()) == len(base.splitlines())
+
+
+def test_a_flag_the_script_lacks_is_added_to_the_server_command_not_its_comment():
+    base = (SCRIPTS / "launch EP8 real.sh").read_text()
+    out = derive(base, {"--cuda-graph-max-bs": 64, "--max-running-requests": 256})
+    from console.launchconfig import parse_script
+
+    parsed = parse_script(out)
+    assert parsed.raw_flags["cuda-graph-max-bs"] == "64" and parsed.raw_flags["max-running-requests"] == "256"
+    assert "# graphs off while debugging" in out.splitlines()[-1]
+    assert out.splitlines()[-1].index("--cuda-graph-max-bs") < out.splitlines()[-1].index("#")
+
+
+def test_a_script_with_no_server_command_is_refused():
+    with pytest.raises(GridError, match="no sglang"):
+        derive((SCRIPTS / "not-a-server.sh").read_text(), {"--x": 1})
+
+
+# ---------------------------------------------------------------- real runs
+
+
+@pytest.fixture
+def llama_box(tmp_path):
+    """A local profile whose one launch config runs the real llama.cpp server."""
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    port = free_port()
+    (scripts / "smol.sh").write_text(
+        "#!/bin/sh\n"
+        f"exec {shlex.quote(str(llama_server_binary()))} -m {shlex.quote(str(smollm_model()))} "
+        f"--host 127.0.0.1 --port {port} -c 1024 -t 1 --parallel 1\n")
+    (scripts / "smol.sh").chmod(0o755)
+    assert gpudeck("profiles", "add", "box", "--local", "--scripts-dir", str(scripts),
+                   "--log-dir", str(tmp_path / "logs")).returncode == 0
+    yield tmp_path, scripts, port
+    _kill_launched("box")
+
+
+def _kill_launched(profile: str) -> None:
+    from console.servers import records
+
+    for record in records.load_all(profile):
+        if record.pgid:
+            try:
+                os.killpg(record.pgid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def _campaign_file(folder: Path, policy: str = "", levels: str = "[1, 2]", prompts: int = 4) -> Path:
+    path = folder / "campaign.toml"
+    path.write_text(f"[sweep]\nlevels = {levels}\ninput_len = 16\noutput_len = 8\nnum_prompts = {prompts}\n\n"
+                    '[[grid]]\nbase = "smol"\nflags = { "--parallel" = [1, 2] }\n\n'
+                    f"[policy]\nready_timeout_s = 90\ngpu_idle_timeout_s = 5\n{policy}")
+    return path
+
+
+def _nothing_left_running(profile: str) -> None:
+    from console.servers import records
+
+    for record in records.load_all(profile):
+        assert not record.live, f"{record.config} still {record.state}"
+        if record.pgid:
+            with pytest.raises(ProcessLookupError):
+                os.killpg(record.pgid, 0)
+
+
+def test_a_campaign_over_two_real_configs_launches_sweeps_stops_and_compares(llama_box):
+    folder, _scripts, _port = llama_box
+    out = gpudeck("campaign", "run", str(_campaign_file(folder)), "-p", "box", "--foreground", "--json")
+    assert out.returncode == 0, out.stderr[-2000:]
+    doc = json.loads(out.stdout)
+    assert doc["status"] == "finished"
+    assert [c["name"] for c in doc["cells"]] == ["smol+parallel=1", "smol+parallel=2"]
+    for cell in doc["cells"]:
+        assert cell["status"] == "done", cell
+        assert [lv["concurrency"] for lv in cell["levels"]] == [1, 2]
+        assert all(lv["status"] == "ok" and lv["output_throughput"] > 0 for lv in cell["levels"])
+        assert cell["run_id"]
+        derived = Path(os.environ["GPUDECK_HOME"]) / "data" / "profiles" / "box" / "campaigns" / doc["id"] / \
+            "scripts" / f"{cell['name']}.sh"
+        assert f"--parallel {cell['flags']['--parallel']}" in derived.read_text()
+    assert doc["comparison"]["winner"] in ("smol+parallel=1", "smol+parallel=2")
+    _nothing_left_running("box")
+    shown = gpudeck("campaign", "show", doc["id"], "-p", "box")
+    assert "winner:" in shown.stdout and "smol+parallel=2" in shown.stdout
+
+
+def _wait_for(predicate, timeout: float = 120.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_resume_after_kill_9_keeps_finished_cells_and_redoes_the_interrupted_one(llama_box):
+    from console.campaign import state as st
+
+    folder, _scripts, _port = llama_box
+    started = gpudeck("campaign", "run", str(_campaign_file(folder, levels="[1, 2]", prompts=6)), "-p", "box",
+                      "--json")
+    assert started.returncode == 0, started.stderr
+    info = json.loads(started.stdout)
+    cid = info["id"]
+
+    def second_cell_sweeping() -> bool:
+        try:
+            s = st.load("box", cid)
+        except ValueError:
+            return False
+        return s.cells[0].status == "done" and s.cells[1].status == "sweeping"
+    _wait_for(second_cell_sweeping, what="the second cell to sweep")
+    os.kill(info["driver_pid"], signal.SIGKILL)
+    killed = st.load("box", cid)
+    first_run = killed.cells[0].run_id
+    assert killed.cells[1].status == "sweeping"
+    shown = json.loads(gpudeck("campaign", "show", cid, "-p", "box", "--json").stdout)
+    assert shown["driver_running"] is False
+
+    resumed = gpudeck("campaign", "resume", cid, "-p", "box", "--foreground", "--json")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    doc = json.loads(resumed.stdout)
+    first, second = doc["cells"]
+    assert first["status"] == "done" and first["attempts"] == 1 and first["run_id"] == first_run
+    assert second["status"] == "done" and second["attempts"] == 2
+    assert "redone after an interruption" in second["note"]
+    _nothing_left_running("box")
+
+
+def test_two_campaigns_never_drive_one_host(llama_box):
+    from console.campaign import state as st
+
+    folder, _scripts, _port = llama_box
+    st.acquire_lock("box", "campaign-someone-else", pid=os.getpid())
+    try:
+        out = gpudeck("campaign", "run", str(_campaign_file(folder)), "-p", "box", "--foreground")
+        assert out.returncode == 1
+        assert f"driven by campaign campaign-someone-else (pid {os.getpid()}" in out.stderr
+    finally:
+        st.release_lock("box", "campaign-someone-else")
+
+
+def test_gpu_memory_not_freed_stops_the_campaign_before_the_next_config(llama_box, tmp_path):
+    """The GPUs stay busy after a stop (a stray holder): the next config must not start on them."""
+    from console.sim.hardware import find_gpu
+    from console.sim.state import gpu_rows, write_state
+    from profiles import store
+
+    folder, _scripts, _port = llama_box
+    stray = subprocess.Popen(["sleep", "300"])
+    try:
+        rows = gpu_rows(find_gpu("H100"), 2)
+        for r in rows:
+            r.update(memory_used_mib=70000, utilization_gpu=40)
+        state_dir = tmp_path / "gpus"
+        write_state(state_dir, {"pid": stray.pid, "status": "ready", "gpus": rows,
+                                "processes": [{"pid": stray.pid, "gpu_index": 0, "gpu_uuid": rows[0]["uuid"],
+                                               "used_memory_mib": 70000, "process_name": "stray"}]})
+        profile = store.load("box")
+        profile.gpu.smi_command = [sys.executable, "-m", "console", "sim", "nvidia-smi", "--state-dir", str(state_dir)]
+        store.save(profile)
+        out = gpudeck("campaign", "run", str(_campaign_file(folder, levels="[1]")), "-p", "box", "--foreground",
+                      "--json")
+        doc = json.loads(out.stdout)
+        assert out.returncode == 1 and doc["status"] == "failed"
+        assert "did not return to idle" in doc["note"] and "next config would start on busy GPUs" in doc["note"]
+        assert doc["cells"][0]["status"] == "done" and doc["cells"][1]["status"] == "queued"
+        _nothing_left_running("box")
+    finally:
+        stray.kill()
+
+
+def test_the_simulated_campaign_triages_a_crash_goes_on_and_names_the_winner(tmp_path, monkeypatch):
+    """The demo's own campaign: one config dies at 256 streams; the rest still run; the table says why."""
+    from console import demo
+
+    monkeypatch.setenv("PATH", os.environ["PATH"])
+    monkeypatch.setenv("GPUDECK_SIM_STARTUP_S", "0.3")
+    monkeypatch.setenv("GPUDECK_SIM_EFFICIENCY", "0.3")   # the same story, ten times faster
+    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
+    world = demo.setup(tmp_path / "demo")
+    try:
+        out = gpudeck("campaign", "run", "-p", "demo", "--foreground", "--json", timeout=420)
+        assert out.returncode == 0, out.stderr[-3000:]
+        doc = json.loads(out.stdout)
+        cells = {c["name"]: c for c in doc["cells"]}
+        assert list(cells) == ["run_tp8_cds16", "run_tp8_ep8_memsafe", "run_tp8_ep8_crash",
+                               "run_tp8_cds16+cuda-graph-max-bs=32", "run_tp8_cds16+cuda-graph-max-bs=64"]
+        crashed = cells["run_tp8_ep8_crash"]
+        assert crashed["status"] == "crashed" and crashed["crash_class"] == "cuda-illegal-address"
+        assert crashed["crash_record"]
+        assert [lv["status"] for lv in crashed["levels"]][-1] == "failed"
+        after = cells["run_tp8_cds16+cuda-graph-max-bs=64"]       # the campaign went on after the crash
+        assert after["status"] == "done" and all(lv["status"] == "ok" for lv in after["levels"])
+        winner = doc["comparison"]["winner"]
+        assert winner and winner != "run_tp8_ep8_crash"
+        table = gpudeck("campaign", "show", doc["id"], "-p", "demo").stdout
+        assert "cuda-illegal-address" in table and f"winner: {winner}" in table
+        _nothing_left_running("demo")
+    finally:
+        world.close()
