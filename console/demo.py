@@ -31,9 +31,9 @@ SCRIPTS = {
 DEMO_CAMPAIGN = """\
 # gpudeck demo campaign (SIMULATED): which config serves GLM-5-NVFP4 best on 8x RTX PRO 6000?
 [sweep]
-levels = [1, 2, 10, 64, 256]
+levels = [1, 10, 256]
 input_len = 128
-output_len = 16
+output_len = 8
 prompts_per_stream = 1
 slo = { ttft_ms = 8000 }
 
@@ -77,8 +77,16 @@ class Demo:
         from a signal handler: plain system calls, no event loop."""
         import signal
 
+        from .campaign import state as campaign_state
         from .servers import records
 
+        found, _bad = campaign_state.list_all("demo")
+        for campaign in found:   # first the campaign driver, so it launches nothing more
+            if campaign_state.is_driver(campaign.driver_pid, campaign.id):
+                try:
+                    os.kill(campaign.driver_pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
         for record in records.load_all("demo"):
             if record.pgid:  # whatever its last known state: nothing may outlive the demo
                 try:

@@ -23,6 +23,7 @@ TABS = [
     ("bench", "Bench", "screens.bench_pane", "BenchPane"),
     ("roofline", "Roofline", "screens.roofline_pane", "RooflinePane"),
     ("tasks", "Tasks", "screens.tasks_pane", "TasksPane"),
+    ("campaign", "Campaign", "screens.campaign_pane", "CampaignPane"),
 ]
 
 
@@ -43,6 +44,7 @@ class GpudeckApp(App):
         Binding("3", "tab('bench')", "Bench", show=False),
         Binding("4", "tab('roofline')", "Roofline", show=False),
         Binding("5", "tab('tasks')", "Tasks", show=False),
+        Binding("6", "tab('campaign')", "Campaign", show=False),
         Binding("H", "hosts", "hosts"),
         Binding("question_mark", "help", "keys"),
     ]

@@ -10,15 +10,15 @@ from screens.host_switcher import HostSwitcher
 from widgets.host_chips import HostChips
 
 
-async def test_app_starts_on_local_with_five_tabs():
+async def test_app_starts_on_local_with_six_tabs():
     app = GpudeckApp()
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         tabs = app.query_one(TabbedContent)
-        assert [p.id for p in tabs.query("TabPane")] == ["gpus", "server", "bench", "roofline", "tasks"]
+        assert [p.id for p in tabs.query("TabPane")] == ["gpus", "server", "bench", "roofline", "tasks", "campaign"]
         line = app.query_one(HostChips).line_text().plain
         assert line.startswith(" gpudeck  local  local  ● connected")
-        for key, tab in zip("12345", ["gpus", "server", "bench", "roofline", "tasks"]):
+        for key, tab in zip("123456", ["gpus", "server", "bench", "roofline", "tasks", "campaign"]):
             await pilot.press(key)
             assert tabs.active == tab
 

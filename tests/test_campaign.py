@@ -269,3 +269,69 @@ def test_the_simulated_campaign_triages_a_crash_goes_on_and_names_the_winner(tmp
         _nothing_left_running("demo")
     finally:
         world.close()
+
+
+def test_quitting_the_demo_stops_its_running_campaign_and_servers(tmp_path, monkeypatch):
+    from console import demo
+    from console.campaign import control, state as st
+    from console.servers import records
+
+    monkeypatch.setenv("PATH", os.environ["PATH"])
+    monkeypatch.setenv("GPUDECK_SIM_STARTUP_S", "0.3")
+    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
+    world = demo.setup(tmp_path / "demo")
+    try:
+        state = control.create("demo")
+        pid = control.spawn(state)
+        _wait_for(lambda: any(r.live for r in records.load_all("demo")), what="the first launch")
+        pgids = [r.pgid for r in records.load_all("demo") if r.pgid]
+    finally:
+        world.close()
+    _wait_for(lambda: not st.pid_alive(pid), timeout=10, what="the driver to die")
+    for pgid in pgids:
+        with pytest.raises(ProcessLookupError):
+            os.killpg(pgid, 0)
+
+
+async def test_the_campaign_tab_shows_cells_levels_crash_and_winner(tmp_path):
+    """The tab renders a saved campaign: every cell, its levels, the crash class, the winner, and no driver."""
+    from textual.app import App
+
+    from console.campaign import state as st
+    from console.session import HostSession
+    from profiles import store
+    from profiles.profile import profile_from_dict
+    from screens.campaign_pane import CampaignPane
+    from widgets.campaign_grid import CampaignGrid
+
+    store.save(profile_from_dict("box", {"transport": "local"}))
+    spec = from_dict({"sweep": {"levels": [1, 4]}, "config": [{"name": "a"}, {"name": "b"}]})
+    ok = [{"concurrency": 1, "status": "ok", "output_throughput": 10.0},
+          {"concurrency": 4, "status": "ok", "output_throughput": 31.5}]
+    state = st.CampaignState(id=st.new_id("box"), profile="box", spec=spec.to_json(), cells=[
+        st.Cell(name="a", base="a", status="done", levels=ok, started_at=1.0, ended_at=5.0),
+        st.Cell(name="b", base="b", status="crashed", crash_class="cuda-illegal-address",
+                levels=[ok[0], {"concurrency": 4, "status": "failed", "output_throughput": None}])],
+        status="running", driver_pid=None)
+    st.save(state)
+
+    class Host(App):
+        def compose(self):
+            yield CampaignPane(id="pane")
+
+    app = Host()
+    async with app.run_test(size=(160, 30)) as pilot:
+        pane = app.query_one(CampaignPane)
+        await pane.set_session(HostSession.open(store.load("box")))
+        for _ in range(50):
+            if pane.state is not None:
+                break
+            await pilot.pause(0.1)
+        grid = pane.query_one(CampaignGrid)
+        assert grid.row_count == 2 and grid.levels == [1, 4]
+        row_b = [str(c) for c in grid.get_row("b")]
+        assert "cuda-illegal-address" in row_b[1] and row_b[3].startswith("✖")
+        result = str(pane.query_one("#camp-result").render())
+        assert "winner: a at 31.50 tok/s" in result
+        title = str(pane.query_one("#camp-title").render())
+        assert "driver is gone" in title          # running on disk, but no live driver: say so

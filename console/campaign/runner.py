@@ -105,6 +105,7 @@ class CampaignRunner:
         self.stop_requested = asyncio.Event()
         self._sweep = None
         self._label: str | None = None
+        self._saved_live = 0.0
 
     def request_stop(self) -> None:
         self.stop_requested.set()
@@ -336,7 +337,15 @@ class CampaignRunner:
                 if kind == "run-start":
                     cell.run_id = event.get("run_id")
                     self._save()
+                elif kind == "tick":
+                    cell.live = {"concurrency": event.get("concurrency"), "second": event.get("second"),
+                                 "tok_s": event.get("output_tokens"), "completed": event.get("completed"),
+                                 "failed": event.get("failed")}
+                    if time.monotonic() - self._saved_live >= 1.0:   # at most one write a second
+                        self._saved_live = time.monotonic()
+                        self._save()
                 elif kind == "level-end":
+                    cell.live = None
                     cell.levels.append(level_row(event.get("summary") or {}))
                     self._save()
                     row = cell.levels[-1]
@@ -350,6 +359,7 @@ class CampaignRunner:
                 cell.note = cell.note or f"the load generator exited {code}: {tail[-300:]}"
         finally:
             self._sweep = None
+            cell.live = None
             await sweep.close()
 
     async def _gpus_idle(self, cell: st.Cell) -> None:

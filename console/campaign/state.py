@@ -42,6 +42,7 @@ class Cell:
     crash_record: str | None = None
     note: str = ""
     levels: list[dict] = field(default_factory=list)   # one summary per level, as the sweep reported it
+    live: dict | None = None           # the running level: concurrency, second, tok/s of the last second
     started_at: float | None = None
     ended_at: float | None = None
 

@@ -65,63 +65,43 @@ def _load(profile, campaign_id: str):
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..campaign import state as st
-    from ..campaign.runner import plan_cells
-    from ..campaign.spec import CampaignError, load
+    from ..campaign.control import create
+    from ..campaign.spec import CampaignError
 
     profile = _profile(args)
-    args.file = args.file or str(st.campaign_file(profile.name))
     try:
-        spec = load(args.file)
-        cells = plan_cells(spec)
+        state = create(profile.name, args.file)
     except (CampaignError, ValueError) as exc:
         raise CLIError(str(exc), 2) from None
-    campaign_id = st.new_id(profile.name)
-    state = st.CampaignState(id=campaign_id, profile=profile.name, spec=spec.to_json(), cells=cells)
-    (state.dir / "campaign.toml").write_bytes(open(args.file, "rb").read())
-    st.save(state)
     return _start(args, profile, state)
 
 
 def _resume(args: argparse.Namespace) -> int:
-    profile = _profile(args)
-    state = _load(profile, args.id)
-    from ..campaign import state as st
+    from ..campaign.control import ControlError, prepare_resume
 
-    if st.is_driver(state.driver_pid, state.id):
-        raise CLIError(f"campaign {state.id} is running (driver pid {state.driver_pid}); nothing to resume")
-    if state.status == "finished":
-        raise CLIError(f"campaign {state.id} is finished; nothing to resume")
-    for cell in state.cells:   # a cell a stop cut short is redone; one a kill cut short is found mid-way
-        if cell.status == "interrupted":
-            cell.status, cell.note = "queued", "redone after the campaign was stopped during it"
-    st.save(state)
+    profile = _profile(args)
+    try:
+        state = prepare_resume(profile.name, args.id)
+    except (ControlError, LookupError, ValueError) as exc:
+        raise CLIError(str(exc)) from None
     return _start(args, profile, state)
 
 
 def _start(args, profile, state) -> int:
-    from ..campaign import state as st
+    from ..campaign.control import ControlError, check_lock, spawn
 
-    try:   # refuse at once when another campaign drives this host, not later in the background
-        st.acquire_lock(profile.name, state.id)
-        st.release_lock(profile.name, state.id)
-    except st.LockHeld as exc:
+    try:
+        check_lock(profile.name, state.id)
+        if args.foreground:
+            return _drive_now(profile, state, echo=True, as_json=args.json)
+        pid = spawn(state)
+    except ControlError as exc:
         raise CLIError(str(exc)) from None
-    if args.foreground:
-        return _drive_now(profile, state, echo=True, as_json=args.json)
-    import subprocess
-
-    log = open(state.dir / "driver.log", "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "console", "campaign", "_drive", state.id,
-                             "--profile", profile.name], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                            start_new_session=True)
-    state.driver_pid = proc.pid
-    st.save(state)
     if args.json:
-        emit_json({"id": state.id, "profile": profile.name, "driver_pid": proc.pid, "cells": len(state.cells),
+        emit_json({"id": state.id, "profile": profile.name, "driver_pid": pid, "cells": len(state.cells),
                    "log": str(state.dir / "driver.log")})
     else:
-        print(f"campaign {state.id} started on {profile.name}: {len(state.cells)} cell(s), driver pid {proc.pid}")
+        print(f"campaign {state.id} started on {profile.name}: {len(state.cells)} cell(s), driver pid {pid}")
         print(f"  follow: gpudeck campaign show {state.id} -p {profile.name}   (log: {state.dir / 'driver.log'})")
     return 0
 
@@ -189,31 +169,28 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from ..campaign import state as st
     from ..campaign.compare import compare, table_lines
+    from ..campaign.control import view
 
     profile = _profile(args)
     state = _load(profile, args.id)
-    running = st.is_driver(state.driver_pid, state.id)
-    if state.status == "running" and not running:
-        state.note = "its driver is gone (killed or the machine rebooted): `gpudeck campaign resume` continues it"
+    seen = view(state)
+    state.note = seen["note"]
     if args.json:
-        emit_json(state.to_json() | {"driver_running": running, "comparison": compare(state).to_json()})
+        emit_json(state.to_json() | {"driver_running": seen["running"], "elapsed_s": seen["elapsed_s"],
+                                     "left_s": seen["left_s"], "comparison": compare(state).to_json()})
         return 0
     print("\n".join(table_lines(state)))
     return 0
 
 
 def _stop(args: argparse.Namespace) -> int:
-    import os
-    import signal
-
-    from ..campaign import state as st
+    from ..campaign.control import ControlError, stop
 
     profile = _profile(args)
-    state = _load(profile, args.id)
-    if not st.is_driver(state.driver_pid, state.id):
-        raise CLIError(f"campaign {state.id} has no running driver (status {state.status})")
-    os.kill(state.driver_pid, signal.SIGTERM)   # proven ours: its /proc cmdline names this campaign
-    print(f"asked campaign {state.id} (pid {state.driver_pid}) to stop; it stops its server and saves")
+    try:
+        pid = stop(profile.name, args.id)
+    except (ControlError, LookupError, ValueError) as exc:
+        raise CLIError(str(exc)) from None
+    print(f"asked campaign {args.id} (pid {pid}) to stop; it stops its server and saves")
     return 0

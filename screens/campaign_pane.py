@@ -1,0 +1,138 @@
+"""The Campaign tab: the profile's campaign as it runs (configs x levels), its time, its winner.
+
+The campaign itself runs in its own detached process (console.campaign); this
+pane follows its saved state through the engine's watcher, and its keys call
+the engine to start, stop or resume it.
+"""
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+from textual.binding import Binding
+from textual.widgets import Static
+
+from console.campaign import control
+from console.campaign.compare import compare
+from console.campaign.spec import CampaignError
+from console.campaign.state import LockHeld, campaign_file
+from console.fmt import duration
+from widgets.campaign_grid import CampaignGrid
+
+from .pane import Pane
+
+
+class CampaignPane(Pane):
+    TAB_TITLE = "Campaign"
+    DESTRUCTIVE_ACTIONS = frozenset({"run", "stop", "resume"})
+    BINDINGS = [
+        Binding("r", "run", "run campaign"),
+        Binding("x", "stop", "stop"),
+        Binding("R", "resume", "resume"),
+    ]
+    DEFAULT_CSS = """
+    CampaignPane #camp-title { height: auto; }
+    CampaignPane CampaignGrid { height: 1fr; }
+    CampaignPane #camp-result { height: auto; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.state = None
+        self.message = ""
+
+    def compose(self):
+        yield Static(id="camp-title")
+        yield CampaignGrid(id="camp-grid")
+        yield Static(id="camp-result")
+
+    async def set_session(self, session) -> None:
+        await super().set_session(session)
+        self.state = None
+        self.message = ""
+        self.draw()
+        self.follow(session.name)
+
+    @work(exclusive=True, group="campaign-watch")
+    async def follow(self, profile_name: str) -> None:
+        async for state in control.watch(profile_name):
+            self.state = state
+            self.draw()
+
+    def draw(self) -> None:
+        title = self.query_one("#camp-title", Static)
+        result = self.query_one("#camp-result", Static)
+        grid = self.query_one(CampaignGrid)
+        state = self.state
+        name = self.session.name if self.session else "?"
+        if state is None:
+            path = campaign_file(name)
+            title.update(Text.assemble(("no campaign yet on this host. ", "bold"),
+                                       f"r runs {path} (or: gpudeck campaign run FILE -p {name})",
+                                       ("\n" + self.message, "yellow") if self.message else ""))
+            grid.show([], [])
+            result.update("")
+            self.set_summary("")
+            return
+        seen = control.view(state)
+        levels = (state.spec.get("sweep") or {}).get("levels") or []
+        done = sum(1 for c in state.cells if c.status in ("done", "crashed", "start-failed", "skipped"))
+        text = Text.assemble((f" {state.id} ", "bold reverse"), f"  {state.status}")
+        if seen["running"]:
+            text.append("  ● driver running", style="green")
+        text.append(f"  · {done}/{len(state.cells)} cells · elapsed {duration(seen['elapsed_s'])}")
+        if seen["left_s"] is not None:
+            text.append(f" · ~{duration(seen['left_s'])} left (from the cells so far)")
+        if seen["current"]:
+            text.append(f"\n now: {seen['current']}", style="bold cyan")
+        if seen["note"]:
+            text.append(f"\n {seen['note']}", style="yellow")
+        if self.message:
+            text.append(f"\n {self.message}", style="yellow")
+        title.update(text)
+        grid.show([c.to_json() for c in state.cells], levels)
+        comp = compare(state)
+        if comp.winner:
+            margin = f", {comp.margin_pct:+.1f}% over {comp.runner_up}" if comp.margin_pct is not None else ""
+            result.update(Text.assemble(("winner: ", "bold"), (comp.winner, "bold green"),
+                                        f" at {comp.winner_tps:,.2f} tok/s{margin}  ({comp.basis})"))
+        else:
+            result.update(Text(f"no winner yet ({comp.basis})", style="dim"))
+        crashed = sum(1 for c in state.cells if c.status == "crashed")
+        summary = f"{done}/{len(state.cells)}" + (f" ✖{crashed}" if crashed else "")
+        self.set_summary(("▶ " if seen["running"] else "") + summary)
+
+    def _say(self, text: str) -> None:
+        self.message = text
+        self.draw()
+
+    def action_run(self) -> None:
+        if self.session is None:
+            return
+        try:
+            state = control.create(self.session.name)
+            pid = control.spawn(state)
+        except (CampaignError, control.ControlError, LockHeld, ValueError, OSError) as exc:
+            self._say(str(exc))
+            return
+        self._say(f"started {state.id} (driver pid {pid}); it keeps running if the console closes")
+
+    def action_stop(self) -> None:
+        if self.state is None:
+            return
+        try:
+            pid = control.stop(self.state.profile, self.state.id)
+        except (control.ControlError, LookupError, ValueError) as exc:
+            self._say(str(exc))
+            return
+        self._say(f"asked {self.state.id} (pid {pid}) to stop: it stops its server and saves")
+
+    def action_resume(self) -> None:
+        if self.state is None:
+            return
+        try:
+            state = control.prepare_resume(self.state.profile, self.state.id)
+            pid = control.spawn(state)
+        except (control.ControlError, LookupError, ValueError, OSError) as exc:
+            self._say(str(exc))
+            return
+        self._say(f"resumed {state.id} (driver pid {pid})")
