@@ -27,6 +27,8 @@ from profiles.profile import Profile
 from profiles.tasks import TaskBoard
 
 from . import report_sections as sections
+from .campaign import state as campaign_state
+from .report_campaigns import campaigns_section
 from .report_tasks import board_markdown
 
 SECTION_ORDER = [
@@ -35,6 +37,7 @@ SECTION_ORDER = [
     ("runs", "Benchmark runs"),
     ("roofline", "Roofline"),
     ("crashes", "Crashes"),
+    ("campaigns", "Campaigns"),
     ("tasks", "Task board"),
 ]
 _BEGIN = re.compile(r"^<!-- gpudeck:begin ([a-z-]+) -->[ \t]*$", re.M)
@@ -222,6 +225,7 @@ def render_sections(data: ReportData) -> dict[str, str]:
         "roofline": sections.roofline_section(data.roofline, data.roofline_note,
                                               measured_by_concurrency(data.runs)),
         "crashes": sections.crashes_section(data.crashes),
+        "campaigns": campaigns_section(*campaign_state.list_all(p.name)),
         "tasks": tasks_md,
     }
     stamp = time.strftime("%Y-%m-%d %H:%M:%S %Z")

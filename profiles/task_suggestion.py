@@ -18,7 +18,7 @@ from .task_model import PRIORITIES
 class Suggestion:
     key: str              # stable: the same event always gives the same key
     text: str
-    kind: str             # crash | sweep | efficiency
+    kind: str             # crash | sweep | efficiency | promise
     priority: str = "high"
     crash: str | None = None
     run: str | None = None
@@ -115,3 +115,11 @@ def efficiency_suggestion(label: str, efficiency_pct: float | None, threshold_pc
     return Suggestion(key=f"efficiency:{label}", kind="efficiency", priority="medium", run=run,
                       config=config,
                       text=f"Efficiency {eff:.1f}% at {label} is below {limit:g}%: find where the time goes")
+
+
+def promise_suggestion(config: str, warning: str) -> Suggestion | None:
+    """A config whose name promises what its flags don't do (named EP8, runs TP8): check it once."""
+    if not config or not warning:
+        return None
+    return Suggestion(key=f"promise:{config}", kind="promise", priority="medium", config=config,
+                      text=f"Check {config}: {warning}")

@@ -33,7 +33,7 @@ from .atomic import StateFileError, read_toml, write_toml
 from .task_merge import merge_boards
 from .task_model import (DONE_STATUSES, PRIORITIES, STATUSES, Task, TaskFormatError, now_iso,
                          task_from_dict, task_to_dict)
-from .task_suggestion import (Suggestion, crash_suggestion, efficiency_suggestion,
+from .task_suggestion import (Suggestion, crash_suggestion, efficiency_suggestion, promise_suggestion,
                               suggestion_from_dict, suggestion_to_dict, sweep_suggestions)
 
 __all__ = ["TaskBoard", "BoardReadOnly", "Task", "Suggestion", "FileWatch", "STATUSES", "PRIORITIES",
@@ -542,6 +542,13 @@ def suggest_from_efficiency(profile: Any, label: str, efficiency_pct: float | No
     """An efficiency below the board's threshold becomes a suggested task, once."""
     board = TaskBoard.for_profile(_profile_name(profile))
     s = efficiency_suggestion(label, efficiency_pct, board.threshold_pct, run=run, config=config)
+    return s if s is not None and board.suggest(s) else None
+
+
+def suggest_from_promise(profile: Any, config: str, warning: str) -> Suggestion | None:
+    """A launch config whose name contradicts its flags becomes a suggested check, once."""
+    board = TaskBoard.for_profile(_profile_name(profile))
+    s = promise_suggestion(config, warning)
     return s if s is not None and board.suggest(s) else None
 
 

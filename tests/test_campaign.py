@@ -152,6 +152,11 @@ def test_a_campaign_over_two_real_configs_launches_sweeps_stops_and_compares(lla
     _nothing_left_running("box")
     shown = gpudeck("campaign", "show", doc["id"], "-p", "box")
     assert "winner:" in shown.stdout and "smol+parallel=2" in shown.stdout
+    report = folder / "findings.md"
+    assert gpudeck("report", "-p", "box", "--offline", "--out", str(report)).returncode == 0
+    text = report.read_text()
+    assert "## Campaigns" in text and doc["id"] in text
+    assert "| smol+parallel=2 | smol | --parallel 2 | done |" in text
 
 
 def _wait_for(predicate, timeout: float = 120.0, what: str = "") -> None:
@@ -266,6 +271,9 @@ def test_the_simulated_campaign_triages_a_crash_goes_on_and_names_the_winner(tmp
         assert winner and winner != "run_tp8_ep8_crash"
         table = gpudeck("campaign", "show", doc["id"], "-p", "demo").stdout
         assert "cuda-illegal-address" in table and f"winner: {winner}" in table
+        suggestions = json.loads(gpudeck("tasks", "-p", "demo", "suggestions", "--json").stdout)["suggestions"]
+        keys = [s["key"] for s in suggestions]
+        assert "promise:run_tp8_ep8_crash" in keys and "promise:run_tp8_ep8_memsafe" in keys
         _nothing_left_running("demo")
     finally:
         world.close()

@@ -194,6 +194,10 @@ class CampaignRunner:
             cell.status, cell.note, cell.ended_at = "start-failed", str(exc), time.time()
             self._save()
             return
+        if config.warnings:   # a config named EP8 that runs TP8: worth a task, whatever its numbers
+            from profiles.tasks import suggest_from_promise
+
+            suggest_from_promise(self.profile.name, cell.base, config.warnings[0])
         self._log(f"{cell.name}: launching {cell.script}")
         try:
             record = await lifecycle.launch(self.session, cell.name, config.script, flags=config.flags,

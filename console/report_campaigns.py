@@ -1,0 +1,43 @@
+"""The report's Campaigns section: each campaign's result table, its winner, and what each derived script ran."""
+from __future__ import annotations
+
+from typing import Any
+
+from .report_sections import cell, fenced, table
+
+
+def derived_flags(state) -> list[list[str]]:
+    """One row per grid cell: the flags its derived script passes, read back from the script kept with the results."""
+    from . import launchconfig
+
+    rows = []
+    for c in state.cells:
+        if not c.flags:
+            continue
+        path = state.dir / "scripts" / f"{c.name}.sh"
+        try:
+            parsed = launchconfig.parse_script(path.read_text(), name=path.name)
+            passed = ", ".join(f"{flag} {parsed.raw_flags.get(flag.lstrip('-').replace('_', '-'), 'N/A')}"
+                               for flag in c.flags)
+        except (OSError, launchconfig.LaunchConfigError) as exc:
+            passed = f"script not readable: {exc}"
+        rows.append([cell(c.name), cell(c.base), cell(passed), cell(c.status)])
+    return rows
+
+
+def campaigns_section(states: list[Any], errors: list[str] | None = None) -> str:
+    from .campaign.compare import table_lines
+
+    if not states and not errors:
+        return "No campaign has run on this host (`gpudeck campaign run FILE`)."
+    parts = []
+    for state in sorted(states, key=lambda s: s.created_at, reverse=True):
+        parts.append(f"### {cell(state.id)}\n\n" + fenced(table_lines(state)))
+        rows = derived_flags(state)
+        if rows:
+            parts.append("Derived scripts (kept in `" + cell(str(state.dir / "scripts")) + "`), with the flags "
+                         "each passes as read back from the script:\n\n"
+                         + table(["cell", "base config", "script value of the grid flags", "state"], rows))
+    for line in errors or []:
+        parts.append(f"- unreadable campaign: {cell(line)}")
+    return "\n\n".join(parts)
