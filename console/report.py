@@ -27,7 +27,6 @@ from profiles.profile import Profile
 from profiles.tasks import TaskBoard
 
 from . import report_sections as sections
-from .campaign import state as campaign_state
 from .report_campaigns import campaigns_section
 from .report_tasks import board_markdown
 
@@ -225,7 +224,7 @@ def render_sections(data: ReportData) -> dict[str, str]:
         "roofline": sections.roofline_section(data.roofline, data.roofline_note,
                                               measured_by_concurrency(data.runs)),
         "crashes": sections.crashes_section(data.crashes),
-        "campaigns": campaigns_section(*campaign_state.list_all(p.name)),
+        "campaigns": campaigns_section(p),
         "tasks": tasks_md,
     }
     stamp = time.strftime("%Y-%m-%d %H:%M:%S %Z")

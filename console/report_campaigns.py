@@ -25,14 +25,17 @@ def derived_flags(state) -> list[list[str]]:
     return rows
 
 
-def campaigns_section(states: list[Any], errors: list[str] | None = None) -> str:
-    from .campaign.compare import table_lines
+def campaigns_section(profile: Any) -> str:
+    from .campaign import state as campaign_state
+    from .campaign.compare import roofline_for, table_lines
 
+    states, errors = campaign_state.list_all(profile.name)
     if not states and not errors:
         return "No campaign has run on this host (`gpudeck campaign run FILE`)."
+    roof, note = roofline_for(profile)
     parts = []
     for state in sorted(states, key=lambda s: s.created_at, reverse=True):
-        parts.append(f"### {cell(state.id)}\n\n" + fenced(table_lines(state)))
+        parts.append(f"### {cell(state.id)}\n\n" + fenced(table_lines(state, roof, note)))
         rows = derived_flags(state)
         if rows:
             parts.append("Derived scripts (kept in `" + cell(str(state.dir / "scripts")) + "`), with the flags "

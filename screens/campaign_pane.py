@@ -39,6 +39,8 @@ class CampaignPane(Pane):
         super().__init__(**kwargs)
         self.state = None
         self.message = ""
+        self.roof = None
+        self.roof_note = ""
 
     def compose(self):
         yield Static(id="camp-title")
@@ -54,6 +56,12 @@ class CampaignPane(Pane):
 
     @work(exclusive=True, group="campaign-watch")
     async def follow(self, profile_name: str) -> None:
+        import asyncio
+
+        from console.campaign.compare import roofline_for
+
+        # the model's config.json is read once, off the event loop
+        self.roof, self.roof_note = await asyncio.to_thread(roofline_for, self.session.profile)
         async for state in control.watch(profile_name):
             self.state = state
             self.draw()
@@ -90,11 +98,21 @@ class CampaignPane(Pane):
             text.append(f"\n {self.message}", style="yellow")
         title.update(text)
         grid.show([c.to_json() for c in state.cells], levels)
-        comp = compare(state)
+        comp = compare(state, self.roof, self.roof_note)
         if comp.winner:
             margin = f", {comp.margin_pct:+.1f}% over {comp.runner_up}" if comp.margin_pct is not None else ""
-            result.update(Text.assemble(("winner: ", "bold"), (comp.winner, "bold green"),
-                                        f" at {comp.winner_tps:,.2f} tok/s{margin}  ({comp.basis})"))
+            text = Text.assemble(("winner: ", "bold"), (comp.winner, "bold green"),
+                                 f" at {comp.winner_tps:,.2f} tok/s{margin}  ({comp.basis})")
+            best = next(r for r in comp.results if r.cell == comp.winner)
+            if best.efficiency_pct is not None:
+                cal = best.calibration or {}
+                text.append(f"\n{best.efficiency_pct:.2f}% of the roofline's ideal at c={best.best_level}")
+                if cal.get("eta"):
+                    text.append(f"; fitted: bandwidth efficiency {cal['eta'] * 100:.1f}%, "
+                                f"{cal['overhead_ms']:.1f} ms fixed per step")
+            elif comp.roofline_note:
+                text.append("\n" + comp.roofline_note, style="dim")
+            result.update(text)
         else:
             result.update(Text(f"no winner yet ({comp.basis})", style="dim"))
         crashed = sum(1 for c in state.cells if c.status == "crashed")

@@ -271,6 +271,9 @@ def test_the_simulated_campaign_triages_a_crash_goes_on_and_names_the_winner(tmp
         assert winner and winner != "run_tp8_ep8_crash"
         table = gpudeck("campaign", "show", doc["id"], "-p", "demo").stdout
         assert "cuda-illegal-address" in table and f"winner: {winner}" in table
+        best = next(r for r in doc["comparison"]["results"] if r["cell"] == winner)
+        assert best["efficiency_pct"] is not None and 0 < best["efficiency_pct"] < 100
+        assert best["calibration"] is not None and "against the roofline" in table
         suggestions = json.loads(gpudeck("tasks", "-p", "demo", "suggestions", "--json").stdout)["suggestions"]
         keys = [s["key"] for s in suggestions]
         assert "promise:run_tp8_ep8_crash" in keys and "promise:run_tp8_ep8_memsafe" in keys

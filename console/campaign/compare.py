@@ -18,6 +18,8 @@ class ConfigResult:
     best_level: int | None = None
     best_within_slo: float | None = None   # the best output tok/s of a level that met every SLO
     best_within_slo_level: int | None = None
+    efficiency_pct: float | None = None    # best_tps against the roofline's ideal at that batch
+    calibration: dict | None = None        # eta and per-step overhead fitted to this cell's TPOTs
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -26,6 +28,7 @@ class ConfigResult:
 @dataclass
 class Comparison:
     results: list[ConfigResult] = field(default_factory=list)
+    roofline_note: str = ""                # why efficiency is N/A, when it is
     winner: str | None = None
     winner_tps: float | None = None
     runner_up: str | None = None
@@ -34,7 +37,8 @@ class Comparison:
 
     def to_json(self) -> dict:
         return {"results": [r.to_json() for r in self.results], "winner": self.winner, "winner_tps": self.winner_tps,
-                "runner_up": self.runner_up, "margin_pct": self.margin_pct, "basis": self.basis}
+                "runner_up": self.runner_up, "margin_pct": self.margin_pct, "basis": self.basis,
+                "roofline_note": self.roofline_note}
 
 
 def _meets(level: dict, slo: dict) -> bool:
@@ -59,13 +63,40 @@ def result_of(cell: Cell, slo: dict) -> ConfigResult:
     return out
 
 
-def compare(state: CampaignState) -> Comparison:
+def roofline_for(profile) -> tuple[object | None, str]:
+    """The profile's roofline, or why there is none (efficiency then stays N/A)."""
+    from ..roofline.errors import RooflineError
+    from ..roofline.from_profile import compute_inputs, inputs_from_profile
+
+    try:
+        return compute_inputs(inputs_from_profile(profile)), ""
+    except (RooflineError, OSError, ValueError, KeyError) as exc:
+        return None, f"efficiency N/A: {exc}"
+
+
+def _against_roofline(result: ConfigResult, roof) -> None:
+    from ..roofline.calibrate import fit
+
+    if result.best_tps is not None and result.best_level:
+        ideal = roof.tok_s(result.best_level, "ideal")
+        result.efficiency_pct = round(100 * result.best_tps / ideal, 2) if ideal else None
+    points = [(lv["concurrency"], lv["tpot_p50"] / 1000) for lv in result.levels
+              if lv.get("status") == "ok" and lv.get("tpot_p50") and lv.get("concurrency")]
+    cal = fit(roof, points)
+    result.calibration = cal.to_json() if cal is not None else None
+
+
+def compare(state: CampaignState, roof=None, roof_note: str = "") -> Comparison:
     slo = (state.spec.get("sweep") or {}).get("slo") or {}
     results = [result_of(c, slo) for c in state.cells]
+    if roof is not None:
+        for r in results:
+            _against_roofline(r, roof)
     key = "best_within_slo" if slo else "best_tps"
     ranked = sorted((r for r in results if getattr(r, key) is not None), key=lambda r: getattr(r, key), reverse=True)
     comp = Comparison(results=results, basis="best output tok/s at a level meeting every SLO (p99)" if slo
-                      else "best output tok/s at any level that finished ok (no SLO given)")
+                      else "best output tok/s at any level that finished ok (no SLO given)",
+                      roofline_note=roof_note)
     if ranked:
         comp.winner, comp.winner_tps = ranked[0].cell, getattr(ranked[0], key)
         if len(ranked) > 1:
@@ -79,9 +110,9 @@ def _n(value, fmt="{:.2f}") -> str:
     return "N/A" if value is None else fmt.format(value)
 
 
-def table_lines(state: CampaignState) -> list[str]:
+def table_lines(state: CampaignState, roof=None, roof_note: str = "") -> list[str]:
     """The campaign's result table, as `campaign show` prints it."""
-    comp = compare(state)
+    comp = compare(state, roof, roof_note)
     levels = (state.spec.get("sweep") or {}).get("levels") or []
     lines = [f"{state.id} · profile {state.profile} · {state.status}" + (f" · {state.note}" if state.note else "")]
     head = f"{'config':<44} {'state':<13} " + " ".join(f"{'c=' + str(c):>9}" for c in levels) + "  crash / note"
@@ -104,6 +135,16 @@ def table_lines(state: CampaignState) -> list[str]:
         why = r.crash_class or r.note
         lines.append(f"{name:<44} {r.status:<13} " + " ".join(cells) + (f"  {why}" if why else ""))
         lines.append(f"{'':<44} {'':<13} " + " ".join(lat))
+    if roof is not None:
+        lines.append("against the roofline (best level; fit of TPOT = ideal step / eta + overhead):")
+        for r in comp.results:
+            cal = r.calibration or {}
+            eta = f"eta {cal['eta'] * 100:.1f}%" if cal.get("eta") else "eta N/A"
+            over = f"overhead {cal['overhead_ms']:.1f} ms/step" if cal else "overhead N/A"
+            eff = f"{r.efficiency_pct:.2f}%" if r.efficiency_pct is not None else "N/A"
+            lines.append(f"  {r.cell[:44]:<44} efficiency {eff} at c={r.best_level or 'N/A'} · {eta} · {over}")
+    elif comp.roofline_note:
+        lines.append(comp.roofline_note)
     if comp.winner:
         margin = f", {comp.margin_pct:+.1f}% over {comp.runner_up}" if comp.margin_pct is not None else ""
         lines.append(f"winner: {comp.winner} at {comp.winner_tps:.2f} tok/s{margin} ({comp.basis})")

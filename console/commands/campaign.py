@@ -135,12 +135,13 @@ def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
         final = asyncio.run(main())
     except st.LockHeld as exc:
         raise CLIError(str(exc)) from None
-    if as_json:
-        from ..campaign.compare import compare
+    from ..campaign.compare import compare, roofline_for
 
-        emit_json(final.to_json() | {"comparison": compare(final).to_json()})
+    roof, note = roofline_for(profile)
+    if as_json:
+        emit_json(final.to_json() | {"comparison": compare(final, roof, note).to_json()})
     else:
-        print("\n".join(table_lines(final)))
+        print("\n".join(table_lines(final, roof, note)))
     return 0 if final.status == "finished" else 1
 
 
@@ -169,18 +170,19 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from ..campaign.compare import compare, table_lines
+    from ..campaign.compare import compare, roofline_for, table_lines
     from ..campaign.control import view
 
     profile = _profile(args)
     state = _load(profile, args.id)
     seen = view(state)
     state.note = seen["note"]
+    roof, note = roofline_for(profile)
     if args.json:
         emit_json(state.to_json() | {"driver_running": seen["running"], "elapsed_s": seen["elapsed_s"],
-                                     "left_s": seen["left_s"], "comparison": compare(state).to_json()})
+                                     "left_s": seen["left_s"], "comparison": compare(state, roof, note).to_json()})
         return 0
-    print("\n".join(table_lines(state)))
+    print("\n".join(table_lines(state, roof, note)))
     return 0
 
 
