@@ -240,7 +240,7 @@ class ServerPane(Pane):
         if not record.log or self.session is None:
             return
         try:
-            result = await self.session.host.run(["tail", "-n", "5000", record.log], timeout=30)
+            result = await self.session.host.run(["tail", "-n", "5000", "--", record.log], timeout=30)
             count = await self._line_count(record.log)
         except HostError as exc:
             self.notify(str(exc), severity="error")
@@ -251,7 +251,7 @@ class ServerPane(Pane):
             self.query_one(LogView).add_lines(lines)
 
     async def _line_count(self, path: str) -> int | None:
-        result = await self.session.host.run(["wc", "-l", path], timeout=30)
+        result = await self.session.host.run(["wc", "-l", "--", path], timeout=30)
         head = result.stdout.split()
         return int(head[0]) if head and head[0].isdigit() else None
 

@@ -135,12 +135,19 @@ def _add(args: argparse.Namespace) -> int:
         profile: Profile = profile_from_dict(args.name, doc, "<command line>")
     except ProfileError as exc:
         raise CLIError(str(exc), 2) from None
-    path = store.save(profile)
+    try:
+        path = store.save(profile)
+    except OSError as exc:
+        raise CLIError(_cannot_write(paths.profile_file(profile.name), exc)) from None
     if args.json:
         emit_json(profile.to_json() | {"path": str(path)})
     else:
         print(f"saved {profile.name}: {profile.target} ({path})")
     return 0
+
+
+def _cannot_write(path, exc: OSError) -> str:
+    return f"cannot write {path}: {exc.strerror or exc}"
 
 
 def _rm(args: argparse.Namespace) -> int:
@@ -151,6 +158,8 @@ def _rm(args: argparse.Namespace) -> int:
         store.remove(args.name)
     except (ProfileError, ValueError) as exc:
         raise CLIError(str(exc)) from None
+    except OSError as exc:
+        raise CLIError(f"cannot remove profile {args.name}: {exc.strerror or exc}") from None
     print(f"removed {args.name}")
     return 0
 

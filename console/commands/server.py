@@ -253,7 +253,7 @@ async def _status(args) -> int:
 
 
 async def _logs(args) -> int:
-    from ..servers.logtail import LogTail
+    from ..servers.logtail import LogTail, last_lines_argv
 
     async def body(session):
         record = _pick(session, args.target, live_only=False)
@@ -263,7 +263,7 @@ async def _logs(args) -> int:
             async for line in LogTail(session.host, record.log).lines(follow=True):
                 print(json.dumps({"line": line}) if args.json else line, flush=True)
         else:
-            result = await session.host.run(["tail", "-n", str(args.lines), record.log], timeout=30)
+            result = await session.host.run(last_lines_argv(record.log, args.lines), timeout=30)
             if not result.ok:
                 raise CLIError(result.stderr.strip() or f"cannot read {record.log}")
             if args.json:

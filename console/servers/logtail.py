@@ -26,7 +26,7 @@ class LogTail:
             argv = ["tail", "-c", f"+{self.offset + 1}"]
             if follow:
                 argv += ["-F"]
-            argv += [self.path]
+            argv += ["--", self.path]
             try:
                 async with self.host.stream(argv) as stream:
                     start = self.offset
@@ -42,6 +42,11 @@ class LogTail:
 
     async def read_range(self, start: int, length: int) -> list[str]:
         """Bytes [start, start+length) of the file as lines (for scrolling back)."""
-        result = await self.host.run(["sh", "-c", 'tail -c +"$1" "$2" | head -c "$3"', "sh",
+        result = await self.host.run(["sh", "-c", 'tail -c +"$1" -- "$2" | head -c "$3"', "sh",
                                       str(start + 1), self.path, str(length)], timeout=30)
         return result.stdout.splitlines()
+
+
+def last_lines_argv(path: str, count: int) -> list[str]:
+    """`tail` for the last `count` lines of `path` (the path can never be an option)."""
+    return ["tail", "-n", str(int(count)), "--", path]
