@@ -133,10 +133,12 @@ class ProbeState:
 
 
 async def probe(host: Host, record: LaunchRecord) -> ProbeState:
-    """Is the process group alive, and has the wrapper written an exit status?"""
-    script = ('st=$(cat -- "$1" 2>/dev/null); '
-              'if [ -n "$2" ] && [ "$2" -gt 1 ] && kill -0 "-$2" 2>/dev/null; then a=1; '
-              'elif [ -n "$3" ] && kill -0 "$3" 2>/dev/null; then a=1; else a=0; fi; echo "$a|$st"')
+    """Is the process group alive (zombies aside), and has the wrapper written an exit status?"""
+    from .signals import ALIVE_FUNCS
+
+    script = ALIVE_FUNCS + ('st=$(cat -- "$1" 2>/dev/null); '
+                            'if [ -n "$2" ] && group_alive "$2"; then a=1; '
+                            'elif [ -n "$3" ] && pid_alive "$3"; then a=1; else a=0; fi; echo "$a|$st"')
     result = await host.run(["sh", "-c", script, "sh", record.exit_file or "/nonexistent",
                              str(record.pgid or ""), str(record.pid or "")], timeout=15)
     alive, _, status = result.stdout.strip().partition("|")
@@ -332,8 +334,8 @@ async def survivors(session: HostSession, record: LaunchRecord) -> tuple[list[Su
         return [], None
     out = []
     for pid in sorted(pids):
-        if pid not in listing:
-            continue
+        if pid not in listing or listing[pid].command.endswith("<defunct>"):
+            continue  # gone, or a zombie: exited, only not reaped (pid 1 of a container may never)
         found = Survivor(pid, listing[pid].command)
         if pid in holders_of_port:
             found.holds.append(f"port {record.port}")

@@ -47,6 +47,28 @@ class LogTail:
         return result.stdout.splitlines()
 
 
+async def offset_of_last_lines(host: Host, path: str, count: int) -> int:
+    """The byte offset where the last `count` lines of `path` start (as the file is
+    now: its size is read once, and only that much of it is looked at)."""
+    if count <= 0:
+        return -1  # the caller starts at the end
+    result = await host.run(["sh", "-c", 's=$(wc -c < "$1") || exit 1; '
+                             'echo "$s"; head -c "$s" -- "$1" | tail -n "$2" | wc -c',
+                             "sh", path, str(int(count))], timeout=30)
+    numbers = result.stdout.split()
+    if not result.ok or len(numbers) != 2 or not all(n.isdigit() for n in numbers):
+        raise HostError("other", result.stderr.strip() or f"cannot read {path}")
+    size, tail = (int(n) for n in numbers)
+    return max(0, size - tail)
+
+
+async def end_offset(host: Host, path: str) -> int:
+    result = await host.run(["sh", "-c", 'wc -c < "$1"', "sh", path], timeout=30)
+    if not result.ok or not result.stdout.strip().isdigit():
+        raise HostError("other", result.stderr.strip() or f"cannot read {path}")
+    return int(result.stdout.strip())
+
+
 def last_lines_argv(path: str, count: int) -> list[str]:
     """`tail` for the last `count` lines of `path` (the path can never be an option)."""
     return ["tail", "-n", str(int(count)), "--", path]

@@ -166,13 +166,34 @@ async def signal_group(host: Host, pgid: int, name: str, root: int | None = None
     return await send(host, name, pgid=int(pgid))
 
 
+# Shell functions: is a group / a pid running? A zombie (exited, not reaped) is
+# not: where pid 1 does not reap (many containers), a server's orphaned children
+# stay zombies in its group for ever, and `kill -0 -PGID` would call it alive.
+ALIVE_FUNCS = r"""
+proc_state() { read -r line 2>/dev/null < "/proc/$1/stat" || return 1; set -- ${line##*) }; echo "$1 $3"; }
+pid_alive() {
+  if [ -d /proc/self ]; then s=$(proc_state "$1") || return 1; [ "${s%% *}" != Z ]
+  else kill -0 "$1" 2>/dev/null; fi
+}
+group_alive() {
+  [ "$1" -gt 1 ] || return 1
+  [ -d /proc/self ] || { kill -0 "-$1" 2>/dev/null; return; }
+  kill -0 "-$1" 2>/dev/null || return 1
+  g=$1
+  for f in /proc/[0-9]*; do
+    read -r line 2>/dev/null < "$f/stat" || continue
+    set -- ${line##*) }
+    [ "$3" = "$g" ] && [ "$1" != Z ] && return 0
+  done
+  return 1
+}
+"""
+
+
 async def any_alive(host: Host, pids: list[int]) -> bool:
-    """Is any of `pids` still running? A zombie (exited, not yet reaped) is not."""
+    """Is any of `pids` still running? A zombie is not."""
     if not pids:
         return False
-    script = ('for p in "$@"; do '
-              'if [ -r "/proc/$p/stat" ]; then s=$(sed -n "s/.*) \\(.\\).*/\\1/p" "/proc/$p/stat" 2>/dev/null); '
-              '[ -n "$s" ] && [ "$s" != Z ] && exit 0; '
-              'elif kill -0 "$p" 2>/dev/null; then exit 0; fi; done; exit 1')
+    script = ALIVE_FUNCS + 'for p in "$@"; do pid_alive "$p" && exit 0; done; exit 1'
     result = await host.run(["sh", "-c", script, "sh", *[str(int(p)) for p in pids]], timeout=15)
     return result.ok
