@@ -141,9 +141,12 @@ def test_cli_stop_says_not_stopped_and_offers_the_kill(local_scripts, gpudeck_ho
     assert stop.returncode == 1, stop.stderr
     assert stop.stdout.startswith("NOT fully stopped escapes")
     assert f"holds port {port}" in stop.stderr and "--kill-escaped" in stop.stderr
+    status = cli("status")
+    assert status.returncode == 0 and "stopped" in status.stdout and "still running: pid " in status.stdout
     killed = cli("stop", "escapes", "--kill-escaped", "--json")
     assert killed.returncode == 0, killed.stderr
     assert len(json.loads(killed.stdout)["killed"]) == 1
+    assert "still running" not in cli("status").stdout
 
 
 def test_launch_wait_that_times_out_exits_non_zero(local_scripts, gpudeck_home):

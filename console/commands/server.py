@@ -280,6 +280,12 @@ async def _status(args) -> int:
             if record.state == "crashed" and not record.crash_record:
                 await ServerMonitor(session, record).run()  # writes the crash record
         all_records, unreadable = records.scan(session.name)
+        for r in all_records:
+            if r.escaped and not r.live:  # still running after its stop? look again
+                left, _ = await lifecycle.survivors(session, r)
+                if [s.pid for s in left] != r.escaped:
+                    r.escaped = [s.pid for s in left]
+                    records.save(session.name, r)
         for line in unreadable:
             print(f"⚠ {line}", file=sys.stderr)
         if args.json:
@@ -291,6 +297,8 @@ async def _status(args) -> int:
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.started_at))
             extra = f" exit {r.exit_status}" if r.exit_status is not None else ""
             crash = f" · {r.crash_class}" if r.crash_class else ""
+            if r.escaped:
+                crash += " · still running: " + ", ".join(f"pid {p}" for p in r.escaped)
             print(f"{r.config:<32} {r.state:<9} started {when}{extra}{crash}  pgid {r.pgid}  {r.log}")
         return 0
 

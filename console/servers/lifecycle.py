@@ -387,6 +387,8 @@ async def adopt(session: HostSession, pid: int) -> LaunchRecord:
     """Take over a server gpudeck did not launch: its group, command and log (from fd 1)."""
     from .procs import processes
 
+    if pid <= 1:
+        raise LaunchError(f"pid {pid} is the host's init, not a server")
     procs = {p.pid: p for p in await processes(session.host)}
     proc = procs.get(pid)
     if proc is None:
