@@ -402,7 +402,10 @@ def ssh_target(profile: Profile) -> SSHTarget:
     values: dict = {}
     if config:
         # asyncssh reads ~/.ssh/config by itself only inside connect(); name it explicitly
-        parsed = asyncssh.SSHClientConnectionOptions(host=s.host, config=config).config
+        try:
+            parsed = asyncssh.SSHClientConnectionOptions(host=s.host, config=config).config
+        except (OSError, ValueError, asyncssh.Error) as exc:
+            raise HostError("other", f"cannot read ssh config {', '.join(config)}: {exc}") from None
         values = {key: parsed.get(key) for key in ("Hostname", "Port", "User", "HostKeyAlias")}
     host = str(values.get("Hostname") or s.host)
     port = int(s.port or values.get("Port") or 22)
@@ -550,6 +553,8 @@ class SSHHost(Host):
     async def _describe_connect_error(self, exc: BaseException) -> HostError:
         import asyncssh
 
+        if isinstance(exc, HostError):
+            return exc
         host, port = resolved_endpoint(self.profile)
         where = f"{host}:{port}"
         if isinstance(exc, socket.gaierror):
