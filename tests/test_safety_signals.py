@@ -130,3 +130,10 @@ def test_a_session_gpudeck_created_is_its_own_even_after_the_leader_exited():
     table = _table(_HOST + [(1001, 1, 1000, 1000, "python3")])
     assert group_refusal(table, 1000, 1000, own_session=True) is None
     assert "outside" in group_refusal(table, 1000, 1000, own_session=False)
+
+
+def test_without_a_process_table_only_gpudecks_own_session_is_signalled():
+    empty = ProcessTable({}, None)
+    assert group_refusal(empty, 4242, 4242, own_session=True) is None
+    assert "could not be read" in group_refusal(empty, 4242, 4242, own_session=False)
+    assert "not the server's own" in group_refusal(empty, 1, 4242, own_session=True)

@@ -90,6 +90,8 @@ def group_refusal(table: ProcessTable, pgid: int, root: int | None, own_session:
     """
     if pgid <= 1:
         return f"process group {pgid} is not the server's own (it would reach every process)"
+    if not table.rows:  # no `ps -o sid` (busybox): only a group gpudeck made itself is provably ours
+        return None if own_session else "the host's process table could not be read (ps -eo pid,ppid,pgid,sid)"
     for row in table.ancestors(table.self_pid):
         if pgid in (row.pgid, row.sid):
             return f"process group {pgid} holds the session that runs gpudeck's commands ({row.comm} pid {row.pid})"
