@@ -137,3 +137,58 @@ def test_without_a_process_table_only_gpudecks_own_session_is_signalled():
     assert group_refusal(empty, 4242, 4242, own_session=True) is None
     assert "could not be read" in group_refusal(empty, 4242, 4242, own_session=False)
     assert "not the server's own" in group_refusal(empty, 1, 4242, own_session=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+async def test_over_ssh_a_shared_group_is_refused_and_only_the_adopted_tree_stops(ssh_profile):
+    from console.servers import lifecycle
+    from console.session import HostSession
+
+    session = HostSession.open(ssh_profile)
+    try:
+        # two processes left in one group by the same remote shell: adopt one, the other is a bystander
+        out = await session.host.run(["sh", "-c", "sleep 1001 >/dev/null 2>&1 & echo $!; "
+                                                  "sleep 1002 >/dev/null 2>&1 & echo $!"])
+        server, bystander = (int(p) for p in out.stdout.split())
+        try:
+            record = await lifecycle.adopt(session, server)
+            result = await lifecycle.stop(session, record, grace_s=5)
+            assert result.how == "tree" and "outside the server's process tree" in result.refused, result.to_json()
+            assert not _alive(server)
+            assert _alive(bystander), "a process beside the server in its group was signalled"
+        finally:
+            if _alive(bystander):
+                os.kill(bystander, 9)
+    finally:
+        await session.host.close()
+
+
+async def test_over_ssh_a_launched_server_is_stopped_as_its_own_group(ssh_profile, tmp_path):
+    from console.servers import configs as cfgs
+    from console.servers import lifecycle
+    from console.session import HostSession
+    from profiles import store
+
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "two.sh").write_text("#!/bin/sh\nsleep 1000 &\nexec sleep 1001\n")
+    ssh_profile.server.scripts_dir = str(scripts)
+    ssh_profile.server.log_dir = str(tmp_path / "logs")
+    store.save(ssh_profile)
+    session = HostSession.open(ssh_profile)
+    try:
+        config = cfgs.find(await cfgs.discover(session), "two")
+        record = await lifecycle.launch(session, config.name, config.script)
+        result = await lifecycle.stop(session, record, grace_s=5)
+        assert result.how == "group" and result.refused is None
+        assert result.clean and record.state == "stopped" and record.exit_status == 143
+        assert await lifecycle.marked_pids(session.host, record.id) == []
+    finally:
+        await session.host.close()
