@@ -218,15 +218,17 @@ class StopResult:
     refused: str | None = None  # why the group was not signalled as a whole
     survivors: list[Survivor] = field(default_factory=list)
     port_held: str | None = None  # "port 8080 still in use (pid 4242)" after the stop
+    port_foreign: bool = False  # ...by processes known not to be the server's (another program)
 
     @property
     def clean(self) -> bool:
-        return not self.survivors and not self.port_held
+        return not self.survivors and (not self.port_held or self.port_foreign)
 
     def to_json(self) -> dict:
         return {"signal": self.signal, "seconds": self.seconds, "exit_status": self.exit_status,
                 "gpu_warning": self.gpu_warning, "how": self.how, "refused": self.refused,
                 "survivors": [s.to_json() for s in self.survivors], "port_held": self.port_held,
+                "port_foreign": self.port_foreign,
                 "clean": self.clean}
 
 
@@ -296,6 +298,11 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
     result.seconds = round(time.monotonic() - started, 2)
     result.exit_status = record.exit_status
     result.survivors, result.port_held = await survivors(session, record)
+    if result.port_held and not result.survivors:
+        from .procs import port_holders
+
+        # holders we can name that carry no mark of this launch: another program took the port
+        result.port_foreign = bool(await port_holders(host, record.port))
     record.escaped = [s.pid for s in result.survivors]
     records.save(session.name, record)
     result.gpu_warning = await _gpu_still_held(session, record)
