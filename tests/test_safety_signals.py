@@ -163,6 +163,9 @@ async def test_over_ssh_a_shared_group_is_refused_and_only_the_adopted_tree_stop
             assert result.how == "tree" and "outside the server's process tree" in result.refused, result.to_json()
             assert not _alive(server)
             assert _alive(bystander), "a process beside the server in its group was signalled"
+            assert result.clean, result.to_json()  # the bystander is not the server's survivor
+            assert await lifecycle.kill_escaped(session, record) == []
+            assert _alive(bystander)
         finally:
             if _alive(bystander):
                 os.kill(bystander, 9)

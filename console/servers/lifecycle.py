@@ -329,11 +329,12 @@ async def survivors(session: HostSession, record: LaunchRecord) -> tuple[list[Su
     host = session.host
     try:
         listing = {p.pid: p for p in await processes(host)}
-        pids = set(await marked_pids(host, record.id)) if not record.adopted else set()
-        if record.pgid and record.pgid > 1:
-            pids |= {p.pid for p in listing.values() if p.pgid == record.pgid}
-        if record.pid and record.pid in listing and record.adopted:
-            pids.add(record.pid)
+        if record.adopted:  # no mark, and its group may hold bystanders: only the server's own pid
+            pids = {record.pid} if record.pid and record.pid > 1 else set()
+        else:  # a session gpudeck created: its group, plus whatever carries the launch's mark
+            pids = set(await marked_pids(host, record.id))
+            if record.pgid and record.pgid > 1:
+                pids |= {p.pid for p in listing.values() if p.pgid == record.pgid}
         held_port = await port_in_use(host, record.port) if record.port else None
         holders_of_port = await port_holders(host, record.port) if held_port else []
         gpu = await gpu_holders(host) or []
