@@ -139,8 +139,10 @@ async def probe(host: Host, record: LaunchRecord) -> ProbeState:
     script = ALIVE_FUNCS + ('st=$(cat -- "$1" 2>/dev/null); '
                             'if [ -n "$2" ] && group_alive "$2"; then a=1; '
                             'elif [ -n "$3" ] && pid_alive "$3"; then a=1; else a=0; fi; echo "$a|$st"')
+    # an adopted server's group may hold bystanders (its shell, other jobs): its own pid decides
+    group = "" if record.adopted else str(record.pgid or "")
     result = await host.run(["sh", "-c", script, "sh", record.exit_file or "/nonexistent",
-                             str(record.pgid or ""), str(record.pid or "")], timeout=15)
+                             group, str(record.pid or "")], timeout=15)
     alive, _, status = result.stdout.strip().partition("|")
     return ProbeState(alive == "1", int(status) if status.strip().lstrip("-").isdigit() else None)
 
