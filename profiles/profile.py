@@ -133,9 +133,13 @@ def _bad_argument(value: str) -> str | None:
     """Why a string can't be handed to a command as a path or name; None if it can."""
     if value.startswith("-"):
         return "a value that does not start with '-'"
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+    if _has_control(value):
         return "a value without control characters (newline, tab, escape)"
     return None
+
+
+def _has_control(value: str) -> bool:
+    return any(ord(ch) < 32 or ord(ch) == 127 for ch in value)
 _TRANSPORTS = ("local", "ssh")
 
 
@@ -230,6 +234,10 @@ def profile_from_dict(name: str, doc: dict[str, Any], source: Path | str = "<pro
                     why = _bad_argument(item)
                     if why:
                         fail(dotted, why, item)
+            if dotted == "gpu.smi_command" and value:  # a command: its name can't be an option
+                if value[0].startswith("-") or any(_has_control(v) for v in value):
+                    fail(dotted, "a command whose name does not start with '-', without control characters",
+                         value)
             values[key] = float(value) if kind == "num" else value
         sections[section] = cls(**values)
 

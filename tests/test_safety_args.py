@@ -170,6 +170,7 @@ async def test_every_builder_treats_hostile_values_as_paths_over_ssh(sandboxed_s
     ("server.scripts_dir", "-delete"), ("server.log_dir", "--"), ("server.configs", ["ok.sh", "-rf"]),
     ("ssh.identity_file", "-oProxyCommand=x"), ("ssh.config_file", "-F"), ("model.config", "-x"),
     ("ssh.host", "-oProxyCommand=touch x"), ("ssh.user", "-l"), ("server.scripts_dir", "a\nb"),
+    ("gpu.smi_command", ["-x", "nvidia-smi"]), ("gpu.smi_command", ["python3", "a\nb"]),
 ])
 def test_profile_refuses_paths_that_read_as_options(key, value):
     section, name = key.split(".")
@@ -182,6 +183,7 @@ def test_profile_refuses_paths_that_read_as_options(key, value):
 
 
 def test_profile_keeps_ordinary_paths():
+    assert profile_from_dict("p", {"gpu": {"smi_command": ["python3", "-u", "/opt/smi.py"]}}).gpu.smi_command[1] == "-u"
     profile = profile_from_dict("p", {"transport": "ssh", "ssh": {"host": "h", "identity_file": "~/.ssh/id"},
                                       "server": {"scripts_dir": "scripts/a-b", "configs": ["x-1.sh"]}})
     assert profile.server.scripts_dir == "scripts/a-b"
