@@ -74,6 +74,16 @@ class HostKeyUnknown(HostError):
         super().__init__("host-key", message)
 
 
+class HostKeyChanged(HostError):
+    """known_hosts holds a key for this host's name and the host offers another one
+    (OpenSSH's "REMOTE HOST IDENTIFICATION HAS CHANGED"): never the same as unknown."""
+
+    def __init__(self, message: str, fingerprint: str | None, known: list[str]):
+        self.fingerprint = fingerprint
+        self.known = known
+        super().__init__("host-key", message)
+
+
 def remote_command(argv: Sequence[str], watchdog: bool = False) -> str:
     """The single string sent over SSH for `argv` (see the module docstring)."""
     if not argv:
@@ -359,40 +369,112 @@ class _SSHStream(LineStream):
         self._stderr_stop()
 
 
-def _resolve_ssh_options(profile: Profile) -> dict:
-    """asyncssh.connect keyword arguments for a profile (no secrets involved)."""
-    from profiles import paths
+@dataclass
+class SSHTarget:
+    """Where a profile's SSH connection goes, resolved once through the ssh config
+    (the profile's config_file, else ~/.ssh/config) for every command alike."""
+
+    host: str  # HostName
+    port: int
+    user: str | None
+    key_name: str  # what known_hosts is searched for: HostKeyAlias, else host or [host]:port
+    config: list[str]  # ssh_config files read
+
+    @property
+    def where(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def ssh_config_files(profile: Profile) -> list[str]:
+    s = profile.ssh
+    if s.config_file:
+        return [str(Path(s.config_file).expanduser())]
+    default = Path("~/.ssh/config").expanduser()
+    return [str(default)] if os.access(default, os.R_OK) else []
+
+
+def ssh_target(profile: Profile) -> SSHTarget:
+    """The one resolver: `profiles trust`, `profiles check`, the TUI and every command use it."""
+    import asyncssh
 
     s = profile.ssh
-    known = [str(p) for p in (paths.known_hosts_file(), Path("~/.ssh/known_hosts").expanduser()) if p.is_file()]
+    config = ssh_config_files(profile)
+    values: dict = {}
+    if config:
+        # asyncssh reads ~/.ssh/config by itself only inside connect(); name it explicitly
+        try:
+            parsed = asyncssh.SSHClientConnectionOptions(host=s.host, config=config).config
+        except (OSError, ValueError, asyncssh.Error) as exc:
+            raise HostError("other", f"cannot read ssh config {', '.join(config)}: {exc}") from None
+        values = {key: parsed.get(key) for key in ("Hostname", "Port", "User", "HostKeyAlias")}
+    host = str(values.get("Hostname") or s.host)
+    port = int(s.port or values.get("Port") or 22)
+    user = s.user or values.get("User")
+    alias = values.get("HostKeyAlias")
+    key_name = str(alias) if alias else (host if port == 22 else f"[{host}]:{port}")
+    return SSHTarget(host=host, port=port, user=str(user) if user else None, key_name=key_name, config=config)
+
+
+def known_hosts_files() -> list[Path]:
+    from profiles import paths
+
+    return [p for p in (paths.known_hosts_file(), Path("~/.ssh/known_hosts").expanduser()) if p.is_file()]
+
+
+@dataclass
+class KnownKeys:
+    host_keys: list
+    ca_keys: list
+    revoked: list
+    sources: dict  # fingerprint -> file it came from
+
+
+def known_keys(target: SSHTarget) -> KnownKeys:
+    """The keys known_hosts holds for the target's name, as OpenSSH looks them up:
+    by HostKeyAlias or by host name (`[host]:port` off port 22), never by the
+    address it resolves to, and never falling back to another port."""
+    import asyncssh
+
+    found = KnownKeys([], [], [], {})
+    for path in known_hosts_files():
+        try:
+            table = asyncssh.read_known_hosts(str(path))
+        except (OSError, ValueError, asyncssh.Error):
+            continue
+        host_keys, ca_keys, revoked = table.match(target.key_name, "", None)[:3]
+        found.host_keys.extend(host_keys)
+        found.ca_keys.extend(ca_keys)
+        found.revoked.extend(revoked)
+        for key in host_keys:
+            found.sources.setdefault(key.get_fingerprint(), str(path))
+    return found
+
+
+def _resolve_ssh_options(profile: Profile) -> dict:
+    """asyncssh.connect keyword arguments for a profile (no secrets involved)."""
+    s = profile.ssh
+    target = ssh_target(profile)
+    known = known_keys(target)
     opts: dict = {
-        "known_hosts": known if known else b"",  # never None: that would trust any key
+        # our own lookup (never None: that would trust any key)
+        "known_hosts": (known.host_keys, known.ca_keys, known.revoked),
         "keepalive_interval": 15,
         "keepalive_count_max": 3,
         "connect_timeout": s.connect_timeout_s,
+        "port": target.port,
+        "config": target.config,
     }
-    if s.user:
-        opts["username"] = s.user
-    if s.port:
-        opts["port"] = s.port
+    if target.user:
+        opts["username"] = target.user
     if s.identity_file:
         opts["client_keys"] = [str(Path(s.identity_file).expanduser())]
-    if s.config_file:
-        opts["config"] = [str(Path(s.config_file).expanduser())]
     return opts
 
 
 def resolved_endpoint(profile: Profile) -> tuple[str, int]:
     """HostName and Port as ~/.ssh/config (or the profile's config file) resolves them."""
-    import asyncssh
-
-    s = profile.ssh
-    config = [str(Path(s.config_file).expanduser())] if s.config_file else None
-    kwargs = {"config": config} if config else {}
-    options = asyncssh.SSHClientConnectionOptions(host=s.host, **kwargs)
-    host = options.config.get("Hostname") or s.host
-    port = s.port or options.config.get("Port") or 22
-    return str(host), int(port)
+    target = ssh_target(profile)
+    return target.host, target.port
 
 
 class SSHHost(Host):
@@ -471,6 +553,8 @@ class SSHHost(Host):
     async def _describe_connect_error(self, exc: BaseException) -> HostError:
         import asyncssh
 
+        if isinstance(exc, HostError):
+            return exc
         host, port = resolved_endpoint(self.profile)
         where = f"{host}:{port}"
         if isinstance(exc, socket.gaierror):
@@ -485,6 +569,14 @@ class SSHHost(Host):
                 key = await asyncio.wait_for(
                     asyncssh.get_server_host_key(host, port), self.profile.ssh.connect_timeout_s)
                 fingerprint = key.get_fingerprint() if key else None
+            target = ssh_target(self.profile)
+            known = known_keys(target)
+            if known.host_keys:
+                was = ", ".join(f"{fp} ({known.sources[fp]})" for fp in known.sources)
+                return HostKeyChanged(
+                    f"host key CHANGED for {target.key_name} ({where}): known_hosts has {was}, "
+                    f"the host now offers {fingerprint or '(unknown)'}; if you expected the change, "
+                    f"run `gpudeck profiles trust {self.name} --replace`", fingerprint, list(known.sources))
             return HostKeyUnknown(
                 f"host key {fingerprint or '(unknown)'} of {where} is not trusted; "
                 f"check it, then run `gpudeck profiles trust {self.name}`", fingerprint)
@@ -567,21 +659,35 @@ def host_for(profile: Profile) -> Host:
 
 
 async def fetch_host_key(profile: Profile):
-    """The host's public key, fetched without trusting it (for `profiles trust`)."""
+    """The host's public key, fetched without trusting it (for `profiles trust`),
+    with the target it was fetched from."""
     import asyncssh
 
-    host, port = resolved_endpoint(profile)
+    target = ssh_target(profile)
     try:
-        key = await asyncio.wait_for(asyncssh.get_server_host_key(host, port),
+        key = await asyncio.wait_for(asyncssh.get_server_host_key(target.host, target.port),
                                      profile.ssh.connect_timeout_s)
     except (OSError, asyncio.TimeoutError, asyncssh.Error) as exc:
         raise await SSHHost(profile)._describe_connect_error(exc) from None
     if key is None:
-        raise HostError("host-key", f"{host}:{port} offered no host key")
-    return host, port, key
+        raise HostError("host-key", f"{target.where} offered no host key")
+    return target, key
 
 
-def known_hosts_line(host: str, port: int, key) -> str:
-    pattern = host if port == 22 else f"[{host}]:{port}"
-    return f"{pattern} {key.export_public_key('openssh').decode().split()[0]} " \
-           f"{key.export_public_key('openssh').decode().split()[1]}\n"
+def known_hosts_line(key_name: str, key) -> str:
+    """One known_hosts line for `key_name` (a host, `[host]:port` or a HostKeyAlias)."""
+    algorithm, blob = key.export_public_key("openssh").decode().split()[:2]
+    return f"{key_name} {algorithm} {blob}\n"
+
+
+def without_entries_for(text: str, key_name: str) -> tuple[str, int]:
+    """known_hosts text minus the plain (unhashed) lines whose patterns name `key_name`;
+    returns the text and how many lines went. Markers (@revoked, @cert-authority) stay."""
+    kept, dropped = [], 0
+    for line in text.splitlines(keepends=True):
+        fields = line.split()
+        if fields and not fields[0].startswith(("#", "@", "|")) and key_name in fields[0].split(","):
+            dropped += 1
+            continue
+        kept.append(line)
+    return "".join(kept), dropped

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 
 from profiles.profile import Profile
 
-from .hosts import HostError, host_for
+from .hosts import HostError, host_for, ssh_target
 
 
 @dataclass
@@ -14,6 +14,7 @@ class CheckResult:
     profile: str
     target: str
     reachable: bool
+    endpoint: str | None = None  # user@host:port after the ssh config, as every command resolves it
     latency_ms: float | None = None
     kernel: str | None = None
     nvidia_smi: str | None = None
@@ -30,6 +31,9 @@ async def check(profile: Profile) -> CheckResult:
     host = host_for(profile)
     result = CheckResult(profile=profile.name, target=profile.target, reachable=False)
     try:
+        if not profile.is_local:
+            target = ssh_target(profile)
+            result.endpoint = f"{target.user + '@' if target.user else ''}{target.where}"
         started = time.monotonic()
         await host.connect()
         uname = await host.run(["uname", "-sr"], timeout=15)

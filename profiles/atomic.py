@@ -26,9 +26,41 @@ class StateFileError(Exception):
         super().__init__(f"{where}: {reason}")
 
 
+def private_dirs(folder: Path) -> None:
+    """Create `folder` (and missing parents) mode 0700; inside gpudeck's own config
+    and data dirs, also tighten existing folders to 0700 (logs, prompts and task
+    text can hold secrets; a folder closed to others closes everything below it)."""
+    from . import paths
+
+    folder = Path(folder)
+    missing = []
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    for item in reversed(missing):
+        try:
+            os.mkdir(item, 0o700)
+        except FileExistsError:
+            pass
+    for root in (paths.config_dir(), paths.data_dir()):
+        try:
+            inside = folder.relative_to(root)
+        except ValueError:
+            continue
+        here = root
+        for part in ("", *inside.parts):
+            here = here / part if part else here
+            try:
+                if os.stat(here).st_mode & 0o077:
+                    os.chmod(here, 0o700)
+            except OSError:
+                pass
+
+
 def write_atomic(path: Path, data: bytes | str, mode: int = 0o600) -> None:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dirs(path.parent)
     if isinstance(data, str):
         data = data.encode("utf-8")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

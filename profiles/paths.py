@@ -9,7 +9,7 @@ import os
 import re
 from pathlib import Path
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 def _home_override() -> Path | None:
@@ -57,7 +57,7 @@ def known_hosts_file() -> Path:
 
 def check_name(name: str) -> str:
     """Profile names become file names: keep them to a safe alphabet."""
-    if not _NAME_RE.match(name or ""):
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
         raise ValueError(
             f"bad profile name {name!r}: use letters, digits, '.', '_' or '-' (max 64)"
         )

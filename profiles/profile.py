@@ -22,6 +22,7 @@ No secrets live here: keys come from the agent or from `~/.ssh/config`.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,38 @@ _SCHEMA: dict[str, dict[str, str]] = {
                    "scrape_interval_s": "num"},
 }
 _TOP: dict[str, str] = {"transport": "str", "description": "str"}
+
+# Values that become arguments of commands on the host: a leading `-` would make
+# one an option (`find -delete`), a control character breaks lines and logs.
+_PATH_KEYS = {"ssh.identity_file", "ssh.config_file", "server.scripts_dir", "server.log_dir",
+              "server.configs", "model.config", "model.quant_config"}
+_NAME_KEYS = {"ssh.host", "ssh.user"}
+
+# Numbers with a range: key -> (test, what is expected).
+_RANGES: dict[str, tuple] = {
+    "ssh.connect_timeout_s": (lambda v: 0 < v < math.inf, "a finite number of seconds above 0"),
+    "ssh.command_timeout_s": (lambda v: 0 < v < math.inf, "a finite number of seconds above 0"),
+    "server.kill_grace_s": (lambda v: 0 <= v < math.inf, "a finite number of seconds, 0 or more"),
+    "gpu.sample_interval_ms": (lambda v: v > 0, "a number of milliseconds above 0"),
+    "gpu.count": (lambda v: v >= 0, "a count of 0 or more"),
+    "bench.input_len": (lambda v: v > 0, "a token count above 0"),
+    "bench.output_len": (lambda v: v > 0, "a token count above 0"),
+}
+
+
+def _bad_argument(value: str) -> str | None:
+    """Why a string can't be handed to a command as a path or name; None if it can."""
+    if value.startswith("-"):
+        return "a value that does not start with '-'"
+    if _has_control(value):
+        return "a value without control characters (newline, tab, escape)"
+    return None
+
+
+def _has_control(value: str) -> bool:
+    return any(ord(ch) < 32 or ord(ch) == 127 for ch in value)
+
+
 _TRANSPORTS = ("local", "ssh", "prometheus")
 
 
@@ -222,6 +255,19 @@ def profile_from_dict(name: str, doc: dict[str, Any], source: Path | str = "<pro
             if not ok:
                 fail(dotted, {"str": "a string", "int": "an integer", "num": "a number",
                               "bool": "true or false", "list[str]": "a list of strings"}[kind], value)
+            if kind == "num" and not math.isfinite(value) and dotted not in _RANGES:
+                fail(dotted, "a finite number", value)
+            if dotted in _RANGES and not _RANGES[dotted][0](value):
+                fail(dotted, _RANGES[dotted][1], value)
+            if dotted in _PATH_KEYS or dotted in _NAME_KEYS:
+                for item in value if isinstance(value, list) else [value]:
+                    why = _bad_argument(item)
+                    if why:
+                        fail(dotted, why, item)
+            if dotted == "gpu.smi_command" and value:  # a command: its name can't be an option
+                if value[0].startswith("-") or any(_has_control(v) for v in value):
+                    fail(dotted, "a command whose name does not start with '-', without control characters",
+                         value)
             values[key] = float(value) if kind == "num" else value
         sections[section] = cls(**values)
 
@@ -241,7 +287,4 @@ def profile_from_dict(name: str, doc: dict[str, Any], source: Path | str = "<pro
     port = sections["ssh"].port
     if port is not None and not 0 < port < 65536:
         fail("ssh.port", "a port between 1 and 65535", port)
-    count = sections["gpu"].count
-    if count is not None and count < 0:
-        fail("gpu.count", "a count of 0 or more", count)
     return Profile(name=name, transport=transport, description=description, **sections)

@@ -10,28 +10,44 @@ from .profile import Profile, ProfileError, profile_from_dict
 LOCAL = "local"
 
 
+def _default_local() -> Profile:
+    return Profile(name=LOCAL, transport="local", description="this machine")
+
+
 def ensure_local() -> None:
-    """The `local` profile exists from the first start."""
+    """The `local` profile exists from the first start (on a read-only home it is
+    built in instead: reading never needs a write)."""
     path = paths.profile_file(LOCAL)
     if not path.exists():
-        save(Profile(name=LOCAL, transport="local", description="this machine"))
+        try:
+            save(_default_local())
+        except OSError:
+            pass
 
 
 def names() -> list[str]:
     ensure_local()
-    return sorted(p.stem for p in paths.profiles_dir().glob("*.toml"))
+    return sorted({LOCAL, *(p.stem for p in paths.profiles_dir().glob("*.toml"))})
 
 
 def exists(name: str) -> bool:
-    return paths.profile_file(name).exists()
+    try:
+        return paths.profile_file(name).exists()
+    except ValueError:
+        return False
 
 
 def load(name: str) -> Profile:
     """Load and validate one profile; `ProfileError` carries a one-line reason."""
     if name == LOCAL:
         ensure_local()
-    path = paths.profile_file(name)
+    try:
+        path = paths.profile_file(name)
+    except ValueError as exc:
+        raise ProfileError(str(exc)) from None
     if not path.exists():
+        if name == LOCAL:
+            return _default_local()
         raise ProfileError(f"no profile named {name!r} (see `gpudeck profiles list`)")
     try:
         doc = read_toml(path)

@@ -240,7 +240,7 @@ class ServerPane(Pane):
         if not record.log or self.session is None:
             return
         try:
-            result = await self.session.host.run(["tail", "-n", "5000", record.log], timeout=30)
+            result = await self.session.host.run(["tail", "-n", "5000", "--", record.log], timeout=30)
             count = await self._line_count(record.log)
         except HostError as exc:
             self.notify(str(exc), severity="error")
@@ -251,7 +251,7 @@ class ServerPane(Pane):
             self.query_one(LogView).add_lines(lines)
 
     async def _line_count(self, path: str) -> int | None:
-        result = await self.session.host.run(["wc", "-l", path], timeout=30)
+        result = await self.session.host.run(["wc", "-l", "--", path], timeout=30)
         head = result.stdout.split()
         return int(head[0]) if head and head[0].isdigit() else None
 
@@ -357,7 +357,7 @@ class ServerPane(Pane):
         from console.servers.procs import processes
 
         try:
-            group = [p for p in await processes(self.session.host) if p.pgid == record.pgid]
+            group = [p for p in await processes(self.session.host) if (record.pgid or 0) > 1 and p.pgid == record.pgid]
             lines = [f"pid {p.pid}  {p.command[:90]}" for p in group] or [f"process group {record.pgid}"]
             grace = self.session.profile.server.kill_grace_s
             lines.append(f"SIGTERM to the group, SIGKILL after {grace:g}s, then a GPU memory check.")
@@ -368,7 +368,20 @@ class ServerPane(Pane):
             self.notify(f"✖ {exc}", severity="error")
             return
         self._draw_configs()
-        self.notify(f"stopped {record.config} ({result.signal}, {result.seconds}s)")
+        if not result.clean:  # a process left the group (setsid in the script): say so, offer the kill
+            left = [f"pid {s.pid} left the group and holds {' and '.join(s.holds) or 'nothing visible'}"
+                    for s in result.survivors] + ([result.port_held] if result.port_held else [])
+            self.notify(f"⚠ {record.config} NOT fully stopped: " + "; ".join(left), severity="warning", timeout=30)
+            if result.survivors and await self.app.push_screen_wait(
+                    Confirm(f"Kill what is left of {record.config}?", left, "Kill")):
+                try:
+                    killed = await lifecycle.kill_escaped(self.session, record)
+                except (lifecycle.LaunchError, HostError) as exc:
+                    self.notify(f"✖ {exc}", severity="error")
+                    return
+                self.notify(f"SIGKILL sent to pid {' '.join(map(str, killed)) or '(none left)'}")
+        else:
+            self.notify(f"stopped {record.config} ({result.signal}, {result.seconds}s)")
         if result.gpu_warning:
             self.notify(f"⚠ {result.gpu_warning}", severity="warning", timeout=20)
 

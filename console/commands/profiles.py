@@ -46,6 +46,8 @@ def register(sub) -> None:
     trust = ps.add_parser("trust", help="fetch the host key, show its fingerprint and trust it")
     trust.add_argument("name")
     trust.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    trust.add_argument("--replace", action="store_true",
+                       help="replace a known key that differs (a CHANGED host key) with the one offered now")
     trust.add_argument("--json", action="store_true")
     trust.set_defaults(func=_trust)
 
@@ -140,12 +142,19 @@ def _add(args: argparse.Namespace) -> int:
         profile: Profile = profile_from_dict(args.name, doc, "<command line>")
     except ProfileError as exc:
         raise CLIError(str(exc), 2) from None
-    path = store.save(profile)
+    try:
+        path = store.save(profile)
+    except OSError as exc:
+        raise CLIError(_cannot_write(paths.profile_file(profile.name), exc)) from None
     if args.json:
         emit_json(profile.to_json() | {"path": str(path)})
     else:
         print(f"saved {profile.name}: {profile.target} ({path})")
     return 0
+
+
+def _cannot_write(path, exc: OSError) -> str:
+    return f"cannot write {path}: {exc.strerror or exc}"
 
 
 def _rm(args: argparse.Namespace) -> int:
@@ -156,44 +165,73 @@ def _rm(args: argparse.Namespace) -> int:
         store.remove(args.name)
     except (ProfileError, ValueError) as exc:
         raise CLIError(str(exc)) from None
+    except OSError as exc:
+        raise CLIError(f"cannot remove profile {args.name}: {exc.strerror or exc}") from None
     print(f"removed {args.name}")
     return 0
 
 
 def _trust(args: argparse.Namespace) -> int:
-    from profiles import paths
+    """Trust the host's key under the name OpenSSH looks it up by (HostKeyAlias, else
+    the resolved host, `[host]:port` off port 22). A key that differs from a known
+    one is a CHANGED key: replaced only with --replace, never added beside it."""
+    import sys
 
-    from ..hosts import HostError, fetch_host_key, known_hosts_line
+    from profiles import paths
+    from profiles.atomic import write_atomic
+
+    from ..hosts import HostError, fetch_host_key, known_hosts_line, known_keys, without_entries_for
 
     profile = load_profile(args.name)
     if profile.is_local or profile.is_prometheus:
         raise CLIError(f"profile {profile.name} is not reached over SSH: it has no host key")
     try:
-        host, port, key = run_async(fetch_host_key(profile))
+        target, key = run_async(fetch_host_key(profile))
     except HostError as exc:
         raise CLIError(str(exc)) from None
     fingerprint = key.get_fingerprint()
+    known = known_keys(target)
+    known_prints = list(known.sources)
+    path = paths.known_hosts_file()
+    doc = {"profile": profile.name, "host": target.host, "port": target.port, "name": target.key_name,
+           "algorithm": key.get_algorithm(), "fingerprint": fingerprint, "known_hosts": str(path),
+           "replaced": [], "already_trusted": fingerprint in known_prints}
+    if doc["already_trusted"]:
+        if args.json:
+            emit_json(doc)
+        else:
+            print(f"{target.key_name} ({target.where}): {fingerprint} is already trusted ({known.sources[fingerprint]})")
+        return 0
+    if known_prints and not args.replace:
+        was = ", ".join(f"{fp} ({src})" for fp, src in known.sources.items())
+        raise CLIError(f"host key CHANGED for {target.key_name} ({target.where}): known_hosts has {was}, "
+                       f"the host now offers {fingerprint}; if you expected the change, rerun with --replace")
+    what = "CHANGED key" if known_prints else "key"
     if not args.yes:
-        import sys
-
         if not sys.stdin.isatty():
-            raise CLIError(f"host key of {host}:{port} is {fingerprint}; rerun with --yes to trust it")
-        answer = input(f"{host}:{port} offers {key.get_algorithm()} key {fingerprint}. Trust it? [y/N] ")
+            raise CLIError(f"host {what} of {target.key_name} ({target.where}) is {fingerprint}; "
+                           "rerun with --yes to trust it")
+        answer = input(f"{target.key_name} ({target.where}) offers {key.get_algorithm()} {what} {fingerprint}. "
+                       "Trust it? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             raise CLIError("not trusted")
-    path = paths.known_hosts_file()
-    existing = path.read_text() if path.exists() else ""
-    line = known_hosts_line(host, port, key)
-    if line not in existing:
-        from profiles.atomic import write_atomic
-
-        write_atomic(path, existing + line)
+    try:
+        existing = path.read_text() if path.exists() else ""
+        if known_prints:
+            existing, _ = without_entries_for(existing, target.key_name)
+            doc["replaced"] = known_prints
+        write_atomic(path, existing + known_hosts_line(target.key_name, key))
+    except OSError as exc:
+        raise CLIError(_cannot_write(path, exc)) from None
+    elsewhere = sorted({src for src in known.sources.values() if src != str(path)})
     if args.json:
-        emit_json({"profile": profile.name, "host": host, "port": port,
-                   "algorithm": key.get_algorithm(), "fingerprint": fingerprint,
-                   "known_hosts": str(path)})
+        emit_json(doc | {"still_listed_in": elsewhere})
     else:
-        print(f"trusted {key.get_algorithm()} {fingerprint} for {host}:{port} ({path})")
+        verb = "replaced " + ", ".join(known_prints) + " with" if known_prints else "trusted"
+        print(f"{verb} {key.get_algorithm()} {fingerprint} for {target.key_name} ({target.where}) in {path}")
+    for src in elsewhere:
+        print(f"⚠ {src} still lists the old key for {target.key_name}: OpenSSH itself will keep refusing "
+              "until you edit it (ssh-keygen -R)", file=sys.stderr)
     return 0
 
 

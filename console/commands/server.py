@@ -33,6 +33,8 @@ def register(sub) -> None:
     stop = ps.add_parser("stop", help="SIGTERM the server's process group, SIGKILL after the grace period")
     stop.add_argument("target", nargs="?", help="config name or launch id (default: the only live one)")
     stop.add_argument("--grace", type=float, help="seconds before SIGKILL (default: profile, 30)")
+    stop.add_argument("--kill-escaped", action="store_true",
+                      help="also SIGKILL the server's processes that left its group and outlived the stop")
     common(stop)
     stop.set_defaults(func=lambda a: run_async(_stop(a)))
 
@@ -149,6 +151,8 @@ async def _launch(args) -> int:
             record = await _wait_ready(session, record, args.timeout)
         if args.json:
             emit_json(record.to_json())
+        if args.wait:  # only `ready` is success: crashed, stopped or still loading at the timeout is not
+            return 0 if record.state == "ready" else 1
         return 1 if record.state == "crashed" else 0
 
     return await _with_session(args, body)
@@ -207,23 +211,64 @@ async def _stop(args) -> int:
     from ..servers import lifecycle
 
     async def body(session):
+        from ..servers import records
+
         await lifecycle.reattach(session)
+        escaped = [r for r in records.load_all(session.name) if r.escaped and not r.live
+                   and args.target in (r.id, r.config)] if args.target and args.kill_escaped else []
+        if escaped:  # a stop already ran: what is left is the processes that escaped it
+            return await _kill_escaped(session, escaped[0], args.json)
         record = _pick(session, args.target)
         try:
             result = await lifecycle.stop(session, record, args.grace,
                                           progress=lambda text: print(text, file=sys.stderr))
+            if args.kill_escaped and result.survivors:
+                killed = await lifecycle.kill_escaped(session, record)
+                print(f"SIGKILL sent to escaped pid {' '.join(map(str, killed))}", file=sys.stderr)
+                result.survivors, result.port_held = await lifecycle.survivors(session, record)
         except lifecycle.LaunchError as exc:
             raise CLIError(str(exc)) from None
         if result.gpu_warning:
             print(f"⚠ {result.gpu_warning}", file=sys.stderr)
+        for survivor in result.survivors:
+            print(f"⚠ {survivor.describe()}: it left the server's process group", file=sys.stderr)
+        if result.port_held:
+            print(f"⚠ {result.port_held}", file=sys.stderr)
+        if result.survivors:
+            print(f"  kill them: gpudeck server stop {record.config} --kill-escaped -p {session.name}", file=sys.stderr)
         if args.json:
-            emit_json({"record": record.to_json(), "signal": result.signal, "seconds": result.seconds,
-                       "gpu_warning": result.gpu_warning})
+            emit_json({"record": record.to_json(), **result.to_json()})
+        elif result.clean:
+            print(f"stopped {record.config} ({result.signal}, {result.seconds}s, exit {_exit_text(result.exit_status)})")
         else:
-            print(f"stopped {record.config} ({result.signal}, {result.seconds}s, exit {result.exit_status})")
-        return 0
+            left = ", ".join(f"pid {s.pid}" for s in result.survivors) or result.port_held
+            print(f"NOT fully stopped {record.config} ({result.signal}, {result.seconds}s, "
+                  f"exit {_exit_text(result.exit_status)}): still running: {left}")
+        return 0 if result.clean else 1
 
     return await _with_session(args, body)
+
+
+def _exit_text(code: int | None) -> str:
+    return "N/A" if code is None else str(code)
+
+
+async def _kill_escaped(session, record, as_json: bool) -> int:
+    from ..servers import lifecycle
+
+    try:
+        killed = await lifecycle.kill_escaped(session, record)
+    except lifecycle.LaunchError as exc:
+        raise CLIError(str(exc)) from None
+    left, port = await lifecycle.survivors(session, record)
+    if as_json:
+        emit_json({"record": record.to_json(), "killed": killed, "survivors": [s.to_json() for s in left],
+                   "port_held": port})
+    else:
+        print(f"SIGKILL sent to {', '.join(f'pid {p}' for p in killed) or 'nothing (none left)'}")
+        for survivor in left:
+            print(f"⚠ {survivor.describe()}", file=sys.stderr)
+    return 0 if not left else 1
 
 
 async def _status(args) -> int:
@@ -235,6 +280,12 @@ async def _status(args) -> int:
             if record.state == "crashed" and not record.crash_record:
                 await ServerMonitor(session, record).run()  # writes the crash record
         all_records, unreadable = records.scan(session.name)
+        for r in all_records:
+            if r.escaped and not r.live:  # still running after its stop? look again
+                left, _ = await lifecycle.survivors(session, r)
+                if [s.pid for s in left] != r.escaped:
+                    r.escaped = [s.pid for s in left]
+                    records.save(session.name, r)
         for line in unreadable:
             print(f"⚠ {line}", file=sys.stderr)
         if args.json:
@@ -246,6 +297,8 @@ async def _status(args) -> int:
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.started_at))
             extra = f" exit {r.exit_status}" if r.exit_status is not None else ""
             crash = f" · {r.crash_class}" if r.crash_class else ""
+            if r.escaped:
+                crash += " · still running: " + ", ".join(f"pid {p}" for p in r.escaped)
             print(f"{r.config:<32} {r.state:<9} started {when}{extra}{crash}  pgid {r.pgid}  {r.log}")
         return 0
 
@@ -253,17 +306,30 @@ async def _status(args) -> int:
 
 
 async def _logs(args) -> int:
-    from ..servers.logtail import LogTail
+    from ..servers.logtail import LogTail, last_lines_argv
+
+    if args.lines < 0:
+        raise CLIError("-n/--lines takes a count of 0 or more", 2)
 
     async def body(session):
         record = _pick(session, args.target, live_only=False)
         if not record.log:
             raise CLIError(f"{record.config}: log path unknown")
         if args.follow:
-            async for line in LogTail(session.host, record.log).lines(follow=True):
+            from ..hosts import HostError
+            from ..servers.logtail import end_offset, offset_of_last_lines
+
+            try:
+                if args.lines > 0:
+                    start = await offset_of_last_lines(session.host, record.log, args.lines)
+                else:
+                    start = await end_offset(session.host, record.log)
+            except HostError as exc:
+                raise CLIError(f"cannot read {record.log}: {exc}") from None
+            async for line in LogTail(session.host, record.log, start).lines(follow=True):
                 print(json.dumps({"line": line}) if args.json else line, flush=True)
         else:
-            result = await session.host.run(["tail", "-n", str(args.lines), record.log], timeout=30)
+            result = await session.host.run(last_lines_argv(record.log, args.lines), timeout=30)
             if not result.ok:
                 raise CLIError(result.stderr.strip() or f"cannot read {record.log}")
             if args.json:

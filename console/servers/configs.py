@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ..hosts import HostError
 from ..session import HostSession
-from .lifecycle import expand
+from .lifecycle import absolute
 
 _PORT = re.compile(r"--port[= ]+(\d+)")
 
@@ -46,16 +46,18 @@ async def discover(session: HostSession) -> list[LaunchConfig]:
     """Every config of the profile, with its script text read and its flags parsed."""
     server = session.profile.server
     host = session.host
-    scripts_dir = await expand(host, server.scripts_dir) if server.scripts_dir else None
+    # Every path is made absolute first: `find` reads a leading `-` as an expression
+    # even after `--` (`find -- -delete` deletes), so a `/` is the only sure guard.
+    scripts_dir = await absolute(host, server.scripts_dir) if server.scripts_dir else None
     paths: list[str] = []
     for entry in server.configs:
-        entry = await expand(host, entry)
-        if not entry.startswith("/") and scripts_dir:
+        if scripts_dir and not entry.startswith(("/", "~")):
             entry = posixpath.join(scripts_dir, entry)
-        paths.append(entry)
+        paths.append(await absolute(host, entry))
     if scripts_dir:
-        listing = await host.run(["find", scripts_dir, "-maxdepth", "1", "-type", "f", "-name", "*.sh"], timeout=20)
-        for line in sorted(listing.stdout.splitlines()):
+        listing = await host.run(["find", scripts_dir, "-maxdepth", "1", "-type", "f", "-name", "*.sh", "-print0"],
+                                 timeout=20)
+        for line in sorted(listing.stdout.split("\0")):  # a file name may hold a newline
             if line and line not in paths:
                 paths.append(line)
     configs = []
@@ -67,7 +69,7 @@ async def discover(session: HostSession) -> list[LaunchConfig]:
 async def read_config(session: HostSession, script: str) -> LaunchConfig:
     config = LaunchConfig(name=config_name(script), script=script)
     try:
-        result = await session.host.run(["cat", script], timeout=20)
+        result = await session.host.run(["cat", "--", script], timeout=20)
     except HostError as exc:
         config.error = str(exc)
         return config

@@ -5,6 +5,8 @@ the console and the SSH connection. The wrapper starts the script in a
 process group of its own, writes that group's id beside the log, and writes
 the exit status to `<log>.exit` when the script ends. Killing the group
 therefore never kills the wrapper, and the exit status is always recorded.
+The server's environment carries `GPUDECK_LAUNCH_ID`, so a process that left
+the group (a `setsid` inside the script) is still found after a stop.
 """
 from __future__ import annotations
 
@@ -19,10 +21,10 @@ from . import records
 from .records import LaunchRecord
 
 WRAPPER = r"""
-script=$1; log=$2; exitf=$3
-cd "$(dirname "$script")" || exit 97
-if [ -x "$script" ]; then set -- "$script"; else set -- sh "$script"; fi
-setsid "$@" >> "$log" 2>&1 < /dev/null &
+script=$1; log=$2; exitf=$3; launch=$4
+cd "$(dirname -- "$script")" || exit 97
+if [ -x "$script" ]; then set -- "$script"; else set -- sh -- "$script"; fi
+GPUDECK_LAUNCH_ID=$launch setsid "$@" >> "$log" 2>&1 < /dev/null &
 child=$!
 echo "$child" > "$exitf.pgid"
 wait "$child"
@@ -54,6 +56,15 @@ async def expand(host: Host, path: str) -> str:
     return path
 
 
+async def absolute(host: Host, path: str) -> str:
+    """`path` with `~` expanded and made absolute against the host's home (where
+    commands start), so it can never be read as a command's option."""
+    path = await expand(host, path)
+    if not path.startswith("/"):
+        path = (await home_dir(host)).rstrip("/") + "/" + path
+    return path
+
+
 def safe_stem(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "server"
 
@@ -80,28 +91,28 @@ async def launch(session: HostSession, config: str, script: str, flags: dict | N
     if session.readonly:
         raise LaunchError("read-only console: launching is disabled")
     host = session.host
-    log_dir = await expand(host, session.profile.server.log_dir or DEFAULT_LOG_DIR)
-    script = await expand(host, script)
+    log_dir = await absolute(host, session.profile.server.log_dir or DEFAULT_LOG_DIR)
+    script = await absolute(host, script)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     log = f"{log_dir.rstrip('/')}/{safe_stem(config)}-{stamp}.log"
     exit_file = log + ".exit"
     check = await host.run(["sh", "-c", 'test -f "$1" || { echo "no such script: $1"; exit 1; }; '
-                            'mkdir -p "$2" || exit 1', "sh", script, log_dir], timeout=20)
+                            'mkdir -p -- "$2" || exit 1', "sh", script, log_dir], timeout=20)
     if not check.ok:
         raise LaunchError((check.stdout + check.stderr).strip() or f"cannot prepare {log_dir}")
     record = LaunchRecord(id=f"{safe_stem(config)}-{stamp}", config=config, script=script, log=log,
                           exit_file=exit_file, flags=dict(flags or {}), port=port)
     records.save(session.name, record)
     started = await host.run(
-        ["sh", "-c", 'setsid sh -c "$1" gpudeck-wrapper "$2" "$3" "$4" >/dev/null 2>&1 </dev/null & echo $!',
-         "sh", WRAPPER, script, log, exit_file], timeout=20)
+        ["sh", "-c", 'setsid sh -c "$1" gpudeck-wrapper "$2" "$3" "$4" "$5" >/dev/null 2>&1 </dev/null & echo $!',
+         "sh", WRAPPER, script, log, exit_file, record.id], timeout=20)
     if not started.ok:
         record.state = "crashed"
         records.save(session.name, record)
         raise LaunchError(f"could not start {config}: {started.stderr.strip()}")
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        got = await host.run(["cat", exit_file + ".pgid"], timeout=10)
+        got = await host.run(["cat", "--", exit_file + ".pgid"], timeout=10)
         if got.ok and got.stdout.strip().isdigit():
             record.pgid = record.pid = int(got.stdout.strip())
             break
@@ -122,12 +133,16 @@ class ProbeState:
 
 
 async def probe(host: Host, record: LaunchRecord) -> ProbeState:
-    """Is the process group alive, and has the wrapper written an exit status?"""
-    script = ('st=$(cat "$1" 2>/dev/null); '
-              'if [ -n "$2" ] && kill -0 "-$2" 2>/dev/null; then a=1; '
-              'elif [ -n "$3" ] && kill -0 "$3" 2>/dev/null; then a=1; else a=0; fi; echo "$a|$st"')
+    """Is the process group alive (zombies aside), and has the wrapper written an exit status?"""
+    from .signals import ALIVE_FUNCS
+
+    script = ALIVE_FUNCS + ('st=$(cat -- "$1" 2>/dev/null); '
+                            'if [ -n "$2" ] && group_alive "$2"; then a=1; '
+                            'elif [ -n "$3" ] && pid_alive "$3"; then a=1; else a=0; fi; echo "$a|$st"')
+    # an adopted server's group may hold bystanders (its shell, other jobs): its own pid decides
+    group = "" if record.adopted else str(record.pgid or "")
     result = await host.run(["sh", "-c", script, "sh", record.exit_file or "/nonexistent",
-                             str(record.pgid or ""), str(record.pid or "")], timeout=15)
+                             group, str(record.pid or "")], timeout=15)
     alive, _, status = result.stdout.strip().partition("|")
     return ProbeState(alive == "1", int(status) if status.strip().lstrip("-").isdigit() else None)
 
@@ -170,10 +185,28 @@ async def reattach(session: HostSession) -> list[LaunchRecord]:
     return changed
 
 
-async def signal_group(host: Host, pgid: int, name: str) -> bool:
-    """The shell's own `kill` (dash's has no `--`; procps' reads `-PGID` as an option)."""
-    result = await host.run(["sh", "-c", f'kill -{name} "-$1"', "sh", str(int(pgid))], timeout=15)
-    return result.ok
+async def signal_group(host: Host, pgid: int, name: str, root: int | None = None,
+                       own_session: bool = False) -> bool:
+    """Signal a whole group only when it is provably the server's (see `signals`)."""
+    from .signals import signal_group as checked
+
+    return await checked(host, pgid, name, root, own_session)
+
+
+@dataclass
+class Survivor:
+    """A process of the server still running after a stop (it left the group)."""
+
+    pid: int
+    command: str
+    holds: list[str] = field(default_factory=list)  # "port 8080", "GPU memory 512 MiB"
+
+    def to_json(self) -> dict:
+        return {"pid": self.pid, "command": self.command, "holds": self.holds}
+
+    def describe(self) -> str:
+        held = " and ".join(self.holds) if self.holds else "nothing gpudeck can see"
+        return f"pid {self.pid} `{self.command[:60]}` is still running (holds {held})"
 
 
 @dataclass
@@ -183,15 +216,37 @@ class StopResult:
     exit_status: int | None
     gpu_warning: str | None = None
     steps: list[str] = field(default_factory=list)
+    how: str = "group"  # "group": kill -SIG -PGID; "tree": the server's pids one by one
+    refused: str | None = None  # why the group was not signalled as a whole
+    survivors: list[Survivor] = field(default_factory=list)
+    port_held: str | None = None  # "port 8080 still in use (pid 4242)" after the stop
+    port_foreign: bool = False  # ...by processes known not to be the server's (another program)
+
+    @property
+    def clean(self) -> bool:
+        return not self.survivors and (not self.port_held or self.port_foreign)
+
+    def to_json(self) -> dict:
+        return {"signal": self.signal, "seconds": self.seconds, "exit_status": self.exit_status,
+                "gpu_warning": self.gpu_warning, "how": self.how, "refused": self.refused,
+                "survivors": [s.to_json() for s in self.survivors], "port_held": self.port_held,
+                "port_foreign": self.port_foreign,
+                "clean": self.clean}
 
 
 async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None = None,
                progress=None) -> StopResult:
-    """SIGTERM to the group, SIGKILL after the grace period, then check GPU memory was freed."""
+    """SIGTERM to the server, SIGKILL after the grace period, then check that nothing
+    of it still runs, holds its port or holds GPU memory.
+
+    The whole group is signalled only when it is provably the server's own; else
+    the server's process tree, pid by pid (see `signals`)."""
+    from .signals import any_alive, signal_server
+
     if session.readonly:
         raise LaunchError("read-only console: stopping is disabled")
-    if not record.pgid:
-        raise LaunchError(f"{record.config}: no process group recorded")
+    if not record.pgid and not record.pid:
+        raise LaunchError(f"{record.config}: no process group or pid recorded")
     host = session.host
     grace = session.profile.server.kill_grace_s if grace_s is None else grace_s
     say = progress or (lambda text: None)
@@ -200,28 +255,127 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
     records.save(session.name, record)
     started = time.monotonic()
     result = StopResult("TERM", 0.0, None)
-    await signal_group(host, record.pgid, "TERM")
-    say(f"SIGTERM sent to process group {record.pgid}")
-    while True:
+    own_session = not record.adopted and record.pid == record.pgid
+    sent = await signal_server(host, "TERM", record.pgid, record.pid, own_session)
+    result.how, result.refused = sent.how, sent.reason
+    if sent.how == "none":
+        record.state = "ready" if record.ready_at else "loading"
+        record.kill_requested = False
+        records.save(session.name, record)
+        raise LaunchError(f"{record.config}: not signalled: {sent.reason}")
+    if sent.how == "group":
+        say(f"SIGTERM sent to process group {record.pgid}")
+    else:
+        say(f"{sent.reason}: SIGTERM sent to the server's own processes {' '.join(map(str, sent.pids))}")
+
+    async def alive() -> ProbeState:
         state = await probe(host, record)
+        if sent.how == "tree":  # the group says nothing here; the tree's pids do
+            state.alive = await any_alive(host, sent.pids)
+        return state
+
+    killed_at = None
+    while True:
+        state = await alive()
         if not state.alive:
             break
-        if time.monotonic() - started > grace:
-            await signal_group(host, record.pgid, "KILL")
+        now = time.monotonic()
+        if killed_at is None and now - started > grace:
+            again = await signal_server(host, "KILL", record.pgid, record.pid, own_session)
+            if again.how == "tree":  # children started since the TERM are in the tree too
+                sent.pids = sorted(set(sent.pids) | set(again.pids))
             result.signal = "KILL"
+            killed_at = now
             say(f"still alive after {grace:g}s: SIGKILL sent")
-            await asyncio.sleep(0.5)
-            state = await probe(host, record)
-            break
+        elif killed_at is not None and now - killed_at > 10:
+            break  # unkillable for now (a process in D state): reported below
         await asyncio.sleep(0.25)
     state = await await_exit_status(host, record, state)
-    settle(record, state)
+    if not state.alive:
+        settle(record, state)
+    elif record.exit_status is None:
+        record.exit_status = state.exit_status
+    record.stopped_at = record.stopped_at or time.time()
     record.state = "stopped"
     result.seconds = round(time.monotonic() - started, 2)
     result.exit_status = record.exit_status
+    result.survivors, result.port_held = await survivors(session, record)
+    if result.port_held and not result.survivors:
+        from .procs import port_holders
+
+        # holders we can name that carry no mark of this launch: another program took the port
+        result.port_foreign = bool(await port_holders(host, record.port))
+    record.escaped = [s.pid for s in result.survivors]
     records.save(session.name, record)
     result.gpu_warning = await _gpu_still_held(session, record)
     return result
+
+
+async def marked_pids(host: Host, launch_id: str) -> list[int]:
+    """Live processes whose environment carries this launch's GPUDECK_LAUNCH_ID."""
+    result = await host.run(["sh", "-c", 'grep -lzxF -- "GPUDECK_LAUNCH_ID=$1" /proc/[0-9]*/environ 2>/dev/null; '
+                             'exit 0', "sh", launch_id], timeout=30)
+    pids = []
+    for line in result.stdout.splitlines():
+        parts = line.split("/")
+        if len(parts) == 4 and parts[2].isdigit():
+            pids.append(int(parts[2]))
+    return pids
+
+
+async def survivors(session: HostSession, record: LaunchRecord) -> tuple[list[Survivor], str | None]:
+    """After a stop: the server's processes still alive (found by the launch's
+    environment mark or the group), and who still holds the server's port."""
+    from .procs import gpu_holders, port_holders, port_in_use, processes
+
+    host = session.host
+    try:
+        listing = {p.pid: p for p in await processes(host)}
+        if record.adopted:  # no mark, and its group may hold bystanders: only the server's own pid
+            pids = {record.pid} if record.pid and record.pid > 1 else set()
+        else:  # a session gpudeck created: its group, plus whatever carries the launch's mark
+            pids = set(await marked_pids(host, record.id))
+            if record.pgid and record.pgid > 1:
+                pids |= {p.pid for p in listing.values() if p.pgid == record.pgid}
+        held_port = await port_in_use(host, record.port) if record.port else None
+        holders_of_port = await port_holders(host, record.port) if held_port else []
+        gpu = await gpu_holders(host) or []
+    except HostError:
+        return [], None
+    out = []
+    for pid in sorted(pids):
+        if pid not in listing or listing[pid].command.endswith("<defunct>"):
+            continue  # gone, or a zombie: exited, only not reaped (pid 1 of a container may never)
+        found = Survivor(pid, listing[pid].command)
+        if pid in holders_of_port:
+            found.holds.append(f"port {record.port}")
+        used = [g.used_mib for g in gpu if g.pid == pid]
+        if used:
+            known = [u for u in used if u is not None]
+            found.holds.append(f"GPU memory {sum(known)} MiB" if len(known) == len(used) else "GPU memory")
+        out.append(found)
+    port_note = None
+    if held_port:
+        who = ", ".join(f"pid {p}" for p in holders_of_port) or "holder unknown"
+        port_note = f"port {record.port} is still in use after the stop ({who})"
+    return out, port_note
+
+
+async def kill_escaped(session: HostSession, record: LaunchRecord) -> list[int]:
+    """SIGKILL what survived a stop: only processes that still carry this launch's
+    mark (or are still in its group), never a pid merely remembered."""
+    from .signals import send
+
+    if session.readonly:
+        raise LaunchError("read-only console: killing is disabled")
+    found, _ = await survivors(session, record)
+    pids = [s.pid for s in found if s.pid > 1]
+    if pids:
+        await send(session.host, "KILL", pids=pids)
+    left, _ = await survivors(session, record)
+    record.escaped = [s.pid for s in left]
+    records.save(session.name, record)
+    return pids
 
 
 async def _gpu_still_held(session: HostSession, record: LaunchRecord) -> str | None:
@@ -230,7 +384,7 @@ async def _gpu_still_held(session: HostSession, record: LaunchRecord) -> str | N
     holders = await gpu_holders(session.host)
     if not holders:
         return None
-    group = {p.pid for p in await processes(session.host) if p.pgid == record.pgid}
+    group = {p.pid for p in await processes(session.host) if record.pgid and record.pgid > 1 and p.pgid == record.pgid}
     ours = [h for h in holders if h.pid in group or h.pid == record.pid]
     if ours:
         known = [h.used_mib for h in ours if h.used_mib is not None]
@@ -243,6 +397,8 @@ async def adopt(session: HostSession, pid: int) -> LaunchRecord:
     """Take over a server gpudeck did not launch: its group, command and log (from fd 1)."""
     from .procs import processes
 
+    if pid <= 1:
+        raise LaunchError(f"pid {pid} is the host's init, not a server")
     procs = {p.pid: p for p in await processes(session.host)}
     proc = procs.get(pid)
     if proc is None:

@@ -26,7 +26,7 @@ class LogTail:
             argv = ["tail", "-c", f"+{self.offset + 1}"]
             if follow:
                 argv += ["-F"]
-            argv += [self.path]
+            argv += ["--", self.path]
             try:
                 async with self.host.stream(argv) as stream:
                     start = self.offset
@@ -42,6 +42,33 @@ class LogTail:
 
     async def read_range(self, start: int, length: int) -> list[str]:
         """Bytes [start, start+length) of the file as lines (for scrolling back)."""
-        result = await self.host.run(["sh", "-c", 'tail -c +"$1" "$2" | head -c "$3"', "sh",
+        result = await self.host.run(["sh", "-c", 'tail -c +"$1" -- "$2" | head -c "$3"', "sh",
                                       str(start + 1), self.path, str(length)], timeout=30)
         return result.stdout.splitlines()
+
+
+async def offset_of_last_lines(host: Host, path: str, count: int) -> int:
+    """The byte offset where the last `count` lines of `path` start (as the file is
+    now: its size is read once, and only that much of it is looked at)."""
+    if count <= 0:
+        return -1  # the caller starts at the end
+    result = await host.run(["sh", "-c", 's=$(wc -c < "$1") || exit 1; '
+                             'echo "$s"; head -c "$s" -- "$1" | tail -n "$2" | wc -c',
+                             "sh", path, str(int(count))], timeout=30)
+    numbers = result.stdout.split()
+    if not result.ok or len(numbers) != 2 or not all(n.isdigit() for n in numbers):
+        raise HostError("other", result.stderr.strip() or f"cannot read {path}")
+    size, tail = (int(n) for n in numbers)
+    return max(0, size - tail)
+
+
+async def end_offset(host: Host, path: str) -> int:
+    result = await host.run(["sh", "-c", 'wc -c < "$1"', "sh", path], timeout=30)
+    if not result.ok or not result.stdout.strip().isdigit():
+        raise HostError("other", result.stderr.strip() or f"cannot read {path}")
+    return int(result.stdout.strip())
+
+
+def last_lines_argv(path: str, count: int) -> list[str]:
+    """`tail` for the last `count` lines of `path` (the path can never be an option)."""
+    return ["tail", "-n", str(int(count)), "--", path]

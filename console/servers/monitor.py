@@ -199,7 +199,7 @@ class ServerMonitor:
         """Triage over the whole log as it is on disk now (the tail may lag behind)."""
         if self.record.log:
             try:
-                result = await self.session.host.run(["tail", "-c", "4000000", self.record.log], timeout=60)
+                result = await self.session.host.run(["tail", "-c", "4000000", "--", self.record.log], timeout=60)
                 if result.ok:
                     verdict = classify_text(result.stdout)
                     if verdict.cls not in ("healthy", "unknown"):

@@ -58,6 +58,23 @@ async def port_in_use(host: Host, port: int) -> bool | None:
     return False
 
 
+_SS_PID = re.compile(r"pid=(\d+)")
+
+
+async def port_holders(host: Host, port: int) -> list[int]:
+    """Pids listening on `port`, as far as `ss -p` may tell us (often only our own)."""
+    try:
+        result = await host.run(["ss", "-ltnpH"], timeout=15)
+    except HostError:
+        return []
+    pids: set[int] = set()
+    for line in result.stdout.splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[3].rsplit(":", 1)[-1] == str(port):
+            pids.update(int(p) for p in _SS_PID.findall(line))
+    return sorted(pids)
+
+
 @dataclass
 class GPUHolder:
     pid: int

@@ -40,6 +40,7 @@ class LaunchRecord:
     crash_class: str | None = None
     crash_record: str | None = None
     command: str | None = None
+    escaped: list[int] = field(default_factory=list)  # pids still alive after the stop (left the group)
 
     @property
     def live(self) -> bool:
