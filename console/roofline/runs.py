@@ -39,41 +39,21 @@ class RunsFound:
 
     @property
     def latest(self) -> MeasuredRun | None:
-        return self.runs[-1] if self.runs else None
+        """The newest run that measured something (a failed sweep does not hide an earlier one)."""
+        measured = [r for r in self.runs if any(lv.tok_s is not None for lv in r.levels)]
+        return measured[-1] if measured else (self.runs[-1] if self.runs else None)
 
 
 def load_runs(runs_dir: Path) -> RunsFound:
-    found = RunsFound([], [])
-    if not runs_dir.is_dir():
-        return found
-    from profiles.atomic import StateFileError
+    """Through the store's one run reader; the level rule for efficiency is LevelResult.measured_tok_s."""
+    from ..store.runs import read_runs
 
-    from ..bench.results import load_run  # one reader of run documents for every pane
-
-    for path in sorted(runs_dir.glob("*.json")):
-        try:
-            run = _run_from(load_run(path), path)
-        except (StateFileError, ValueError) as exc:
-            found.unreadable.append((path, (getattr(exc, "reason", None) or str(exc)).splitlines()[0][:120]))
-            continue
-        found.runs.append(run)
-    found.runs.sort(key=lambda r: r.mtime)
+    scan = read_runs(folder=runs_dir)
+    found = RunsFound([], [(u.path, u.reason.splitlines()[0][:120]) for u in scan.unreadable])
+    found.unreadable.sort(key=lambda item: item[0].name)
+    for run in scan.records:
+        levels = [MeasuredLevel(lv.concurrency, lv.measured_tok_s, lv.status.value)
+                  for lv in run.levels if lv.concurrency is not None]
+        found.runs.append(MeasuredRun(path=run.path, name=run.id, mtime=run.mtime, levels=levels))
+    found.runs.sort(key=lambda r: (r.mtime, r.name))
     return found
-
-
-def _run_from(doc: Any, path: Path) -> MeasuredRun:
-    if not isinstance(doc, dict) or not isinstance(doc.get("levels"), list):
-        raise ValueError("no 'levels' list")
-    levels = []
-    for raw in doc["levels"]:
-        if not isinstance(raw, dict):
-            continue
-        conc = raw.get("concurrency")
-        if isinstance(conc, bool) or not isinstance(conc, int) or conc < 1:
-            continue
-        status = str(raw.get("status") or "unknown")
-        tok = raw.get("output_throughput")
-        ok = isinstance(tok, (int, float)) and not isinstance(tok, bool) and tok > 0 and status in ("ok", "done", "unknown")
-        levels.append(MeasuredLevel(conc, float(tok) if ok else None, status))
-    name = str(doc.get("name") or doc.get("id") or path.stem)
-    return MeasuredRun(path=path, name=name, mtime=path.stat().st_mtime, levels=levels)
