@@ -1,6 +1,7 @@
 """The Roofline tab: the ceiling for this profile's model on its GPUs, beside every measured run."""
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from textual.app import ComposeResult
@@ -12,6 +13,7 @@ from console.roofline import RooflineError
 from console.roofline.compare import headline, rows
 from console.roofline.from_profile import Inputs, compute_inputs, inputs_from_profile
 from console.roofline.runs import RunsFound, load_runs
+from console.runtime import events as ev
 from widgets.roofline_headline import RooflineHeadline
 from widgets.roofline_plot import RooflinePlot
 from widgets.roofline_table import RooflineTable
@@ -57,30 +59,14 @@ class RooflinePane(Pane):
 
     async def set_session(self, session) -> None:
         await super().set_session(session)
-        self.base_inputs = inputs_from_profile(session.profile)
+        self.base_inputs = inputs_from_profile(self.session.profile)
         self.inputs = self.base_inputs
-        self._runs_seen = self._runs_signature()
-        self.runs = load_runs(session.data_dir / "runs")
+        self.runs = await asyncio.to_thread(load_runs, self.session.data_dir / "runs")
         self._fill_whatif()
         self.recompute()
 
-    def on_mount(self) -> None:
-        self.set_interval(3.0, self._pick_up_new_runs)
-
-    def _runs_signature(self) -> tuple:
-        """Names and mtimes of the saved runs: cheap to read, changes when a sweep saves."""
-        folder = self.session.data_dir / "runs" if self.session else None
-        if folder is None or not folder.is_dir():
-            return ()
-        return tuple(sorted((p.name, p.stat().st_mtime_ns) for p in folder.glob("*.json")))
-
-    def _pick_up_new_runs(self) -> None:
-        """A sweep finished on the Bench tab: show its efficiency without a key press."""
-        if self.session is None:
-            return
-        signature = self._runs_signature()
-        if signature != getattr(self, "_runs_seen", ()):
-            self._runs_seen = signature
+    def runtime_event(self, event: ev.RuntimeEvent) -> None:
+        if isinstance(event, ev.RunSaved):  # a sweep saved a level: its efficiency shows by itself
             self.action_reload()
 
     # -- actions ---------------------------------------------------------------
@@ -92,8 +78,13 @@ class RooflinePane(Pane):
 
     def action_reload(self) -> None:
         if self.session is not None:
-            self.runs = load_runs(self.session.data_dir / "runs")
-        self.recompute()
+            self.run_worker(self._reload(self.session), group="rl-runs", exclusive=True)
+
+    async def _reload(self, session) -> None:
+        runs = await asyncio.to_thread(load_runs, session.data_dir / "runs")
+        if session is self.session:
+            self.runs = runs
+            self.recompute()
 
     def action_reset(self) -> None:
         self.inputs = self.base_inputs

@@ -5,8 +5,7 @@ import json
 import sys
 from pathlib import Path
 
-from textual.app import App, ComposeResult
-from textual.widgets import Button, Footer
+from textual.widgets import Button
 
 from console.bench.events import parse_line
 from console.bench.results import RunStore
@@ -14,6 +13,7 @@ from console.session import HostSession
 from profiles.profile import profile_from_dict
 from console.bench.process import sweep_argv as bench_argv
 from screens.bench_pane import BenchPane
+from tests.harness import HostApp
 from widgets.bench_compare import BenchCompareTable
 from widgets.bench_table import BenchLevelTable
 
@@ -22,26 +22,12 @@ OK = FIXTURES / "sweep_ok.jsonl"
 DIED = FIXTURES / "sweep_died.jsonl"
 
 
-class BenchApp(App):
+class BenchApp(HostApp):
     def __init__(self, readonly: bool = False, url: str | None = "http://127.0.0.1:9", session=None) -> None:
-        super().__init__()
-        self.readonly = readonly
-        self.url = url
-        self.session = session
-        self.summaries: list[str] = []
-
-    def compose(self) -> ComposeResult:
-        yield BenchPane(id="pane-bench")
-        yield Footer()
-
-    async def on_mount(self) -> None:
-        if self.session is None:
-            profile = profile_from_dict("local", {"server": {"url": self.url}} if self.url else {})
-            self.session = HostSession.open(profile, readonly=self.readonly)
-        await self.query_one(BenchPane).set_session(self.session)
-
-    def on_pane_summary(self, message) -> None:
-        self.summaries.append(message.text)
+        if session is None:
+            profile = profile_from_dict("local", {"server": {"url": url}} if url else {})
+            session = HostSession.open(profile, readonly=readonly)
+        super().__init__(BenchPane(id="pane-bench"), session)
 
 
 def replaying(path: Path, *extra: str):

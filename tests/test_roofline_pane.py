@@ -4,11 +4,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from textual.app import App
 
 from console.session import HostSession
 from profiles.profile import profile_from_dict
 from screens.roofline_pane import RooflinePane
+from tests.harness import HostApp
 
 
 def _session(shared_dir, runs: list[dict] | None, config: bool = True):
@@ -25,20 +25,8 @@ def _session(shared_dir, runs: list[dict] | None, config: bool = True):
     return session
 
 
-class PaneApp(App):
-    def __init__(self, session):
-        super().__init__()
-        self.session = session
-        self.summaries: list[str] = []
-
-    def compose(self):
-        yield RooflinePane()
-
-    async def on_mount(self):
-        await self.query_one(RooflinePane).set_session(self.session)
-
-    def on_pane_summary(self, message) -> None:
-        self.summaries.append(message.text)
+def PaneApp(session) -> HostApp:
+    return HostApp(RooflinePane(), session, footer=False, title="PaneApp")
 
 
 SWEEP = {"levels": [{"concurrency": 1, "output_throughput": 10.36, "status": "ok"},

@@ -20,6 +20,7 @@ class Chip:
     latency_ms: float | None = None
     simulated: bool = False
     current: bool = False
+    crashed: str | None = None  # the crash class of a server of this host whose latest launch crashed
 
 
 _DOT = {"connected": ("●", "green"), "connecting": ("◌", "yellow"), "down": ("○", "red"), "idle": ("○", "grey50")}
@@ -46,6 +47,8 @@ def chip_text(chip: Chip, now: float | None = None, full: bool = False) -> Text:
             text.append(" down since " + time.strftime("%H:%M:%S", time.localtime(chip.since)), style=colour)
         elif chip.state == "connecting":
             text.append(" connecting", style=colour)
+    if chip.crashed:
+        text.append(f" ✖ {chip.crashed}", style="bold red")
     return text
 
 
