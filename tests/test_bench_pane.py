@@ -122,7 +122,7 @@ async def test_finished_run_all_ok():
         assert [lv.status for lv in pane.view.levels] == ["ok", "ok", "ok"]
         assert app.summaries[-1] == "✔ 3/3"
         row = [str(c) for c in pane.query_one(BenchLevelTable).get_row("2")]
-        assert row[3] == "6/0" and row[4] != "—"
+        assert row[3] == "6/0" and row[4] != "N/A"
 
 
 async def test_compare_with_an_earlier_run():

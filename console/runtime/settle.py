@@ -10,8 +10,7 @@ import asyncio
 from typing import Callable
 
 from ..hosts import HostError
-from ..servers import lifecycle, records
-from ..servers.monitor import ServerMonitor
+from ..servers import records
 from ..session import HostSession
 from ..store.crashes import CrashRecord, crash_of_launch
 
@@ -23,6 +22,9 @@ async def settle_launches(session: HostSession, sweep: Callable[[], str | None] 
     Returns the crash records this call wrote or found for launches that had none.
     `live`, when given, receives the records that are still running.
     """
+    from ..servers import lifecycle
+    from ..servers.monitor import ServerMonitor
+
     written: list[CrashRecord] = []
     for record in await lifecycle.reattach(session):
         if record.live and live is not None:
@@ -49,3 +51,52 @@ async def settle_launches(session: HostSession, sweep: Callable[[], str | None] 
 def has_live_launches(profile: str) -> bool:
     """Whether a call to the host is worth making (no launch record is live: nothing to settle)."""
     return any(r.live or (r.state == "crashed" and not r.crash_record) for r in records.load_all(profile))
+
+
+PROFILE_DESTS = ("server_profile", "tasks_profile", "bench_profile", "gpus_profile", "report_profile", "profile")
+NOT_ABOUT_A_PROFILE = {None, "sim", "demo", "triage", "roofline"}  # None: the TUI's runtimes settle themselves
+
+
+def settle_before_command(args, timeout_s: float = 20.0) -> None:
+    """Before any CLI command about a profile: give finished launches their crash record.
+
+    Costs a few file reads when nothing of the profile is live or unrecorded;
+    otherwise one round trip to the host. A host that does not answer costs a
+    line on stderr, never the command.
+    """
+    import sys
+
+    from profiles import store
+
+    if getattr(args, "command", None) in NOT_ABOUT_A_PROFILE:
+        return
+    name = next((getattr(args, d) for d in PROFILE_DESTS if getattr(args, d, None)), None) or store.last_used()
+    try:
+        if not store.exists(name) and name != "local":
+            return
+        if not has_live_launches(name):
+            return
+        profile = store.load(name)
+    except Exception:  # noqa: BLE001 - a bad profile is the command's own error to report
+        return
+
+    async def settle() -> list[CrashRecord]:
+        session = HostSession.open(profile)
+        try:
+            found = await asyncio.wait_for(settle_launches(session), timeout_s)
+        finally:
+            await session.host.close()
+        from ..store.suggest import offer_crash
+
+        for crash in found:
+            try:
+                offer_crash(name, crash)
+            except Exception:  # noqa: BLE001 - a locked or broken board is reported by the tasks command
+                pass
+        return found
+
+    try:
+        for crash in asyncio.run(settle()):
+            sys.stderr.write(f"gpudeck: ✖ {crash.config} crashed ({crash.cls}); crash record {crash.id}\n")
+    except (HostError, asyncio.TimeoutError, OSError) as exc:
+        sys.stderr.write(f"gpudeck: ⚠ could not check {name}'s servers: {exc or 'no answer'}\n")
