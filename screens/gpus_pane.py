@@ -13,7 +13,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from console.gpus import GPUFleet, Snapshot, fleet_row, stale_warning
+from console.gpus import SamplerGroup, Snapshot, fleet_row, stale_warning
 from console.gpus.history import UtilHistory
 from console.gpus.model import OK
 from console.gpus.text import age
@@ -58,7 +58,7 @@ class GPUsPane(Pane):
         self.fleet_factory = self._fleet_of_profiles
         self.snapshot: Snapshot | None = None
         self.history = UtilHistory()
-        self.fleet: GPUFleet | None = None   # a private sampler group, only without the app's runtimes
+        self.fleet: SamplerGroup | None = None   # a private sampler group, only without the app's runtimes
         self.fleet_shown = False
         self.interval_s = 1.0
         self._summary = None
@@ -222,19 +222,19 @@ class GPUsPane(Pane):
             return
         self.query_one(FleetTable).show(rows)
 
-    async def _watch_fleet(self, fleet: GPUFleet) -> None:
+    async def _watch_fleet(self, fleet: SamplerGroup) -> None:
         async with contextlib.aclosing(fleet.updates()) as updates:
             async for _name, _snap in updates:
                 if self.fleet is not fleet:
                     return
                 self._show_fleet()
 
-    def _fleet_of_profiles(self) -> GPUFleet:
+    def _fleet_of_profiles(self) -> SamplerGroup:
         """Every saved profile, sampled by this pane (used only without the app's runtimes)."""
         from profiles import store
 
         profiles, _bad = store.load_all()
-        return GPUFleet.from_profiles(profiles)
+        return SamplerGroup.from_profiles(profiles)
 
     def action_open_host(self) -> None:
         if not self.has_class("-fleet"):

@@ -78,7 +78,7 @@ class ServerPane(Pane):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.configs: list[cfgs.LaunchConfig] = []
+        self.configs: list[cfgs.ServerConfig] = []
         self.latest: dict[str, LaunchRecord] = {}
         self.unmanaged: list = []
         self.selected: str | None = None
@@ -243,7 +243,7 @@ class ServerPane(Pane):
             self.query_one(LogView).reset(first_number=first)
             self.query_one(LogView).add_lines(lines)
 
-    def _draw_flags(self, config: cfgs.LaunchConfig | None) -> None:
+    def _draw_flags(self, config: cfgs.ServerConfig | None) -> None:
         from widgets.server_flags import flag_rows
 
         table = self.query_one("#flags", DataTable)
@@ -276,7 +276,7 @@ class ServerPane(Pane):
             return  # an older launch of the config; the newest one is shown
         self.latest[record.config] = record
         if not any(c.name == record.config for c in self.configs):
-            self.configs.append(cfgs.LaunchConfig(name=record.config, script=record.script or record.command or ""))
+            self.configs.append(cfgs.ServerConfig(name=record.config, script=record.script or record.command or ""))
         self._draw_configs()
         if record.config == self.selected:
             self._draw_flags(self._selected_config())
@@ -286,7 +286,7 @@ class ServerPane(Pane):
             self.notify(f"{record.config} ready in {record.time_to_ready_s}s", timeout=5)
 
     # ------------------------------------------------------------ actions
-    def _selected_config(self) -> cfgs.LaunchConfig | None:
+    def _selected_config(self) -> cfgs.ServerConfig | None:
         return cfgs.find(self.configs, self.selected) if self.selected else None
 
     def action_launch(self) -> None:
@@ -297,7 +297,7 @@ class ServerPane(Pane):
         self._launch(config)
 
     @work(group="action")
-    async def _launch(self, config: cfgs.LaunchConfig) -> None:
+    async def _launch(self, config: cfgs.ServerConfig) -> None:
         session, runtime = self.session, self.runtime
         try:
             warnings = await lifecycle.preflight(session, config.port)
