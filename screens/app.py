@@ -98,7 +98,10 @@ class GpudeckApp(App):
             status = self.fleet.hosts[name].status
             profile = self.fleet.profiles[name]
             runtime = self.fleet.runtimes.get(name)
-            out.append(Chip(name=name, target=profile.target, state=status.state, since=status.since,
+            since = status.since
+            if status.state == "down" and runtime is not None and runtime.down_since is not None:
+                since = runtime.down_since  # the first failure, not the latest retry
+            out.append(Chip(name=name, target=profile.target, state=status.state, since=since,
                             error=status.error, latency_ms=status.latency_ms,
                             simulated=profile.ui.simulated, current=name == self.current,
                             crashed=runtime.crashed_class() if runtime else None))

@@ -183,3 +183,41 @@ async def test_switching_hosts_mid_sweep_keeps_the_sweep_on_its_host():
         await pilot.pause(0.3)
         assert bench.view.run_id == run_id and bench.view.exit_code == 3
         assert calls == ["local"]  # the run is saved under the host it started on
+
+
+async def test_every_pane_marks_its_data_stale_while_the_host_is_unreachable(ssh_profile, sshd):
+    from console.fmt import clock
+    from screens.pane import StaleLine
+
+    ssh_profile.gpu.smi_command = ["/nonexistent/nvidia-smi"]
+    store.save(ssh_profile)
+    app = GpudeckApp(profile_name="testbox")
+    async with app.run_test(size=(160, 45)) as pilot:
+        runtime = app.fleet.runtime("testbox")
+        await app.fleet.ping("testbox")
+        await wait_until(pilot, lambda: runtime.session.host.status.state == "connected", 20, "a connection")
+        good = runtime.last_good
+
+        def stale_lines() -> list[str]:
+            out = []
+            for pane in app.panes.values():
+                found = [w for w in pane.query(StaleLine) if w.display]
+                out.append(str(found[0].render()) if found else "")
+            return out
+        assert stale_lines() == [""] * 5
+        sshd.stop()
+        try:
+            await app.fleet.ping("testbox", timeout=5)
+            await wait_until(pilot, lambda: all(stale_lines()), 30, "every pane to say its data is stale")
+            first = runtime.down_since
+            await app.fleet.ping("testbox", timeout=5)  # a retry fails again: "down since" stays put
+            await pilot.pause(0.2)
+            assert runtime.down_since == first
+            for line in stale_lines():
+                assert f"testbox unreachable since {clock(first)}" in line
+                assert f"last good reading, from {clock(good)}" in line
+            assert f"down since {clock(first)}" in app.query_one(HostChips).line_text().plain
+        finally:
+            sshd.start()
+        await app.fleet.ping("testbox", timeout=10)
+        await wait_until(pilot, lambda: stale_lines() == [""] * 5, 30, "the stale marks to clear")
