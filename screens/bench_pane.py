@@ -159,9 +159,11 @@ class BenchPane(Pane):
             "the remaining levels are skipped.", "What was measured so far is saved."], "Stop"), answer)
 
     def action_compare(self) -> None:
-        if self.session is None:
-            return
-        runs = [r for r in list_runs(self.session.name) if r["run_id"] != self.view.run_id]
+        if self.session is not None:
+            self.run_worker(self._pick_earlier(self.session.name), group="bench-compare", exclusive=True)
+
+    async def _pick_earlier(self, profile: str) -> None:
+        runs = [r for r in await asyncio.to_thread(list_runs, profile) if r["run_id"] != self.view.run_id]
         if not runs:
             self._error("no earlier run of this profile to compare with")
             return
@@ -171,11 +173,13 @@ class BenchPane(Pane):
 
     def compare_with(self, path: str | None) -> None:
         """Overlay an earlier run and show the differences, level by level."""
-        if not path:
-            return
+        if path:
+            self.run_worker(self._compare(path), group="bench-compare", exclusive=True)
+
+    async def _compare(self, path: str) -> None:
         try:
-            base = load_run(path)
-            current = load_run(self.view.path) if self.view.path else None
+            base = await asyncio.to_thread(load_run, path)
+            current = await asyncio.to_thread(load_run, self.view.path) if self.view.path else None
         except StateFileError as exc:
             self._error(str(exc))
             return
