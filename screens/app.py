@@ -1,8 +1,8 @@
 """The Textual application: header with host chips, five tabs, footer with keys."""
 from __future__ import annotations
 
+import asyncio
 import importlib
-import time
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -58,9 +58,10 @@ class GpudeckApp(App):
         self.current = profile_name if profile_name in fleet.profiles else "local"
         self.panes: dict[str, Pane] = {}
         self.summaries: dict[str, str] = {}
+        self.chip_bar = HostChips(id="chips")
+        self.tabs: TabbedContent | None = None
 
     def compose(self) -> ComposeResult:
-        self.chip_bar = HostChips(id="chips")
         yield self.chip_bar
         with TabbedContent(id="tabs", initial="gpus") as self.tabs:
             for tab_id, title, module, cls in TABS:
@@ -112,7 +113,7 @@ class GpudeckApp(App):
 
     async def _open(self, name: str) -> None:
         self.current = name
-        store.set_last_used(name)
+        await asyncio.to_thread(store.set_last_used, name)
         runtime = self.fleet.runtime(name)
         self.summaries.clear()
         for tab_id, pane in self.panes.items():
