@@ -17,6 +17,7 @@ from console.servers import configs as cfgs
 from console.servers import lifecycle
 from console.servers.records import LaunchRecord
 from console.store.crashes import CrashRecord
+from console.store.scan import first_time
 from widgets.log_view import LogView
 
 from .confirm import Confirm
@@ -133,7 +134,7 @@ class ServerPane(Pane):
             return
         self.configs = view.configs
         self.latest = view.latest
-        for line in view.problems:
+        for line in first_time(view.problems):  # each unreadable record is named once
             self.notify(line, severity="warning", timeout=15)
         self.unmanaged = view.unmanaged
         self.last_crash = runtime.last_crash

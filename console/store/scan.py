@@ -28,11 +28,12 @@ class Scan(Generic[T]):
 _reported: set[str] = set()
 
 
-def first_time(problems: list[Unreadable]) -> list[str]:
+def first_time(problems: list[Unreadable] | list[str]) -> list[str]:
     """The lines of `problems` not yet shown in this process (each bad file is named once)."""
     out = []
     for problem in problems:
-        if problem.line not in _reported:
-            _reported.add(problem.line)
-            out.append(problem.line)
+        line = problem if isinstance(problem, str) else problem.line
+        if line not in _reported:
+            _reported.add(line)
+            out.append(line)
     return out
