@@ -31,6 +31,7 @@ class RooflinePane(Pane):
         Binding("w", "toggle_whatif", "what-if"),
         Binding("r", "reload", "reload runs"),
         Binding("z", "reset", "reset what-if"),
+        Binding("p", "pick_run", "pick run"),
     ]
     DEFAULT_CSS = """
     RooflinePane { height: 1fr; }
@@ -46,6 +47,7 @@ class RooflinePane(Pane):
         self.base_inputs = Inputs()
         self.inputs = Inputs()
         self.runs = RunsFound([], [])
+        self.chosen: str | None = None   # the run the operator picked (its path); None: the newest measured
         self.roof = None
 
     def compose(self) -> ComposeResult:
@@ -61,6 +63,7 @@ class RooflinePane(Pane):
         await super().set_session(session)
         self.base_inputs = inputs_from_profile(self.session.profile)
         self.inputs = self.base_inputs
+        self.chosen = None
         self.runs = await asyncio.to_thread(load_runs, self.session.data_dir / "runs")
         self._fill_whatif()
         self.recompute()
@@ -86,6 +89,27 @@ class RooflinePane(Pane):
             self.runs = runs
             self.recompute()
 
+    def action_pick_run(self) -> None:
+        """Read the efficiency against another measured run than the newest one."""
+        if not self.runs.runs:
+            self.query_one("#rl-status", Static).update("no measured run to pick")
+            return
+        from .bench_pick_run import PickRun
+
+        listed = [{"run_id": r.name, "path": str(r.path), "status": None, "url": "",
+                   "levels": [lv.concurrency for lv in r.levels]} for r in reversed(self.runs.runs)]
+
+        def picked(path: str | None) -> None:
+            if path:
+                self.chosen = path
+                self.recompute()
+        self.app.push_screen(PickRun(listed, "Read efficiency against which run?"), picked)
+
+    def shown_run(self):
+        """The picked run while it is still on disk, else the newest run that measured something."""
+        chosen = next((r for r in self.runs.runs if str(r.path) == self.chosen), None)
+        return chosen or self.runs.latest
+
     def action_reset(self) -> None:
         self.inputs = self.base_inputs
         self._fill_whatif()
@@ -102,7 +126,7 @@ class RooflinePane(Pane):
     # -- drawing ---------------------------------------------------------------
     def recompute(self) -> None:
         status = self.query_one("#rl-status", Static)
-        run = self.runs.latest
+        run = self.shown_run()
         try:
             self.roof = compute_inputs(self.inputs)
         except (RooflineError, OSError) as exc:
