@@ -92,6 +92,9 @@ class GpudeckApp(App):
             pane.post_message(Pane.Runtime(event))
         if isinstance(event, (ev.CrashRecorded, ev.ServerStateChanged)):
             self._refresh_chips()
+        elif isinstance(event, ev.StoreProblems):  # each unreadable record named once, one way
+            for line in event.lines:
+                self.notify(line, severity="warning", timeout=15)
 
     def chips(self) -> list[Chip]:
         out = []
@@ -99,10 +102,11 @@ class GpudeckApp(App):
             status = self.fleet.hosts[name].status
             profile = self.fleet.profiles[name]
             runtime = self.fleet.runtimes.get(name)
-            since = status.since
-            if status.state == "down" and runtime is not None and runtime.down_since is not None:
-                since = runtime.down_since  # the first failure, not the latest retry
-            out.append(Chip(name=name, target=profile.target, state=status.state, since=since,
+            state, since = status.state, status.since
+            if runtime is not None and runtime.down_since is not None and state != "connected":
+                # down since the first failure: a retry in progress does not move it or hide it
+                state, since = "down", runtime.down_since
+            out.append(Chip(name=name, target=profile.target, state=state, since=since,
                             error=status.error, latency_ms=status.latency_ms,
                             simulated=profile.ui.simulated, current=name == self.current,
                             crashed=runtime.crashed_class() if runtime else None))

@@ -108,6 +108,9 @@ class Pane(Vertical):
             return
         if isinstance(event, ev.HostConnection):
             self.stale = None if event.reachable else event
+        elif isinstance(event, ev.StoreProblems) and self._private is not None:
+            for line in event.lines:  # a pane on its own names them (in the app, the app does)
+                self.notify(line, severity="warning", timeout=15)
         self.runtime_event(event)
 
     def runtime_event(self, event: ev.RuntimeEvent) -> None:

@@ -17,7 +17,6 @@ from console.servers import configs as cfgs
 from console.servers import lifecycle
 from console.servers.records import LaunchRecord
 from console.store.crashes import CrashRecord
-from console.store.scan import first_time
 from widgets.log_view import LogView
 
 from .confirm import Confirm
@@ -134,8 +133,6 @@ class ServerPane(Pane):
             return
         self.configs = view.configs
         self.latest = view.latest
-        for line in first_time(view.problems):  # each unreadable record is named once
-            self.notify(line, severity="warning", timeout=15)
         self.unmanaged = view.unmanaged
         self.last_crash = runtime.last_crash
         self._draw_configs()

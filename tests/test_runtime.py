@@ -221,3 +221,26 @@ async def test_every_pane_marks_its_data_stale_while_the_host_is_unreachable(ssh
             sshd.start()
         await app.fleet.ping("testbox", timeout=10)
         await wait_until(pilot, lambda: stale_lines() == [""] * 5, 30, "the stale marks to clear")
+
+
+async def test_unreadable_records_are_named_once(tmp_path):
+    from profiles.paths import profile_data_dir
+
+    data = profile_data_dir("local")
+    for folder in ("crashes", "servers", "runs"):
+        (data / folder).mkdir(parents=True, exist_ok=True)
+        (data / folder / "broken.json").write_text("{not json")
+    app = GpudeckApp(profile_name="local")
+    said: list[str] = []
+    original = app.notify
+    app.notify = lambda message, *a, **k: (said.append(str(message)), original(message, *a, **k))[1]
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: len([s for s in said if "broken.json" in s]) == 3, 15,
+                         "the three unreadable records named")
+        (data / "runs" / "new.json").write_text(json.dumps({"levels": []}))  # the watcher looks again
+        await pilot.press("2")  # and the Server tab reads the launch records
+        await pilot.pause(2.5)
+        named = sorted(s for s in said if "broken.json" in s)
+        assert len(named) == 3, named
+        assert [("unreadable run" in s, "unreadable crash record" in s, "unreadable launch record" in s)
+                for s in named].count((False, False, False)) == 0

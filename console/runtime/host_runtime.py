@@ -391,12 +391,29 @@ class HostRuntime:
     async def _watch_store(self) -> None:
         watch = StoreWatch(self.name)
         await asyncio.to_thread(watch.changes)  # the first look only takes the baseline
+        await self._report_problems()
         while True:
             await asyncio.sleep(self.watch_interval_s)
             changes = await asyncio.to_thread(watch.changes)
             await self._on_store_changes(changes)
 
+    async def _report_problems(self) -> None:
+        """Unreadable records, each named once per console (StoreProblems; the App shows them)."""
+        from ..store.runs import read_runs
+        from ..store.scan import first_time
+
+        def scan() -> list[str]:
+            lines = [u.line for u in read_runs(self.name).unreadable]
+            lines += [u.line for u in read_crashes(self.name).unreadable]
+            lines += records.scan(self.name)[1]
+            return first_time(lines)
+        lines = await asyncio.to_thread(scan)
+        if lines:
+            self.emit(ev.StoreProblems(self.name, tuple(lines)))
+
     async def _on_store_changes(self, changes) -> None:
+        if changes.runs or changes.crashes or changes.launches:
+            await self._report_problems()
         for run_id in changes.runs:
             self.emit(ev.RunSaved(self.name, run_id))
         if changes.launches:
