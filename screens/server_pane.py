@@ -296,9 +296,9 @@ class ServerPane(Pane):
 
     @work(group="action")
     async def _launch(self, config: cfgs.ServerConfig) -> None:
-        session, runtime = self.session, self.runtime
+        runtime = self.runtime
         try:
-            warnings = await lifecycle.preflight(session, config.port)
+            warnings = await runtime.preflight(config.port)
             lines = [f"⚠ {w}" for w in config.warnings] + [f"⚠ {w.message}" for w in warnings]
             if lines:
                 ok = await self.app.push_screen_wait(Confirm(f"Launch {config.name} anyway?", lines, "Launch"))
@@ -325,16 +325,15 @@ class ServerPane(Pane):
 
     @work(group="action")
     async def _kill(self, record: LaunchRecord) -> None:
-        from console.servers.procs import processes
-
+        runtime = self.runtime  # the host this kill is for, even if the operator switches meanwhile
         try:
-            group = [p for p in await processes(self.session.host) if p.pgid == record.pgid]
+            group = await runtime.group_of(record)
             lines = [f"pid {p.pid}  {p.command[:90]}" for p in group] or [f"process group {record.pgid}"]
-            grace = self.session.profile.server.kill_grace_s
+            grace = runtime.session.profile.server.kill_grace_s
             lines.append(f"SIGTERM to the group, SIGKILL after {grace:g}s, then a GPU memory check.")
             if not await self.app.push_screen_wait(Confirm(f"Kill {record.config}?", lines, "Kill")):
                 return
-            result = await self.runtime.stop(record, progress=lambda t: self.notify(t, timeout=3))
+            result = await runtime.stop(record, progress=lambda t: self.notify(t, timeout=3))
         except (lifecycle.LaunchError, HostError) as exc:
             self.notify(f"✖ {exc}", severity="error")
             return
@@ -351,15 +350,17 @@ class ServerPane(Pane):
 
     @work(group="action")
     async def _adopt(self, proc) -> None:
+        runtime = self.runtime
         if not await self.app.push_screen_wait(Confirm(f"Adopt pid {proc.pid}?", [proc.command[:120]], "Adopt")):
             return
         try:
-            record = await self.runtime.adopt(proc.pid)
+            record = await runtime.adopt(proc.pid)
         except (lifecycle.LaunchError, HostError) as exc:
             self.notify(f"✖ {exc}", severity="error")
             return
-        self.unmanaged = [p for p in self.unmanaged if p.pid != proc.pid]
-        self._state_changed(record)
+        if runtime is self.runtime:
+            self.unmanaged = [p for p in self.unmanaged if p.pid != proc.pid]
+            self._state_changed(record)
 
     def action_diff(self) -> None:
         from widgets.server_flags import diff_rows

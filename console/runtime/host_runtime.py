@@ -283,6 +283,16 @@ class HostRuntime:
         got = result.stdout.splitlines()
         return max(1, (total or len(got)) - len(got) + 1), got
 
+    async def preflight(self, port: int | None) -> list:
+        """What to warn about before a launch (port taken, GPU memory held)."""
+        return await lifecycle.preflight(self.session, port)
+
+    async def group_of(self, record: LaunchRecord) -> list:
+        """The processes in a launch's process group now (what a kill would end)."""
+        from ..servers.procs import processes
+
+        return [p for p in await processes(self.session.host) if p.pgid == record.pgid]
+
     async def launch(self, config) -> LaunchRecord:
         record = await lifecycle.launch(self.session, config.name, config.script, config.flags, config.port)
         self.watch(record)
