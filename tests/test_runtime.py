@@ -244,3 +244,26 @@ async def test_unreadable_records_are_named_once(tmp_path):
         assert len(named) == 3, named
         assert [("unreadable run" in s, "unreadable crash record" in s, "unreadable launch record" in s)
                 for s in named].count((False, False, False)) == 0
+
+
+async def test_a_crashed_configs_logged_flags_survive_a_host_switch(tmp_path):
+    from screens.confirm import Confirm
+
+    _crashing_profile(tmp_path, "alpha", delay_s=0.5)
+    app = GpudeckApp(profile_name="alpha")
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.panes["server"]
+        await pilot.press("2")
+        await wait_until(pilot, lambda: [c.name for c in pane.configs] == ["crashy"], 15, "the config")
+        await pilot.press("l")
+        await pilot.pause(0.5)
+        if isinstance(app.screen, Confirm):  # a preflight warning on a busy test machine
+            await pilot.press("y")
+        await wait_until(pilot, lambda: pane.last_crash is not None, 20, "the crash")
+        await wait_until(pilot, lambda: pane._effective_flags("crashy") is not None, 5, "the logged flags")
+        logged = pane._effective_flags("crashy")
+        await app.switch_host("local")
+        await app.switch_host("alpha")
+        await wait_until(pilot, lambda: [c.name for c in pane.configs] == ["crashy"], 15, "the config again")
+        assert pane._effective_flags("crashy") == logged
+        assert pane.last_crash is not None and pane.last_crash.cls == "cuda-illegal-address"
