@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.reactive import reactive
 from textual.widgets import Static
 
 from console.bench.endpoint import running_server_url
@@ -56,9 +57,11 @@ class BenchPane(Pane):
 
     RUNTIME_PARTS = {"gpus": False, "servers": False, "watch": False}
 
+    # the sweep on screen (the runtime's live one, or a saved run); every change redraws
+    view: reactive[SweepView] = reactive(SweepView, always_update=True, init=False)
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.view = SweepView()
         self.overlay: tuple[str, list[float], list] | None = None
         self.launcher: Callable[[dict, str, bool], list[str]] = sweep_argv
         self.status_note = ""
@@ -100,7 +103,6 @@ class BenchPane(Pane):
                     self.view = await asyncio.to_thread(lambda: view_from_run(load_run(runs[0]["path"])))
                 except StateFileError as exc:
                     self._error(str(exc))
-        self._running_changed()
         if form.values()["url"]:
             self.action_models()
 
@@ -207,12 +209,11 @@ class BenchPane(Pane):
 
     def runtime_event(self, event: ev.RuntimeEvent) -> None:
         if isinstance(event, ev.SweepProgress):
-            self.view = event.view
             if event.error:
                 self._error(event.error)
-            self._running_changed()
+            self.view = event.view
 
-    def _running_changed(self) -> None:
+    def watch_view(self) -> None:
         self.set_class(self.proc is not None, "running")
         self.refresh_bindings()
         self._redraw()

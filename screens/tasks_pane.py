@@ -8,6 +8,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.reactive import reactive
 from textual.widgets import DataTable, Input, Static
 
 from console.runtime import events as ev
@@ -58,11 +59,13 @@ class TasksPane(Pane):
     TasksPane #status { height: 1; padding: 0 1; color: $text-muted; }
     """
 
+    # what the operator chose to see; a change redraws the board
+    hide_done: reactive[bool] = reactive(False, init=False)
+    filter_text: reactive[str] = reactive("", init=False)
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.board: TaskBoard | None = None
-        self.hide_done = False
-        self.filter_text = ""
         self.undo_stack: list[Task] = []
         self.editing: int | None = None      # task id being edited; None while adding
         self.last_report: Path | None = None
@@ -256,7 +259,6 @@ class TasksPane(Pane):
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
         self.filter_text = event.value.strip()
-        self.redraw()
 
     def action_close_inputs(self) -> None:
         for selector in ("#editor", "#filter"):
@@ -332,6 +334,11 @@ class TasksPane(Pane):
 
     def action_toggle_done(self) -> None:
         self.hide_done = not self.hide_done
+
+    def watch_hide_done(self) -> None:
+        self.redraw()
+
+    def watch_filter_text(self) -> None:
         self.redraw()
 
     async def action_accept(self) -> None:

@@ -43,7 +43,7 @@ class ServerView:
 
 class HostRuntime:
     def __init__(self, session: HostSession, sampler_factory: Callable | None = None,
-                 watch_interval_s: float = 1.0, monitor_poll_s: float = 1.0):
+                 watch_interval_s: float = 0.5, monitor_poll_s: float = 1.0):
         self.session = session
         self.sampler_factory = sampler_factory
         self.watch_interval_s = watch_interval_s
