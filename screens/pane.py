@@ -12,14 +12,13 @@ the last good reading (the base class does it, from HostConnection events).
 """
 from __future__ import annotations
 
-import time
-
 from rich.text import Text
 from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from console.fmt import clock
 from console.runtime import events as ev
 from console.runtime.host_runtime import HostRuntime
 from console.session import HostSession
@@ -129,10 +128,8 @@ class Pane(Vertical):
         if connection is None:
             line.display = False
             return
-        since = time.strftime("%H:%M:%S", time.localtime(connection.since))
-        good = time.strftime("%H:%M:%S", time.localtime(connection.last_good)) if connection.last_good else "N/A"
-        line.update(Text(f"⚠ STALE: {connection.profile} unreachable since {since}; "
-                         f"showing the last good reading, from {good}", style="bold"))
+        line.update(Text(f"⚠ STALE: {connection.profile} unreachable since {clock(connection.since)}; "
+                         f"showing the last good reading, from {clock(connection.last_good)}", style="bold"))
         line.display = True
 
     # ------------------------------------------------------------ the rest

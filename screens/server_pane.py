@@ -10,7 +10,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.widgets import DataTable, Input, Static
 
-from console.fmt import duration
+from console.fmt import clock, duration
 from console.hosts import HostError
 from console.runtime import events as ev
 from console.servers import configs as cfgs
@@ -145,7 +145,7 @@ class ServerPane(Pane):
     def _since(self, record: LaunchRecord, now: float) -> str:
         if record.live:
             return duration(now - record.started_at)
-        return time.strftime("%H:%M", time.localtime(record.stopped_at or record.started_at))
+        return clock(record.stopped_at or record.started_at)
 
     def _tick_since(self) -> None:
         """The "since" column of running servers advances by itself."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
-from console.fmt import duration
+from console.fmt import clock, duration
 
 
 @dataclass
@@ -44,7 +44,7 @@ def chip_text(chip: Chip, now: float | None = None, full: bool = False) -> Text:
             if chip.latency_ms is not None:
                 text.append(f" · {chip.latency_ms:.0f} ms", style="grey70")
         elif chip.state == "down":
-            text.append(" down since " + time.strftime("%H:%M:%S", time.localtime(chip.since)), style=colour)
+            text.append(" down since " + clock(chip.since), style=colour)
         elif chip.state == "connecting":
             text.append(" connecting", style=colour)
     if chip.crashed:
