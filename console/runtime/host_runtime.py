@@ -404,8 +404,15 @@ class HostRuntime:
         await self._report_problems()
         while True:
             await asyncio.sleep(self.watch_interval_s)
-            changes = await asyncio.to_thread(watch.changes)
-            await self._on_store_changes(changes)
+            try:
+                changes = await asyncio.to_thread(watch.changes)
+                await self._on_store_changes(changes)
+            except (OSError, HostError) as exc:  # a full disk or a dropped host: look again next time
+                from ..store.scan import first_time
+
+                lines = first_time([f"{self.name}: could not look at its records ({exc})"])
+                if lines:
+                    self.emit(ev.StoreProblems(self.name, tuple(lines)))
 
     async def _report_problems(self) -> None:
         """Unreadable records, each named once per console (StoreProblems; the App shows them)."""
