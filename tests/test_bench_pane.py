@@ -110,6 +110,8 @@ async def test_live_values_while_running_then_final_ones():
         await run_to_end(pilot, pane)
         assert pane.proc is None
         assert pane.view.levels[1].status == "partial" and pane.view.exit_code == 3
+        # the server's live gauges ("running N") end with the sweep
+        assert "server: gen" not in str(pane.query_one("#bp-status").render())
 
 
 async def test_finished_run_all_ok():
@@ -198,6 +200,25 @@ async def test_real_sweep_from_the_tab(llama_server):
                                                                         str(pane.query_one("#bp-error").render()))
         assert pane.view.model and pane.view.path and Path(pane.view.path).exists()
         assert json.loads(Path(pane.view.path).read_text())["levels"][1]["completed"] == 2
+
+
+async def test_a_no_models_note_clears_once_m_finds_the_model(llama_server):
+    from textual.widgets import Input
+
+    from tests.harness import wait_until
+    from tests.realparts import free_port
+
+    app = BenchApp(url=f"http://127.0.0.1:{free_port()}")  # nothing listens there
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        error = pane.query_one("#bp-error")
+        await wait_until(pilot, lambda: "no models listed" in str(error.render()), 15, "the note")
+        pane.query_one("#bf-url", Input).value = llama_server.url
+        pane.query_one(BenchLevelTable).focus()
+        await pilot.press("m")
+        await wait_until(pilot, lambda: pane.query_one("#bf-model").value not in (None, pane.query_one("#bf-model").BLANK),
+                         15, "the model list")
+        assert "no models listed" not in str(error.render())
 
 
 async def test_loopback_endpoint_of_an_ssh_host_goes_through_a_tunnel(ssh_profile, llama_server):

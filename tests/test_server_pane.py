@@ -44,6 +44,9 @@ async def test_launch_ready_and_kill_from_the_keys(tmp_path):
         await pilot.press("l")
         assert await _until(pilot, lambda: pane.latest.get("run_smol") and pane.latest["run_smol"].state == "ready")
         assert await _until(pilot, lambda: app.summaries["server"] == "1 ●")  # one config, ready
+        table = pane.query_one("#configs")
+        since = str(table.get_cell("run_smol", pane.since_column))
+        assert await _until(pilot, lambda: str(table.get_cell("run_smol", pane.since_column)) != since)
         assert await _until(pilot, lambda: any("listening" in line for line in pane.query_one(LogView).lines))
         await pilot.press("k")
         assert await _until(pilot, lambda: isinstance(app.screen, Confirm))
