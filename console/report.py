@@ -82,7 +82,7 @@ def _runs(profile_name: str) -> list[dict[str, Any]]:
     from .store.runs import read_runs
 
     scan = read_runs(profile_name)
-    found = [_entry(run.path.stem, run.path, run.mtime, run.raw) for run in scan.records]
+    found = [_entry(run.id, run.path, run.mtime, run.raw) for run in scan.records]  # the run's one id
     found += [_broken(u) for u in scan.unreadable]
     return sorted(found, key=lambda r: (r["mtime"], r["name"]))
 

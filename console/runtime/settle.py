@@ -68,8 +68,8 @@ def settle_before_command(args, timeout_s: float = 20.0) -> None:
 
     from profiles import store
 
-    if getattr(args, "command", None) in NOT_ABOUT_A_PROFILE:
-        return
+    if getattr(args, "command", None) in NOT_ABOUT_A_PROFILE or getattr(args, "offline", False):
+        return  # --offline: the operator asked for no contact with the host
     name = next((getattr(args, d) for d in PROFILE_DESTS if getattr(args, d, None)), None) or store.last_used()
     try:
         if not store.exists(name) and name != "local":
