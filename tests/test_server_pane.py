@@ -106,3 +106,16 @@ async def test_search_and_filter_the_log(tmp_path):
         await pilot.press("x")
         await pilot.pause(0.2)
         assert len(view.lines) == 100
+
+
+def test_the_tab_title_counts_configs_not_the_worst_state():
+    from console.servers.records import LaunchRecord
+    from screens.server_pane import config_summary
+
+    def rec(config, state, crash_class=None):
+        return LaunchRecord(id=config, config=config, script=None, log=None, exit_file=None, state=state,
+                            crash_class=crash_class)
+    assert config_summary([rec("a", "ready"), rec("b", "crashed")], 3) == "1 ● 1 ✖"
+    assert config_summary([rec("a", "ready"), rec("b", "loading"), rec("c", "stopped")], 3) == "1 ● 1 ◌"
+    assert config_summary([rec("a", "ready", crash_class="hang")], 1) == "1 ✖"  # alive but hung
+    assert config_summary([rec("a", "stopped")], 2) == "2"
