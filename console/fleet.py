@@ -49,9 +49,15 @@ class Fleet:
     async def ping(self, name: str, timeout: float = 10.0) -> None:
         """One cheap round trip; the host updates its own status and latency."""
         host = self.hosts[name]
+        was_connected = host.status.state == "connected"
         started = time.monotonic()
         try:
             result = await host.run(["true"], timeout=timeout)
+            if result.ok and not was_connected:
+                # that round trip included (re)connecting: time a second one, so the chip
+                # never shows an outage's length as the link's latency
+                started = time.monotonic()
+                result = await host.run(["true"], timeout=timeout)
         except HostError:
             return  # the host already marked itself down, with the reason
         if result.ok:

@@ -267,3 +267,25 @@ async def test_a_crashed_configs_logged_flags_survive_a_host_switch(tmp_path):
         await wait_until(pilot, lambda: [c.name for c in pane.configs] == ["crashy"], 15, "the config again")
         assert pane._effective_flags("crashy") == logged
         assert pane.last_crash is not None and pane.last_crash.cls == "cuda-illegal-address"
+
+
+async def test_the_latency_after_a_reconnect_is_the_links_not_the_outages(ssh_profile, sshd):
+    from console.fleet import Fleet
+
+    fleet = Fleet([ssh_profile])
+    host = fleet.hosts["testbox"]
+    try:
+        await fleet.ping("testbox")
+        assert host.status.state == "connected"
+        sshd.stop()
+        await fleet.ping("testbox", timeout=5)
+        assert host.status.state == "down"
+        sshd.start()
+        reconnect_started = time.monotonic()
+        await fleet.ping("testbox", timeout=20)
+        whole_ms = (time.monotonic() - reconnect_started) * 1000
+        assert host.status.state == "connected"
+        # the chip's figure is one round trip on the open link, less than the reconnect took
+        assert host.status.latency_ms is not None and host.status.latency_ms < whole_ms / 2
+    finally:
+        await fleet.close()
