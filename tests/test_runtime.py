@@ -246,7 +246,7 @@ async def test_unreadable_records_are_named_once(tmp_path):
                 for s in named].count((False, False, False)) == 0
 
 
-async def test_a_crashed_configs_logged_flags_survive_a_host_switch(tmp_path):
+async def test_a_crashed_configs_logged_flags_survive_a_host_switch_and_a_restart(tmp_path):
     from screens.confirm import Confirm
 
     _crashing_profile(tmp_path, "alpha", delay_s=0.5)
@@ -267,6 +267,12 @@ async def test_a_crashed_configs_logged_flags_survive_a_host_switch(tmp_path):
         await wait_until(pilot, lambda: [c.name for c in pane.configs] == ["crashy"], 15, "the config again")
         assert pane._effective_flags("crashy") == logged
         assert pane.last_crash is not None and pane.last_crash.cls == "cuda-illegal-address"
+    app = GpudeckApp(profile_name="alpha")  # a restarted console: no monitor saw this launch
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.panes["server"]
+        await pilot.press("2")
+        await wait_until(pilot, lambda: [c.name for c in pane.configs] == ["crashy"], 15, "the config")
+        assert pane._effective_flags("crashy") == logged
 
 
 async def test_the_latency_after_a_reconnect_is_the_links_not_the_outages(ssh_profile, sshd):

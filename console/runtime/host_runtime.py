@@ -268,7 +268,9 @@ class HostRuntime:
     def effective_flags(self, config: str) -> dict | None:
         record = self.launches.get(config)
         monitor = self.monitors.get(record.id) if record else None
-        return monitor.effective if monitor is not None else None
+        if monitor is not None and monitor.effective is not None:
+            return monitor.effective
+        return record.effective if record is not None else None
 
     def seen_lines(self, record_id: str) -> list[str] | None:
         monitor = self.monitors.get(record_id)

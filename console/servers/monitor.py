@@ -102,6 +102,10 @@ class ServerMonitor:
         found = effective_from_log([line])
         if found is not None:
             self.effective = found.flags
+            # kept with the launch, so a restarted console still shows them
+            self.record.effective = {k: v if isinstance(v, (str, int, float, bool, type(None))) else str(v)
+                                     for k, v in found.flags.items()}
+            records.save(self.session.name, self.record)
             self.on_state(self.record)
 
     def _check_log_verdict(self) -> None:

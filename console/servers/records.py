@@ -40,6 +40,7 @@ class LaunchRecord:
     crash_class: str | None = None
     crash_record: str | None = None
     command: str | None = None
+    effective: dict | None = None  # the flags the server's log says it runs with, once seen
 
     @property
     def live(self) -> bool:
