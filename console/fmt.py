@@ -20,10 +20,15 @@ def clock(epoch: float | None) -> str:
     return UNKNOWN if epoch is None else time.strftime("%H:%M:%S", time.localtime(epoch))
 
 
-def duration(seconds: float | None) -> str:
-    """How long something has run: '45s', '12m05s', '2h13m'; 'N/A' when unknown."""
+def duration(seconds: float | None, tenths: bool = False) -> str:
+    """How long something has run: '45s', '12m05s', '2h13m'; 'N/A' when unknown.
+
+    With `tenths`, under ten seconds reads '0.4s' (the age of a sample taken a moment ago).
+    """
     if seconds is None:
         return UNKNOWN
+    if tenths and 0 <= seconds < 9.95:
+        return f"{seconds:.1f}s"
     seconds = int(max(0, seconds))  # clock skew never shows a negative age
     if seconds < 60:
         return f"{seconds}s"

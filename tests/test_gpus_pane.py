@@ -92,7 +92,7 @@ async def test_no_signal_is_marked():
         pane.show_snapshot(snap)
         await pilot.pause()
         status = text_of(pane.query_one("#gpus-status"))
-        assert "NO SIGNAL" in status and "42 s ago" in status
+        assert "NO SIGNAL" in status and "42s ago" in status
         assert app.summaries[-1] == "8 · 7 STALE · no signal"
 
 
