@@ -54,10 +54,11 @@ def has_live_launches(profile: str) -> bool:
 
 
 PROFILE_DESTS = ("server_profile", "tasks_profile", "bench_profile", "gpus_profile", "report_profile", "profile")
-NOT_ABOUT_A_PROFILE = {None, "sim", "demo", "triage", "roofline"}  # None: the TUI's runtimes settle themselves
+# None: the TUI's runtimes settle themselves; `profiles` edits the list of hosts and must not wait on one
+NOT_ABOUT_A_PROFILE = {None, "sim", "demo", "triage", "roofline", "profiles"}
 
 
-def settle_before_command(args, timeout_s: float = 20.0) -> None:
+def settle_before_command(args, timeout_s: float = 10.0) -> None:
     """Before any CLI command about a profile: give finished launches their crash record.
 
     Costs a few file reads when nothing of the profile is live or unrecorded;
