@@ -295,3 +295,17 @@ async def test_the_latency_after_a_reconnect_is_the_links_not_the_outages(ssh_pr
         assert host.status.latency_ms is not None and host.status.latency_ms < whole_ms / 2
     finally:
         await fleet.close()
+
+
+def test_a_command_still_answers_when_the_host_of_a_live_launch_is_down():
+    from console.servers.records import LaunchRecord
+    from tests.realparts import free_port
+
+    store.save(profile_from_dict("deadbox", {"transport": "ssh", "ssh": {
+        "host": "127.0.0.1", "port": free_port(), "connect_timeout_s": 2}}))
+    records.save("deadbox", LaunchRecord(id="l1", config="c", script="/x.sh", log="/x.log", exit_file="/x.exit",
+                                         pid=4242, pgid=4242, state="ready"))
+    done = _cli("tasks", "list", "-p", "deadbox", "--json")
+    assert done.returncode == 0, done.stderr
+    assert isinstance(json.loads(done.stdout), dict)
+    assert records.load_all("deadbox")[0].state == "ready"  # unknown is left as it was, never guessed
