@@ -86,6 +86,8 @@ class BenchPane(Pane):
         session = runtime.session
         form = self.query_one(BenchForm)
         url = session.profile.server.url or await asyncio.to_thread(running_server_url, session.name)
+        if runtime is not self.runtime:
+            return  # the operator switched host again meanwhile
         form.set_url(url)
         bench = session.profile.bench
         form.set_defaults({"levels": bench.concurrency, "input_len": bench.input_len,
@@ -97,12 +99,16 @@ class BenchPane(Pane):
             self.view = runtime.sweep_view
         else:
             self.view = SweepView()
-            runs = await asyncio.to_thread(list_runs, session.name)
-            if runs:
-                try:
-                    self.view = await asyncio.to_thread(lambda: view_from_run(load_run(runs[0]["path"])))
-                except StateFileError as exc:
-                    self._error(str(exc))
+            try:
+                runs = await asyncio.to_thread(list_runs, session.name)
+                saved = await asyncio.to_thread(lambda: view_from_run(load_run(runs[0]["path"]))) if runs else None
+            except StateFileError as exc:
+                saved = None
+                self._error(str(exc))
+            if runtime is not self.runtime:
+                return
+            if saved is not None:
+                self.view = saved
         if form.values()["url"]:
             self.action_models()
 

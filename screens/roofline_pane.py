@@ -64,7 +64,11 @@ class RooflinePane(Pane):
         self.base_inputs = inputs_from_profile(self.session.profile)
         self.inputs = self.base_inputs
         self.chosen = None
-        self.runs = await asyncio.to_thread(load_runs, self.session.data_dir / "runs")
+        session = self.session
+        runs = await asyncio.to_thread(load_runs, session.data_dir / "runs")
+        if session is not self.session:
+            return  # the operator switched host again meanwhile
+        self.runs = runs
         self._fill_whatif()
         self.recompute()
 

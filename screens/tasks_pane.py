@@ -85,7 +85,10 @@ class TasksPane(Pane):
         session = self.session
         self.undo_stack.clear()
         self._notes = []
-        self.board = await asyncio.to_thread(TaskBoard.for_profile, session.name, session.readonly)
+        board = await asyncio.to_thread(TaskBoard.for_profile, session.name, session.readonly)
+        if session is not self.session:
+            return  # the operator switched host again meanwhile
+        self.board = board
         await self._scan()
         self.redraw()
 
