@@ -39,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
 
         handler = open_tui
     try:
+        from .runtime.settle import settle_before_command
+
+        settle_before_command(args)  # crash records never wait for a console to be open
         code = handler(args)
     except CLIError as exc:
         sys.stderr.write(f"gpudeck: {exc}\n")

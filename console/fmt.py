@@ -1,11 +1,34 @@
-"""Small text formats shared by the CLI and the screens."""
+"""The one place for how values read: the unknown marker, numbers, durations, clock times.
+
+Shared by the CLI, the report and the screens, so an unknown value reads
+`N/A` everywhere (never 0, never a dash) and every clock time looks the same.
+"""
 from __future__ import annotations
 
+import time
 
-def duration(seconds: float | None) -> str:
-    """How long something has run: '45s', '12m05s', '2h13m'; 'N/A' when unknown."""
+UNKNOWN = "N/A"
+
+
+def number(value: float | None, digits: int = 1, suffix: str = "") -> str:
+    """`1,234.5` with a suffix, or N/A when unknown."""
+    return UNKNOWN if value is None else f"{value:,.{digits}f}{suffix}"
+
+
+def clock(epoch: float | None) -> str:
+    """Local wall-clock time of an instant, `14:02:11`, or N/A."""
+    return UNKNOWN if epoch is None else time.strftime("%H:%M:%S", time.localtime(epoch))
+
+
+def duration(seconds: float | None, tenths: bool = False) -> str:
+    """How long something has run: '45s', '12m05s', '2h13m'; 'N/A' when unknown.
+
+    With `tenths`, under ten seconds reads '0.4s' (the age of a sample taken a moment ago).
+    """
     if seconds is None:
-        return "N/A"
+        return UNKNOWN
+    if tenths and 0 <= seconds < 9.95:
+        return f"{seconds:.1f}s"
     seconds = int(max(0, seconds))  # clock skew never shows a negative age
     if seconds < 60:
         return f"{seconds}s"

@@ -69,48 +69,46 @@ class ReportData:
 
 # ---- reading the profile's files ----------------------------------------------
 
-def _read_json_files(folder: Path) -> list[dict[str, Any]]:
-    """Every *.json in a folder, oldest first; a broken one is kept with its reason."""
-    if not folder.is_dir():
-        return []
-    found = []
-    for path in folder.glob("*.json"):
-        try:
-            stamp = path.stat().st_mtime
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            found.append({"name": path.stem, "file": path.name, "mtime": 0.0,
-                          "error": f"{path.name}: {exc}"})
-            continue
-        if not isinstance(doc, dict):
-            found.append({"name": path.stem, "file": path.name, "mtime": stamp,
-                          "error": f"{path.name}: not a JSON object"})
-            continue
-        found.append({"name": path.stem, "file": path.name, "mtime": stamp, "doc": doc,
-                      "when": time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))})
+def _entry(name: str, path: Path, mtime: float, doc: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "file": path.name, "mtime": mtime, "doc": doc,
+            "when": time.strftime("%Y-%m-%d %H:%M", time.localtime(mtime))}
+
+
+def _broken(problem) -> dict[str, Any]:
+    return {"name": problem.path.stem, "file": problem.path.name, "mtime": 0.0,
+            "error": f"{problem.path.name}: {problem.reason}"}
+
+
+def _runs(profile_name: str) -> list[dict[str, Any]]:
+    """Every run through the store's one reader, oldest first; a broken one kept with its reason."""
+    from .store.runs import read_runs
+
+    scan = read_runs(profile_name)
+    found = [_entry(run.id, run.path, run.mtime, run.raw) for run in scan.records]  # the run's one id
+    found += [_broken(u) for u in scan.unreadable]
     return sorted(found, key=lambda r: (r["mtime"], r["name"]))
 
 
-def _crash_sort_key(crash: dict[str, Any]) -> tuple:
-    doc = crash.get("doc") or {}
-    stamp = doc.get("time") if isinstance(doc.get("time"), str) else ""
-    return (stamp, crash["name"])
+def _crashes(profile_name: str) -> list[dict[str, Any]]:
+    """Every crash record through the store's one reader, oldest first."""
+    from .store.crashes import read_crashes
+
+    scan = read_crashes(profile_name)
+    found = []
+    for crash in scan.records:
+        path = Path(crash.id + ".json")
+        found.append({"name": crash.id, "file": path.name, "mtime": 0.0, "doc": crash.to_doc()})
+    found.reverse()
+    return [_broken(u) for u in scan.unreadable] + found
 
 
-def _configs_from_records(folder: Path) -> list[dict[str, Any]]:
-    """The latest launch record of each config: its effective flags and last state."""
-    latest: dict[str, dict[str, Any]] = {}
-    for rec in _read_json_files(folder):
-        doc = rec.get("doc")
-        if not doc or not isinstance(doc.get("config"), str):
-            continue
-        started = doc.get("started_at") if isinstance(doc.get("started_at"), (int, float)) else 0
-        seen = latest.get(doc["config"])
-        if seen is None or started >= seen["_started"]:
-            latest[doc["config"]] = {"name": doc["config"], "script": doc.get("script"),
-                                     "flags": doc.get("flags") if isinstance(doc.get("flags"), dict) else {},
-                                     "state": doc.get("state"), "_started": started}
-    return [latest[name] for name in sorted(latest)]
+def _configs_from_records(profile_name: str) -> list[dict[str, Any]]:
+    """The latest launch record of each config (the launch records' one reader): flags and last state."""
+    from .servers import records
+
+    latest = records.latest_per_config(profile_name)
+    return [{"name": name, "script": r.script, "flags": r.flags if isinstance(r.flags, dict) else {},
+             "state": r.state} for name, r in sorted(latest.items())]
 
 
 # ---- live parts through the public CLI --------------------------------------
@@ -158,25 +156,27 @@ def _roofline(profile: Profile, batches: list[int]) -> tuple[dict[str, Any] | No
 
 
 def measured_by_concurrency(runs: list[dict[str, Any]]) -> dict[int, tuple[float, str]]:
-    """Latest successful output tok/s per concurrency over all runs (runs are oldest first)."""
+    """Latest measured output tok/s per concurrency over all runs (runs are oldest first);
+    which levels count is the store's one rule (LevelResult.measured_tok_s)."""
+    from .store.runs import LevelResult
+
     out: dict[int, tuple[float, str]] = {}
     for run in runs:
-        for level in (run.get("doc") or {}).get("levels") or []:
-            if not isinstance(level, dict) or level.get("status") not in ("ok", "partial"):
+        for raw in (run.get("doc") or {}).get("levels") or []:
+            if not isinstance(raw, dict):
                 continue
-            conc, tok = level.get("concurrency"), level.get("output_throughput")
-            if isinstance(conc, int) and isinstance(tok, (int, float)) and not isinstance(tok, bool):
-                out[conc] = (float(tok), run["name"])
+            level = LevelResult.from_doc(raw)
+            if level.concurrency is not None and level.measured_tok_s is not None:
+                out[level.concurrency] = (level.measured_tok_s, run["name"])
     return out
 
 
 def collect(profile: Profile, live: bool = True) -> ReportData:
     """Everything the report says, gathered once."""
-    data_dir = paths.profile_data_dir(profile.name)
     data = ReportData(profile=profile)
-    data.runs = _read_json_files(data_dir / "runs")
-    data.crashes = sorted(_read_json_files(data_dir / "crashes"), key=_crash_sort_key)
-    data.configs = _configs_from_records(data_dir / "servers")
+    data.runs = _runs(profile.name)
+    data.crashes = _crashes(profile.name)
+    data.configs = _configs_from_records(profile.name)
     data.board = TaskBoard.for_profile(profile.name, readonly=True)
     if live:
         data.gpus, data.gpus_note = _cli_json(["gpus", "--profile", profile.name, "--json"])

@@ -1,7 +1,7 @@
-"""What the console holds open for one profile while it is on screen."""
+"""One profile with its live `Host`: what engine calls take (the HostRuntime holds one per profile)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from profiles import paths
@@ -17,7 +17,6 @@ class HostSession:
     profile: Profile
     host: Host
     readonly: bool = False
-    extra: dict = field(default_factory=dict)
 
     @classmethod
     def open(cls, profile: Profile, readonly: bool = False) -> "HostSession":

@@ -27,7 +27,7 @@ class Task:
     created: str = ""
     updated: str = ""
     notes: str | None = None
-    crash: str | None = None      # crash record file name in crashes/
+    crash: str | None = None      # crash record id (crashes/<id>.json)
     run: str | None = None        # run file name in runs/
     config: str | None = None     # launch config name
     source: str | None = None     # the suggestion key this task came from

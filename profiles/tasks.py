@@ -19,7 +19,6 @@ File layout:
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import re
 import threading
@@ -38,7 +37,7 @@ from .task_suggestion import (Suggestion, crash_suggestion, efficiency_suggestio
 
 __all__ = ["TaskBoard", "BoardReadOnly", "Task", "Suggestion", "FileWatch", "STATUSES", "PRIORITIES",
            "tasks_file", "suggest_from_crash", "suggest_from_run", "suggest_from_efficiency",
-           "scan_events", "sort_tasks", "counts_summary"]
+           "sort_tasks", "counts_summary"]
 
 FILE_VERSION = 1
 DEFAULT_THRESHOLD_PCT = 10.0
@@ -550,36 +549,3 @@ def suggest_from_promise(profile: Any, config: str, warning: str) -> Suggestion 
     board = TaskBoard.for_profile(_profile_name(profile))
     s = promise_suggestion(config, warning)
     return s if s is not None and board.suggest(s) else None
-
-
-def scan_events(profile: Any) -> list[Suggestion]:
-    """Look through crashes/ and runs/ and offer what is new; returns the new suggestions.
-
-    Files that do not parse are skipped here (the report and the other panes
-    say so); a scan never adds a task, only suggestions.
-    """
-    name = _profile_name(profile)
-    data = paths.profile_data_dir(name)
-    board = TaskBoard.for_profile(name)
-    if board.readonly:
-        return []
-    offered: list[Suggestion] = []
-    for path in sorted((data / "crashes").glob("*.json")):
-        doc = _read_json(path)
-        s = crash_suggestion(doc, path.name) if isinstance(doc, dict) else None
-        if s is not None and board.suggest(s):
-            offered.append(s)
-    for path in sorted((data / "runs").glob("*.json")):
-        doc = _read_json(path)
-        if isinstance(doc, dict):
-            for s in sweep_suggestions(doc, path.stem):
-                if board.suggest(s):
-                    offered.append(s)
-    return offered
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None

@@ -1,8 +1,8 @@
 """The Textual application: header with host chips, five tabs, footer with keys."""
 from __future__ import annotations
 
+import asyncio
 import importlib
-import time
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -10,6 +10,7 @@ from textual.css.query import NoMatches
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from console.fleet import Fleet
+from console.runtime import events as ev
 from profiles import store
 from widgets.host_chips import Chip, HostChips
 
@@ -59,9 +60,10 @@ class GpudeckApp(App):
         self.current = profile_name if profile_name in fleet.profiles else "local"
         self.panes: dict[str, Pane] = {}
         self.summaries: dict[str, str] = {}
+        self.chip_bar = HostChips(id="chips")
+        self.tabs: TabbedContent | None = None
 
     def compose(self) -> ComposeResult:
-        self.chip_bar = HostChips(id="chips")
         yield self.chip_bar
         with TabbedContent(id="tabs", initial="gpus") as self.tabs:
             for tab_id, title, module, cls in TABS:
@@ -76,6 +78,9 @@ class GpudeckApp(App):
         self._refresh_chips()
         self.set_interval(1.0, self._refresh_chips)
         self.run_worker(self.fleet.keep_alive(), name="keep-alive", group="fleet", exclusive=True)
+        for name in self.fleet.names():  # every host, on screen or not: crashes are caught everywhere
+            self.fleet.runtime(name).subscribe(self._forward)
+        await self.fleet.start_all()
         await self._open(self.current)
         for line in self.profile_errors:
             self.notify(line, severity="error", timeout=15)
@@ -83,14 +88,30 @@ class GpudeckApp(App):
     async def on_unmount(self) -> None:
         await self.fleet.close()
 
+    def _forward(self, event: ev.RuntimeEvent) -> None:
+        """A runtime's event, to every pane as a message (each pane keeps its own host's)."""
+        for pane in self.panes.values():
+            pane.post_message(Pane.Runtime(event))
+        if isinstance(event, (ev.CrashRecorded, ev.ServerStateChanged)):
+            self._refresh_chips()
+        elif isinstance(event, ev.StoreProblems):  # each unreadable record named once, one way
+            for line in event.lines:
+                self.notify(line, severity="warning", timeout=15)
+
     def chips(self) -> list[Chip]:
         out = []
         for name in self.fleet.names():
             status = self.fleet.hosts[name].status
             profile = self.fleet.profiles[name]
-            out.append(Chip(name=name, target=profile.target, state=status.state, since=status.since,
+            runtime = self.fleet.runtimes.get(name)
+            state, since = status.state, status.since
+            if runtime is not None and runtime.down_since is not None and state != "connected":
+                # down since the first failure: a retry in progress does not move it or hide it
+                state, since = "down", runtime.down_since
+            out.append(Chip(name=name, target=profile.target, state=state, since=since,
                             error=status.error, latency_ms=status.latency_ms,
-                            simulated=profile.ui.simulated, current=name == self.current))
+                            simulated=profile.ui.simulated, current=name == self.current,
+                            crashed=runtime.crashed_class() if runtime else None))
         return out
 
     def _refresh_chips(self) -> None:
@@ -98,12 +119,12 @@ class GpudeckApp(App):
 
     async def _open(self, name: str) -> None:
         self.current = name
-        store.set_last_used(name)
-        session = self.fleet.session(name)
+        await asyncio.to_thread(store.set_last_used, name)
+        runtime = self.fleet.runtime(name)
         self.summaries.clear()
         for tab_id, pane in self.panes.items():
             self._set_tab_label(tab_id, "")
-            await pane.set_session(session)
+            await pane.set_session(runtime)
         self._refresh_chips()
         self.sub_title = name
 

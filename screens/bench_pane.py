@@ -1,23 +1,27 @@
 """The Bench tab: set up a sweep, watch it live, compare it with an earlier one.
 
 The load generator runs as its own process (`python -m console.bench ...
---events`); a Textual worker reads its JSON lines into a `SweepView` and the
-screen is redrawn from that view four times a second at most, so 512
-streams never reach the UI's event loop.
+--events`), owned by the host's runtime, which reads its JSON lines into a
+`SweepView` and reports SweepProgress at most four times a second; this tab
+draws that view. A sweep keeps running, on its host, while the operator
+looks at another host.
 """
 from __future__ import annotations
 
-import time
+import asyncio
 from typing import Any, Callable
 
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.reactive import reactive
 from textual.widgets import Static
 
-from console.bench.endpoint import list_models, loopback_port, running_server_url, with_port
-from console.bench.process import SweepProcess, sweep_argv
+from console.bench.endpoint import running_server_url
 from console.bench.live import SweepView, view_from_run
+from console.bench.process import sweep_argv
 from console.bench.results import compare_runs, list_runs, load_run
+from console.fmt import number
+from console.runtime import events as ev
 from profiles.atomic import StateFileError
 from widgets.bench_chart import BenchChart
 from widgets.bench_compare import BenchCompareTable
@@ -27,11 +31,7 @@ from widgets.bench_table import BenchLevelTable
 from .confirm import Confirm
 from .pane import Pane
 
-REDRAW_S = 0.25
-
-
-def _fmt(value: Any, digits: int = 1, suffix: str = "") -> str:
-    return "N/A" if value is None else f"{value:,.{digits}f}{suffix}"
+_fmt = number
 
 
 class BenchPane(Pane):
@@ -55,13 +55,16 @@ class BenchPane(Pane):
     BenchPane.hide-form BenchForm { display: none; }
     """
 
+    RUNTIME_PARTS = {"gpus": False, "servers": False, "watch": False}
+
+    # the sweep on screen (the runtime's live one, or a saved run); every change redraws
+    view: reactive[SweepView] = reactive(SweepView, always_update=True, init=False)
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.view = SweepView()
         self.overlay: tuple[str, list[float], list] | None = None
-        self.proc: SweepProcess | None = None
         self.launcher: Callable[[dict, str, bool], list[str]] = sweep_argv
-        self._dirty = False
+        self.status_note = ""
 
     def compose(self) -> ComposeResult:
         yield Static("no sweep yet: fill in the setup and press Start", id="bp-head", markup=False)
@@ -72,26 +75,40 @@ class BenchPane(Pane):
         yield Static("", id="bp-status", markup=False)
         yield Static("", id="bp-error", markup=False)
 
-    def on_mount(self) -> None:
-        self.set_interval(REDRAW_S, self._redraw_if_dirty)
+    @property
+    def proc(self):
+        """The running sweep's process (owned by the runtime), or None."""
+        return self.runtime.sweep_proc if self.runtime else None
 
     async def set_session(self, session) -> None:
         await super().set_session(session)
+        runtime = self.runtime
+        session = runtime.session
         form = self.query_one(BenchForm)
-        form.set_url(session.profile.server.url or running_server_url(session.name))
+        url = session.profile.server.url or await asyncio.to_thread(running_server_url, session.name)
+        if runtime is not self.runtime:
+            return  # the operator switched host again meanwhile
+        form.set_url(url)
         bench = session.profile.bench
         form.set_defaults({"levels": bench.concurrency, "input_len": bench.input_len,
                            "output_len": bench.output_len, "num_prompts": bench.num_prompts})
-        if self.proc is None:
-            runs = list_runs(session.name)
-            if runs:
-                try:
-                    self.view = view_from_run(load_run(runs[0]["path"]))
-                except StateFileError as exc:
-                    self._error(str(exc))
-            else:
-                self.view = SweepView()
-            self._redraw()
+        self.overlay = None
+        self.remove_class("comparing")
+        self._error(runtime.sweep_error or "")
+        if runtime.sweep_view is not None:  # this host's sweep, running or just finished
+            self.view = runtime.sweep_view
+        else:
+            self.view = SweepView()
+            try:
+                runs = await asyncio.to_thread(list_runs, session.name)
+                saved = await asyncio.to_thread(lambda: view_from_run(load_run(runs[0]["path"]))) if runs else None
+            except StateFileError as exc:
+                saved = None
+                self._error(str(exc))
+            if runtime is not self.runtime:
+                return
+            if saved is not None:
+                self.view = saved
         if form.values()["url"]:
             self.action_models()
 
@@ -110,10 +127,15 @@ class BenchPane(Pane):
             self.run_worker(self._load_models(url), group="bench-models", exclusive=True)
 
     async def _load_models(self, url: str) -> None:
-        local = await self._reachable_url(url)
-        models = await list_models(local[0])
+        try:
+            models = await self.runtime.list_models(url)
+        except Exception as exc:  # noqa: BLE001 - a tunnel that can't open is shown, not raised
+            self._error(f"cannot reach {url} through the SSH tunnel: {exc}")
+            return
         self.query_one(BenchForm).set_models(models)
-        if not models:
+        if models:
+            self._error("")  # an earlier "no models listed" is no longer true
+        else:
             self._error(f"no models listed at {url}/v1/models (is the server up?)")
 
     def action_start(self) -> None:
@@ -129,16 +151,15 @@ class BenchPane(Pane):
         if not message.values.get("url"):
             self._error("endpoint is empty")
             return
-        self.run_worker(self._run(message.values), group="bench", exclusive=True)
+        self.run_worker(self._start(message.values), group="bench", exclusive=True)
 
     def action_stop(self) -> None:
         if self.proc is None:
             return
 
         def answer(yes: bool | None) -> None:
-            if yes and self.proc is not None:
-                self.proc.stop()
-                self._status_note = "stopping: the current level is finishing its records…"
+            if yes and self.runtime is not None and self.runtime.stop_sweep():
+                self.status_note = "stopping: the current level is finishing its records…"
 
         done = sum(1 for lv in self.view.levels if lv.status in ("ok", "partial", "failed"))
         self.app.push_screen(Confirm("Stop the sweep?", [
@@ -146,9 +167,11 @@ class BenchPane(Pane):
             "the remaining levels are skipped.", "What was measured so far is saved."], "Stop"), answer)
 
     def action_compare(self) -> None:
-        if self.session is None:
-            return
-        runs = [r for r in list_runs(self.session.name) if r["run_id"] != self.view.run_id]
+        if self.session is not None:
+            self.run_worker(self._pick_earlier(self.session.name), group="bench-compare", exclusive=True)
+
+    async def _pick_earlier(self, profile: str) -> None:
+        runs = [r for r in await asyncio.to_thread(list_runs, profile) if r["run_id"] != self.view.run_id]
         if not runs:
             self._error("no earlier run of this profile to compare with")
             return
@@ -158,11 +181,13 @@ class BenchPane(Pane):
 
     def compare_with(self, path: str | None) -> None:
         """Overlay an earlier run and show the differences, level by level."""
-        if not path:
-            return
+        if path:
+            self.run_worker(self._compare(path), group="bench-compare", exclusive=True)
+
+    async def _compare(self, path: str) -> None:
         try:
-            base = load_run(path)
-            current = load_run(self.view.path) if self.view.path else None
+            base = await asyncio.to_thread(load_run, path)
+            current = await asyncio.to_thread(load_run, self.view.path) if self.view.path else None
         except StateFileError as exc:
             self._error(str(exc))
             return
@@ -175,73 +200,35 @@ class BenchPane(Pane):
         self.add_class("comparing")
         self._redraw()
 
-    # -- the load generator -----------------------------------------------------
-    async def _reachable_url(self, url: str) -> tuple[str, bool]:
-        """A URL this machine can reach: through the profile's SSH tunnel for a remote loopback."""
-        host = self.session.host if self.session else None
-        port = loopback_port(url)
-        if host is None or not host.tunnelled or port is None:
-            return url, False
-        local_port = await host.forward_port(port)
-        return with_port(url, local_port), True
-
-    async def _run(self, values: dict) -> None:
+    # -- the load generator (run by the host's runtime) --------------------------
+    async def _start(self, values: dict) -> None:
         self._error("")
-        try:
-            url, tunnelled = await self._reachable_url(values["url"])
-        except Exception as exc:  # noqa: BLE001 - a tunnel that can't open is shown, not raised
-            self._error(f"cannot reach {values['url']} through the SSH tunnel: {exc}")
-            return
-        argv = self.launcher({**values, "url": url, "server_port": loopback_port(values["url"])},
-                             self.session.name if self.session else "local", tunnelled)
-        self.view = SweepView()
         self.overlay = None
         self.remove_class("comparing")
-        self._status_note = ""
-        self.proc = SweepProcess(argv)
+        self.status_note = ""
         try:
-            await self.proc.start()
-        except OSError as exc:
-            self.proc = None
-            self._error(f"cannot start the load generator: {exc}")
+            await self.runtime.start_sweep(values, self.launcher)
+        except RuntimeError as exc:
+            self._error(str(exc))
             return
-        self.add_class("running")
         self.query_one(BenchLevelTable).focus()  # the form is hidden now; keys go to the pane
+
+    def runtime_event(self, event: ev.RuntimeEvent) -> None:
+        if isinstance(event, ev.SweepProgress):
+            if event.error:
+                self._error(event.error)
+            self.view = event.view
+
+    def watch_view(self) -> None:
+        self.set_class(self.proc is not None, "running")
         self.refresh_bindings()
-        try:
-            async for event in self.proc.events():
-                self.view.apply(event)
-                self._dirty = True
-                if event["event"] == "level-start" and self.session is not None:
-                    # the Server tab tags a crash record with the sweep that was running
-                    self.session.extra["running_sweep"] = f"{self.view.run_id} level {event.get('concurrency')}"
-                    self.session.extra.pop("sweep_ended_at", None)
-            code, stderr = await self.proc.finish()
-            if code not in (0, 3) or (stderr and not self.view.levels):
-                self._error(stderr.splitlines()[-1] if stderr else f"load generator exited {code}")
-        finally:
-            await self.proc.close()
-            if self.session is not None:
-                # kept a little while: the crash that ended the sweep is seen a poll later
-                self.session.extra["sweep_ended_at"] = time.time()
-            self.proc = None
-            self.view.running = False
-            self.remove_class("running")
-            self.refresh_bindings()
-            self._redraw()
+        self._redraw()
 
     # -- drawing ----------------------------------------------------------------
-    _status_note = ""
-
     def _error(self, text: str) -> None:
         self.query_one("#bp-error", Static).update(text)
 
-    def _redraw_if_dirty(self) -> None:
-        if self._dirty:
-            self._redraw()
-
     def _redraw(self) -> None:
-        self._dirty = False
         v = self.view
         self.query_one("#bp-head", Static).update(self._headline(v))
         self.query_one(BenchChart).show(v.series, v.boundaries, self.overlay, label=v.run_id or "this run")
@@ -264,15 +251,15 @@ class BenchPane(Pane):
             parts = [f"client lag {_fmt(v.lag_ms)} ms (max {_fmt(v.lag_max_ms)})"]
         else:
             parts = [f"client lag p99 {_fmt(v.lag_max_ms)} ms"]
-        s = v.server
+        s = v.server if v.running else None  # the server's live gauges end with the sweep
         if s:
             kv = s.get("kv_cache")
             parts.append(f"server: gen {_fmt(s.get('gen_tps'))} tok/s · running {_fmt(s.get('running'), 0)} · "
                          f"queued {_fmt(s.get('queued'), 0)} · KV {_fmt(None if kv is None else kv * 100, 0, '%')}")
         elif v.running:
             parts.append("server metrics: N/A (no Prometheus /metrics)")
-        if self._status_note and v.running:
-            parts.append(self._status_note)
+        if self.status_note and v.running:
+            parts.append(self.status_note)
         if v.errors:
             parts.append(v.errors[-1])
         if not v.running and v.path:

@@ -17,13 +17,14 @@ class PickRun(ModalScreen[str | None]):
                          background: $surface; padding: 1 2; }
     """
 
-    def __init__(self, runs: list[dict]) -> None:
+    def __init__(self, runs: list[dict], title: str = "Compare with which run?") -> None:
         super().__init__()
         self.runs = runs
+        self.title_text = title
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("[b]Compare with which run?[/b]")
+            yield Static(f"[b]{self.title_text}[/b]")
             yield OptionList(*[Option(f"{r['run_id']}  {r.get('status') or '?':<7} {r.get('url')}  levels "
                                       f"{','.join(map(str, r.get('levels') or []))}", id=r["path"])
                                for r in self.runs])

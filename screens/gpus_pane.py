@@ -13,11 +13,11 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from console.gpus import GPUFleet, Snapshot, sampler_for, stale_warning
+from console.gpus import SamplerGroup, Snapshot, fleet_row, stale_warning
 from console.gpus.history import UtilHistory
 from console.gpus.model import OK
 from console.gpus.text import age
-from console.session import HostSession
+from console.runtime import events as ev
 from widgets.gpu_fleet import FleetTable
 from widgets.gpu_processes import GPUProcessTable
 from widgets.gpu_table import SPARK_WIDTH, GPUTable
@@ -50,17 +50,18 @@ class GPUsPane(Pane):
             self.name = name
             super().__init__()
 
+    RUNTIME_PARTS = {"gpus": True, "servers": False, "watch": False}
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.clock: Callable[[], float] = time.time
-        self.sampler_factory = lambda session: sampler_for(session.profile, host=session.host)
         self.fleet_factory = self._fleet_of_profiles
         self.snapshot: Snapshot | None = None
         self.history = UtilHistory()
-        self.fleet: GPUFleet | None = None
+        self.fleet: SamplerGroup | None = None   # a private sampler group, only without the app's runtimes
+        self.fleet_shown = False
+        self.interval_s = 1.0
         self._summary = None
-        self.owners: dict[int, str] = {}  # pid -> launch config, from the Server tab's records
-        self.last_crash: dict | None = None  # the profile's latest crash record, to explain stale GPUs
 
     def compose(self):
         with Vertical(id="gpus-host"):
@@ -79,42 +80,36 @@ class GPUsPane(Pane):
 
     # ------------------------------------------------------------ host view
 
-    async def set_session(self, session: HostSession) -> None:
+    async def set_session(self, session) -> None:
         await super().set_session(session)
+        runtime = self.runtime
         self.snapshot = None
+        self._summary = None
         self.history.clear()
         self.query_one(GPUTable).reset()
         self.query_one(GPUProcessTable).show([])
-        self.query_one("#gpus-status", Static).update(f"{session.name} · waiting for the first sample…")
-        self.run_worker(self._sample(session), group="gpus-sampler", exclusive=True, exit_on_error=False)
-        self.owners = {}
-        self.run_worker(self._track_owners(session), group="gpus-owners", exclusive=True, exit_on_error=False)
+        self.query_one("#gpus-status", Static).update(f"{runtime.name} · waiting for the first sample…")
+        if runtime.snapshot is not None:  # the host's runtime has been sampling all along
+            self.show_snapshot(runtime.snapshot)
 
-    async def _track_owners(self, session: HostSession) -> None:
-        """Every 5 s: which launch config each process belongs to (by process group)."""
-        from console.servers.owners import owners
+    @property
+    def owners(self) -> dict[int, str]:
+        """pid -> launch config, from the runtime's launch records."""
+        return self.runtime.owners if self.runtime else {}
 
-        from console.servers.crashes import load_all as load_crashes
+    @property
+    def last_crash(self):
+        """The host's latest crash record, to explain stale GPUs."""
+        return self.runtime.last_crash if self.runtime else None
 
-        while self.session is session:
-            crashes = await asyncio.to_thread(load_crashes, session.name)
-            self.last_crash = crashes[0] if crashes else None
-            found = await owners(session)
-            if found != self.owners:
-                self.owners = found
-                if self.snapshot is not None:
-                    self.query_one(GPUProcessTable).show(self.snapshot.processes, self.owners)
-            await asyncio.sleep(5.0)
+    def runtime_event(self, event: ev.RuntimeEvent) -> None:
+        if isinstance(event, ev.GPUsSampled):
+            self.interval_s = self.runtime.gpu_interval_s or self.interval_s
+            self.show_snapshot(event.snapshot)
 
-    async def _sample(self, session: HostSession) -> None:
-        sampler = self.sampler_factory(session)
-        self.interval_s = sampler.interval_s
-        # aclosing: leaving the loop early must still end the nvidia-smi stream now
-        async with contextlib.aclosing(sampler.snapshots()) as snapshots:
-            async for snap in snapshots:
-                if self.session is not session:
-                    return
-                self.show_snapshot(snap)
+    def all_hosts_event(self, event: ev.RuntimeEvent) -> None:
+        if isinstance(event, ev.GPUsSampled) and self.fleet_shown and self.fleet is None:
+            self._show_fleet()
 
     async def on_unmount(self) -> None:
         """End the streams before the app's event loop goes away."""
@@ -150,7 +145,7 @@ class GPUsPane(Pane):
             text = stale_warning(snap)
             if text and self.last_crash:
                 crash = self.last_crash
-                text += f" (server {crash.get('config')} crashed {str(crash.get('time', ''))[11:19]}: {crash.get('class')})"
+                text += f" (server {crash.config} crashed {crash.clock}: {crash.cls})"
             warning.display = bool(text)
             if text:
                 warning.update(text)
@@ -177,7 +172,7 @@ class GPUsPane(Pane):
         parts: list = [Text(name, style="bold"), f" · {snap.source}"]
         sample_age = snap.age(now)
         if sample_age is not None:
-            interval = getattr(self, "interval_s", 1.0)
+            interval = self.interval_s
             old = sample_age > max(3.0, 3 * interval)
             parts.append(Text(f" · sample {age(sample_age)} ago", style="bold yellow" if old else ""))
         if snap.sample_stale and snap.state == OK:
@@ -188,42 +183,58 @@ class GPUsPane(Pane):
         if snap.simulated:
             parts.append(Text(" · SIMULATED", style="bold magenta"))
         status.update(Text.assemble(*parts))
-        if self.fleet is not None:
-            self.query_one(FleetTable).show(self.fleet.rows(now))
+        if self.fleet_shown:
+            self._show_fleet()
 
     # ------------------------------------------------------------ fleet view
 
     def action_toggle_fleet(self) -> None:
-        if self.has_class("-fleet"):
+        if self.fleet_shown:
+            self.fleet_shown = False
             self.remove_class("-fleet")
             self.workers.cancel_group(self, "gpus-fleet")
             if self.fleet is not None:
                 fleet, self.fleet = self.fleet, None
                 self.run_worker(fleet.close(), group="gpus-fleet-close")
         else:
+            self.fleet_shown = True
             self.add_class("-fleet")
-            self.fleet = self.fleet_factory()
-            self.query_one(FleetTable).show(self.fleet.rows(self.clock()))
+            if self._app_runtimes() is None:  # a pane on its own samples every profile itself
+                self.fleet = self.fleet_factory()
+                self.run_worker(self._watch_fleet(self.fleet), group="gpus-fleet", exclusive=True,
+                                exit_on_error=False)
+            self._show_fleet()
             self.query_one(FleetTable).focus()
-            self.run_worker(self._watch_fleet(self.fleet), group="gpus-fleet", exclusive=True, exit_on_error=False)
 
-    async def _watch_fleet(self, fleet: GPUFleet) -> None:
+    def _app_runtimes(self) -> dict | None:
+        fleet = getattr(self.app, "fleet", None)
+        return getattr(fleet, "runtimes", None) or None
+
+    def _show_fleet(self) -> None:
+        """One row per profile, from the same snapshots the host view draws (so they agree)."""
+        now = self.clock()
+        runtimes = self._app_runtimes()
+        if runtimes is not None and self.fleet is None:
+            rows = [fleet_row(name, rt.snapshot, now) for name, rt in runtimes.items()]
+        elif self.fleet is not None:
+            rows = self.fleet.rows(now)
+        else:
+            return
+        self.query_one(FleetTable).show(rows)
+
+    async def _watch_fleet(self, fleet: SamplerGroup) -> None:
         async with contextlib.aclosing(fleet.updates()) as updates:
             async for _name, _snap in updates:
                 if self.fleet is not fleet:
                     return
-                self.query_one(FleetTable).show(fleet.rows(self.clock()))
+                self._show_fleet()
 
-    def _fleet_of_profiles(self) -> GPUFleet:
-        """Every profile: the app's shared hosts when it has them, else the saved profiles."""
-        shared = getattr(self.app, "fleet", None)
-        if shared is not None and hasattr(shared, "profiles") and hasattr(shared, "hosts"):
-            return GPUFleet({name: sampler_for(profile, host=shared.hosts[name])
-                             for name, profile in shared.profiles.items()}, own_hosts=False)
+    def _fleet_of_profiles(self) -> SamplerGroup:
+        """Every saved profile, sampled by this pane (used only without the app's runtimes)."""
         from profiles import store
 
         profiles, _bad = store.load_all()
-        return GPUFleet.from_profiles(profiles)
+        return SamplerGroup.from_profiles(profiles)
 
     def action_open_host(self) -> None:
         if not self.has_class("-fleet"):

@@ -1,6 +1,7 @@
 """The Roofline tab: the ceiling for this profile's model on its GPUs, beside every measured run."""
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from textual.app import ComposeResult
@@ -12,6 +13,7 @@ from console.roofline import RooflineError
 from console.roofline.compare import calibration_text, headline, rows
 from console.roofline.from_profile import Inputs, compute_inputs, inputs_from_profile
 from console.roofline.runs import RunsFound, load_runs
+from console.runtime import events as ev
 from widgets.roofline_headline import RooflineHeadline
 from widgets.roofline_plot import RooflinePlot
 from widgets.roofline_table import RooflineTable
@@ -29,6 +31,7 @@ class RooflinePane(Pane):
         Binding("w", "toggle_whatif", "what-if"),
         Binding("r", "reload", "reload runs"),
         Binding("z", "reset", "reset what-if"),
+        Binding("p", "pick_run", "pick run"),
     ]
     DEFAULT_CSS = """
     RooflinePane { height: 1fr; }
@@ -45,6 +48,7 @@ class RooflinePane(Pane):
         self.base_inputs = Inputs()
         self.inputs = Inputs()
         self.runs = RunsFound([], [])
+        self.chosen: str | None = None   # the run the operator picked (its path); None: the newest measured
         self.roof = None
 
     def compose(self) -> ComposeResult:
@@ -59,30 +63,19 @@ class RooflinePane(Pane):
 
     async def set_session(self, session) -> None:
         await super().set_session(session)
-        self.base_inputs = inputs_from_profile(session.profile)
+        self.base_inputs = inputs_from_profile(self.session.profile)
         self.inputs = self.base_inputs
-        self._runs_seen = self._runs_signature()
-        self.runs = load_runs(session.data_dir / "runs")
+        self.chosen = None
+        session = self.session
+        runs = await asyncio.to_thread(load_runs, session.data_dir / "runs")
+        if session is not self.session:
+            return  # the operator switched host again meanwhile
+        self.runs = runs
         self._fill_whatif()
         self.recompute()
 
-    def on_mount(self) -> None:
-        self.set_interval(3.0, self._pick_up_new_runs)
-
-    def _runs_signature(self) -> tuple:
-        """Names and mtimes of the saved runs: cheap to read, changes when a sweep saves."""
-        folder = self.session.data_dir / "runs" if self.session else None
-        if folder is None or not folder.is_dir():
-            return ()
-        return tuple(sorted((p.name, p.stat().st_mtime_ns) for p in folder.glob("*.json")))
-
-    def _pick_up_new_runs(self) -> None:
-        """A sweep finished on the Bench tab: show its efficiency without a key press."""
-        if self.session is None:
-            return
-        signature = self._runs_signature()
-        if signature != getattr(self, "_runs_seen", ()):
-            self._runs_seen = signature
+    def runtime_event(self, event: ev.RuntimeEvent) -> None:
+        if isinstance(event, ev.RunSaved):  # a sweep saved a level: its efficiency shows by itself
             self.action_reload()
 
     # -- actions ---------------------------------------------------------------
@@ -94,8 +87,34 @@ class RooflinePane(Pane):
 
     def action_reload(self) -> None:
         if self.session is not None:
-            self.runs = load_runs(self.session.data_dir / "runs")
-        self.recompute()
+            self.run_worker(self._reload(self.session), group="rl-runs", exclusive=True)
+
+    async def _reload(self, session) -> None:
+        runs = await asyncio.to_thread(load_runs, session.data_dir / "runs")
+        if session is self.session:
+            self.runs = runs
+            self.recompute()
+
+    def action_pick_run(self) -> None:
+        """Read the efficiency against another measured run than the newest one."""
+        if not self.runs.runs:
+            self.query_one("#rl-status", Static).update("no measured run to pick")
+            return
+        from .bench_pick_run import PickRun
+
+        listed = [{"run_id": r.name, "path": str(r.path), "status": None, "url": "",
+                   "levels": [lv.concurrency for lv in r.levels]} for r in reversed(self.runs.runs)]
+
+        def picked(path: str | None) -> None:
+            if path:
+                self.chosen = path
+                self.recompute()
+        self.app.push_screen(PickRun(listed, "Read efficiency against which run?"), picked)
+
+    def shown_run(self):
+        """The picked run while it is still on disk, else the newest run that measured something."""
+        chosen = next((r for r in self.runs.runs if str(r.path) == self.chosen), None)
+        return chosen or self.runs.latest
 
     def action_reset(self) -> None:
         self.inputs = self.base_inputs
@@ -113,7 +132,7 @@ class RooflinePane(Pane):
     # -- drawing ---------------------------------------------------------------
     def recompute(self) -> None:
         status = self.query_one("#rl-status", Static)
-        run = self.runs.latest
+        run = self.shown_run()
         try:
             self.roof = compute_inputs(self.inputs)
         except (RooflineError, OSError) as exc:

@@ -1,23 +1,22 @@
 """The Server tab: configs and their state, effective flags, the latest crash, the live log."""
 from __future__ import annotations
 
-import asyncio
 import time
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import DataTable, Input, Static
 
-from console.fmt import duration
+from console.fmt import clock, duration
 from console.hosts import HostError
+from console.runtime import events as ev
 from console.servers import configs as cfgs
-from console.servers import crashes, lifecycle, records
-from console.servers.monitor import ServerMonitor
+from console.servers import lifecycle
 from console.servers.records import LaunchRecord
-from console.session import HostSession
+from console.store.crashes import CrashRecord
 from widgets.log_view import LogView
 
 from .confirm import Confirm
@@ -27,6 +26,20 @@ STATE_BADGE = {
     "launching": ("◌ launching", "yellow"), "loading": ("◌ loading", "yellow"), "ready": ("● ready", "green"),
     "stopping": ("◌ stopping", "yellow"), "stopped": ("○ stopped", "grey50"), "crashed": ("✖ crashed", "bold red"),
 }
+# the tab title counts each config's newest launch by its mark, in this order
+SUMMARY_MARKS = (("●", ("ready",)), ("◌", ("launching", "loading", "stopping")), ("✖", ("crashed",)))
+
+
+def config_summary(latest: list[LaunchRecord], configs: int) -> str:
+    """`1 ● 1 ✖`: how many configs are ready, loading, crashed (a live hang counts as crashed)."""
+    counts = {mark: 0 for mark, _ in SUMMARY_MARKS}
+    for record in latest:
+        state = "crashed" if record.live and record.crash_class else record.state
+        for mark, states in SUMMARY_MARKS:
+            if state in states:
+                counts[mark] += 1
+    text = " ".join(f"{n} {mark}" for mark, n in counts.items() if n)
+    return text or str(configs)
 
 
 class ServerPane(Pane):
@@ -44,6 +57,7 @@ class ServerPane(Pane):
         Binding("x", "filter", "filter"),
         Binding("j", "jump", "jump to crash"),
         Binding("R", "reload", "reload"),
+        Binding("escape", "close_search", "close", show=False),
     ]
     DEFAULT_CSS = """
     ServerPane #top { height: 14; }
@@ -58,32 +72,21 @@ class ServerPane(Pane):
     ServerPane #search.shown { display: block; }
     """
 
-    class LogLines(Message):
-        def __init__(self, record_id: str, lines: list[str]) -> None:
-            self.record_id, self.lines = record_id, lines
-            super().__init__()
+    RUNTIME_PARTS = {"gpus": False, "servers": True, "watch": True}
 
-    class StateChanged(Message):
-        def __init__(self, record: LaunchRecord) -> None:
-            self.record = record
-            super().__init__()
-
-    class Crashed(Message):
-        def __init__(self, doc: dict) -> None:
-            self.doc = doc
-            super().__init__()
+    last_crash: reactive[CrashRecord | None] = reactive(None, init=False)
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.configs: list[cfgs.LaunchConfig] = []
+        self.configs: list[cfgs.ServerConfig] = []
         self.latest: dict[str, LaunchRecord] = {}
         self.unmanaged: list = []
         self.selected: str | None = None
         self.shown_record: str | None = None
-        self.monitors: dict[str, ServerMonitor] = {}
-        self.last_crash: dict | None = None
         self.search_text = ""
         self.search_mode = "search"
+        self.since_column = None
+        self.diff_index = -1
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top"):
@@ -98,14 +101,13 @@ class ServerPane(Pane):
 
     def on_mount(self) -> None:
         table = self.query_one("#configs", DataTable)
-        table.add_columns("config", "state", "since")
+        self.since_column = table.add_columns("config", "state", "since")[2]
+        self.set_interval(1.0, self._tick_since)
         flags = self.query_one("#flags", DataTable)
         flags.add_columns("flag", "script", "effective (log) / other")
 
-    async def set_session(self, session: HostSession) -> None:
+    async def set_session(self, session) -> None:
         await super().set_session(session)
-        self.workers.cancel_group(self, "monitors")
-        self.monitors.clear()
         self.selected = None
         self.shown_record = None
         self.query_one(LogView).reset()
@@ -117,40 +119,42 @@ class ServerPane(Pane):
 
     @work(group="load", exclusive=True)
     async def _load(self) -> None:
-        session = self.session
-        if session is None:
+        runtime = self.runtime
+        if runtime is None:
             return
-        self.query_one("#loghead", Static).update(f"loading configs from {session.name} …")
+        self.query_one("#loghead", Static).update(f"loading configs from {runtime.name} …")
         try:
-            await lifecycle.reattach(session)
-            self.configs = await cfgs.discover(session)
-            from console.servers.procs import inference_processes
-
-            running = await inference_processes(session.host)
+            view = await runtime.server_view()
         except HostError as exc:
             self.query_one("#loghead", Static).update(f"[red]✖ {exc}[/red]")
             self.set_summary("?")
             return
-        if session is not self.session:
+        if runtime is not self.runtime:
             return
-        found, unreadable = records.scan(session.name)
-        self.latest = records.latest_per_config(session.name, found)
-        for line in unreadable:
-            self.notify(line, severity="warning", timeout=15)
-        managed = {r.pgid for r in found if r.live}
-        self.unmanaged = [p for p in running if p.pgid not in managed]
-        found = crashes.load_all(session.name)
-        self.last_crash = found[0] if found else None
+        self.configs = view.configs
+        self.latest = view.latest
+        self.unmanaged = view.unmanaged
+        self.last_crash = runtime.last_crash
         self._draw_configs()
-        self._draw_crash()
-        for record in self.latest.values():
-            if record.live:
-                self._watch(record)
         if self.configs and self.selected is None:
             self._select(self.configs[0].name)
         elif not self.configs:
             self.query_one("#loghead", Static).update(
-                f"{session.name}: no launch configs — set [server] scripts_dir or configs in its profile")
+                f"{runtime.name}: no launch configs — set [server] scripts_dir or configs in its profile")
+
+    def _since(self, record: LaunchRecord, now: float) -> str:
+        if record.live:
+            return duration(now - record.started_at)
+        return clock(record.stopped_at or record.started_at)
+
+    def _tick_since(self) -> None:
+        """The "since" column of running servers advances by itself."""
+        table = self.query_one("#configs", DataTable)
+        now = time.time()
+        for config in self.configs:
+            record = self.latest.get(config.name)
+            if record is not None and record.live and config.name in table.rows:
+                table.update_cell(config.name, self.since_column, self._since(record, now))
 
     def _draw_configs(self) -> None:
         table = self.query_one("#configs", DataTable)
@@ -159,10 +163,7 @@ class ServerPane(Pane):
         for config in self.configs:
             record = self.latest.get(config.name)
             badge, style = STATE_BADGE.get(record.state, (record.state, "")) if record else ("– never run", "grey50")
-            since = ""
-            if record:
-                since = duration(now - record.started_at) if record.live else time.strftime(
-                    "%H:%M", time.localtime(record.stopped_at or record.started_at))
+            since = self._since(record, now) if record else ""
             warn = " ⚠" if config.warnings else ""
             table.add_row(config.name + warn, f"[{style}]{badge}[/]", since, key=config.name)
         for proc in self.unmanaged:
@@ -171,30 +172,22 @@ class ServerPane(Pane):
         names = [c.name for c in self.configs]
         if self.selected in names:  # a redraw keeps the operator's place
             table.move_cursor(row=names.index(self.selected), animate=False)
-        states = [r.state for r in self.latest.values()]
-        stuck = [r.crash_class for r in self.latest.values() if r.live and r.crash_class]
-        if stuck:
-            self.set_summary(f"✖ {stuck[0]}")
-        elif "crashed" in states:
-            self.set_summary("✖ crashed")
-        elif "ready" in states:
-            self.set_summary("● ready")
-        elif any(s in ("loading", "launching") for s in states):
-            self.set_summary("◌ loading")
-        else:
-            self.set_summary(f"{len(self.configs)}")
+        shown = {c.name for c in self.configs}
+        self.set_summary(config_summary([r for name, r in self.latest.items() if name in shown], len(self.configs)))
 
-    def _draw_crash(self) -> None:
+    def watch_last_crash(self, crash: CrashRecord | None) -> None:
+        from rich.text import Text
+
         banner = self.query_one("#crash", Static)
-        doc = self.last_crash
-        if not doc:
+        if crash is None:
             banner.remove_class("shown")
             return
-        sweep = f" · during {doc['sweep']}" if doc.get("sweep") else ""
-        line = f" · line {doc['line']}" if doc.get("line") else ""
-        status = f" · exit {doc['exit_status']}" if doc.get("exit_status") is not None else ""
-        banner.update(f"[b]✖ crashed {doc.get('time', '')[11:19]} · {doc.get('class')}{line}{status} · "
-                      f"{doc.get('config')}{sweep}[/b]\n  {doc.get('summary', '')}        j jump")
+        sweep = f" · during {crash.sweep}" if crash.sweep else ""
+        line = f" · line {crash.line}" if crash.line else ""
+        status = f" · exit {crash.exit_status}" if crash.exit_status is not None else ""
+        banner.update(Text.assemble(
+            (f"✖ crashed {crash.clock} · {crash.cls}{line}{status} · {crash.config}{sweep}", "bold"),
+            f"\n  {crash.summary}        j jump"))
         banner.add_class("shown")
 
     @on(DataTable.RowHighlighted, "#configs")
@@ -219,9 +212,9 @@ class ServerPane(Pane):
             self.query_one("#loghead", Static).update(f"log  {name}: never launched  ·  l launch")
             return
         self._update_loghead()
-        if record.id in self.monitors:
-            monitor = self.monitors[record.id]
-            log.add_lines(list(monitor.seen))
+        seen = self.runtime.seen_lines(record.id) if self.runtime else None
+        if seen is not None:
+            log.add_lines(seen)
         else:
             self._show_old_log(record)
 
@@ -237,25 +230,18 @@ class ServerPane(Pane):
 
     @work(group="oldlog", exclusive=True)
     async def _show_old_log(self, record: LaunchRecord) -> None:
-        if not record.log or self.session is None:
+        if not record.log or self.runtime is None:
             return
         try:
-            result = await self.session.host.run(["tail", "-n", "5000", "--", record.log], timeout=30)
-            count = await self._line_count(record.log)
+            first, lines = await self.runtime.read_log(record)
         except HostError as exc:
             self.notify(str(exc), severity="error")
             return
         if self.shown_record == record.id:
-            lines = result.stdout.splitlines()
-            self.query_one(LogView).reset(first_number=max(1, (count or len(lines)) - len(lines) + 1))
+            self.query_one(LogView).reset(first_number=first)
             self.query_one(LogView).add_lines(lines)
 
-    async def _line_count(self, path: str) -> int | None:
-        result = await self.session.host.run(["wc", "-l", "--", path], timeout=30)
-        head = result.stdout.split()
-        return int(head[0]) if head and head[0].isdigit() else None
-
-    def _draw_flags(self, config: cfgs.LaunchConfig | None) -> None:
+    def _draw_flags(self, config: cfgs.ServerConfig | None) -> None:
         from widgets.server_flags import flag_rows
 
         table = self.query_one("#flags", DataTable)
@@ -269,52 +255,36 @@ class ServerPane(Pane):
             table.add_row(*row)
 
     def _effective_flags(self, name: str) -> dict | None:
-        record = self.latest.get(name)
-        monitor = self.monitors.get(record.id) if record else None
-        return monitor.effective if monitor is not None else None
+        return self.runtime.effective_flags(name) if self.runtime else None
 
-    # ------------------------------------------------------------ monitors
-    def _watch(self, record: LaunchRecord) -> None:
-        if record.id in self.monitors or self.session is None:
-            return
-        monitor = ServerMonitor(
-            self.session, record,
-            on_lines=lambda lines, rid=record.id: self.post_message(self.LogLines(rid, lines)),
-            on_state=lambda rec: self.post_message(self.StateChanged(rec)),
-            on_crash=lambda doc: self.post_message(self.Crashed(doc)))
-        self.monitors[record.id] = monitor
-        self.run_worker(monitor.run(), group="monitors", name=f"monitor-{record.id}")
+    # ------------------------------------------------------------ runtime events
+    def runtime_event(self, event: ev.RuntimeEvent) -> None:
+        if isinstance(event, ev.ServerLogLines):
+            if event.record_id == self.shown_record:
+                self.query_one(LogView).add_lines(list(event.lines))
+        elif isinstance(event, ev.ServerStateChanged):
+            self._state_changed(event.record)
+        elif isinstance(event, ev.CrashRecorded):
+            self.last_crash = event.crash
+            self.notify(f"✖ {event.crash.config} crashed: {event.crash.cls}", severity="error", timeout=15)
 
-    def on_server_pane_log_lines(self, message: LogLines) -> None:
-        if message.record_id == self.shown_record:
-            self.query_one(LogView).add_lines(message.lines)
-
-    def on_server_pane_state_changed(self, message: StateChanged) -> None:
-        self.latest[message.record.config] = message.record
+    def _state_changed(self, record: LaunchRecord) -> None:
+        before = self.latest.get(record.config)
+        if before is not None and before.id != record.id and before.started_at > record.started_at:
+            return  # an older launch of the config; the newest one is shown
+        self.latest[record.config] = record
+        if not any(c.name == record.config for c in self.configs):
+            self.configs.append(cfgs.ServerConfig(name=record.config, script=record.script or record.command or ""))
         self._draw_configs()
-        if message.record.config == self.selected:
+        if record.config == self.selected:
             self._draw_flags(self._selected_config())
-        if message.record.state == "ready":
-            self.notify(f"{message.record.config} ready in {message.record.time_to_ready_s}s", timeout=5)
-
-    def on_server_pane_crashed(self, message: Crashed) -> None:
-        self.last_crash = message.doc
-        self._draw_crash()
-        if not self.readonly and self.session is not None:
-            from profiles.atomic import StateFileError
-            from profiles.tasks import BoardReadOnly, suggest_from_crash
-
-            async def offer(name: str, doc: dict) -> None:
-                try:  # offered on the Tasks tab, never added silently; the board locks a file
-                    await asyncio.to_thread(suggest_from_crash, name, doc, record=doc.get("id"))
-                except (BoardReadOnly, StateFileError):
-                    pass
-
-            self.run_worker(offer(self.session.name, message.doc), group="suggest")
-        self.notify(f"✖ {message.doc['config']} crashed: {message.doc['class']}", severity="error", timeout=15)
+            if self.shown_record != record.id:
+                self._select(record.config, force=True)
+        if record.state == "ready" and (before is None or before.state != "ready" or before.id != record.id):
+            self.notify(f"{record.config} ready in {record.time_to_ready_s}s", timeout=5)
 
     # ------------------------------------------------------------ actions
-    def _selected_config(self) -> cfgs.LaunchConfig | None:
+    def _selected_config(self) -> cfgs.ServerConfig | None:
         return cfgs.find(self.configs, self.selected) if self.selected else None
 
     def action_launch(self) -> None:
@@ -325,22 +295,23 @@ class ServerPane(Pane):
         self._launch(config)
 
     @work(group="action")
-    async def _launch(self, config: cfgs.LaunchConfig) -> None:
-        session = self.session
+    async def _launch(self, config: cfgs.ServerConfig) -> None:
+        runtime = self.runtime
         try:
-            warnings = await lifecycle.preflight(session, config.port)
+            warnings = await runtime.preflight(config.port)
             lines = [f"⚠ {w}" for w in config.warnings] + [f"⚠ {w.message}" for w in warnings]
             if lines:
                 ok = await self.app.push_screen_wait(Confirm(f"Launch {config.name} anyway?", lines, "Launch"))
                 if not ok:
                     return
-            record = await lifecycle.launch(session, config.name, config.script, config.flags, config.port)
+            record = await runtime.launch(config)
         except (lifecycle.LaunchError, HostError, OSError) as exc:
             self.notify(f"✖ {exc}", severity="error")
             return
+        if runtime is not self.runtime:
+            return  # the operator switched host meanwhile; the runtime follows the launch anyway
         self.latest[config.name] = record
         self.selected = config.name
-        self._watch(record)
         self._draw_configs()
         self._select(config.name, force=True)
         self.notify(f"launched {config.name} (pgid {record.pgid})")
@@ -354,16 +325,15 @@ class ServerPane(Pane):
 
     @work(group="action")
     async def _kill(self, record: LaunchRecord) -> None:
-        from console.servers.procs import processes
-
+        runtime = self.runtime  # the host this kill is for, even if the operator switches meanwhile
         try:
-            group = [p for p in await processes(self.session.host) if (record.pgid or 0) > 1 and p.pgid == record.pgid]
+            group = await runtime.group_of(record)
             lines = [f"pid {p.pid}  {p.command[:90]}" for p in group] or [f"process group {record.pgid}"]
-            grace = self.session.profile.server.kill_grace_s
+            grace = runtime.session.profile.server.kill_grace_s
             lines.append(f"SIGTERM to the group, SIGKILL after {grace:g}s, then a GPU memory check.")
             if not await self.app.push_screen_wait(Confirm(f"Kill {record.config}?", lines, "Kill")):
                 return
-            result = await lifecycle.stop(self.session, record, progress=lambda t: self.notify(t, timeout=3))
+            result = await runtime.stop(record, progress=lambda t: self.notify(t, timeout=3))
         except (lifecycle.LaunchError, HostError) as exc:
             self.notify(f"✖ {exc}", severity="error")
             return
@@ -375,7 +345,7 @@ class ServerPane(Pane):
             if result.survivors and await self.app.push_screen_wait(
                     Confirm(f"Kill what is left of {record.config}?", left, "Kill")):
                 try:
-                    killed = await lifecycle.kill_escaped(self.session, record)
+                    killed = await lifecycle.kill_escaped(runtime.session, record)
                 except (lifecycle.LaunchError, HostError) as exc:
                     self.notify(f"✖ {exc}", severity="error")
                     return
@@ -393,18 +363,17 @@ class ServerPane(Pane):
 
     @work(group="action")
     async def _adopt(self, proc) -> None:
+        runtime = self.runtime
         if not await self.app.push_screen_wait(Confirm(f"Adopt pid {proc.pid}?", [proc.command[:120]], "Adopt")):
             return
         try:
-            record = await lifecycle.adopt(self.session, proc.pid)
+            record = await runtime.adopt(proc.pid)
         except (lifecycle.LaunchError, HostError) as exc:
             self.notify(f"✖ {exc}", severity="error")
             return
-        self.latest[record.config] = record
-        self.unmanaged = [p for p in self.unmanaged if p.pid != proc.pid]
-        self.configs.append(cfgs.LaunchConfig(name=record.config, script=record.command or ""))
-        self._watch(record)
-        self._draw_configs()
+        if runtime is self.runtime:
+            self.unmanaged = [p for p in self.unmanaged if p.pid != proc.pid]
+            self._state_changed(record)
 
     def action_diff(self) -> None:
         from widgets.server_flags import diff_rows
@@ -415,8 +384,8 @@ class ServerPane(Pane):
             self.notify("need two parsed configs to diff", severity="warning")
             return
         # each press compares with the next config in the list
-        self._diff_index = (getattr(self, "_diff_index", -1) + 1) % len(others)
-        other = others[self._diff_index]
+        self.diff_index = (self.diff_index + 1) % len(others)
+        other = others[self.diff_index]
         table = self.query_one("#flags", DataTable)
         table.clear()
         for row in diff_rows(config.parsed, other.parsed):
@@ -463,12 +432,11 @@ class ServerPane(Pane):
         self._update_loghead()
         log.focus()
 
-    def on_key(self, event) -> None:
+    def action_close_search(self) -> None:
         box = self.query_one("#search", Input)
-        if event.key == "escape" and box.has_class("shown"):
+        if box.has_class("shown"):
             box.remove_class("shown")
             self.query_one(LogView).focus()
-            event.stop()
 
     def action_next_match(self) -> None:
         self.query_one(LogView).find(self.search_text, forward=True)
@@ -477,14 +445,13 @@ class ServerPane(Pane):
         self.query_one(LogView).find(self.search_text, forward=False)
 
     def action_jump(self) -> None:
-        doc = self.last_crash
-        if not doc or not doc.get("line"):
+        crash = self.last_crash
+        if crash is None or not crash.line:
             self.notify("no crash line to jump to")
             return
-        record = records.get(self.session.name, doc.get("launch"))
-        if record and record.config != self.selected:
-            self._select(record.config)
+        if crash.config and crash.config != self.selected and crash.config in self.latest:
+            self._select(crash.config)
             self._draw_configs()
-        if not self.query_one(LogView).jump_to_number(int(doc["line"])):
-            self.notify(f"line {doc['line']} is outside the loaded window", severity="warning")
+        if not self.query_one(LogView).jump_to_number(crash.line):
+            self.notify(f"line {crash.line} is outside the loaded window", severity="warning")
         self._update_loghead()

@@ -8,17 +8,18 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.reactive import reactive
 from textual.widgets import DataTable, Input, Static
 
+from console.runtime import events as ev
 from console.session import HostSession
-from profiles.tasks import BoardReadOnly, Task, TaskBoard, scan_events
+from console.store.suggest import offer_new
+from profiles.tasks import BoardReadOnly, Task, TaskBoard
 from widgets.task_rows import detail_line, suggestion_line, visible_tasks
 from widgets.task_table import TaskTable
 
 from .pane import Pane
 
-POLL_S = 0.5          # how often the file is checked for other consoles' edits
-SCAN_EVERY_S = 5.0    # how often crashes/ and runs/ are looked through for suggestions
 UNDO_DEPTH = 20
 
 
@@ -45,6 +46,7 @@ class TasksPane(Pane):
         Binding("n", "dismiss", "dismiss", show=False),
         Binding("j", "cursor('down')", "cursor down", show=False),
         Binding("k", "cursor('up')", "cursor up", show=False),
+        Binding("escape", "close_inputs", "close", show=False),
     ]
     DEFAULT_CSS = """
     TasksPane #banner { height: auto; padding: 0 1; display: none; }
@@ -57,14 +59,16 @@ class TasksPane(Pane):
     TasksPane #status { height: 1; padding: 0 1; color: $text-muted; }
     """
 
+    # what the operator chose to see; a change redraws the board
+    hide_done: reactive[bool] = reactive(False, init=False)
+    filter_text: reactive[str] = reactive("", init=False)
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.board: TaskBoard | None = None
-        self.hide_done = False
-        self.filter_text = ""
         self.undo_stack: list[Task] = []
         self.editing: int | None = None      # task id being edited; None while adding
-        self._since_scan = 0.0
+        self.last_report: Path | None = None
         self._notes: list[str] = []
 
     # ------------------------------------------------------------ layout
@@ -76,14 +80,15 @@ class TasksPane(Pane):
         yield Static("", id="suggestion")
         yield Static("", id="status")
 
-    def on_mount(self) -> None:
-        self.set_interval(POLL_S, self._poll)
-
-    async def set_session(self, session: HostSession) -> None:
+    async def set_session(self, session) -> None:
         await super().set_session(session)
+        session = self.session
         self.undo_stack.clear()
         self._notes = []
-        self.board = await asyncio.to_thread(TaskBoard.for_profile, session.name, session.readonly)
+        board = await asyncio.to_thread(TaskBoard.for_profile, session.name, session.readonly)
+        if session is not self.session:
+            return  # the operator switched host again meanwhile
+        self.board = board
         await self._scan()
         self.redraw()
 
@@ -169,23 +174,22 @@ class TasksPane(Pane):
             self._draw_status(self.query_one(TaskTable).row_count)
 
     # ------------------------------------------------------------ other consoles
-    async def _poll(self) -> None:
+    def runtime_event(self, event: ev.RuntimeEvent) -> None:
+        """The runtime's store watcher saw tasks.toml change (another console, the CLI, a
+        suggestion the runtime offered): re-read it off the UI thread."""
+        if isinstance(event, ev.TasksChanged):
+            self.run_worker(self._reread(), group="tasks-reread")
+
+    async def _reread(self) -> None:
         board = self.board
-        if board is None:
-            return
-        changed = await asyncio.to_thread(board.poll)
-        self._since_scan += POLL_S
-        if self._since_scan >= SCAN_EVERY_S:
-            changed = await self._scan() or changed
-        if changed:
+        if board is not None and await asyncio.to_thread(board.poll):
             self.redraw()
 
     async def _scan(self) -> bool:
-        """Offer suggestions for crashes and failed sweep levels that are new."""
-        self._since_scan = 0.0
+        """Offer suggestions for crashes and failed sweep levels that are new (on opening the host)."""
         if not self.editable or self.session is None:
             return False
-        offered = await asyncio.to_thread(scan_events, self.session.name)
+        offered = await asyncio.to_thread(offer_new, self.session.name)
         if offered:
             await asyncio.to_thread(self.board.reload)
         return bool(offered)
@@ -258,9 +262,8 @@ class TasksPane(Pane):
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
         self.filter_text = event.value.strip()
-        self.redraw()
 
-    def key_escape(self) -> None:
+    def action_close_inputs(self) -> None:
         for selector in ("#editor", "#filter"):
             box = self.query_one(selector, Input)
             if box.has_class("shown"):
@@ -334,6 +337,11 @@ class TasksPane(Pane):
 
     def action_toggle_done(self) -> None:
         self.hide_done = not self.hide_done
+
+    def watch_hide_done(self) -> None:
+        self.redraw()
+
+    def watch_filter_text(self) -> None:
         self.redraw()
 
     async def action_accept(self) -> None:

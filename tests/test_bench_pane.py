@@ -5,8 +5,7 @@ import json
 import sys
 from pathlib import Path
 
-from textual.app import App, ComposeResult
-from textual.widgets import Button, Footer
+from textual.widgets import Button
 
 from console.bench.events import parse_line
 from console.bench.results import RunStore
@@ -14,6 +13,7 @@ from console.session import HostSession
 from profiles.profile import profile_from_dict
 from console.bench.process import sweep_argv as bench_argv
 from screens.bench_pane import BenchPane
+from tests.harness import HostApp
 from widgets.bench_compare import BenchCompareTable
 from widgets.bench_table import BenchLevelTable
 
@@ -22,26 +22,12 @@ OK = FIXTURES / "sweep_ok.jsonl"
 DIED = FIXTURES / "sweep_died.jsonl"
 
 
-class BenchApp(App):
+class BenchApp(HostApp):
     def __init__(self, readonly: bool = False, url: str | None = "http://127.0.0.1:9", session=None) -> None:
-        super().__init__()
-        self.readonly = readonly
-        self.url = url
-        self.session = session
-        self.summaries: list[str] = []
-
-    def compose(self) -> ComposeResult:
-        yield BenchPane(id="pane-bench")
-        yield Footer()
-
-    async def on_mount(self) -> None:
-        if self.session is None:
-            profile = profile_from_dict("local", {"server": {"url": self.url}} if self.url else {})
-            self.session = HostSession.open(profile, readonly=self.readonly)
-        await self.query_one(BenchPane).set_session(self.session)
-
-    def on_pane_summary(self, message) -> None:
-        self.summaries.append(message.text)
+        if session is None:
+            profile = profile_from_dict("local", {"server": {"url": url}} if url else {})
+            session = HostSession.open(profile, readonly=readonly)
+        super().__init__(BenchPane(id="pane-bench"), session)
 
 
 def replaying(path: Path, *extra: str):
@@ -124,6 +110,8 @@ async def test_live_values_while_running_then_final_ones():
         await run_to_end(pilot, pane)
         assert pane.proc is None
         assert pane.view.levels[1].status == "partial" and pane.view.exit_code == 3
+        # the server's live gauges ("running N") end with the sweep
+        assert "server: gen" not in str(pane.query_one("#bp-status").render())
 
 
 async def test_finished_run_all_ok():
@@ -136,7 +124,7 @@ async def test_finished_run_all_ok():
         assert [lv.status for lv in pane.view.levels] == ["ok", "ok", "ok"]
         assert app.summaries[-1] == "✔ 3/3"
         row = [str(c) for c in pane.query_one(BenchLevelTable).get_row("2")]
-        assert row[3] == "6/0" and row[4] != "—"
+        assert row[3] == "6/0" and row[4] != "N/A"
 
 
 async def test_compare_with_an_earlier_run():
@@ -212,6 +200,25 @@ async def test_real_sweep_from_the_tab(llama_server):
                                                                         str(pane.query_one("#bp-error").render()))
         assert pane.view.model and pane.view.path and Path(pane.view.path).exists()
         assert json.loads(Path(pane.view.path).read_text())["levels"][1]["completed"] == 2
+
+
+async def test_a_no_models_note_clears_once_m_finds_the_model(llama_server):
+    from textual.widgets import Input
+
+    from tests.harness import wait_until
+    from tests.realparts import free_port
+
+    app = BenchApp(url=f"http://127.0.0.1:{free_port()}")  # nothing listens there
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        error = pane.query_one("#bp-error")
+        await wait_until(pilot, lambda: "no models listed" in str(error.render()), 15, "the note")
+        pane.query_one("#bf-url", Input).value = llama_server.url
+        pane.query_one(BenchLevelTable).focus()
+        await pilot.press("m")
+        await wait_until(pilot, lambda: pane.query_one("#bf-model").value not in (None, pane.query_one("#bf-model").BLANK),
+                         15, "the model list")
+        assert "no models listed" not in str(error.render())
 
 
 async def test_loopback_endpoint_of_an_ssh_host_goes_through_a_tunnel(ssh_profile, llama_server):

@@ -9,14 +9,11 @@ from profiles import store
 from profiles.tasks import TaskBoard
 from screens.app import GpudeckApp
 from screens.confirm import Confirm
+from tests.harness import wait_until
 
 
 async def _until(pilot, predicate, seconds=60.0, what=""):
-    for _ in range(int(seconds / 0.1)):
-        if predicate():
-            return
-        await pilot.pause(0.1)
-    assert predicate(), f"timed out waiting for {what}"
+    await wait_until(pilot, predicate, seconds, what)
 
 
 @pytest.fixture
@@ -65,10 +62,10 @@ async def test_launch_sweep_crash_is_named_and_a_task_is_suggested(demo_world):
 
         await _until(pilot, lambda: server.last_crash is not None, what="crash record")
         crash = server.last_crash
-        assert crash["class"] == "cuda-illegal-address"
-        assert crash["config"] == "run_tp8_ep8_crash"
-        assert crash["sweep"] and crash["sweep"].endswith("level 256")
-        await _until(pilot, lambda: app.summaries["server"] == "✖ crashed", what="server tab title")
+        assert crash.cls == "cuda-illegal-address"
+        assert crash.config == "run_tp8_ep8_crash"
+        assert crash.sweep and crash.sweep.endswith("level 256")
+        await _until(pilot, lambda: app.summaries["server"] == "1 ✖", what="server tab title")
 
         # the GPUs now read 100% at 0 MiB with no process: the stale counter is named
         await _until(pilot, lambda: "STALE" in app.summaries.get("gpus", ""), seconds=30, what="stale GPUs")

@@ -1,10 +1,8 @@
 """The GPUs tab in a small host app, driven with Pilot."""
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
-from textual.app import App
 
 from console.gpus import parse_text
 from console.hosts import LocalHost
@@ -13,6 +11,7 @@ from profiles import store
 from profiles.profile import profile_from_dict
 from screens.gpus_pane import GPUsPane
 from tests.gpus_standin import FIXTURES, standin_command
+from tests.harness import HostApp, wait_until
 from widgets.gpu_fleet import FleetTable
 from widgets.gpu_processes import GPUProcessTable
 from widgets.gpu_table import GPUTable
@@ -23,25 +22,8 @@ def local_profile(name: str, smi_command: list[str], interval_ms: int = 200):
                                     "gpu": {"sample_interval_ms": interval_ms, "smi_command": smi_command}})
 
 
-class PaneApp(App):
-    def __init__(self, session: HostSession | None):
-        super().__init__()
-        self.session = session
-        self.summaries: list[str] = []
-        self.opened: list[str] = []
-
-    def compose(self):
-        yield GPUsPane()
-
-    async def on_mount(self) -> None:
-        if self.session is not None:
-            await self.query_one(GPUsPane).set_session(self.session)
-
-    def on_pane_summary(self, message) -> None:
-        self.summaries.append(message.text)
-
-    def on_gpus_pane_open_host(self, message: GPUsPane.OpenHost) -> None:
-        self.opened.append(message.name)
+def PaneApp(session: HostSession | None) -> HostApp:
+    return HostApp(GPUsPane(), session, footer=False, title="PaneApp")
 
 
 def session_for(profile) -> HostSession:
@@ -49,9 +31,7 @@ def session_for(profile) -> HostSession:
 
 
 async def wait_for(pilot, condition, timeout: float = 15.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await pilot.pause(0.1)
+    await wait_until(pilot, condition, timeout)
 
 
 def text_of(widget) -> str:
@@ -112,7 +92,7 @@ async def test_no_signal_is_marked():
         pane.show_snapshot(snap)
         await pilot.pause()
         status = text_of(pane.query_one("#gpus-status"))
-        assert "NO SIGNAL" in status and "42 s ago" in status
+        assert "NO SIGNAL" in status and "42s ago" in status
         assert app.summaries[-1] == "8 · 7 STALE · no signal"
 
 

@@ -39,7 +39,7 @@ CRASH = {"id": "20261129-140211-l1", "config": "tp8-ep8-memsafe", "class": "cuda
                      "RuntimeError: CUDA error: an illegal memory access was encountered"],
          "sweep": "sweep-b"}
 RECORD = {"id": "l1", "config": "tp8-ep8-memsafe", "script": "/opt/scripts/tp8-ep8-memsafe.sh",
-          "state": "crashed", "started_at": 1764424930.0,
+          "state": "crashed", "started_at": 1764424930.0, "crash_record": CRASH["id"],
           "flags": {"tp": 8, "ep": 1, "mem_fraction_static": 0.75, "max_running_requests": 512}}
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from textual.app import App
 
 from console.session import HostSession
 from profiles.profile import profile_from_dict
 from screens.roofline_pane import RooflinePane
+from tests.harness import HostApp
 
 
 def _session(shared_dir, runs: list[dict] | None, config: bool = True):
@@ -25,20 +25,8 @@ def _session(shared_dir, runs: list[dict] | None, config: bool = True):
     return session
 
 
-class PaneApp(App):
-    def __init__(self, session):
-        super().__init__()
-        self.session = session
-        self.summaries: list[str] = []
-
-    def compose(self):
-        yield RooflinePane()
-
-    async def on_mount(self):
-        await self.query_one(RooflinePane).set_session(self.session)
-
-    def on_pane_summary(self, message) -> None:
-        self.summaries.append(message.text)
+def PaneApp(session) -> HostApp:
+    return HostApp(RooflinePane(), session, footer=False, title="PaneApp")
 
 
 SWEEP = {"levels": [{"concurrency": 1, "output_throughput": 10.36, "status": "ok"},
@@ -59,6 +47,29 @@ async def test_headline_and_table_from_latest_run(shared_dir):
         assert row64[3] == "540.2" and row64[4].endswith("%")
         assert [str(c) for c in table.get_row("256")][3] == "failed"
         assert app.summaries[-1] == "3.2%"
+
+
+async def test_a_failed_sweep_does_not_hide_an_earlier_measurement_and_another_run_can_be_picked(shared_dir):
+    import os
+
+    failed = {"levels": [{"concurrency": 1, "output_throughput": None, "status": "failed"}]}
+    other = {"levels": [{"concurrency": 1, "output_throughput": 9.78, "status": "ok"}]}
+    session = _session(shared_dir, [other, SWEEP, failed])
+    runs = session.data_dir / "runs"
+    for i in range(3):  # oldest first: other, SWEEP, then the failed sweep
+        os.utime(runs / f"sweep-{i}.json", (1_000_000_000 + i, 1_000_000_000 + i))
+    app = PaneApp(session)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        pane = app.query_one(RooflinePane)
+        sentence = str(pane.query_one("#rl-sentence").render())
+        assert "10.36 / 311 tok/s" in sentence  # the newest run that measured, not the failed one
+        await pilot.press("p")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "PickRun"
+        await pilot.press("down", "down", "enter")  # newest first: failed, SWEEP, other
+        await pilot.pause()
+        assert "9.78 / 311 tok/s" in str(pane.query_one("#rl-sentence").render())
 
 
 async def test_no_runs_says_so_never_zero(shared_dir):

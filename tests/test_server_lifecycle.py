@@ -63,7 +63,7 @@ async def _cleanup_launches():
 _TASKS: list[asyncio.Task] = []
 
 
-async def _follow(session, record, until=("ready", "crashed", "stopped"), timeout=90):
+async def _follow(session, record, until=("ready", "crashed", "stopped"), timeout=90, sweep=None):
     seen: list[str] = []
     done = asyncio.Event()
     crashes_seen: list[dict] = []
@@ -73,7 +73,7 @@ async def _follow(session, record, until=("ready", "crashed", "stopped"), timeou
             done.set()
 
     monitor = ServerMonitor(session, record, on_lines=seen.extend, on_state=on_state,
-                            on_crash=crashes_seen.append, poll_s=0.3)
+                            on_crash=crashes_seen.append, poll_s=0.3, sweep=sweep)
     task = asyncio.create_task(monitor.run())
     _TASKS.append(task)
     try:
@@ -166,11 +166,11 @@ async def test_replayed_crash_logs_are_classified(server_profile, fixture, expec
     source = FIXTURES / fixture
     _write_script(scripts, "replay.sh", f"cat {shlex.quote(str(source))}; sleep 0.3; exit 1")
     session = HostSession.open(profile)
-    session.extra["running_sweep"] = "sweep-test level 256"
     try:
         config = cfgs.find(await cfgs.discover(session), "replay")
         record = await lifecycle.launch(session, config.name, config.script, config.flags, None)
-        monitor, task, lines, crash_docs = await _follow(session, record, until=("crashed",))
+        monitor, task, lines, crash_docs = await _follow(session, record, until=("crashed",),
+                                                         sweep=lambda: "sweep-test level 256")
         await asyncio.wait_for(task, 30)
         assert record.exit_status == 1
         saved = crashes.load_all(profile.name)

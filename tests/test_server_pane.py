@@ -6,6 +6,7 @@ import shlex
 from profiles import store
 from screens.app import GpudeckApp
 from screens.confirm import Confirm
+from tests.harness import wait_until
 from tests.realparts import free_port, llama_server_binary, smollm_model
 from widgets.log_view import LogView
 
@@ -26,11 +27,11 @@ def _profile_with_script(tmp_path):
 
 
 async def _until(pilot, predicate, seconds=30.0):
-    for _ in range(int(seconds / 0.1)):
-        if predicate():
-            return True
-        await pilot.pause(0.1)
-    return predicate()
+    try:
+        await wait_until(pilot, predicate, seconds)
+    except AssertionError:
+        return False
+    return True
 
 
 async def test_launch_ready_and_kill_from_the_keys(tmp_path):
@@ -42,7 +43,10 @@ async def test_launch_ready_and_kill_from_the_keys(tmp_path):
         assert await _until(pilot, lambda: pane.configs)
         await pilot.press("l")
         assert await _until(pilot, lambda: pane.latest.get("run_smol") and pane.latest["run_smol"].state == "ready")
-        assert await _until(pilot, lambda: app.summaries["server"] == "● ready")
+        assert await _until(pilot, lambda: app.summaries["server"] == "1 ●")  # one config, ready
+        table = pane.query_one("#configs")
+        since = str(table.get_cell("run_smol", pane.since_column))
+        assert await _until(pilot, lambda: str(table.get_cell("run_smol", pane.since_column)) != since)
         assert await _until(pilot, lambda: any("listening" in line for line in pane.query_one(LogView).lines))
         await pilot.press("k")
         assert await _until(pilot, lambda: isinstance(app.screen, Confirm))
@@ -102,3 +106,16 @@ async def test_search_and_filter_the_log(tmp_path):
         await pilot.press("x")
         await pilot.pause(0.2)
         assert len(view.lines) == 100
+
+
+def test_the_tab_title_counts_configs_not_the_worst_state():
+    from console.servers.records import LaunchRecord
+    from screens.server_pane import config_summary
+
+    def rec(config, state, crash_class=None):
+        return LaunchRecord(id=config, config=config, script=None, log=None, exit_file=None, state=state,
+                            crash_class=crash_class)
+    assert config_summary([rec("a", "ready"), rec("b", "crashed")], 3) == "1 ● 1 ✖"
+    assert config_summary([rec("a", "ready"), rec("b", "loading"), rec("c", "stopped")], 3) == "1 ● 1 ◌"
+    assert config_summary([rec("a", "ready", crash_class="hang")], 1) == "1 ✖"  # alive but hung
+    assert config_summary([rec("a", "stopped")], 2) == "2"

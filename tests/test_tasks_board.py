@@ -7,7 +7,7 @@ import pytest
 
 from profiles.paths import profile_data_dir
 from profiles.tasks import (BoardReadOnly, FileWatch, TaskBoard, counts_summary, parse_state,
-                            scan_events, suggest_from_crash, suggest_from_efficiency, suggest_from_run,
+                            suggest_from_crash, suggest_from_efficiency, suggest_from_run,
                             tasks_file)
 
 CRASH = {"config": "tp8-ep8-memsafe", "class": "cuda-illegal-address", "time": "2026-11-29T14:02:11",
@@ -190,7 +190,10 @@ def test_scan_events_reads_crash_and_run_files_defensively():
     (data / "crashes" / "c1.json").write_text(json.dumps(CRASH))
     (data / "crashes" / "broken.json").write_text("{not json")
     (data / "runs" / "r1.json").write_text(json.dumps({"levels": [{"concurrency": 2, "status": "failed"}]}))
-    offered = scan_events("local")
+    from console.store.suggest import offer_new
+
+    offered = offer_new("local")
     assert sorted(s.kind for s in offered) == ["crash", "sweep"]
-    assert scan_events("local") == []
+    assert [s.key for s in offered if s.kind == "crash"] == ["crash:c1"]  # the record's id, not its file name
+    assert offer_new("local") == []
     assert len(parse_state(tasks_file("local")).suggestions) == 2

@@ -4,6 +4,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
+from console.fmt import UNKNOWN, number
+
 # metric name -> (column label, higher is better)
 SHOWN = {"output_throughput": ("out tok/s", True), "ttft_ms.median": ("TTFT p50", False),
          "ttft_ms.p99": ("TTFT p99", False), "tpot_ms.median": ("TPOT p50", False),
@@ -13,8 +15,8 @@ SHOWN = {"output_throughput": ("out tok/s", True), "ttft_ms.median": ("TTFT p50"
 def change_cell(metric: dict, higher_is_better: bool) -> Text:
     base, other, change = metric.get("base"), metric.get("other"), metric.get("change_pct")
     if base is None and other is None:
-        return Text("—", style="dim", justify="right")
-    text = f"{'—' if base is None else f'{base:,.1f}'} → {'—' if other is None else f'{other:,.1f}'}"
+        return Text(UNKNOWN, style="dim", justify="right")
+    text = f"{number(base)} → {number(other)}"
     if change is None:
         return Text(text, justify="right")
     better = change > 0 if higher_is_better else change < 0

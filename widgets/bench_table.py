@@ -5,6 +5,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from console.bench.live import LevelView
+from console.fmt import UNKNOWN, number
 
 COLUMNS = ("conc", "status", "progress", "done/fail", "out tok/s", "TTFT p50/p99 ms",
            "TPOT p50/p99 ms", "ITL p99", "note")
@@ -14,12 +15,12 @@ BAR = 10
 
 
 def _num(value: float | None, digits: int = 1) -> str:
-    return "—" if value is None else f"{value:,.{digits}f}"
+    return number(value, digits)
 
 
 def _bar(fraction: float | None) -> str:
     if fraction is None:
-        return "—"
+        return UNKNOWN
     filled = round(fraction * BAR)
     return "█" * filled + "░" * (BAR - filled) + f" {fraction * 100:3.0f}%"
 

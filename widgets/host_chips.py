@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
-from console.fmt import duration
+from console.fmt import clock, duration
 
 
 @dataclass
@@ -20,6 +20,7 @@ class Chip:
     latency_ms: float | None = None
     simulated: bool = False
     current: bool = False
+    crashed: str | None = None  # the crash class of a server of this host whose latest launch crashed
 
 
 _DOT = {"connected": ("●", "green"), "connecting": ("◌", "yellow"), "down": ("○", "red"), "idle": ("○", "grey50")}
@@ -43,9 +44,11 @@ def chip_text(chip: Chip, now: float | None = None, full: bool = False) -> Text:
             if chip.latency_ms is not None:
                 text.append(f" · {chip.latency_ms:.0f} ms", style="grey70")
         elif chip.state == "down":
-            text.append(" down since " + time.strftime("%H:%M:%S", time.localtime(chip.since)), style=colour)
+            text.append(" down since " + clock(chip.since), style=colour)
         elif chip.state == "connecting":
             text.append(" connecting", style=colour)
+    if chip.crashed:
+        text.append(f" ✖ {chip.crashed}", style="bold red")
     return text
 
 

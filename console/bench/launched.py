@@ -43,7 +43,7 @@ def death_details(profile: str, launch_id: str | None, since: float) -> dict:
             same_launch = launch_id is not None and doc.get("launch") == launch_id
             recent = _epoch(doc.get("time")) >= since - 5
             if same_launch or (launch_id is None and recent):
-                out["crash_record"] = f"{doc.get('id')}.json"
+                out["crash_record"] = doc.get("id")  # the crash record's one id
                 break
     return out
 

@@ -141,6 +141,11 @@ class SweepView:
         self.errors.append(str(e.get("message")))
 
     def _on_run_end(self, e: dict) -> None:
+        # a finished sweep reads the same client lag live and when shown again from disk
+        lags = [(lv.summary or {}).get("client_lag_ms", {}).get("p99") for lv in self.levels]
+        lags = [v for v in lags if isinstance(v, (int, float))]
+        if lags:
+            self.lag_max_ms = max(lags)
         self.running = False
         self.exit_code = e.get("exit_code")
         self.path = e.get("path") or self.path

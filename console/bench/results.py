@@ -12,7 +12,7 @@ import json
 import time
 from pathlib import Path
 
-from profiles.atomic import StateFileError, write_atomic
+from profiles.atomic import write_atomic
 from profiles.paths import profile_data_dir
 
 from .metrics import RequestRecord
@@ -78,39 +78,17 @@ def request_row(level: int, concurrency: int, record: RequestRecord, level_start
 
 
 def load_run(ref: str | Path, profile: str | None = None) -> dict:
-    """A saved run by path, or by run id within the profile's runs/."""
-    path = Path(ref)
-    if not path.exists() and profile is not None:
-        path = runs_dir(profile) / f"{ref}.json"
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise StateFileError(path, "no such run") from None
-    except (OSError, ValueError) as exc:
-        raise StateFileError(path, f"not a run document ({exc})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("levels"), list):
-        raise StateFileError(path, "not a run document (no levels)")
-    doc.setdefault("path", str(path))
-    return doc
+    """A saved run's document by path, or by run id within the profile's runs/ (console.store.runs reads it)."""
+    from console.store.runs import read_run
+
+    return read_run(ref, profile).raw
 
 
 def list_runs(profile: str) -> list[dict]:
     """Earlier runs, newest first: id, time, url, model, levels and status."""
-    out = []
-    directory = runs_dir(profile)
-    if not directory.is_dir():
-        return out
-    for path in directory.glob("*.json"):
-        try:
-            doc = load_run(path)
-        except StateFileError:
-            continue
-        out.append({"run_id": doc.get("run_id", path.stem), "path": str(path),
-                    "started": doc.get("started"), "url": doc.get("url"), "model": doc.get("model"),
-                    "status": doc.get("status"),
-                    "levels": [lv.get("concurrency") for lv in doc["levels"]]})
-    out.sort(key=lambda r: (r["started"] or "", r["run_id"]), reverse=True)
-    return out
+    from console.store.runs import read_runs
+
+    return [run.summary() for run in read_runs(profile).records]
 
 
 COMPARED = (

@@ -170,7 +170,9 @@ async def _sweep(config, args) -> int:
 
 
 def _fmt(value, digits: int = 1) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
+    from ..fmt import UNKNOWN
+
+    return UNKNOWN if value is None else f"{value:.{digits}f}"
 
 
 def format_table(doc: dict) -> str:

@@ -272,13 +272,11 @@ async def _kill_escaped(session, record, as_json: bool) -> int:
 
 
 async def _status(args) -> int:
-    from ..servers import lifecycle, records
-    from ..servers.monitor import ServerMonitor
+    from ..runtime.settle import settle_launches
+    from ..servers import records
 
     async def body(session):
-        for record in await lifecycle.reattach(session):
-            if record.state == "crashed" and not record.crash_record:
-                await ServerMonitor(session, record).run()  # writes the crash record
+        await settle_launches(session)  # a crashed launch gets its record (once, whoever sees it first)
         all_records, unreadable = records.scan(session.name)
         for r in all_records:
             if r.escaped and not r.live:  # still running after its stop? look again

@@ -202,9 +202,9 @@ def _export(args: argparse.Namespace) -> int:
 def _suggestions(args: argparse.Namespace) -> int:
     board = _board(args)
     if args.scan:
-        from profiles.tasks import scan_events
+        from ..store.suggest import offer_new
 
-        scan_events(board.path.parent.name)
+        offer_new(board.path.parent.name)
         board.reload()
     if args.json:
         emit_json({"suggestions": [s.to_json() for s in board.suggestions],

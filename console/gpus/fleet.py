@@ -1,6 +1,6 @@
 """Sampling several hosts at once, and the one-line summary of each.
 
-Each profile gets its own Sampler (one stream per host); `GPUFleet.updates()`
+Each profile gets its own Sampler (one stream per host); `SamplerGroup.updates()`
 yields `(profile name, Snapshot)` as samples arrive from any of them.
 """
 from __future__ import annotations
@@ -64,7 +64,7 @@ def fleet_row(name: str, snap: Snapshot | None, now: float | None = None) -> Fle
         message=snap.stale_reason if snap.sample_stale else snap.message, simulated=snap.simulated)
 
 
-class GPUFleet:
+class SamplerGroup:
     """Samplers for many profiles, merged into one stream of updates."""
 
     def __init__(self, samplers: dict[str, Sampler], own_hosts: bool = True):
@@ -73,7 +73,7 @@ class GPUFleet:
         self.latest: dict[str, Snapshot] = {}
 
     @classmethod
-    def from_profiles(cls, profiles: Iterable[Profile], interval_s: float | None = None) -> "GPUFleet":
+    def from_profiles(cls, profiles: Iterable[Profile], interval_s: float | None = None) -> "SamplerGroup":
         return cls({p.name: sampler_for(p, interval_s=interval_s) for p in profiles})
 
     async def updates(self) -> AsyncIterator[tuple[str, Snapshot]]:

@@ -42,15 +42,10 @@ def mib(value: Any) -> str:
 
 
 def age(seconds: float | None) -> str:
-    if seconds is None:
-        return "never"
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+    """A sample's age, in the console's one duration format (tenths under ten seconds)."""
+    from console.fmt import duration
+
+    return duration(seconds, tenths=True)
 
 
 def flag_label(flag: str, reasons: list[str] | None = None) -> str:

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from .catalogue import GPU, find_gpu, load_catalogue, user_catalogue_path
+from .catalogue import GPUSpec, find_gpu, load_catalogue, user_catalogue_path
 from .errors import RooflineError
 from .model_facts import ModelFacts, facts_from_config, load_model
 from .quant import QuantScheme, load_quant_file, scheme_from_config, scheme_from_name
@@ -51,14 +51,14 @@ from .setup import DEFAULT_KNOBS, Setup
 from .step import StepCosts, allreduce_time, experts_touched
 
 __all__ = [
-    "GPU", "ModelFacts", "QuantScheme", "Roofline", "RooflineError", "Efficiency", "StepCosts", "Setup",
+    "GPUSpec", "ModelFacts", "QuantScheme", "Roofline", "RooflineError", "Efficiency", "StepCosts", "Setup",
     "DEFAULT_BATCHES", "DEFAULT_KNOBS", "compute", "find_gpu", "load_catalogue", "load_model",
     "facts_from_config", "load_quant_file", "scheme_from_name", "scheme_from_config", "experts_touched",
     "allreduce_time", "user_catalogue_path",
 ]
 
 
-def compute(facts: ModelFacts, gpu: GPU | str, count: int, tp: int | None = None, ep: int | None = None,
+def compute(facts: ModelFacts, gpu: GPUSpec | str, count: int, tp: int | None = None, ep: int | None = None,
             quant: QuantScheme | str | None = None, kv_dtype: str | None = None, context: int = 4096,
             batches: Iterable[int] = DEFAULT_BATCHES, assumptions: dict[str, Any] | None = None) -> Roofline:
     """Both bounds for a model on `count` GPUs; tp defaults to count, ep to 1, quant to the model's own config."""

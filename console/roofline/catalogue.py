@@ -15,7 +15,7 @@ _NEEDED = ("key", "name", "memory_gb", "bandwidth_gbs", "tflops", "interconnect"
 
 
 @dataclass(frozen=True)
-class GPU:
+class GPUSpec:
     key: str
     name: str
     memory_gb: float
@@ -55,7 +55,7 @@ def user_catalogue_path() -> Path:
     return config_dir() / "gpus.toml"
 
 
-def load_catalogue() -> list[GPU]:
+def load_catalogue() -> list[GPUSpec]:
     """Packaged entries, then the user's: a user entry with the same key replaces the packaged one."""
     entries = {g.key: g for g in _read(_PACKAGED, "packaged")}
     user = user_catalogue_path()
@@ -65,7 +65,7 @@ def load_catalogue() -> list[GPU]:
     return list(entries.values())
 
 
-def _read(path: Path, source: str) -> list[GPU]:
+def _read(path: Path, source: str) -> list[GPUSpec]:
     try:
         doc = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -78,7 +78,7 @@ def _read(path: Path, source: str) -> list[GPU]:
                 raise RooflineError(f"{where}: missing field '{key}'")
         if not isinstance(raw["tflops"], dict) or "bf16" not in raw["tflops"]:
             raise RooflineError(f"{where}: missing field 'tflops.bf16'")
-        out.append(GPU(
+        out.append(GPUSpec(
             key=str(raw["key"]), name=str(raw["name"]), memory_gb=float(raw["memory_gb"]),
             bandwidth_gbs=float(raw["bandwidth_gbs"]),
             tflops={k: float(v) for k, v in raw["tflops"].items()},
@@ -102,7 +102,7 @@ def _words(name: str) -> str:
     return " ".join(w for w in words if w not in _NOISE)
 
 
-def find_gpu(name: str, catalogue: list[GPU] | None = None) -> GPU:
+def find_gpu(name: str, catalogue: list[GPUSpec] | None = None) -> GPUSpec:
     """Match a catalogue key, a marketing name or an nvidia-smi name."""
     catalogue = catalogue if catalogue is not None else load_catalogue()
     wanted = _words(name)
@@ -112,7 +112,7 @@ def find_gpu(name: str, catalogue: list[GPU] | None = None) -> GPU:
         if wanted in gpu.aliases:
             return gpu
     wanted_words = wanted.split()
-    best: tuple[int, GPU] | None = None
+    best: tuple[int, GPUSpec] | None = None
     for gpu in catalogue:
         if _conflicts(wanted_words, gpu):
             continue

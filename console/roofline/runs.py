@@ -44,7 +44,9 @@ class RunsFound:
 
     @property
     def latest(self) -> MeasuredRun | None:
-        return self.runs[-1] if self.runs else None
+        """The newest run that measured something (a failed sweep does not hide an earlier one)."""
+        measured = [r for r in self.runs if any(lv.tok_s is not None for lv in r.levels)]
+        return measured[-1] if measured else (self.runs[-1] if self.runs else None)
 
 
 def load_one_run(path: Path) -> MeasuredRun:
@@ -55,22 +57,27 @@ def load_one_run(path: Path) -> MeasuredRun:
 
 
 def load_runs(runs_dir: Path) -> RunsFound:
-    found = RunsFound([], [])
-    if not runs_dir.is_dir():
-        return found
-    from profiles.atomic import StateFileError
+    """Through the store's one run reader; the level rule for efficiency is LevelResult.measured_tok_s."""
+    from ..store.runs import read_runs
 
-    from ..bench.results import load_run  # one reader of run documents for every pane
-
-    for path in sorted(runs_dir.glob("*.json")):
-        try:
-            run = _run_from(load_run(path), path)
-        except (StateFileError, ValueError) as exc:
-            found.unreadable.append((path, (getattr(exc, "reason", None) or str(exc)).splitlines()[0][:120]))
-            continue
-        found.runs.append(run)
-    found.runs.sort(key=lambda r: r.mtime)
+    scan = read_runs(folder=runs_dir)
+    found = RunsFound([], [(u.path, u.reason.splitlines()[0][:120]) for u in scan.unreadable])
+    found.unreadable.sort(key=lambda item: item[0].name)
+    for run in scan.records:
+        levels = [MeasuredLevel(lv.concurrency, lv.measured_tok_s, lv.status.value,
+                                _tpot_s(lv.raw, lv.measured_tok_s is not None))
+                  for lv in run.levels if lv.concurrency is not None]
+        found.runs.append(MeasuredRun(path=run.path, name=run.id, mtime=run.mtime, levels=levels))
+    found.runs.sort(key=lambda r: (r.mtime, r.name))
     return found
+
+
+def _tpot_s(raw: dict, measured: bool) -> float | None:
+    """The level's median TPOT in seconds, for calibration; None unless the level measured."""
+    tpot = raw.get("tpot_ms")
+    tpot = tpot.get("median") if isinstance(tpot, dict) else None
+    ok = isinstance(tpot, (int, float)) and not isinstance(tpot, bool) and tpot > 0
+    return float(tpot) / 1e3 if measured and ok else None
 
 
 def _run_from(doc: Any, path: Path) -> MeasuredRun:

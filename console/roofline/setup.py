@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .catalogue import GPU
+from .catalogue import GPUSpec
 from .components import Component
 from .errors import RooflineError
 from .model_facts import ModelFacts
@@ -50,7 +50,7 @@ class Totals:
 @dataclass
 class Setup:
     facts: ModelFacts
-    gpu: GPU
+    gpu: GPUSpec
     count: int
     tp: int
     ep: int
@@ -82,7 +82,7 @@ class Setup:
         return float(self.facts.weight_dtype_bytes)
 
     @classmethod
-    def build(cls, facts: ModelFacts, gpu: GPU, count: int, tp: int | None = None, ep: int | None = None,
+    def build(cls, facts: ModelFacts, gpu: GPUSpec, count: int, tp: int | None = None, ep: int | None = None,
               quant: QuantScheme | str | None = None, kv_dtype: str | None = None, context: int = 4096,
               assumptions: dict[str, Any] | None = None) -> "Setup":
         count, tp, ep, context = _check_layout(count, tp, ep, context)
@@ -146,7 +146,7 @@ def gpu_share(comp: Component, facts: ModelFacts, tp: int) -> float:
     return 1.0 / tp
 
 
-def _fold(facts: ModelFacts, gpu: GPU, tp: int, scheme: QuantScheme | None, embedding_read: bool) -> Totals:
+def _fold(facts: ModelFacts, gpu: GPUSpec, tp: int, scheme: QuantScheme | None, embedding_read: bool) -> Totals:
     t = Totals()
     base = float(facts.weight_dtype_bytes)
     expert_bytes_by_layer: dict[int, float] = {}

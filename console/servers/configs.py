@@ -13,14 +13,14 @@ _PORT = re.compile(r"--port[= ]+(\d+)")
 
 
 @dataclass
-class LaunchConfig:
+class ServerConfig:
     name: str
     script: str
     text: str | None = None
     flags: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
-    parsed: object | None = None  # console.launchconfig.LaunchConfig
+    parsed: object | None = None  # console.launchconfig.LaunchConfig (what the script text says)
 
     @property
     def port(self) -> int | None:
@@ -42,7 +42,7 @@ def config_name(script: str) -> str:
     return base[:-3] if base.endswith(".sh") else base
 
 
-async def discover(session: HostSession) -> list[LaunchConfig]:
+async def discover(session: HostSession) -> list[ServerConfig]:
     """Every config of the profile, with its script text read and its flags parsed."""
     server = session.profile.server
     host = session.host
@@ -66,8 +66,8 @@ async def discover(session: HostSession) -> list[LaunchConfig]:
     return configs
 
 
-async def read_config(session: HostSession, script: str) -> LaunchConfig:
-    config = LaunchConfig(name=config_name(script), script=script)
+async def read_config(session: HostSession, script: str) -> ServerConfig:
+    config = ServerConfig(name=config_name(script), script=script)
     try:
         result = await session.host.run(["cat", "--", script], timeout=20)
     except HostError as exc:
@@ -81,7 +81,7 @@ async def read_config(session: HostSession, script: str) -> LaunchConfig:
     return config
 
 
-def parse_flags(config: LaunchConfig) -> None:
+def parse_flags(config: ServerConfig) -> None:
     """Fill flags and promise warnings from the script text (console.launchconfig parses)."""
     from .. import launchconfig
 
@@ -95,7 +95,7 @@ def parse_flags(config: LaunchConfig) -> None:
     config.warnings = list(parsed.warnings)
 
 
-def find(configs: list[LaunchConfig], name: str) -> LaunchConfig | None:
+def find(configs: list[ServerConfig], name: str) -> ServerConfig | None:
     for config in configs:
         if name in (config.name, config.script, posixpath.basename(config.script)):
             return config

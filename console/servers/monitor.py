@@ -18,16 +18,6 @@ from .records import LaunchRecord
 FATAL_WHILE_RUNNING = {"cuda-illegal-address", "cuda-oom", "nccl", "engine-dead"}
 
 
-def running_sweep(session: HostSession, grace_s: float = 15.0) -> str | None:
-    """The sweep running on this session now, or that ended within `grace_s` (it may have
-    ended *because* the server died, a poll before the monitor noticed)."""
-    sweep = session.extra.get("running_sweep")
-    ended = session.extra.get("sweep_ended_at")
-    if sweep and (ended is None or time.time() - ended < grace_s):
-        return sweep
-    return None
-
-
 class ServerMonitor:
     """Follows a record until the server ends; reports through plain callbacks.
 
@@ -48,7 +38,7 @@ class ServerMonitor:
         self.on_state = on_state or (lambda record: None)
         self.on_crash = on_crash or (lambda doc: None)
         self.poll_s = poll_s
-        self.sweep = sweep or (lambda: running_sweep(session))
+        self.sweep = sweep or (lambda: None)  # the host runtime says which sweep was running
         self.triage = Triage()
         self.tail = LogTail(session.host, record.log, 0) if record.log else None
         self.crash_doc: dict | None = None
@@ -112,6 +102,10 @@ class ServerMonitor:
         found = effective_from_log([line])
         if found is not None:
             self.effective = found.flags
+            # kept with the launch, so a restarted console still shows them
+            self.record.effective = {k: v if isinstance(v, (str, int, float, bool, type(None))) else str(v)
+                                     for k, v in found.flags.items()}
+            records.save(self.session.name, self.record)
             self.on_state(self.record)
 
     def _check_log_verdict(self) -> None:

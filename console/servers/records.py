@@ -41,6 +41,7 @@ class LaunchRecord:
     crash_record: str | None = None
     command: str | None = None
     escaped: list[int] = field(default_factory=list)  # pids still alive after the stop (left the group)
+    effective: dict | None = None  # the flags the server's log says it runs with, once seen
 
     @property
     def live(self) -> bool:
@@ -80,7 +81,8 @@ def scan(profile_name: str) -> tuple[list[LaunchRecord], list[str]]:
             doc = json.loads(path.read_text())
             if not isinstance(doc, dict):
                 raise TypeError("not a JSON object")
-            out.append(LaunchRecord(**{k: v for k, v in doc.items() if k in known}))
+            out.append(LaunchRecord(**({"script": None, "log": None, "exit_file": None}
+                                       | {k: v for k, v in doc.items() if k in known})))
         except (OSError, ValueError, TypeError) as exc:
             bad.append(f"{path}: unreadable launch record ({exc})")
     out.sort(key=lambda r: r.started_at, reverse=True)

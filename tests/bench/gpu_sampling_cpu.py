@@ -2,7 +2,7 @@
 
 Starts a throwaway sshd, saves 8 SSH profiles reaching it, each with the
 nvidia-smi stand-in replaying 8 busy GPUs (and 8 compute processes) as its
-[gpu] smi_command, runs a GPUFleet for a warm-up and then a measured window,
+[gpu] smi_command, runs a SamplerGroup for a warm-up and then a measured window,
 and prints this process's CPU time over that window as % of one core.
 The stand-ins and sshd run in other processes and are not counted.
 
@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 
 async def measure(hosts: int, seconds: float, warmup: float) -> None:
-    from console.gpus import GPUFleet, sampler_for
+    from console.gpus import SamplerGroup, sampler_for
     from profiles.atomic import write_atomic
     from profiles.paths import known_hosts_file
     from profiles.profile import profile_from_dict
@@ -42,7 +42,7 @@ async def measure(hosts: int, seconds: float, warmup: float) -> None:
             "gpu": {"sample_interval_ms": 1000,
                     "smi_command": standin_command("ticks-busy-8x.csv", "apps-busy-8x.csv")},
         }) for i in range(hosts)]
-        fleet = GPUFleet({p.name: sampler_for(p) for p in profiles})
+        fleet = SamplerGroup({p.name: sampler_for(p) for p in profiles})
         counts = {"warm": 0, "measured": 0}
         phase = "warm"
         cpu0 = wall0 = 0.0

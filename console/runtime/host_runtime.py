@@ -1,0 +1,451 @@
+"""One host's long-lived work, independent of what is on screen.
+
+A `HostRuntime` owns the GPU sampler, a `ServerMonitor` for every live launch
+of its profile, the running sweep (the load generator's process and its live
+`SweepView`) and the store watcher; it tells subscribers what happened with
+the typed events of `events.py`. The Fleet keeps one per profile and the App
+starts every one of them, so a host that is not on screen still has its
+crashes detected, recorded and suggested. Panes render what the events say
+and call the methods below; none of them holds a monitor or a process.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..hosts import CONNECTED, DOWN, HostError, HostStatus
+from ..servers import lifecycle, records
+from ..servers.monitor import ServerMonitor
+from ..servers.records import LaunchRecord
+from ..session import HostSession
+from ..store.crashes import CrashRecord, read_crashes
+from . import events as ev
+from .settle import settle_launches
+from .watch import StoreWatch
+
+SWEEP_GRACE_S = 15.0     # a crash seen this long after a sweep ended is still tagged with it
+SWEEP_REDRAW_S = 0.25    # at most four SweepProgress events a second while a sweep streams
+OWNERS_EVERY_S = 5.0
+
+
+@dataclass
+class ServerView:
+    """What the Server tab draws for this host (configs are read from the host on request)."""
+
+    configs: list = field(default_factory=list)
+    latest: dict[str, LaunchRecord] = field(default_factory=dict)
+    unmanaged: list = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+class HostRuntime:
+    def __init__(self, session: HostSession, sampler_factory: Callable | None = None,
+                 watch_interval_s: float = 0.5, monitor_poll_s: float = 1.0):
+        self.session = session
+        self.sampler_factory = sampler_factory
+        self.watch_interval_s = watch_interval_s
+        self.monitor_poll_s = monitor_poll_s
+        self._listeners: list[Callable[[ev.RuntimeEvent], None]] = []
+        self._tasks: dict[str, asyncio.Task] = {}
+        self._closed = False
+        # GPUs
+        self.snapshot = None
+        self.gpu_interval_s: float | None = None
+        self.owners: dict[int, str] = {}
+        # servers
+        self.monitors: dict[str, ServerMonitor] = {}
+        self.launches: dict[str, LaunchRecord] = {}      # newest record of each config
+        self.last_crash: CrashRecord | None = None
+        self._announced: set[str] = set()                # crash ids already reported
+        # the sweep
+        self.sweep_proc = None                           # console.bench.process.SweepProcess while running
+        self.sweep_view = None                           # console.bench.live.SweepView, the last one
+        self.sweep_error: str | None = None
+        self._sweep_label: str | None = None
+        self._sweep_ended_at: float | None = None
+        self._sweep_last_emit = 0.0
+        # the link
+        self.down_since: float | None = None
+        self.last_good: float | None = time.time()
+        self._status_hooked = False
+
+    # ------------------------------------------------------------ events
+    @property
+    def name(self) -> str:
+        return self.session.name
+
+    @property
+    def readonly(self) -> bool:
+        return self.session.readonly
+
+    def subscribe(self, callback: Callable[[ev.RuntimeEvent], None]) -> Callable[[], None]:
+        self._listeners.append(callback)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(callback)
+        return unsubscribe
+
+    def emit(self, event: ev.RuntimeEvent) -> None:
+        for callback in list(self._listeners):
+            callback(event)
+
+    # ------------------------------------------------------------ lifetime
+    async def start(self, gpus: bool = True, servers: bool = True, watch: bool = True) -> None:
+        """Start the parts asked for (each once); the App asks for all of them on every profile."""
+        self._hook_status()
+        if gpus:
+            self._spawn("gpus", self._sample_gpus())
+            self._spawn("owners", self._track_owners())
+        if servers:
+            self._spawn("servers", self.refresh_launches())
+        if watch:
+            self._spawn("watch", self._watch_store())
+
+    def _spawn(self, key: str, coro) -> None:
+        task = self._tasks.get(key)
+        if task is not None and not task.done():
+            coro.close()
+            return
+        self._tasks[key] = asyncio.create_task(coro, name=f"{self.name}-{key}")
+
+    async def close(self) -> None:
+        """Stop every loop and the sweep's process (launched servers keep running, detached)."""
+        self._closed = True
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(task, 5.0)
+        if self.sweep_proc is not None:
+            with contextlib.suppress(Exception):
+                await self.sweep_proc.close()
+
+    # ------------------------------------------------------------ the link (13.3)
+    def _hook_status(self) -> None:
+        if self._status_hooked:
+            return
+        self._status_hooked = True
+        self.session.host.on_status(self._on_status)
+
+    def _on_status(self, status: HostStatus) -> None:
+        now = time.time()
+        if status.state == DOWN:
+            if self.down_since is None:
+                self.down_since = status.since or now  # the first failure, not the latest retry
+        elif status.state == CONNECTED:
+            self.down_since = None
+            self.last_good = now
+        self.emit(ev.HostConnection(self.name, status.state, self.down_since is None,
+                                    self.down_since or status.since, self.last_good, status.error))
+
+    @property
+    def reachable(self) -> bool:
+        return self.down_since is None
+
+    def _good(self) -> None:
+        self.last_good = time.time()
+
+    # ------------------------------------------------------------ GPUs
+    async def _sample_gpus(self) -> None:
+        from ..gpus import sampler_for
+
+        factory = self.sampler_factory or (lambda s: sampler_for(s.profile, host=s.host))
+        sampler = factory(self.session)
+        self.gpu_interval_s = sampler.interval_s
+        async with contextlib.aclosing(sampler.snapshots()) as snapshots:
+            async for snap in snapshots:
+                self.snapshot = snap
+                if snap.state == "ok" and not snap.sample_stale:
+                    self._good()
+                self.emit(ev.GPUsSampled(self.name, snap))
+
+    async def _track_owners(self) -> None:
+        """Which launch config each process belongs to (by process group), every few seconds."""
+        from ..servers.procs import processes
+
+        while True:
+            groups = {r.pgid: r.config for r in self.launches.values() if r.live and r.pgid}
+            found: dict[int, str] = {}
+            if groups:
+                try:
+                    found = {p.pid: groups[p.pgid] for p in await processes(self.session.host) if p.pgid in groups}
+                except HostError:
+                    found = self.owners
+            self.owners = found
+            await asyncio.sleep(OWNERS_EVERY_S)
+
+    # ------------------------------------------------------------ servers
+    async def refresh_launches(self) -> None:
+        """Re-read the launch records; settle the ended ones (crash records written once); watch the live."""
+        live: list[LaunchRecord] = []
+        try:
+            written = await settle_launches(self.session, self.running_sweep, live)
+        except HostError:
+            written = []
+        found, _bad = await asyncio.to_thread(records.scan, self.name)
+        for record in reversed(found):  # oldest first, so the newest of each config wins
+            known = self.monitors.get(record.id)
+            self.launches[record.config] = known.record if known else record
+        for record in live:
+            self.watch(record)
+        if self.last_crash is None:
+            crashes = await asyncio.to_thread(read_crashes, self.name)
+            self.last_crash = crashes.records[0] if crashes.records else None
+        for crash in written:
+            self._crashed(crash)
+
+    async def server_view(self) -> ServerView:
+        """Configs from the host, the newest launch of each, servers gpudeck did not launch."""
+        from ..servers import configs as cfgs
+        from ..servers.procs import inference_processes
+
+        await self.refresh_launches()
+        view = ServerView()
+        view.configs = await cfgs.discover(self.session)
+        running = await inference_processes(self.session.host)
+        self._good()
+        found, bad = await asyncio.to_thread(records.scan, self.name)
+        view.problems = bad
+        view.latest = dict(self.launches)
+        managed = {r.pgid for r in found if r.live}
+        view.unmanaged = [p for p in running if p.pgid not in managed]
+        return view
+
+    def watch(self, record: LaunchRecord) -> ServerMonitor:
+        """Follow a live launch until it ends (its log, readiness, crash); one monitor per launch."""
+        if record.id in self.monitors:
+            return self.monitors[record.id]
+        newest = self.launches.get(record.config)
+        if newest is None or newest.started_at <= record.started_at:
+            self.launches[record.config] = record
+        monitor = ServerMonitor(
+            self.session, record, poll_s=self.monitor_poll_s, sweep=self.running_sweep,
+            on_lines=lambda lines, rid=record.id: self.emit(ev.ServerLogLines(self.name, rid, tuple(lines))),
+            on_state=lambda rec: self.emit(ev.ServerStateChanged(self.name, rec)),
+            on_crash=lambda doc: self._crashed(CrashRecord.from_doc(doc, doc["id"])))
+        self.monitors[record.id] = monitor
+        self._spawn(f"monitor-{record.id}", self._run_monitor(monitor))
+        return monitor
+
+    async def _run_monitor(self, monitor: ServerMonitor) -> None:
+        await monitor.run()
+        self.emit(ev.ServerStateChanged(self.name, monitor.record))
+
+    def _crashed(self, crash: CrashRecord) -> None:
+        if crash.id in self._announced:
+            return
+        self._announced.add(crash.id)
+        if self.last_crash is None or crash.time >= self.last_crash.time:
+            self.last_crash = crash
+        self.emit(ev.CrashRecorded(self.name, crash))
+        if not self.readonly:
+            self._spawn(f"suggest-{crash.id}", self._suggest(crash))
+
+    async def _suggest(self, crash: CrashRecord) -> None:
+        from profiles.atomic import StateFileError
+        from profiles.tasks import BoardReadOnly
+
+        from ..store.suggest import offer_crash
+
+        try:  # offered on the Tasks tab, never added silently
+            if await asyncio.to_thread(offer_crash, self.name, crash) is not None:
+                self.emit(ev.TasksChanged(self.name))
+        except (BoardReadOnly, StateFileError):
+            pass
+
+    def crashed_class(self) -> str | None:
+        """The crash class of a config whose newest launch crashed (or hangs while alive), else None."""
+        for record in self.launches.values():
+            if record.state == "crashed" or (record.live and record.crash_class):
+                return record.crash_class or "crashed"
+        return None
+
+    def effective_flags(self, config: str) -> dict | None:
+        record = self.launches.get(config)
+        monitor = self.monitors.get(record.id) if record else None
+        if monitor is not None and monitor.effective is not None:
+            return monitor.effective
+        return record.effective if record is not None else None
+
+    def seen_lines(self, record_id: str) -> list[str] | None:
+        monitor = self.monitors.get(record_id)
+        return list(monitor.seen) if monitor is not None else None
+
+    async def read_log(self, record: LaunchRecord, lines: int = 5000) -> tuple[int, list[str]]:
+        """The last `lines` of a launch's log and the number of its first line."""
+        result = await self.session.host.run(["tail", "-n", str(lines), "--", record.log], timeout=30)
+        count = await self.session.host.run(["wc", "-l", "--", record.log], timeout=30)
+        head = count.stdout.split()
+        total = int(head[0]) if head and head[0].isdigit() else None
+        got = result.stdout.splitlines()
+        return max(1, (total or len(got)) - len(got) + 1), got
+
+    async def preflight(self, port: int | None) -> list:
+        """What to warn about before a launch (port taken, GPU memory held)."""
+        return await lifecycle.preflight(self.session, port)
+
+    async def group_of(self, record: LaunchRecord) -> list:
+        """The processes in a launch's process group now (what a kill would end)."""
+        from ..servers.procs import processes
+
+        if (record.pgid or 0) <= 1:   # never treat group 0/1 as the server's own
+            return []
+        return [p for p in await processes(self.session.host) if p.pgid == record.pgid]
+
+    async def launch(self, config) -> LaunchRecord:
+        record = await lifecycle.launch(self.session, config.name, config.script, config.flags, config.port)
+        self.watch(record)
+        return record
+
+    async def stop(self, record: LaunchRecord, progress=None):
+        live = self.monitors.get(record.id)
+        result = await lifecycle.stop(self.session, live.record if live else record, progress=progress)
+        self.emit(ev.ServerStateChanged(self.name, live.record if live else record))
+        return result
+
+    async def adopt(self, pid: int) -> LaunchRecord:
+        record = await lifecycle.adopt(self.session, pid)
+        self.watch(record)
+        return record
+
+    # ------------------------------------------------------------ the sweep
+    def running_sweep(self) -> str | None:
+        """The sweep running now, or that ended within SWEEP_GRACE_S (it may have ended *because*
+        the server died, a poll before the monitor noticed): what a crash record is tagged with."""
+        if self._sweep_label and (self._sweep_ended_at is None
+                                  or time.time() - self._sweep_ended_at < SWEEP_GRACE_S):
+            return self._sweep_label
+        return None
+
+    @property
+    def sweeping(self) -> bool:
+        return self.sweep_proc is not None
+
+    async def reachable_url(self, url: str) -> tuple[str, bool]:
+        """A URL this machine can reach: through the profile's SSH tunnel for a remote loopback."""
+        from ..bench.endpoint import loopback_port, with_port
+
+        host = self.session.host
+        port = loopback_port(url)
+        if not host.tunnelled or port is None:
+            return url, False
+        return with_port(url, await host.forward_port(port)), True
+
+    async def list_models(self, url: str) -> list[str]:
+        from ..bench.endpoint import list_models
+
+        return await list_models((await self.reachable_url(url))[0])
+
+    async def start_sweep(self, values: dict, launcher: Callable | None = None) -> None:
+        """Start the load generator for the form's values; its run is saved under THIS profile."""
+        from ..bench.endpoint import loopback_port
+        from ..bench.live import SweepView
+        from ..bench.process import SweepProcess, sweep_argv
+
+        if self.readonly:
+            raise RuntimeError("read-only: sweeps cannot be started")
+        if self.sweep_proc is not None:
+            raise RuntimeError("a sweep is already running: stop it first (s)")
+        try:
+            url, tunnelled = await self.reachable_url(values["url"])
+        except Exception as exc:  # noqa: BLE001 - a tunnel that can't open is reported, not raised
+            raise RuntimeError(f"cannot reach {values['url']} through the SSH tunnel: {exc}") from None
+        argv = (launcher or sweep_argv)({**values, "url": url, "server_port": loopback_port(values["url"])},
+                                        self.name, tunnelled)
+        proc = SweepProcess(argv)
+        try:
+            await proc.start()
+        except OSError as exc:
+            raise RuntimeError(f"cannot start the load generator: {exc}") from None
+        self.sweep_view = SweepView()
+        self.sweep_error = None
+        self.sweep_proc = proc
+        self._sweep_label = None
+        self._sweep_ended_at = None
+        self._emit_sweep(force=True)
+        self._spawn("sweep", self._read_sweep(proc))
+
+    def stop_sweep(self) -> bool:
+        if self.sweep_proc is None:
+            return False
+        self.sweep_proc.stop()
+        return True
+
+    async def _read_sweep(self, proc) -> None:
+        view = self.sweep_view
+        try:
+            async for event in proc.events():
+                view.apply(event)
+                kind = event.get("event")
+                if kind == "level-start":
+                    self._sweep_label = f"{view.run_id} level {event.get('concurrency')}"
+                self._emit_sweep(force=kind in ("run-start", "level-start", "level-end", "run-end", "error"))
+            code, stderr = await proc.finish()
+            if code not in (0, 3) or (stderr and not view.levels):
+                self.sweep_error = stderr.splitlines()[-1] if stderr else f"load generator exited {code}"
+        finally:
+            await proc.close()
+            self._sweep_ended_at = time.time()
+            self.sweep_proc = None
+            view.running = False
+            self._emit_sweep(force=True)
+
+    def _emit_sweep(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self._sweep_last_emit >= SWEEP_REDRAW_S:
+            self._sweep_last_emit = now
+            self.emit(ev.SweepProgress(self.name, self.sweep_view, self.sweep_proc is not None, self.sweep_error))
+
+    # ------------------------------------------------------------ the store
+    async def _watch_store(self) -> None:
+        watch = StoreWatch(self.name)
+        await asyncio.to_thread(watch.changes)  # the first look only takes the baseline
+        await self._report_problems()
+        while True:
+            await asyncio.sleep(self.watch_interval_s)
+            try:
+                changes = await asyncio.to_thread(watch.changes)
+                await self._on_store_changes(changes)
+            except (OSError, HostError) as exc:  # a full disk or a dropped host: look again next time
+                from ..store.scan import first_time
+
+                lines = first_time([f"{self.name}: could not look at its records ({exc})"])
+                if lines:
+                    self.emit(ev.StoreProblems(self.name, tuple(lines)))
+
+    async def _report_problems(self) -> None:
+        """Unreadable records, each named once per console (StoreProblems; the App shows them)."""
+        from ..store.runs import read_runs
+        from ..store.scan import first_time
+
+        def scan() -> list[str]:
+            lines = [u.line for u in read_runs(self.name).unreadable]
+            lines += [u.line for u in read_crashes(self.name).unreadable]
+            lines += records.scan(self.name)[1]
+            return first_time(lines)
+        lines = await asyncio.to_thread(scan)
+        if lines:
+            self.emit(ev.StoreProblems(self.name, tuple(lines)))
+
+    async def _on_store_changes(self, changes) -> None:
+        if changes.runs or changes.crashes or changes.launches:
+            await self._report_problems()
+        for run_id in changes.runs:
+            self.emit(ev.RunSaved(self.name, run_id))
+        if changes.launches:
+            await self.refresh_launches()  # a launch from another console or the CLI gets a monitor here
+        for crash in changes.crashes:  # written by another process (a CLI call, another console)
+            self._crashed(crash)
+        offered = []
+        if (changes.runs or changes.crashes) and not self.readonly:
+            from ..store.suggest import offer_new
+
+            with contextlib.suppress(Exception):
+                offered = await asyncio.to_thread(offer_new, self.name)
+        if changes.tasks or offered:
+            self.emit(ev.TasksChanged(self.name))

@@ -1,0 +1,14 @@
+"""The typed store: one reader and one writer per kind of saved record.
+
+    runs/<id>.json        RunDoc (LevelResult, LevelStatus)       console.store.runs
+    crashes/<id>.json     CrashRecord                              console.store.crashes
+    servers/<id>.json     LaunchRecord                             console.servers.records
+    tasks.toml            Task, Suggestion (links use the ids above) profiles.tasks
+
+Every reader returns a `Scan`: the records it could read and one `Unreadable`
+line per file it could not. Whoever shows those lines passes them through
+`problems.first_time` so the operator reads each one once per console.
+"""
+from .scan import Scan, Unreadable
+
+__all__ = ["Scan", "Unreadable"]

@@ -1,0 +1,140 @@
+"""Crash records: what died, when, why, and what was running; one id each, written once.
+
+The record of a launch's crash is `crashes/<launch id>.json`, created with an
+exclusive link, so the monitor of a console, another console and a CLI call
+that all see the same finished launch write one record between them; the
+losers read the winner's.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from profiles import paths
+
+from .scan import Scan, Unreadable
+
+KIND = "crash record"
+
+
+@dataclass(frozen=True)
+class CrashRecord:
+    id: str
+    config: str | None
+    cls: str                      # the triage class (`class` on disk)
+    time: str                     # ISO local time of the death
+    launch: str | None = None     # the LaunchRecord id
+    line: int | None = None
+    summary: str = ""
+    excerpt: tuple[str, ...] = ()
+    exit_status: int | None = None
+    flags: dict = field(default_factory=dict)
+    server: str | None = None
+    log: str | None = None
+    sweep: str | None = None      # "<run id> level <concurrency>" when a sweep was running
+    started_at: str | None = None
+
+    @property
+    def clock(self) -> str:
+        """HH:MM:SS of the death, or N/A."""
+        return self.time[11:19] if len(self.time) >= 19 else "N/A"
+
+    def to_doc(self) -> dict[str, Any]:
+        return {"id": self.id, "config": self.config, "launch": self.launch, "flags": self.flags,
+                "time": self.time, "started_at": self.started_at, "exit_status": self.exit_status,
+                "class": self.cls, "line": self.line, "summary": self.summary, "excerpt": list(self.excerpt),
+                "server": self.server, "log": self.log, "sweep": self.sweep}
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any], fallback_id: str) -> "CrashRecord":
+        def text(key: str) -> str | None:
+            value = doc.get(key)
+            return value if isinstance(value, str) else None
+
+        line = doc.get("line")
+        status = doc.get("exit_status")
+        excerpt = doc.get("excerpt")
+        return cls(id=text("id") or fallback_id, config=text("config"), cls=text("class") or "unknown",
+                   time=text("time") or "", launch=text("launch"),
+                   line=line if isinstance(line, int) and not isinstance(line, bool) else None,
+                   summary=text("summary") or "",
+                   excerpt=tuple(str(x) for x in excerpt) if isinstance(excerpt, list) else (),
+                   exit_status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+                   flags=doc.get("flags") if isinstance(doc.get("flags"), dict) else {},
+                   server=text("server"), log=text("log"), sweep=text("sweep"), started_at=text("started_at"))
+
+
+def crashes_dir(profile: str) -> Path:
+    return paths.profile_data_dir(profile) / "crashes"
+
+
+def read_crashes(profile: str) -> Scan[CrashRecord]:
+    """Every crash record of the profile, newest first; unreadable files named."""
+    found: Scan[CrashRecord] = Scan()
+    folder = crashes_dir(profile)
+    if not folder.is_dir():
+        return found
+    for path in folder.glob("*.json"):
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(doc, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as exc:
+            found.unreadable.append(Unreadable(path, KIND, str(exc).splitlines()[0][:160]))
+            continue
+        found.records.append(CrashRecord.from_doc(doc, path.stem))
+    found.records.sort(key=lambda c: (c.time, c.id), reverse=True)
+    return found
+
+
+def crash_of_launch(profile: str, launch_id: str) -> CrashRecord | None:
+    return next((c for c in read_crashes(profile).records if c.launch == launch_id or c.id == launch_id), None)
+
+
+def write_crash(profile: str, launch, verdict, sweep: str | None = None) -> CrashRecord:
+    """The crash record of `launch` (a LaunchRecord): written by the first caller, read back by the rest."""
+    when = launch.stopped_at or time.time()
+    crash = CrashRecord(
+        id=launch.id, config=launch.config, cls=verdict.cls,
+        time=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(when)), launch=launch.id,
+        line=verdict.line, summary=verdict.summary or "", excerpt=tuple(verdict.excerpt or ()),
+        exit_status=launch.exit_status, flags=dict(launch.flags or {}), server=verdict.server, log=launch.log,
+        sweep=sweep, started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(launch.started_at)))
+    folder = crashes_dir(profile)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{crash.id}.json"
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".crash-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(crash.to_doc(), indent=2) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o600)
+        try:
+            os.link(tmp, target)  # fails if another writer got there first
+        except FileExistsError:
+            existing = _read_one(target)
+            return existing if existing is not None else crash
+    finally:
+        with_suppressed_unlink(tmp)
+    return crash
+
+
+def _read_one(path: Path) -> CrashRecord | None:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return CrashRecord.from_doc(doc, path.stem) if isinstance(doc, dict) else None
+
+
+def with_suppressed_unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

@@ -1,0 +1,147 @@
+"""Run documents: one sweep's results, read into types; the one rule for which level feeds efficiency.
+
+The load generator writes `runs/<run id>.json` (console.bench.results.RunStore,
+the one writer). This is the one reader: the Bench tab, the Roofline tab, the
+report, the task suggestions and `bench --list` all read runs through it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from profiles.atomic import StateFileError
+from profiles.paths import profile_data_dir
+
+from .scan import Scan, Unreadable
+
+KIND = "run"
+
+
+class LevelStatus(str, Enum):
+    OK = "ok"
+    PARTIAL = "partial"       # cut short (stop, deadline) or some requests failed
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    UNKNOWN = "unknown"       # a document that says nothing, or something unheard of
+
+    @classmethod
+    def of(cls, value: Any) -> "LevelStatus":
+        try:
+            return cls(str(value))
+        except ValueError:
+            return cls.UNKNOWN
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class LevelResult:
+    concurrency: int | None
+    status: LevelStatus
+    output_throughput: float | None
+    completed: int | None
+    failed: int | None
+    raw: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def measured_tok_s(self) -> float | None:
+        """The output tok/s this level contributes to efficiency, or None.
+
+        The one rule for every view: only a level that ran to the end without
+        failures (`ok`) measured the server's steady state; a partial level's
+        throughput is over a cut-short or partly failing workload.
+        """
+        if self.status is LevelStatus.OK and self.output_throughput is not None and self.output_throughput > 0:
+            return self.output_throughput
+        return None
+
+    @classmethod
+    def from_doc(cls, raw: dict) -> "LevelResult":
+        conc = raw.get("concurrency")
+        ok_conc = isinstance(conc, int) and not isinstance(conc, bool) and conc >= 1
+        done, failed = raw.get("completed"), raw.get("failed")
+        return cls(concurrency=conc if ok_conc else None, status=LevelStatus.of(raw.get("status")),
+                   output_throughput=_number(raw.get("output_throughput")),
+                   completed=done if isinstance(done, int) else None,
+                   failed=failed if isinstance(failed, int) else None, raw=raw)
+
+
+@dataclass
+class RunDoc:
+    id: str
+    path: Path
+    mtime: float
+    started: str | None
+    url: str | None
+    model: str | None
+    status: str | None
+    levels: list[LevelResult]
+    raw: dict                 # the document as saved (with "path"), for views that draw it whole
+
+    def tok_s_at(self, concurrency: int) -> float | None:
+        return next((lv.measured_tok_s for lv in self.levels
+                     if lv.concurrency == concurrency and lv.measured_tok_s is not None), None)
+
+    @property
+    def measured(self) -> bool:
+        return any(lv.measured_tok_s is not None for lv in self.levels)
+
+    def summary(self) -> dict:
+        """What a run list shows (bench --list, the compare picker)."""
+        return {"run_id": self.id, "path": str(self.path), "started": self.started, "url": self.url,
+                "model": self.model, "status": self.status, "levels": [lv.concurrency for lv in self.levels]}
+
+
+def runs_dir(profile: str) -> Path:
+    return profile_data_dir(profile) / "runs"
+
+
+def read_run(ref: str | Path, profile: str | None = None) -> RunDoc:
+    """A saved run by path, or by run id within the profile's runs/; StateFileError if unreadable."""
+    path = Path(ref)
+    if not path.exists() and profile is not None:
+        path = runs_dir(profile) / f"{ref}.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        mtime = path.stat().st_mtime
+    except FileNotFoundError:
+        raise StateFileError(path, "no such run") from None
+    except (OSError, ValueError) as exc:
+        raise StateFileError(path, f"not a run document ({str(exc).splitlines()[0][:120]})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("levels"), list):
+        raise StateFileError(path, "not a run document (no levels)")
+    doc.setdefault("path", str(path))
+    levels = [LevelResult.from_doc(lv) for lv in doc["levels"] if isinstance(lv, dict)]
+
+    def text(key: str) -> str | None:
+        value = doc.get(key)
+        return value if isinstance(value, str) else None
+
+    return RunDoc(id=text("run_id") or text("name") or text("id") or path.stem, path=path, mtime=mtime,
+                  started=text("started"), url=text("url"), model=text("model"), status=text("status"),
+                  levels=levels, raw=doc)
+
+
+def read_runs(profile: str | None = None, folder: Path | None = None) -> Scan[RunDoc]:
+    """Every run of a profile (or in `folder`), newest first; unreadable files named."""
+    found: Scan[RunDoc] = Scan()
+    folder = folder if folder is not None else runs_dir(profile or "local")
+    if not folder.is_dir():
+        return found
+    for path in folder.glob("*.json"):
+        try:
+            found.records.append(read_run(path))
+        except StateFileError as exc:
+            found.unreadable.append(Unreadable(path, KIND, exc.reason if hasattr(exc, "reason") else str(exc)))
+    found.records.sort(key=lambda r: (r.started or "", r.mtime, r.id), reverse=True)
+    return found
+
+
+def latest_measured(runs: list[RunDoc]) -> RunDoc | None:
+    """The newest run with a level that feeds efficiency (a failed sweep does not hide an earlier one)."""
+    return next((r for r in runs if r.measured), None)

@@ -1,0 +1,67 @@
+"""Who may import whom, checked on the source (DESIGN.md, "Layout").
+
+console/  the engine: never textual, screens or widgets, except the entry points that start the app
+profiles/ what is saved: nothing from console, screens or widgets
+widgets/  draw plain data: never screens
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# the modules that build and start the Textual app
+ENTRY_POINTS = {"console/commands/tui.py", "console/commands/demo.py"}
+
+
+def imports(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
+    """Every module a file imports (absolute names; relative ones resolved to their package)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = path.relative_to(root).with_suffix("").parts[:-1]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - node.level + 1]
+                name = ".".join([*base, node.module] if node.module else base)
+            else:
+                name = node.module or ""
+            out.append((node.lineno, name))
+    return out
+
+
+def violations(folder: str, forbidden: tuple[str, ...], allowed: set[str] = frozenset(),
+               root: Path = ROOT) -> list[str]:
+    found = []
+    for path in sorted((root / folder).rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel in allowed:
+            continue
+        for line, name in imports(path, root):
+            top = name.split(".")[0]
+            if top in forbidden:
+                found.append((rel, line, f"{rel}:{line} imports {name}"))
+    return [text for _, _, text in sorted(found)]
+
+
+def test_the_engine_imports_no_textual_screens_or_widgets():
+    assert violations("console", ("textual", "screens", "widgets"), ENTRY_POINTS) == []
+
+
+def test_profiles_import_nothing_of_the_console_screens_or_widgets():
+    assert violations("profiles", ("console", "screens", "widgets")) == []
+
+
+def test_widgets_import_no_screens():
+    assert violations("widgets", ("screens",)) == []
+
+
+def test_the_scan_sees_imports_inside_functions_and_relative_ones(tmp_path):
+    # the check itself: a lazy import inside a function and a relative import are both found
+    (tmp_path / "console" / "sub").mkdir(parents=True)
+    probe = tmp_path / "console" / "sub" / "probe.py"
+    probe.write_text("def f():\n    from textual.app import App\nfrom ...screens import app\nfrom .. import fmt\n")
+    found = violations("console", ("textual", "screens"), root=tmp_path)
+    assert found == ["console/sub/probe.py:2 imports textual.app", "console/sub/probe.py:3 imports screens"]
