@@ -269,7 +269,7 @@ class CampaignRunner:
                 await asyncio.sleep(delay)
                 delay = min(30.0, delay * 2)
 
-    async def _script_for(self, cell: st.Cell) -> cfgs.LaunchConfig:
+    async def _script_for(self, cell: st.Cell) -> cfgs.ServerConfig:
         """The cell's launch config; for a grid cell, the derived script written beside the campaign."""
         configs = await cfgs.discover(self.session)
         base = cfgs.find(configs, cell.base)
@@ -291,7 +291,7 @@ class CampaignRunner:
         if not wrote.ok:
             raise OSError(f"cannot write {remote}: {(wrote.stderr or wrote.stdout).strip()}")
         cell.script = remote
-        config = cfgs.LaunchConfig(name=cell.name, script=remote, text=text)
+        config = cfgs.ServerConfig(name=cell.name, script=remote, text=text)
         cfgs.parse_flags(config)
         return config
 
