@@ -26,6 +26,7 @@ _ESCAPES = re.compile(r"(?:\x1b|\^\[|#033|\u2190)\[[0-9;?]*[A-Za-z]|\r")
 _PREFIXES = re.compile(
     r"(?:"
     r">[ \t]?(?:-[ \t])?(?:[ \t]*\|[ \t]?)?"  # markdown quote (also "> - "), Buildkite's "  | " gutter
+    r"|\u2502[ \t]?"  # a box-drawing border (k9s, kubectl plugins)
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]+(?:(?:stdout|stderr)[ \t]+[FP][ \t]+)?"  # docker / CRI
     r"|\[\d{4}-\d\d-\d\dT[\d:.]+Z?\][ \t]+"  # CI timestamps
     r"|[A-Z][a-z]{2}[ \t]+\d{1,2}[ \t]\d\d:\d\d:\d\d[ \t]\S+[ \t][\w.\-/@]+(?:\[\d+\])?:[ \t]"  # journald / syslog

@@ -26,6 +26,7 @@ EXCERPT_BEFORE = 3
 EXCERPT_AFTER = 6
 _BATCH_LINES = 20000
 _FRAME_FUNC = re.compile(r'File "[^"]*", line \d+, in (\S+)')
+_CALLED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")  # names called on a frame's source line
 _KEEP_EXCEPTIONS = 16
 
 
@@ -53,6 +54,8 @@ class Episode:
     ready_line: int | None = None  # first ready or serving sign
     http500_after_ready: int = 0
     last_frame: tuple[int, str] | None = None
+    frame_hit: Hit | None = None  # the deepest frame seen so far (its function in .frame)
+    frame_calls: tuple[str, ...] = ()  # what that frame's source line calls
     exceptions: deque = field(default_factory=lambda: deque(maxlen=_KEEP_EXCEPTIONS))
     first_exception: Hit | None = None
 
@@ -229,7 +232,13 @@ class Triage:
         if rule.kind == "sign" and rule.name == "frame":
             found = _FRAME_FUNC.search(first)
             if found:
+                line_end = text.find("\n", start)
+                code = _lines_after(text, line_end + 1, 1) if line_end >= 0 else []
+                called = tuple(_CALLED.findall(clean_line(code[0]))) if code else ()
                 episode.last_frame = (line_no, found.group(1))
+                episode.frame_hit = self._make_hit(rule, text, start, line_no, first)
+                episode.frame_hit.frame = found.group(1)
+                episode.frame_calls = called
             return
         hit = self._make_hit(rule, text, start, line_no, first)
         hit.after_ready = episode.ready_line is not None

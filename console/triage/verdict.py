@@ -68,6 +68,11 @@ def decide(episode: Episode, server_hits: list[Hit], rules: RuleSet) -> TriageRe
 
     last_error = _last(episode, "error")
     exit_hit = _first_of(signs.get("exit"))
+    if episode.http500_after_ready and episode.http500_after_ready < HTTP500_BURST:
+        hit = _first_after_ready(episode, "http500")
+        state = "serving" if signs.get("serving") else "ready"
+        return _result("unknown", hit, "a request failed with HTTP 500 after the server was ready",
+                       server, ready_seen, state, evidence)
     if episode.http500_after_ready >= HTTP500_BURST:
         hit = _first_after_ready(episode, "http500")
         return _result("engine-dead", hit, f"{episode.http500_after_ready} requests failed with HTTP 500 after ready",
@@ -110,11 +115,15 @@ def _root_cause(episode: Episode, fatal: dict[str, list[Hit]], rules: RuleSet):
         if cls in CAUSES:
             hit = _decisive(hits)
             causes.append((cls, hit, _summary(hit)))
-    for hit in _exceptions(episode):
+    exceptions = _exceptions(episode)
+    for hit in exceptions:
         derived = _from_traceback(hit, rules)
         if derived is not None:
             cls, why = derived
             causes.append((cls, hit, f"{why}: {_trim(hit.text.strip(), 160)}"))
+    truncated = _truncated_traceback(episode, exceptions, rules)
+    if truncated is not None:
+        causes.append(truncated)
     killed = _decisive(fatal["process-killed"]) if "process-killed" in fatal else None
     if causes:
         best = max(causes, key=lambda c: (rules.priority.get(c[0], 0), -c[1].line))
@@ -153,6 +162,18 @@ def _from_traceback(hit: Hit, rules: RuleSet) -> tuple[str, str] | None:
         return rules.exception_class[name], f"{name}"
     if hit.frame and hit.frame in rules.frame_class:
         return rules.frame_class[hit.frame], f"exception in {hit.frame}"
+    return None
+
+
+def _truncated_traceback(episode: Episode, exceptions: list[Hit], rules: RuleSet):
+    """A traceback cut off before its exception line: judge it by its deepest
+    frame's function, or by what that frame's source line calls."""
+    frame = episode.frame_hit
+    if frame is None or any(e.line > frame.line and not e.rule.weak for e in exceptions):
+        return None
+    for name in (frame.frame, *reversed(episode.frame_calls)):
+        if name in rules.frame_class:
+            return rules.frame_class[name], frame, f"traceback cut off in {name}: {_trim(frame.text.strip(), 160)}"
     return None
 
 
