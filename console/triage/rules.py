@@ -179,9 +179,10 @@ def _loosen(pattern: str) -> str:
             j = i
             while j < len(body) and body[j] == " ":
                 j += 1
+            optional = j < len(body) and body[j] in "*?"
             if j < len(body) and body[j] in "+*?":
                 j += 1
-            out.append(r"\s+")
+            out.append(r"\s*" if optional else r"\s+")
             i = j
             continue
         out.append(ch)
