@@ -252,3 +252,25 @@ def test_cli_json_has_state_and_class(tmp_path):
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert (doc["class"], doc["state"], doc["ready_seen"]) == ("unknown", "loading", False)
+
+
+def test_one_pass_prefilter_and_plain_search_give_the_same_verdicts(monkeypatch):
+    """The multi-literal pass is an accelerator only: forcing the per-key
+    search path must not change a verdict, line or excerpt."""
+    from console.triage import prefilter
+
+    filler = [f"[2025-06-04 11:{i // 60 % 60:02d}:{i % 60:02d} TP0] Decode batch. #running-req: {i % 97}, "
+              f"#token: {i * 7}, token usage: 0.{i % 100:02d}, gen throughput (token/s): 812.{i % 10}"
+              for i in range(4000)]
+    cases = [
+        SGLANG_READY + filler,
+        SGLANG_READY + filler + ["[2025-06-04 12:02:11 TP3] Scheduler hit an exception: Traceback (most recent call last):",
+                                 "RuntimeError: CUDA error: an illegal memory access was encountered", "Killed"],
+        VLLM_START + filler + ["渲染 ████ 日志 ünïcödé"] + filler + ["OSError: [Errno 98] Address already in use"],
+    ]
+    assert prefilter.accelerated(), "install hyperscan (pip install 'hyperscan>=0.7') to test the accelerated path"
+    fast = [classify(lines).to_json() for lines in cases]
+    monkeypatch.setattr(prefilter, "FORCE_FALLBACK", True)
+    slow = [classify(lines).to_json() for lines in cases]
+    assert fast == slow
+    assert [doc["class"] for doc in fast] == ["healthy", "cuda-illegal-address", "port-in-use"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from . import prefilter
 from .carriers import MAX_LINE, clean_line, read_chunks
 from .rules import (CLASSES, CRASH_CLASSES, RULES_PATH, SERVERS, STATES, Rule, RuleSet,
                     default_rules)

@@ -1,7 +1,8 @@
 """The scanner: feed a log in, keep what the verdict needs, in bounded memory.
 
-Candidate lines are found by plain substring search for each rule's keys
-over whole blocks of text (C speed); a rule's expression only runs on the
+Candidate lines are found by the first position of each rule key in a
+whole block of text (one multi-literal pass, see `prefilter`), then by
+plain substring search from there; a rule's expression only runs on the
 lines holding one of its keys. What is kept is per *run* of the server (an
 episode: from one start banner to the next), because a log that holds a
 crash, a restart and a healthy second run must be judged on the last run.
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from .carriers import MAX_LINE, cap_line, clean_line
+from .prefilter import FirstPositions
 from .rules import ONCE_SIGNS, Rule, RuleSet, default_rules
 
 EXCERPT_BEFORE = 3
@@ -28,6 +30,7 @@ _BATCH_LINES = 20000
 _FRAME_FUNC = re.compile(r'File "[^"]*", line \d+, in (\S+)')
 _CALLED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")  # names called on a frame's source line
 _KEEP_EXCEPTIONS = 16
+_FIRST = FirstPositions()
 
 
 @dataclass
@@ -159,10 +162,7 @@ class Triage:
         live = self._live = self._live_keys()
         heap = self._heap = []
         self._text = text
-        for key in live:
-            found = text.find(key)
-            if found >= 0:
-                heap.append((found, key))
+        heap.extend((found, key) for key, found in _FIRST.first(text, live).items())
         heapq.heapify(heap)
         counted, counted_line, last_examined = 0, base, -1
         while heap:
