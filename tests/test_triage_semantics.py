@@ -274,3 +274,21 @@ def test_one_pass_prefilter_and_plain_search_give_the_same_verdicts(monkeypatch)
     slow = [classify(lines).to_json() for lines in cases]
     assert fast == slow
     assert [doc["class"] for doc in fast] == ["healthy", "cuda-illegal-address", "port-in-use"]
+
+
+def test_arbitrary_text_never_raises():
+    """Any text, however hostile, gets a verdict from the known vocabulary."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from console.triage import CLASSES, STATES, classify_text
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400),
+           st.sampled_from(["", "Killed\n", "INFO:     Application startup complete.\n", "Traceback (most recent call last):\n"]))
+    def check(text, seed):
+        result = classify_text(seed + text)
+        assert result.cls in CLASSES and result.state in STATES
+        json.dumps(result.to_json())
+
+    check()

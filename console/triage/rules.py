@@ -32,7 +32,7 @@ SERVERS = ("sglang", "vllm", "llama.cpp", "ollama", "tgi", "trtllm", "lmdeploy",
 #   exit     the process ended with a failure status
 #   frame    a Python traceback frame (`File "...", line N, in func`)
 #   exception the final line of a Python traceback (`SomeError: message`)
-SIGNS = ("fatal", "start", "loading", "ready", "serving", "stopped", "error", "http500",
+SIGNS = ("start", "loading", "ready", "serving", "stopped", "error", "http500",
          "exit", "frame", "exception")
 # Signs looked for once per run of the server (the first one tells all);
 # the others are looked for on every line, as their order matters.

@@ -65,6 +65,8 @@ def best_of(runs: int, func) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument("--c-locale-only", action="store_true",
+                        help="skip grep in the default locale (minutes on a UTF-8 locale)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "big.log"
@@ -86,13 +88,14 @@ def main() -> None:
             return run
 
         triage_s = best_of(3, lambda: classify_file(log))
-        grep_default = best_of(3, grep_in(None))
+        grep_default = None if args.c_locale_only else best_of(3, grep_in(None))
         grep_c = best_of(3, grep_in("C"))
         count = len(default_rules().rules)
         locale = os.environ.get("LC_ALL") or os.environ.get("LANG") or "unset"
         path = "one multi-literal pass (hyperscan)" if prefilter.accelerated() else "per-key str.find"
         print(f"gpudeck triage ({path}): {triage_s:.3f} s")
-        print(f"grep -E, {count} patterns, locale {locale}: {grep_default:.3f} s  ratio {triage_s / grep_default:.2f}x")
+        if grep_default is not None:
+            print(f"grep -E, {count} patterns, locale {locale}: {grep_default:.3f} s  ratio {triage_s / grep_default:.2f}x")
         print(f"grep -E, {count} patterns, LC_ALL=C:      {grep_c:.3f} s  ratio {triage_s / grep_c:.2f}x  (goal <= 3x)")
 
 
