@@ -292,3 +292,16 @@ def test_arbitrary_text_never_raises():
         json.dumps(result.to_json())
 
     check()
+
+
+def test_uvicorn_start_inside_a_vllm_run_does_not_split_the_run():
+    """vLLM prints its routes (ready) before uvicorn's "Started server process":
+    an error between them still belongs to the same run."""
+    lines = VLLM_START + [
+        "INFO 05-11 10:02:00 [launcher.py:29] Available routes are:",
+        "ERROR 05-11 10:02:00 [api_server.py:900] Error in preprocessing prompt inputs",
+        "INFO:     Started server process [4242]",
+        "INFO:     Application startup complete.",
+    ]
+    result = classify(lines)
+    assert result.cls == "unknown" and result.state == "ready"
