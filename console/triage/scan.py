@@ -83,6 +83,9 @@ class Triage:
         self._lines = 0  # whole lines consumed so far
         self._partial = ""
         self._partial_head: str | None = None  # head of an over-long unfinished line
+        self._deferred: dict[int, tuple] = {}  # rule -> its latest repeat in this block
+        self._deferred_exceptions: deque = deque(maxlen=_KEEP_EXCEPTIONS)
+        self._deferred_frame: tuple | None = None
         # scan state of the block being scanned (re-armed rules join it)
         self._live: dict[str, set[int]] = {}
         self._heap: list[tuple[int, str]] = []
@@ -164,49 +167,48 @@ class Triage:
         self._text = text
         heap.extend((found, key) for key, found in _FIRST.first(text, live).items())
         heapq.heapify(heap)
-        counted, counted_line, last_examined = 0, base, -1
+        counted, counted_line, line_start = 0, base, -1
+        tried: set[int] = set()  # rules already tried on the current line
         while heap:
             found, key = heapq.heappop(heap)
-            if not live.get(key):
+            indices = live.get(key)
+            if not indices:
                 continue
             start = text.rfind("\n", 0, found) + 1
             first_end = text.find("\n", found)
             first_end = len(text) if first_end < 0 else first_end
-            if start > last_examined:
+            if start != line_start:  # a new candidate line
                 counted_line += text.count("\n", counted, start)
                 counted = start
                 self._pos = first_end
-                if start > 0 and last_examined < (prev := text.rfind("\n", 0, start - 1) + 1):
-                    # the line before may hold the start of a message wrapped onto this one
-                    self._examine(text, prev, start - 1, counted_line, live, wrapped_only=True)
-                self._examine(text, start, first_end, counted_line + 1, live)
-                last_examined = start
+                if start > 0 and line_start < (prev := text.rfind("\n", 0, start - 1) + 1):
+                    # the line before (never a candidate) may start a message wrapped onto this one
+                    self._examine(text, prev, start - 1, counted_line, indices, set(), wrapped_only=True)
+                line_start, tried = start, set()
+            self._examine(text, start, first_end, counted_line + 1, indices, tried)
             if live.get(key):
                 again = text.find(key, first_end + 1)
                 if again >= 0:
                     heapq.heappush(heap, (again, key))
+        self._flush_deferred(text)
         self._lines = base + text.count("\n")
         self._remember_tail(text)
         self._text = ""
 
     def _examine(self, text: str, start: int, first_end: int, line_no: int,
-                 live: dict[str, set[int]], wrapped_only: bool = False) -> None:
-        """Try the pending rules whose keys occur on this line (or the next,
-        for a wrapped message); a match must start on this line to count."""
-        stop = text.find("\n", first_end + 1) if first_end < len(text) else -1
-        stop = len(text) if stop < 0 else stop
-        raw_both = text[start:stop]
-        wanted = set()
-        for key, indices in live.items():
-            if indices and key in raw_both:
-                wanted |= indices
+                 indices: set[int], tried: set[int], wrapped_only: bool = False) -> None:
+        """Try the pending rules of one key on this line (joined with the next,
+        for a message wrapped at a space); a match must start on this line."""
+        wanted = [index for index in sorted(indices) if index not in tried and index in self._pending]
         if not wanted:
             return
-        raw_first = text[start:first_end]
-        first = clean_line(cap_line(raw_first))
+        tried.update(wanted)
+        stop = text.find("\n", first_end + 1) if first_end < len(text) else -1
+        stop = len(text) if stop < 0 else stop
+        first = clean_line(cap_line(text[start:first_end]))
         rest = text[first_end + 1:stop] if stop > first_end else ""
         joined = first + " " + clean_line(cap_line(rest)).strip() if rest else first
-        for index in sorted(wanted):
+        for index in wanted:
             if index not in self._pending:
                 continue
             rule = self.rules.rules[index]
@@ -234,33 +236,59 @@ class Triage:
             if found:
                 line_end = text.find("\n", start)
                 code = _lines_after(text, line_end + 1, 1) if line_end >= 0 else []
-                called = tuple(_CALLED.findall(clean_line(code[0]))) if code else ()
                 episode.last_frame = (line_no, found.group(1))
-                episode.frame_hit = self._make_hit(rule, text, start, line_no, first)
-                episode.frame_hit.frame = found.group(1)
-                episode.frame_calls = called
+                episode.frame_calls = tuple(_CALLED.findall(clean_line(code[0]))) if code else ()
+                self._deferred_frame = (rule, start, line_no, first, False, found.group(1))
             return
-        hit = self._make_hit(rule, text, start, line_no, first)
-        hit.after_ready = episode.ready_line is not None
+        after_ready = episode.ready_line is not None
         episode.counts[rule.index] = episode.counts.get(rule.index, 0) + 1
+        is_exception = rule.name == "python-exception"
+        frame = None
+        if is_exception and episode.last_frame is not None and 0 < line_no - episode.last_frame[0] <= 6:
+            frame = episode.last_frame[1]
         if rule.index not in episode.first:
-            episode.first[rule.index] = hit
-        episode.last[rule.index] = hit
+            hit = self._make_hit(rule, text, start, line_no, first)
+            hit.after_ready, hit.frame = after_ready, frame
+            episode.first[rule.index] = episode.last[rule.index] = hit
+            if is_exception:
+                if episode.first_exception is None:
+                    episode.first_exception = hit
+                episode.exceptions.append(hit)
+        else:
+            # a repeat: its context is taken once per block (see _flush_deferred), so a
+            # log that repeats one error a million times costs no excerpt per line
+            entry = (rule, start, line_no, first, after_ready, frame)
+            self._deferred[rule.index] = entry
+            if is_exception:
+                self._deferred_exceptions.append(entry)
         if rule.kind == "sign":
             if rule.name in ("ready", "serving") and episode.ready_line is None:
                 episode.ready_line = line_no
-            if rule.name == "http500" and hit.after_ready:
+            if rule.name == "http500" and after_ready:
                 episode.http500_after_ready += 1
             if rule.name in ONCE_SIGNS:
                 self._pending.discard(rule.index)
                 self._drop_keys(rule)
-        if rule.name == "python-exception" or (rule.kind == "sign" and rule.name == "exception"):
-            frame = episode.last_frame
-            if frame is not None and 0 < line_no - frame[0] <= 6:
-                hit.frame = frame[1]
-            if episode.first_exception is None:
-                episode.first_exception = hit
-            episode.exceptions.append(hit)
+
+    def _flush_deferred(self, text: str) -> None:
+        """Give the latest repeats of this block their excerpts (while the block is at hand)."""
+        episode = self.episode
+
+        def build(entry) -> Hit:
+            rule, start, line_no, first, after_ready, frame = entry
+            hit = self._make_hit(rule, text, start, line_no, first)
+            hit.after_ready, hit.frame = after_ready, frame
+            return hit
+
+        for index, entry in self._deferred.items():
+            episode.last[index] = build(entry)
+        for entry in self._deferred_exceptions:
+            episode.exceptions.append(build(entry))
+        if self._deferred_frame is not None:
+            episode.frame_hit = build(self._deferred_frame)
+        self._deferred.clear()
+        self._deferred_exceptions.clear()
+        self._deferred_frame = None
 
     def _make_hit(self, rule: Rule, text: str, start: int, line_no: int, first: str) -> Hit:
         before = _lines_before(text, start, EXCERPT_BEFORE)
@@ -280,6 +308,7 @@ class Triage:
 
     def _new_episode(self, line_no: int) -> None:
         """A new run of the server starts: what is looked for once is looked for again."""
+        self._flush_deferred(self._text)
         self.episode = Episode(start_line=line_no)
         self.episodes += 1
         for rule in self.rules.rules:
