@@ -26,7 +26,7 @@ from .verdict import EXCERPT_WIDTH, TriageResult
 
 __all__ = [
     "CLASSES", "CRASH_CLASSES", "EXCERPT_AFTER", "EXCERPT_BEFORE", "EXCERPT_WIDTH", "MAX_LINE",
-    "RULES_PATH", "SERVERS", "STATES", "Rule", "RuleSet", "Triage", "TriageResult", "classify",
+    "RULES_PATH", "SERVERS", "STATES", "Rule", "RuleSet", "Triage", "TriageResult", "classify", "prefilter",
     "classify_file", "classify_text", "clean_line", "default_rules",
 ]
 
