@@ -20,7 +20,7 @@ EXPECTED = [
     ("sglang-hang-silent.log", "healthy", 2, "sglang", True),
     ("sglang-hang-then-watchdog.log", "nccl", 4, "sglang", True),
     ("llama-server-port-in-use.log", "port-in-use", 4, "llama.cpp", False),
-    ("llama-server-bad-model-path.log", "model-load", 5, "llama.cpp", False),
+    ("llama-server-bad-model-path.log", "model-load", 4, "llama.cpp", False),
     ("vllm-host-oom-killer.log", "process-killed", 3, "vllm", False),
     ("vllm-plain-traceback.log", "python-exception", 5, "vllm", False),
     ("sglang-wrapped-illegal-address.log", "cuda-illegal-address", 3, "sglang", True),
@@ -52,7 +52,7 @@ def test_excerpt_surrounds_the_decisive_line():
 
 def test_json_form_has_exactly_the_stable_keys():
     doc = classify_file(LOGS / "vllm-nccl-watchdog-timeout.log").to_json()
-    assert list(doc) == ["class", "line", "summary", "excerpt", "server", "ready_seen"]
+    assert list(doc) == ["class", "state", "line", "summary", "excerpt", "server", "ready_seen", "evidence"]
     assert doc["class"] == "nccl" and isinstance(doc["excerpt"], list)
 
 

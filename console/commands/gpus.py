@@ -43,21 +43,24 @@ def _parse(args: argparse.Namespace) -> int:
     import time
 
     from console.gpus import parse_text
+    from console.gpus.parse_input import BinaryInput, read_saved_output
     from console.gpus.text import table
 
     if args.watch:
         raise CLIError("--watch does not go with --parse")
     try:
         if args.parse == "-":
-            raw = sys.stdin.buffer.read()
+            text, dropped = read_saved_output(sys.stdin.buffer)
         else:
             with open(args.parse, "rb") as f:
-                raw = f.read()
+                text, dropped = read_saved_output(f)
+    except BinaryInput as exc:
+        raise CLIError(f"{args.parse}: unparsed: {exc}") from None
     except OSError as exc:
         raise CLIError(f"cannot read {args.parse}: {exc.strerror or exc}") from None
-    if b"\0" in raw:
-        raise CLIError(f"{args.parse}: unparsed: binary data, not nvidia-smi output")
-    snap = parse_text(raw.decode("utf-8", errors="replace"))
+    snap = parse_text(text)
+    if dropped:
+        snap.message += f"; {dropped} lines in the middle of the input were not read"
     if args.json:
         emit_json(snap.to_json())
     elif snap.state != "unparsed":

@@ -1,6 +1,7 @@
 """Saved nvidia-smi output of any form -> one Snapshot.
 
-Tries, in order: the default table (with MIG and processes), `nvidia-smi -L`,
+Tries, in order: the default table (with MIG and processes), the full
+query (`nvidia-smi -q`), `nvidia-smi -L`,
 query CSV (with or without header/units), and only then the known error
 texts, so that a real table is never mistaken for an error. Anything else is
 `unparsed`, with a reason.
@@ -11,9 +12,10 @@ import re
 
 from .errors import recognise
 from .flags import FlagTracker, STALE_SAMPLES
-from .model import OK, UNPARSED, Snapshot
+from .model import OK, UNPARSED, Snapshot, known
 from .parse_csv import SEP, parse_csv_lines, snapshot_cells_note
 from .parse_list import parse_list_lines
+from .parse_query import looks_like_query, parse_query_lines
 from .parse_table import parse_table_lines
 
 _QUOTE = re.compile(r"^\s{0,3}(?:>\s?)+")
@@ -45,6 +47,19 @@ def parse_text(text: str, stale_after: int = STALE_SAMPLES) -> Snapshot:
         if not table.processes_known:
             snap.message += "; no process list in the input"
         return FlagTracker(1).apply(snap)
+
+    if looks_like_query(lines):
+        query = parse_query_lines(lines)
+        if query.found:
+            snap = Snapshot(state=OK, gpus=query.gpus, processes=query.processes,
+                            processes_known=query.processes_known, source="file")
+            driver = f", driver {query.driver}" if query.driver else ""
+            snap.message = f"nvidia-smi -q{driver}: {_count(len(query.gpus))}"
+            if query.gpus and not known(query.gpus[0].index):
+                snap.message += "; GPU index unknown (not every attached GPU is listed)"
+            if not query.processes_known:
+                snap.message += "; no process list in the input"
+            return FlagTracker(1).apply(snap)
 
     listed = parse_list_lines(lines)
     if listed:

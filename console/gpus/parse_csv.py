@@ -77,6 +77,22 @@ def header_fields(line: str) -> list[str] | None:
     return names if recognised else None
 
 
+_COMMAND = re.compile(r"--query-(gpu|compute-apps)(?:=|\s+)[\"']?([A-Za-z0-9_.,]+)")
+_FORMAT = re.compile(r"--format(?:=|\s+)[\"']?([a-z,]+)")
+
+
+def command_fields(line: str) -> tuple[list[str], bool] | None:
+    """(field names, is compute-apps) from an nvidia-smi query command line, else None.
+
+    Only a command that asks for CSV counts: that is what the lines below it are."""
+    query = _COMMAND.search(line)
+    form = _FORMAT.search(line)
+    if not query or not form or "csv" not in form.group(1).split(","):
+        return None
+    names = [name for name in query.group(2).split(",") if name]
+    return (names, query.group(1) == "compute-apps") if names else None
+
+
 def is_apps_header(names: Sequence[str]) -> bool:
     return any(n in F.APP_ONLY for n in names) or all(n in F.APP_FIELD_NAMES for n in names)
 
@@ -133,7 +149,8 @@ def parse_csv_lines(lines: Sequence[str]) -> CSVParse:
     """Every CSV form nvidia-smi writes, found among other (ignored) lines.
 
     Without a header, only lines with the exact column count of gpudeck's own
-    field lists are understood; anything else cannot be told apart.
+    field lists, or of the field list on a pasted `nvidia-smi --query-…`
+    command line, are understood; anything else cannot be told apart.
     """
     out = CSVParse()
     names: list[str] | None = None
@@ -148,6 +165,15 @@ def parse_csv_lines(lines: Sequence[str]) -> CSVParse:
     for raw in lines:
         line = raw.strip()
         if not line:
+            continue
+        command = command_fields(line)
+        if command is not None:
+            # `nvidia-smi --query-gpu=a,b --format=csv,noheader` pasted above its output:
+            # the command line names the columns that follow.
+            finish_group()
+            names, apps = command
+            grouper = None if apps else _Grouper(names)
+            out.saw_apps = out.saw_apps or apps
             continue
         header = header_fields(line)
         if header is not None and (SEP in line or len(header) == 1 and names is None):

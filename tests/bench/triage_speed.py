@@ -5,7 +5,11 @@ lines, an illegal-address cascade at the end), then times
 `console.triage.classify_file` and `grep -E -f PATTERNS` (GNU grep, its
 matches written to a file: with stdout on /dev/null GNU grep stops at the
 first match, which would not be the same work) over it, best of three each,
-in the default locale and with LC_ALL=C, and prints the ratios. Goal: <= 3x.
+in the default locale and with LC_ALL=C, and prints the ratios. Goal: <= 3x
+against LC_ALL=C. The patterns handed to grep are every rule of the rules
+file (failure signatures, lifecycle signs, server markers). Triage finds
+candidate lines with one multi-literal pass (hyperscan) when it is
+installed, and says which path it took.
 
     .venv/bin/python tests/bench/triage_speed.py [--lines N]
 """
@@ -19,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from console.triage import classify_file, default_rules
+from console.triage import classify_file, default_rules, prefilter
 
 
 def write_log(path: Path, count: int) -> None:
@@ -61,6 +65,8 @@ def best_of(runs: int, func) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument("--c-locale-only", action="store_true",
+                        help="skip grep in the default locale (minutes on a UTF-8 locale)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "big.log"
@@ -82,12 +88,14 @@ def main() -> None:
             return run
 
         triage_s = best_of(3, lambda: classify_file(log))
-        grep_default = best_of(3, grep_in(None))
+        grep_default = None if args.c_locale_only else best_of(3, grep_in(None))
         grep_c = best_of(3, grep_in("C"))
         count = len(default_rules().rules)
         locale = os.environ.get("LC_ALL") or os.environ.get("LANG") or "unset"
-        print(f"gpudeck triage:                          {triage_s:.3f} s")
-        print(f"grep -E, {count} patterns, locale {locale}: {grep_default:.3f} s  ratio {triage_s / grep_default:.2f}x")
+        path = "one multi-literal pass (hyperscan)" if prefilter.accelerated() else "per-key str.find"
+        print(f"gpudeck triage ({path}): {triage_s:.3f} s")
+        if grep_default is not None:
+            print(f"grep -E, {count} patterns, locale {locale}: {grep_default:.3f} s  ratio {triage_s / grep_default:.2f}x")
         print(f"grep -E, {count} patterns, LC_ALL=C:      {grep_c:.3f} s  ratio {triage_s / grep_c:.2f}x  (goal <= 3x)")
 
 
