@@ -1,8 +1,8 @@
 """The Campaign tab: the profile's campaign as it runs (configs x levels), its time, its winner.
 
-The campaign itself runs in its own detached process (console.campaign); this
-pane follows its saved state through the engine's watcher, and its keys call
-the engine to start, stop or resume it.
+The campaign itself runs in its own detached process (console.campaign); the
+host runtime follows its saved state and sends CampaignChanged events, which
+this pane renders. Its keys call the engine to start, stop or resume it.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from console.campaign.compare import compare
 from console.campaign.spec import CampaignError
 from console.campaign.state import LockHeld, campaign_file
 from console.fmt import duration
+from console.runtime import events as ev
 from widgets.campaign_grid import CampaignGrid
 
 from .pane import Pane
@@ -38,6 +39,7 @@ class CampaignPane(Pane):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.state = None
+        self.seen: dict = {}
         self.message = ""
         self.roof = None
         self.roof_note = ""
@@ -47,23 +49,27 @@ class CampaignPane(Pane):
         yield CampaignGrid(id="camp-grid")
         yield Static(id="camp-result")
 
-    async def set_session(self, session) -> None:
-        await super().set_session(session)
-        self.state = None
+    async def set_session(self, target) -> None:
+        await super().set_session(target)
+        self.state = self.runtime.campaign
+        self.seen = {}
         self.message = ""
         self.draw()
-        self.follow(session.name)
+        self.load_roofline()
 
-    @work(exclusive=True, group="campaign-watch")
-    async def follow(self, profile_name: str) -> None:
+    @work(exclusive=True, group="campaign-roofline")
+    async def load_roofline(self) -> None:
+        """The profile's roofline for efficiency; the model's config.json is read off the event loop."""
         import asyncio
 
         from console.campaign.compare import roofline_for
 
-        # the model's config.json is read once, off the event loop
         self.roof, self.roof_note = await asyncio.to_thread(roofline_for, self.session.profile)
-        async for state in control.watch(profile_name):
-            self.state = state
+        self.draw()
+
+    def runtime_event(self, event) -> None:
+        if isinstance(event, ev.CampaignChanged):
+            self.state, self.seen = event.state, event.view
             self.draw()
 
     def draw(self) -> None:
@@ -81,7 +87,7 @@ class CampaignPane(Pane):
             result.update("")
             self.set_summary("")
             return
-        seen = control.view(state)
+        seen = self.seen or {"running": False, "elapsed_s": None, "left_s": None, "current": None, "note": ""}
         levels = (state.spec.get("sweep") or {}).get("levels") or []
         done = sum(1 for c in state.cells if c.status in ("done", "crashed", "start-failed", "skipped"))
         text = Text.assemble((f" {state.id} ", "bold reverse"), f"  {state.status}")
@@ -124,33 +130,29 @@ class CampaignPane(Pane):
         self.draw()
 
     def action_run(self) -> None:
-        if self.session is None:
-            return
-        try:
-            state = control.create(self.session.name)
-            pid = control.spawn(state)
-        except (CampaignError, control.ControlError, LockHeld, ValueError, OSError) as exc:
-            self._say(str(exc))
-            return
-        self._say(f"started {state.id} (driver pid {pid}); it keeps running if the console closes")
+        if self.runtime is not None:
+            self._act("run")
 
     def action_stop(self) -> None:
-        if self.state is None:
-            return
-        try:
-            pid = control.stop(self.state.profile, self.state.id)
-        except (control.ControlError, LookupError, ValueError) as exc:
-            self._say(str(exc))
-            return
-        self._say(f"asked {self.state.id} (pid {pid}) to stop: it stops its server and saves")
+        if self.runtime is not None and self.state is not None:
+            self._act("stop")
 
     def action_resume(self) -> None:
-        if self.state is None:
-            return
+        if self.runtime is not None and self.state is not None:
+            self._act("resume")
+
+    @work(group="campaign-action")
+    async def _act(self, what: str) -> None:
+        runtime = self.runtime
         try:
-            state = control.prepare_resume(self.state.profile, self.state.id)
-            pid = control.spawn(state)
-        except (control.ControlError, LookupError, ValueError, OSError) as exc:
+            if what == "run":
+                campaign_id, pid = await runtime.start_campaign()
+                self._say(f"started {campaign_id} (driver pid {pid}); it keeps running if the console closes")
+            elif what == "stop":
+                pid = await runtime.stop_campaign(self.state.id)
+                self._say(f"asked {self.state.id} (pid {pid}) to stop: it stops its server and saves")
+            else:
+                pid = await runtime.resume_campaign(self.state.id)
+                self._say(f"resumed {self.state.id} (driver pid {pid})")
+        except (CampaignError, control.ControlError, LockHeld, LookupError, ValueError, OSError) as exc:
             self._say(str(exc))
-            return
-        self._say(f"resumed {state.id} (driver pid {pid})")

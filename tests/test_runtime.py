@@ -204,7 +204,7 @@ async def test_every_pane_marks_its_data_stale_while_the_host_is_unreachable(ssh
                 found = [w for w in pane.query(StaleLine) if w.display]
                 out.append(str(found[0].render()) if found else "")
             return out
-        assert stale_lines() == [""] * 5
+        assert stale_lines() == [""] * len(app.panes)
         sshd.stop()
         try:
             await app.fleet.ping("testbox", timeout=5)
@@ -220,7 +220,7 @@ async def test_every_pane_marks_its_data_stale_while_the_host_is_unreachable(ssh
         finally:
             sshd.start()
         await app.fleet.ping("testbox", timeout=10)
-        await wait_until(pilot, lambda: stale_lines() == [""] * 5, 30, "the stale marks to clear")
+        await wait_until(pilot, lambda: stale_lines() == [""] * len(app.panes), 30, "the stale marks to clear")
 
 
 async def test_unreadable_records_are_named_once(tmp_path):

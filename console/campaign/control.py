@@ -7,12 +7,10 @@ line names the campaign), and reads its state for the screens.
 """
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import AsyncIterator
 
 from . import state as st
 from .runner import plan_cells
@@ -105,15 +103,3 @@ def view(state: st.CampaignState, now: float | None = None) -> dict:
     return {"running": running, "elapsed_s": max(0.0, end - state.created_at),
             "left_s": left if state.status == "running" and running else None,
             "current": current.name if current else None, "note": note}
-
-
-async def watch(profile_name: str, interval_s: float = 0.5) -> AsyncIterator[st.CampaignState | None]:
-    """The profile's latest campaign, again whenever its saved state changes (the engine polls; panes listen)."""
-    last_key = None
-    while True:
-        state = await asyncio.to_thread(latest, profile_name)
-        key = None if state is None else (state.id, state.updated_at, st.is_driver(state.driver_pid, state.id))
-        if key != last_key:
-            last_key = key
-            yield state
-        await asyncio.sleep(interval_s)

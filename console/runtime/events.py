@@ -66,6 +66,15 @@ class HostConnection(RuntimeEvent):
 
 
 @dataclass(frozen=True)
+class CampaignChanged(RuntimeEvent):
+    """The profile's latest campaign (None: none yet) with what a screen shows beside it
+    (`console.campaign.control.view`: driver alive, elapsed, time left)."""
+
+    state: Any = None
+    view: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class StoreProblems(RuntimeEvent):
     """Records that could not be read, each named once per console."""
 

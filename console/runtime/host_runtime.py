@@ -28,6 +28,7 @@ from .watch import StoreWatch
 
 SWEEP_GRACE_S = 15.0     # a crash seen this long after a sweep ended is still tagged with it
 SWEEP_REDRAW_S = 0.25    # at most four SweepProgress events a second while a sweep streams
+CAMPAIGN_REFRESH_S = 2.0  # a running campaign's view (driver alive, elapsed, time left) at least this often
 OWNERS_EVERY_S = 5.0
 
 
@@ -67,6 +68,9 @@ class HostRuntime:
         self._sweep_label: str | None = None
         self._sweep_ended_at: float | None = None
         self._sweep_last_emit = 0.0
+        # the campaign (its driver is its own process; this follows its saved state)
+        self.campaign = None                             # console.campaign.state.CampaignState, the latest
+        self._campaign_at = 0.0
         # the link
         self.down_since: float | None = None
         self.last_good: float | None = time.time()
@@ -406,17 +410,57 @@ class HostRuntime:
         watch = StoreWatch(self.name)
         await asyncio.to_thread(watch.changes)  # the first look only takes the baseline
         await self._report_problems()
+        await self._campaign_update()
         while True:
             await asyncio.sleep(self.watch_interval_s)
             try:
                 changes = await asyncio.to_thread(watch.changes)
                 await self._on_store_changes(changes)
+                running = self.campaign is not None and self.campaign.status == "running"
+                if changes.campaigns or (running and time.monotonic() - self._campaign_at >= CAMPAIGN_REFRESH_S):
+                    await self._campaign_update()
             except (OSError, HostError) as exc:  # a full disk or a dropped host: look again next time
                 from ..store.scan import first_time
 
                 lines = first_time([f"{self.name}: could not look at its records ({exc})"])
                 if lines:
                     self.emit(ev.StoreProblems(self.name, tuple(lines)))
+
+    async def start_campaign(self) -> tuple[str, int]:
+        """Start the profile's campaign file as a detached campaign; (id, driver pid)."""
+        from ..campaign import control
+
+        def go():
+            state = control.create(self.name)
+            return state.id, control.spawn(state)
+        started = await asyncio.to_thread(go)
+        await self._campaign_update()
+        return started
+
+    async def stop_campaign(self, campaign_id: str) -> int:
+        from ..campaign import control
+
+        return await asyncio.to_thread(control.stop, self.name, campaign_id)
+
+    async def resume_campaign(self, campaign_id: str) -> int:
+        from ..campaign import control
+
+        def go():
+            return control.spawn(control.prepare_resume(self.name, campaign_id))
+        pid = await asyncio.to_thread(go)
+        await self._campaign_update()
+        return pid
+
+    async def _campaign_update(self) -> None:
+        """The latest campaign and its view (driver alive, elapsed, time left), read off the loop."""
+        from ..campaign import control
+
+        def look():
+            state = control.latest(self.name)
+            return state, (control.view(state) if state is not None else {})
+        self._campaign_at = time.monotonic()
+        self.campaign, view = await asyncio.to_thread(look)
+        self.emit(ev.CampaignChanged(self.name, self.campaign, view))
 
     async def _report_problems(self) -> None:
         """Unreadable records, each named once per console (StoreProblems; the App shows them)."""

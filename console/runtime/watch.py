@@ -20,6 +20,7 @@ class Changes:
     crashes: list[CrashRecord] = field(default_factory=list)  # crash records that are new
     launches: bool = False                                    # a launch record appeared or changed
     tasks: bool = False                                       # tasks.toml changed
+    campaigns: bool = False                                   # a campaign's saved state changed
 
 
 def _signature(folder: Path) -> dict[str, int]:
@@ -42,10 +43,15 @@ class StoreWatch:
         self.data = paths.profile_data_dir(profile)
         self._seen: dict[str, dict[str, int]] | None = None
         self._tasks: int | None = None
+        self._campaigns: dict[str, int] | None = None
 
     def changes(self) -> Changes:
         now = {name: _signature(self.data / name) for name in ("runs", "crashes", "servers")}
         tasks = _mtime(self.data / "tasks.toml")
+        try:
+            campaigns = {p.parent.name: p.stat().st_mtime_ns for p in (self.data / "campaigns").glob("*/state.json")}
+        except OSError:
+            campaigns = {}
         out = Changes()
         if self._seen is not None:
             before = self._seen
@@ -56,5 +62,6 @@ class StoreWatch:
                                or any(n == c.id for n in new_crashes)]
             out.launches = now["servers"] != before["servers"]
             out.tasks = tasks != self._tasks
-        self._seen, self._tasks = now, tasks
+            out.campaigns = campaigns != self._campaigns
+        self._seen, self._tasks, self._campaigns = now, tasks, campaigns
         return out
