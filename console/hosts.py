@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import os
 import shlex
 import signal
@@ -33,6 +34,7 @@ CONNECTED = "connected"
 CONNECTING = "connecting"
 DOWN = "down"
 IDLE = "idle"
+RECONNECTING = "reconnecting"  # HostStatus.link only: connecting again during an outage
 
 
 @dataclass
@@ -48,12 +50,36 @@ class RunResult:
 
 @dataclass
 class HostStatus:
-    """The connection chip: state, since when, and why it is down."""
+    """The connection chip: state, since when, and why it is down.
+
+    During an outage (`down`, or `connecting` again after a loss) `since` is
+    the FIRST failure, however many retries follow; `last_good` is the wall
+    time of the last exchange that worked, which is how old anything read
+    from the host now is. `latency_ms` is one clean round trip on the current
+    connection, and None while there is none (never a figure from before a drop).
+    """
 
     state: str = IDLE
     since: float = 0.0
     error: str | None = None
     latency_ms: float | None = None
+    last_good: float | None = None
+    down_since: float | None = None
+
+    @property
+    def link(self) -> str:
+        """connected · connecting (first time) · reconnecting (after a loss) · down · idle."""
+        if self.state == CONNECTING and self.down_since is not None:
+            return RECONNECTING
+        return self.state
+
+    @property
+    def stale(self) -> bool:
+        """True while data read from this host can no longer be refreshed."""
+        return self.down_since is not None
+
+    def copy(self) -> "HostStatus":
+        return dataclasses.replace(self)
 
 
 class HostError(Exception):
@@ -172,18 +198,80 @@ class Host(ABC):
         self.name = name
         self.status = HostStatus(state=IDLE, since=time.time())
         self._listeners: list[Callable[[HostStatus], None]] = []
+        self._connected_mono: float | None = None  # when the current connection came up
 
-    def on_status(self, callback: Callable[[HostStatus], None]) -> None:
+    def on_status(self, callback: Callable[[HostStatus], None]) -> Callable[[], None]:
+        """Call `callback(status)` on every change; returns a function that unsubscribes."""
         self._listeners.append(callback)
+        return lambda: self._listeners.remove(callback) if callback in self._listeners else None
+
+    async def watch(self) -> AsyncIterator[HostStatus]:
+        """The current status, then a copy at every change (for a per-host runtime's event loop)."""
+        queue: asyncio.Queue[HostStatus] = asyncio.Queue()
+        unsubscribe = self.on_status(lambda st: queue.put_nowait(st.copy()))
+        try:
+            yield self.status.copy()
+            while True:
+                yield await queue.get()
+        finally:
+            unsubscribe()
+
+    def mark_good(self) -> None:
+        """An exchange with the host just worked (no event: it happens on every read)."""
+        self.status.last_good = time.time()
 
     def _set_status(self, state: str, error: str | None = None, latency_ms: float | None = None) -> None:
-        if state != self.status.state or error != self.status.error:
-            self.status = HostStatus(state=state, since=time.time(), error=error,
-                                     latency_ms=latency_ms if latency_ms is not None else self.status.latency_ms)
-        elif latency_ms is not None:
-            self.status.latency_ms = latency_ms
+        now = time.time()
+        old = self.status
+        if latency_ms is not None and not self._clean_latency(latency_ms):
+            latency_ms = None  # the measurement spanned a reconnect: not a round trip
+        if state == CONNECTED:
+            if old.state != CONNECTED:
+                self._connected_mono = time.monotonic()
+            down_since, last_good = None, now
+        elif state in (DOWN, CONNECTING) and (old.down_since is not None or state == DOWN):
+            # an outage: it began at the first failure, whatever retries follow
+            down_since, last_good = old.down_since or now, old.last_good
+        else:  # idle, or a first connect
+            down_since, last_good = None, old.last_good
+        if state != CONNECTED:
+            self._connected_mono = None
+        if state != old.state or error != old.error:
+            since = down_since if down_since is not None else now
+            if state == CONNECTED and latency_ms is None and old.state == CONNECTED:
+                latency_ms = old.latency_ms
+            self.status = HostStatus(state=state, since=since, error=error,
+                                     latency_ms=latency_ms if state == CONNECTED else None,
+                                     last_good=last_good, down_since=down_since)
+        else:
+            self.status.last_good = last_good
+            if latency_ms is not None:
+                self.status.latency_ms = latency_ms
         for callback in list(self._listeners):
             callback(self.status)
+
+    def _clean_latency(self, latency_ms: float) -> bool:
+        """A round trip cannot have lasted longer than the connection it ran on has existed."""
+        if self._connected_mono is None:
+            return True  # recorded together with the connect itself
+        return latency_ms <= (time.monotonic() - self._connected_mono) * 1000 + 1.0
+
+    async def ping(self, timeout: float = 10.0) -> float | None:
+        """One round trip on an open connection, recorded as the latency; None when it failed.
+
+        Connecting (and any backoff) happens first and is not timed.
+        """
+        try:
+            await self.connect()
+            started = time.monotonic()
+            result = await self.run(["true"], timeout=timeout)
+        except HostError:
+            return None  # the host already marked itself down, with the reason
+        if not result.ok:
+            return None
+        latency = (time.monotonic() - started) * 1000
+        self._set_status(CONNECTED, None, latency)
+        return self.status.latency_ms
 
     @abstractmethod
     async def run(self, argv: Sequence[str], *, timeout: float | None = None,
@@ -331,10 +419,13 @@ class _SSHStream(LineStream):
         if self.proc is None:
             await self.start()
         try:
-            return await self.proc.stdout.readline()
+            raw = await self.proc.stdout.readline()
         except Exception as exc:
             self.host._connection_failed(exc)
             return b""
+        if raw:
+            self.host.mark_good()
+        return raw
 
     async def _finish(self) -> None:
         with contextlib.suppress(Exception):
@@ -410,7 +501,11 @@ class SSHHost(Host):
         self._lock = asyncio.Lock()
         self._failures = 0
         self._next_try = 0.0
-        self._forwards: dict[tuple[str, int], object] = {}
+        self._forwards: dict[tuple[str, int], object] = {}  # listeners on the current connection
+        self._tunnel_ports: dict[tuple[str, int], int] = {}  # each tunnel's local port, kept across drops
+        self._closing = False
+        self._restoring = False
+        self._background: set[asyncio.Task] = set()
 
     @property
     def tunnelled(self) -> bool:
@@ -448,9 +543,53 @@ class SSHHost(Host):
             self._failures = 0
             self._next_try = 0.0
             self._conn = conn
+            self._closing = False
             self._forwards.clear()
-            self._set_status(CONNECTED, None, (time.monotonic() - started) * 1000)
+            await self._reopen_tunnels(conn)
+            # the handshake is not a round trip: the latency comes from a ping on the new connection
+            self._set_status(CONNECTED, None)
+            self._spawn(self._watch_connection(conn))
+            self._spawn(self.ping())
             return conn
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _watch_connection(self, conn) -> None:
+        """Notice a drop when it happens (not at the next command), and bring tunnels back."""
+        with contextlib.suppress(Exception):
+            await conn.wait_closed()
+        if self._conn is not conn or self._closing:
+            return
+        self._conn = None
+        self._set_status(DOWN, "connection lost")
+        if self._tunnel_ports:
+            await self._restore_tunnels()
+
+    async def _restore_tunnels(self) -> None:
+        """Reconnect with the usual backoff until the tunnels are open again or the host is closed."""
+        if self._restoring:
+            return
+        self._restoring = True
+        try:
+            while not self._closing and self._tunnel_ports:
+                try:
+                    await self._connection()
+                    return
+                except HostError:
+                    continue
+        finally:
+            self._restoring = False
+
+    async def _reopen_tunnels(self, conn) -> None:
+        """Listen again on each tunnel's old local port, so URLs handed out before the drop work."""
+        for key, port in list(self._tunnel_ports.items()):
+            try:
+                self._forwards[key] = await conn.forward_local_port("127.0.0.1", port, key[0], key[1])
+            except OSError:
+                del self._tunnel_ports[key]  # the port was taken meanwhile: the next forward_port picks a new one
 
     def _connection_failed(self, exc: BaseException) -> None:
         """Called when a channel fails: drop the connection so the next call reconnects."""
@@ -462,6 +601,8 @@ class SSHHost(Host):
                 self._conn.close()
             self._conn = None
             self._set_status(DOWN, f"connection lost: {exc}" if str(exc) else "connection lost")
+            if self._tunnel_ports and not self._closing:
+                self._spawn(self._restore_tunnels())
 
     def _as_host_error(self, exc: BaseException) -> HostError:
         if isinstance(exc, HostError):
@@ -527,6 +668,7 @@ class SSHHost(Host):
         except Exception as exc:
             self._connection_failed(exc)
             raise self._as_host_error(exc) from None
+        self.mark_good()
         status = proc.exit_status
         if status is None or status < 0:
             signal_name = proc.exit_signal[0] if proc.exit_signal else None
@@ -543,9 +685,15 @@ class SSHHost(Host):
         if listener is None:
             listener = await conn.forward_local_port("127.0.0.1", 0, remote_host, remote_port)
             self._forwards[key] = listener
+            self._tunnel_ports[key] = listener.get_port()
         return listener.get_port()
 
     async def close(self) -> None:
+        self._closing = True
+        self._tunnel_ports.clear()
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
         if self._conn is not None:
             self._conn.close()
             with contextlib.suppress(Exception):
