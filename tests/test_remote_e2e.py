@@ -26,7 +26,7 @@ from console.servers.procs import port_in_use
 from console.session import HostSession
 from profiles import store
 from profiles.task_suggestion import crash_suggestion, sweep_suggestions
-from tests.realparts import free_port, llama_server_binary, smollm_model
+from tests.realparts import free_port, llama_server_binary, smollm_model, start_llama_server
 
 LOGS = Path(__file__).parent / "fixtures" / "logs"
 
@@ -102,7 +102,7 @@ async def test_launch_sweep_through_a_drop_and_kill_leaves_nothing(remote_profil
     profile, scripts = remote_profile
     port = free_port()
     _script(scripts, "smol remote.sh", f"exec {shlex.quote(str(llama_server_binary()))} "
-            f"-m {shlex.quote(str(smollm_model()))} --host 127.0.0.1 --port {port} -c 2048 -np 2 -t 2")
+            f"-m {shlex.quote(str(smollm_model()))} --host 127.0.0.1 --port {port} -c 1024 -np 2 -t 1")
     session = HostSession.open(profile)
     link = None
     try:
@@ -115,8 +115,8 @@ async def test_launch_sweep_through_a_drop_and_kill_leaves_nothing(remote_profil
         # 2. sweep through the tunnel; 3. the SSH connection drops at ~25% of the level
         local = await session.host.forward_port(port)
         url = f"http://127.0.0.1:{local}"
-        emit, events = _dropper(sshd, 4, sshd.drop_connections)
-        bench = BenchConfig(url=url, concurrency=[2], input_len=16, output_len=16, num_prompts=16,
+        emit, events = _dropper(sshd, 2, sshd.drop_connections)
+        bench = BenchConfig(url=url, concurrency=[2], input_len=16, output_len=8, num_prompts=8,
                             profile=profile.name, tunnelled=True, server_port=port)
         link = await for_sweep(url, profile.name, port, host=session.host, wait_s=30)
         doc = await Sweep(bench, emit=emit, store=RunStore(profile.name), link=link).run()
@@ -133,7 +133,7 @@ async def test_launch_sweep_through_a_drop_and_kill_leaves_nothing(remote_profil
         assert "server pid" in lost["message"] and "alive" in lost["message"]
         assert _alive_here(record.pid), "the server the verdict calls alive is not"
         # the level was run again once the link was back, through the same tunnel URL
-        assert level["status"] == "ok" and level["completed"] == 16 and level["failed"] == 0
+        assert level["status"] == "ok" and level["completed"] == 8 and level["failed"] == 0
         assert doc["url"] == url and doc["server_launch"]["launch"] == record.id
         assert sweep_suggestions(doc, doc["run_id"]) == [], "a lost link suggested a rerun task"
 
@@ -150,16 +150,26 @@ async def test_launch_sweep_through_a_drop_and_kill_leaves_nothing(remote_profil
         await session.host.close()
 
 
+@pytest.fixture
+def one_thread_server(tmp_path):
+    """A llama.cpp server of its own, one thread (a busy box makes spinning threads crawl)."""
+    server = start_llama_server(tmp_path / "llama.log", "-t", "1", "-np", "2", "-c", "1024")
+    yield server
+    server.stop()
+
+
 async def test_a_link_that_does_not_return_in_time_marks_the_level_interrupted(ssh_profile, sshd,
-                                                                                 llama_server):
+                                                                                 one_thread_server):
+    llama_server = one_thread_server
     session = HostSession.open(ssh_profile)
     link = None
     try:
         local = await session.host.forward_port(llama_server.port)
         url = f"http://127.0.0.1:{local}"
-        emit, events = _dropper(sshd, 3, sshd.stop)  # the host stays unreachable
-        bench = BenchConfig(url=url, concurrency=[2, 4], input_len=16, output_len=16, num_prompts=12,
-                            profile=ssh_profile.name, tunnelled=True, server_port=llama_server.port)
+        emit, events = _dropper(sshd, 2, sshd.stop)  # the host stays unreachable
+        bench = BenchConfig(url=url, concurrency=[2, 4], input_len=16, output_len=8, num_prompts=8,
+                            profile=ssh_profile.name, tunnelled=True, server_port=llama_server.port,
+                            stall_s=20)  # a stream caught half-open in the drop ends in 20 s, not 60
         link = await for_sweep(url, ssh_profile.name, llama_server.port, host=session.host, wait_s=2)
         try:
             doc = await Sweep(bench, emit=emit, link=link).run()

@@ -174,8 +174,9 @@ class LinkCheck:
 
     async def _link_back(self, deadline: float) -> bool:
         while True:
-            with contextlib.suppress(HostError):
-                await self.host.connect()
+            with contextlib.suppress(HostError, asyncio.TimeoutError):
+                # the host's own backoff may be longer than the time left: never wait past the deadline
+                await asyncio.wait_for(self.host.connect(), max(0.1, deadline - time.monotonic()))
                 if self.host.status.state == CONNECTED:
                     return True
             if time.monotonic() >= deadline:
