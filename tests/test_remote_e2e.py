@@ -214,3 +214,35 @@ async def test_a_crashing_script_gives_one_crash_record_and_one_suggestion(remot
     assert saved[0]["config"] == "crashy"
     suggestions = [s for s in (crash_suggestion(doc, f"{doc['id']}.json") for doc in saved) if s]
     assert len(suggestions) == 1 and suggestions[0].text.startswith("Investigate cuda-illegal-address in crashy")
+
+
+async def test_a_server_that_really_dies_mid_level_is_a_death_checked_over_ssh(remote_profile):
+    profile, scripts = remote_profile
+    port = free_port()
+    _script(scripts, "doomed.sh", f"exec {shlex.quote(str(llama_server_binary()))} "
+            f"-m {shlex.quote(str(smollm_model()))} --host 127.0.0.1 --port {port} -c 1024 -np 2 -t 1")
+    session = HostSession.open(profile)
+    link = None
+    try:
+        config = cfgs.find(await cfgs.discover(session), "doomed")
+        record = await lifecycle.launch(session, config.name, config.script, config.flags, config.port)
+        monitor, watch_task, _ = await _monitor_until(session, record, ("ready",))
+        watch_task.cancel()
+        local = await session.host.forward_port(port)
+        url = f"http://127.0.0.1:{local}"
+        emit, events = _dropper(None, 2, lambda: os.killpg(record.pgid, 9))  # the server dies, the link lives
+        bench = BenchConfig(url=url, concurrency=[2, 4], input_len=16, output_len=8, num_prompts=8,
+                            profile=profile.name, tunnelled=True, server_port=port)
+        link = await for_sweep(url, profile.name, port, host=session.host, wait_s=10)
+        doc = await Sweep(bench, emit=emit, link=link).run()
+        first, second = doc["levels"]
+        assert first["status"] == "failed" and "link_lost" not in first
+        died = first["server_died"]
+        assert died["checked_over_ssh"] and died["pid"] == record.pid
+        assert f"server pid {record.pid} exited" in died["message"] and "checked over SSH" in died["message"]
+        assert "link" not in died["message"], "a death with the link up blamed the link"
+        assert second["status"] == "skipped"
+    finally:
+        if link is not None:
+            await link.close()
+        await session.host.close()

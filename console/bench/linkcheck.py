@@ -32,6 +32,10 @@ LINK_WAIT_S = 60.0  # how long a sweep waits for a lost link before giving the l
 LINK_ERRORS = ("connection refused", "server disconnected", "stream cut off mid-response", "connection reset")
 
 
+class _LinkTrouble(Exception):
+    """The link failed while the server was being asked about: ask again once it is back."""
+
+
 def _clock(t: float | None) -> str | None:
     return time.strftime("%H:%M:%S", time.localtime(t)) if t is not None else None
 
@@ -103,26 +107,26 @@ class LinkCheck:
     async def review(self, level: dict, launch: dict | None) -> dict | None:
         """None when the link played no part; else what happened to the link and the server."""
         window, self._window_start = self._window_start, time.time()
-        drops = [t for t in self.drops if t >= window]
         errors = level.get("error_counts") or {e: 1 for e in level.get("errors") or []}
         looks_dead = bool(level.get("server_died")) or any(e in LINK_ERRORS for e in errors)
-        if not drops and not looks_dead:
+        if not self._drops_since(window) and not looks_dead:
             return None
         started = time.monotonic()
         deadline = started + self.wait_s
-        back = await self._link_back(deadline)
+        back, alive, exit_status, health = await self._probe_server(launch, deadline)
+        drops = self._drops_since(window)  # our own connection may have dropped while we asked
         out: dict = {"at": _clock(drops[0]) if drops else None, "dropped": bool(drops),
                      "wait_limit_s": self.wait_s, "back_at": _clock(time.time()) if back else None,
-                     "pid": (launch or {}).get("pid"), "server": "unknown", "health": None,
+                     "pid": (launch or {}).get("pid"), "server": "unknown", "health": health,
                      "tunnel_health": None}
         if not back:
             out["waited_s"] = round(time.monotonic() - started, 1)
             out["message"] = (f"SSH link to {self.host.name} lost{' at ' + out['at'] if out['at'] else ''}; "
                               f"not back within {self.wait_s:g} s; server state unknown")
             return {"kind": "link-lost", "resumable": False, "link": out}
-        alive, exit_status = await self._process_alive(launch)
-        out["health"] = await self._remote_health()
-        if alive is False or (alive is None and out["health"] is None and not drops):
+        if alive is None and health is None and await _health(self.url) == 200:
+            health = out["health"] = 200  # no answer on our own forward, but the sweep's tunnel has one
+        if alive is False or (alive is None and health is None and not drops):
             out["server"] = "exited"
             out["exit_status"] = exit_status
             out["waited_s"] = round(time.monotonic() - started, 1)
@@ -172,11 +176,39 @@ class LinkCheck:
 
     # ------------------------------------------------------------ probes
 
+    def _drops_since(self, window: float) -> list[float]:
+        return [t for t in self.drops if t >= window]
+
+    async def _probe_server(self, launch: dict | None, deadline: float
+                            ) -> tuple[bool, bool | None, int | None, int | None]:
+        """(link back, process alive, exit status, /health) - asked over a link shown to work
+        before and after the questions, else asked again until the deadline."""
+        while True:
+            if await self._link_back(deadline):
+                try:
+                    alive, exit_status = await self._process_alive(launch)
+                    health = await self._remote_health()
+                    await self._round_trip(deadline)  # the answers came over a live link
+                    return True, alive, exit_status, health
+                except (_LinkTrouble, HostError, asyncio.TimeoutError):
+                    pass
+            if time.monotonic() >= deadline:
+                return False, None, None, None
+            await asyncio.sleep(0.25)
+
+    async def _round_trip(self, deadline: float) -> None:
+        """A real command over the link (a connection that is dying still looks open)."""
+        result = await asyncio.wait_for(self.host.run(["true"], timeout=10),
+                                        max(0.1, deadline - time.monotonic()) + 1.0)
+        if not result.ok:
+            raise _LinkTrouble("true failed")
+
     async def _link_back(self, deadline: float) -> bool:
         while True:
-            with contextlib.suppress(HostError, asyncio.TimeoutError):
+            with contextlib.suppress(HostError, asyncio.TimeoutError, _LinkTrouble):
                 # the host's own backoff may be longer than the time left: never wait past the deadline
                 await asyncio.wait_for(self.host.connect(), max(0.1, deadline - time.monotonic()))
+                await self._round_trip(deadline)
                 if self.host.status.state == CONNECTED:
                     return True
             if time.monotonic() >= deadline:
@@ -192,10 +224,7 @@ class LinkCheck:
         record = records.get(self.profile, launch["launch"])
         if record is None or not (record.pgid or record.pid):
             return None, None
-        try:
-            state = await lifecycle.await_exit_status(self.host, record, await lifecycle.probe(self.host, record))
-        except HostError:
-            return None, None
+        state = await lifecycle.await_exit_status(self.host, record, await lifecycle.probe(self.host, record))
         return state.alive, state.exit_status
 
     async def _remote_health(self) -> int | None:
@@ -205,8 +234,10 @@ class LinkCheck:
             return None
         try:
             local = await self.host.forward_port(port)
-        except (HostError, OSError, Exception):  # noqa: BLE001 - a forward that cannot open is "unknown"
-            return None
+        except HostError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - asyncssh's channel errors: the link, not the server
+            raise _LinkTrouble(str(exc)) from None
         return await _health(f"http://127.0.0.1:{local}")
 
     async def _tunnel_health(self, deadline: float) -> int | None:
