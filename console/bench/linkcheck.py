@@ -29,7 +29,8 @@ import httpx
 from console.hosts import CONNECTED, DOWN, Host, HostError
 
 LINK_WAIT_S = 60.0  # how long a sweep waits for a lost link before giving the level up
-LINK_ERRORS = ("connection refused", "server disconnected", "stream cut off mid-response", "connection reset")
+LINK_ERRORS = ("connection refused", "server disconnected", "stream cut off mid-response", "connection reset",
+               "cannot connect")  # each the start of a request's error
 
 
 class _LinkTrouble(Exception):
@@ -108,7 +109,7 @@ class LinkCheck:
         """None when the link played no part; else what happened to the link and the server."""
         window, self._window_start = self._window_start, time.time()
         errors = level.get("error_counts") or {e: 1 for e in level.get("errors") or []}
-        looks_dead = bool(level.get("server_died")) or any(e in LINK_ERRORS for e in errors)
+        looks_dead = bool(level.get("server_died")) or any(str(e).startswith(LINK_ERRORS) for e in errors)
         if not self._drops_since(window) and not looks_dead:
             return None
         started = time.monotonic()
