@@ -81,6 +81,15 @@ class HostStatus:
     def copy(self) -> "HostStatus":
         return dataclasses.replace(self)
 
+    def describe(self) -> str:
+        """One line for a pane's stale mark: "reconnecting since 06:38:04 · last good reading 06:37:58"."""
+        def clock(t: float | None) -> str:
+            return time.strftime("%H:%M:%S", time.localtime(t)) if t else "N/A"
+
+        if not self.stale:
+            return self.state
+        return f"{self.link} since {clock(self.down_since)} · last good reading {clock(self.last_good)}"
+
 
 class HostError(Exception):
     """A host could not be reached or a command could not run.
@@ -386,6 +395,7 @@ class LocalHost(Host):
         except asyncio.CancelledError:
             await _terminate_group(proc)
             raise
+        self.mark_good()
         return RunResult(proc.returncode if proc.returncode is not None else -1,
                          out.decode("utf-8", errors="replace"), err.decode("utf-8", errors="replace"))
 

@@ -129,3 +129,20 @@ async def test_a_tunnel_comes_back_on_the_same_local_port_after_a_drop(ssh_profi
         await host.close()
         server.close()
         await server.wait_closed()
+
+
+async def test_the_stale_line_names_the_outage_and_the_last_good_reading(ssh_profile, sshd):
+    host = SSHHost(ssh_profile)
+    try:
+        await host.run(["true"])
+        assert host.status.describe() == "connected"
+        good = time.strftime("%H:%M:%S", time.localtime(host.status.last_good))
+        sshd.stop()
+        try:
+            await _fail_until(host, 1)
+            first = time.strftime("%H:%M:%S", time.localtime(host.status.down_since))
+            assert host.status.describe() == f"down since {first} · last good reading {good}"
+        finally:
+            sshd.start()
+    finally:
+        await host.close()
