@@ -511,8 +511,7 @@ class SSHHost(Host):
         self._lock = asyncio.Lock()
         self._failures = 0
         self._next_try = 0.0
-        self._forwards: dict[tuple[str, int], object] = {}  # listeners on the current connection
-        self._tunnel_ports: dict[tuple[str, int], int] = {}  # each tunnel's local port, kept across drops
+        self._tunnels: dict[tuple[str, int], _Tunnel] = {}  # local listeners; they outlive connections
         self._closing = False
         self._restoring = False
         self._background: set[asyncio.Task] = set()
@@ -554,8 +553,6 @@ class SSHHost(Host):
             self._next_try = 0.0
             self._conn = conn
             self._closing = False
-            self._forwards.clear()
-            await self._reopen_tunnels(conn)
             # the handshake is not a round trip: the latency comes from a ping on the new connection
             self._set_status(CONNECTED, None)
             self._spawn(self._watch_connection(conn))
@@ -574,8 +571,9 @@ class SSHHost(Host):
         if self._conn is not conn or self._closing:
             return
         self._conn = None
+        self._drop_tunnel_clients(conn)
         self._set_status(DOWN, "connection lost")
-        if self._tunnel_ports:
+        if self._tunnels:
             await self._restore_tunnels()
 
     async def _restore_tunnels(self) -> None:
@@ -584,7 +582,7 @@ class SSHHost(Host):
             return
         self._restoring = True
         try:
-            while not self._closing and self._tunnel_ports:
+            while not self._closing and self._tunnels:
                 try:
                     await self._connection()
                     return
@@ -593,13 +591,9 @@ class SSHHost(Host):
         finally:
             self._restoring = False
 
-    async def _reopen_tunnels(self, conn) -> None:
-        """Listen again on each tunnel's old local port, so URLs handed out before the drop work."""
-        for key, port in list(self._tunnel_ports.items()):
-            try:
-                self._forwards[key] = await conn.forward_local_port("127.0.0.1", port, key[0], key[1])
-            except OSError:
-                del self._tunnel_ports[key]  # the port was taken meanwhile: the next forward_port picks a new one
+    def _drop_tunnel_clients(self, conn) -> None:
+        for tunnel in self._tunnels.values():
+            tunnel.drop(conn)
 
     def _connection_failed(self, exc: BaseException) -> None:
         """Called when a channel fails: drop the connection so the next call reconnects."""
@@ -609,9 +603,10 @@ class SSHHost(Host):
                 or (self._conn is not None and self._conn.is_closed()):
             if self._conn is not None:
                 self._conn.close()
+                self._drop_tunnel_clients(self._conn)
             self._conn = None
             self._set_status(DOWN, f"connection lost: {exc}" if str(exc) else "connection lost")
-            if self._tunnel_ports and not self._closing:
+            if self._tunnels and not self._closing:
                 self._spawn(self._restore_tunnels())
 
     def _as_host_error(self, exc: BaseException) -> HostError:
@@ -690,17 +685,18 @@ class SSHHost(Host):
 
     async def forward_port(self, remote_port: int, remote_host: str = "127.0.0.1") -> int:
         key = (remote_host, remote_port)
-        conn = await self._connection()
-        listener = self._forwards.get(key)
-        if listener is None:
-            listener = await conn.forward_local_port("127.0.0.1", 0, remote_host, remote_port)
-            self._forwards[key] = listener
-            self._tunnel_ports[key] = listener.get_port()
-        return listener.get_port()
+        await self._connection()
+        tunnel = self._tunnels.get(key)
+        if tunnel is None:
+            tunnel = self._tunnels[key] = _Tunnel(self, remote_host, remote_port)
+            await tunnel.start()
+        return tunnel.port
 
     async def close(self) -> None:
         self._closing = True
-        self._tunnel_ports.clear()
+        tunnels, self._tunnels = list(self._tunnels.values()), {}
+        for tunnel in tunnels:
+            await tunnel.close()
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
@@ -710,6 +706,84 @@ class SSHHost(Host):
                 await self._conn.wait_closed()
             self._conn = None
         self._set_status(IDLE)
+
+
+class _Tunnel:
+    """A local port that reaches remote_host:remote_port through the host's current connection.
+
+    The listener belongs to the host, not to one SSH connection, so a URL
+    handed out stays the same across drops and reconnects. Each accepted
+    socket gets its own channel; when the connection that carries it drops,
+    the socket is closed at once - also one whose channel was still opening
+    (asyncssh's own forwarder can leave such a socket open until the client
+    gives up). While the link is down a new socket is closed straight away.
+    """
+
+    def __init__(self, host: "SSHHost", remote_host: str, remote_port: int):
+        self.host = host
+        self.remote_host = remote_host
+        self.remote_port = remote_port
+        self.port = 0
+        self._server: asyncio.base_events.Server | None = None
+        self._clients: dict[object, set[asyncio.StreamWriter]] = {}  # connection -> local sockets on it
+        self._tasks: set[asyncio.Task] = set()
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._accepted, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        conn = self.host._conn
+        if conn is None or conn.is_closed():
+            writer.close()
+            return
+        clients = self._clients.setdefault(conn, set())
+        clients.add(writer)
+        remote_writer = None
+        try:
+            remote_reader, remote_writer = await conn.open_connection(self.remote_host, self.remote_port)
+            await asyncio.gather(_pipe(reader, remote_writer), _pipe(remote_reader, writer))
+        except Exception:  # noqa: BLE001 - refused remotely, channel or connection gone: the socket just closes
+            pass
+        finally:
+            clients.discard(writer)
+            writer.close()
+            if remote_writer is not None:
+                remote_writer.close()
+            if task is not None:
+                self._tasks.discard(task)
+
+    def drop(self, conn) -> None:
+        """Close every local socket carried by `conn` (it is gone)."""
+        for writer in self._clients.pop(conn, set()):
+            writer.close()
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for clients in self._clients.values():
+            for writer in clients:
+                writer.close()
+        self._clients.clear()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+async def _pipe(reader, writer) -> None:
+    """Copy until EOF, then pass the EOF on."""
+    while True:
+        data = await reader.read(1 << 16)
+        if not data:
+            break
+        writer.write(data)
+        await writer.drain()
+    with contextlib.suppress(Exception):
+        if writer.can_write_eof():
+            writer.write_eof()
 
 
 def _discard(future) -> None:

@@ -146,3 +146,31 @@ async def test_the_stale_line_names_the_outage_and_the_last_good_reading(ssh_pro
             sshd.start()
     finally:
         await host.close()
+
+
+async def test_a_tunnelled_socket_is_closed_when_its_link_drops_not_left_hanging(ssh_profile, sshd):
+    held: list[asyncio.StreamWriter] = []
+
+    async def silent(reader, writer):  # reads the request, never answers
+        held.append(writer)
+        await reader.read()
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    host = SSHHost(ssh_profile)
+    try:
+        local = await host.forward_port(server.sockets[0].getsockname()[1])
+        reader, writer = await asyncio.open_connection("127.0.0.1", local)
+        writer.write(b"GET / HTTP/1.1\r\n\r\n")
+        await writer.drain()
+        while not held:  # the request reached the far side through its channel
+            await asyncio.sleep(0.02)
+        sshd.drop_connections()
+        assert await asyncio.wait_for(reader.read(), 30) == b"", "the local socket outlived its link"
+        writer.close()
+        # the tunnel itself keeps its local port through the drop
+        assert await host.forward_port(server.sockets[0].getsockname()[1]) == local
+    finally:
+        await host.close()
+        for w in held:
+            w.close()
+        server.close()

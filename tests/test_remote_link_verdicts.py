@@ -33,8 +33,7 @@ async def test_only_the_tunnels_connection_drops_and_the_checker_sees_no_outage(
                 tunnel_host._conn.abort()  # this connection only
 
         bench = BenchConfig(url=url, concurrency=[2], input_len=16, output_len=8, num_prompts=8,
-                            profile=ssh_profile.name, tunnelled=True, server_port=one_thread_server.port,
-                            stall_s=20)
+                            profile=ssh_profile.name, tunnelled=True, server_port=one_thread_server.port)
         doc = await Sweep(bench, emit=emit, link=check).run()
         await check.close()
         level = doc["levels"][0]
