@@ -746,6 +746,8 @@ class _Tunnel:
         try:
             remote_reader, remote_writer = await conn.open_connection(self.remote_host, self.remote_port)
             await asyncio.gather(_pipe(reader, remote_writer), _pipe(remote_reader, writer))
+        except asyncio.CancelledError:
+            pass  # the tunnel is closing: end quietly (asyncio logs a connection handler that ends cancelled)
         except Exception:  # noqa: BLE001 - refused remotely, channel or connection gone: the socket just closes
             pass
         finally:
