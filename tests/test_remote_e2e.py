@@ -136,6 +136,9 @@ async def test_launch_sweep_through_a_drop_and_kill_leaves_nothing(remote_profil
         assert level["status"] == "ok" and level["completed"] == 8 and level["failed"] == 0
         assert doc["url"] == url and doc["server_launch"]["launch"] == record.id
         assert sweep_suggestions(doc, doc["run_id"]) == [], "a lost link suggested a rerun task"
+        from console.bench.live import view_from_run
+
+        assert view_from_run(doc).levels[0].explanation.startswith("rerun after the link returned (SSH link")
 
         # 5. kill; nothing is left on the remote side
         watch_task.cancel()

@@ -46,3 +46,18 @@ async def test_only_the_tunnels_connection_drops_and_the_checker_sees_no_outage(
     finally:
         await tunnel_host.close()
         await own_host.close()
+
+
+def test_a_death_does_not_claim_a_pid_exited_while_its_record_says_it_lives():
+    import time
+
+    from console.bench.launched import death_details
+    from console.servers import records
+
+    record = records.LaunchRecord(id="l9", config="smol", script="run.sh", log="x.log", exit_file=None,
+                                  pid=20187, port=8390, state="ready")
+    records.save("local", record)
+    assert death_details("local", "l9", time.time())["pid"] is None
+    record.state, record.exit_status = "crashed", 139
+    records.save("local", record)
+    assert death_details("local", "l9", time.time())["pid"] == 20187
