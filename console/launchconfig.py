@@ -398,9 +398,17 @@ def parse_script(text: str, name: str = "", environ: dict[str, str] | None = Non
         unresolved = {key: names for key, value in flags.items() if (names := unresolved_names(value))}
         config = LaunchConfig(name=name, server=server, argv=argv, flags=flags, sources=sources,
                               raw_flags=raw, comments=comments, env=full_env, unresolved=unresolved)
-        config.warnings = promise_warnings(config)
+        config.warnings = promise_warnings(config) + unresolved_warnings(config)
         return config
     raise LaunchConfigError(f"{name or 'script'}: no sglang, vLLM, llama.cpp or TensorRT-LLM command found")
+
+
+def unresolved_warnings(config: LaunchConfig) -> list[str]:
+    """One line per flag whose value still holds a variable nobody could know."""
+    labels = dict(FLAG_KEYS)
+    return [f"{labels.get(key, key)}: {' '.join('$' + n for n in names)} unresolved "
+            f"(not set by the script, not known on the host); shown as written"
+            for key, names in config.unresolved.items()]
 
 
 # ------------------------------------------------------------------ promises

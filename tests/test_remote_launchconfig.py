@@ -62,6 +62,8 @@ async def test_remote_home_and_script_variables_expand_and_the_rest_is_unresolve
     assert parsed.flags["port"] == "$SERVE_PORT", "an unknown variable must stay as written, not empty"
     assert parsed.unresolved == {"port": ["SERVE_PORT"]}
     assert parsed.to_json()["unresolved"] == {"port": ["SERVE_PORT"]}
+    assert "port: $SERVE_PORT unresolved (not set by the script, not known on the host); shown as written" \
+        in first.warnings  # the Server tab, `server flags` and the report list a config's warnings
     assert again.parsed.flags["model"] == parsed.flags["model"]
     assert sum("LOGNAME" in " ".join(argv) for argv in asked) == 1, "the remote environment is read once"
     checks = {c.key: c for c in compare(parsed, {"port": 8080, "model": f"{home}/models/smol.gguf"})}
