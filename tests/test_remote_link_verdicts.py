@@ -61,3 +61,25 @@ def test_a_death_does_not_claim_a_pid_exited_while_its_record_says_it_lives():
     record.state, record.exit_status = "crashed", 139
     records.save("local", record)
     assert death_details("local", "l9", time.time())["pid"] == 20187
+
+
+@pytest.mark.parametrize("said, link, expected", [
+    ("connection refused from 10:00:00; server pid 42 exited (1); crash record x.json",
+     {"server": "exited", "pid": 42, "exit_status": 137, "dropped": False, "at": None},
+     "connection refused from 10:00:00; server pid 42 exited (137) (checked over SSH); crash record x.json"),
+    ("connection refused from 10:00:00",
+     {"server": "exited", "pid": 42, "exit_status": None, "dropped": True, "at": "10:00:01"},
+     "connection refused from 10:00:00; server pid 42 exited (checked over SSH); "
+     "the SSH link also dropped at 10:00:01"),
+    ("connection refused from 10:00:00",
+     {"server": "not answering", "pid": 42, "exit_status": None, "dropped": False, "at": None},
+     "connection refused from 10:00:00; /health does not answer on the host either (checked over SSH)"),
+])
+def test_a_confirmed_death_says_what_the_host_said(said, link, expected):
+    from console.hosts import LocalHost
+
+    check = LinkCheck(LocalHost(), "http://127.0.0.1:1", "local")
+    level = {"status": "failed", "server_died": {"since": "10:00:00", "message": said}}
+    died = check._apply(level, {"kind": "server-died", "link": link})["server_died"]
+    assert died["message"] == expected and died["checked_over_ssh"]
+    assert ("pid" in died) == (link["server"] == "exited")

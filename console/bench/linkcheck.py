@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from typing import Awaitable, Callable
 from urllib.parse import urlsplit
@@ -128,7 +129,7 @@ class LinkCheck:
         if alive is None and health is None and await _health(self.url) == 200:
             health = out["health"] = 200  # no answer on our own forward, but the sweep's tunnel has one
         if alive is False or (alive is None and health is None and not drops):
-            out["server"] = "exited"
+            out["server"] = "exited" if alive is False else "not answering"
             out["exit_status"] = exit_status
             out["waited_s"] = round(time.monotonic() - started, 1)
             return {"kind": "server-died", "resumable": False, "link": out}
@@ -157,14 +158,20 @@ class LinkCheck:
             died = dict(level.get("server_died") or {"since": link.get("at") or _clock(time.time()),
                                                      "message": "connection lost"})
             died["checked_over_ssh"] = True
-            if link["pid"] is not None:
+            if link["server"] == "exited" and link["pid"] is not None:
                 died["pid"] = link["pid"]
-                died["message"] = died["message"].split("; server pid")[0]
-                died["message"] += f"; server pid {link['pid']} exited"
-                if link.get("exit_status") is not None:
-                    died["message"] += f" ({link['exit_status']})"
-                    died["exit_status"] = link["exit_status"]
-                died["message"] += " (checked over SSH)"
+                status = link.get("exit_status")
+                if status is not None:
+                    died["exit_status"] = status
+                claim = f"; server pid {link['pid']} exited" + (f" ({status})" if status is not None else "") \
+                    + " (checked over SSH)"
+                said = re.compile(rf"; server pid {link['pid']} exited(?: \([^)]*\))?")
+                if said.search(died["message"]):  # the runner said it from the launch record: confirm it
+                    died["message"] = said.sub(lambda _: claim, died["message"], count=1)
+                else:
+                    died["message"] += claim
+            elif link["server"] == "not answering":
+                died["message"] += "; /health does not answer on the host either (checked over SSH)"
             if link["dropped"]:
                 died["message"] += f"; the SSH link also dropped at {link['at']}"
             level["server_died"] = died
