@@ -571,17 +571,20 @@ class EffectiveReader:
 # builds ("load_model: initializing, n_slots = 4, n_ctx_slot = 1024, kv_unified
 # = 'false'", "listening on http://127.0.0.1:8080") and the fuller lines of
 # older builds or -v ("llama_context: n_ctx = 4096", "flash_attn = enabled",
-# "K (q8_0)", "HTTP server is listening, hostname: H, port: P").
-_LLAMA_HINT = re.compile(r"load_model|llama_context|llama_kv_cache|listening|n_slots|server_params|main:")
+# "K (q8_0)", "HTTP server is listening, hostname: H, port: P"; before the
+# context code was renamed, "llama_new_context_with_model: n_ctx = 4096").
+_LLAMA_HINT = re.compile(r"load_model|llama_context|llama_new_context|llama_kv_cache|listening|n_slots|main:")
+_LLAMA_CTX = r"(?:llama_context|llama_new_context_with_model):\s+"  # the newer and the older name
 _LLAMA_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     ("model", re.compile(r"load_model: loading model '(.+)'")),
     ("n_slots", re.compile(r"\bn_slots\s*=\s*(\d+)")),
     ("n_ctx_slot", re.compile(r"\bn_ctx_slot\s*=\s*(\d+)")),
     ("kv_unified", re.compile(r"\bkv_unified\s*=\s*'?(\w+)'?")),
-    ("n_seq_max", re.compile(r"llama_context:\s+n_seq_max\s*=\s*(\d+)")),
-    ("n_ctx", re.compile(r"llama_context:\s+n_ctx\s*=\s*(\d+)")),
-    ("flash_attn", re.compile(r"llama_context:\s+flash_attn\s*=\s*(\w+)")),
-    ("type_k", re.compile(r"llama_kv_cache\w*:.*?(?:\bK \((\w+)\)|type_k = '(\w+)')")),
+    ("n_seq_max", re.compile(_LLAMA_CTX + r"n_seq_max\s*=\s*(\d+)")),
+    ("n_ctx", re.compile(_LLAMA_CTX + r"n_ctx\s*=\s*(\d+)")),
+    ("flash_attn", re.compile(_LLAMA_CTX + r"flash_attn\s*=\s*(\w+)")),
+    ("type_k", re.compile(r"(?:llama_kv_cache\w*|llama_new_context_with_model):.*?"
+                          r"(?:\bK \((\w+)\)|type_k = '(\w+)')")),
     ("listen", re.compile(r"listening on https?://(\[[^\]]+\]|[^\s:/]+):(\d+)"
                           r"|listening, hostname: (\S+), port: (\d+)")),
 )

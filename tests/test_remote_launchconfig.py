@@ -121,3 +121,24 @@ async def test_effective_column_fills_from_the_log_of_a_server_launched_over_ssh
 def test_the_report_calls_parsed_script_values_script_values():
     text = configs_section([{"name": "smol", "flags": {"tp": 1, "port": 8080}}], "launch records")
     assert "script value" in text and "effective value" not in text
+
+
+def test_an_older_llama_server_log_gives_the_same_table():
+    """Builds before the context code was renamed print `llama_new_context_with_model: ...`."""
+    lines = [
+        "main: HTTP server is listening, hostname: 127.0.0.1, port: 8080, http threads: 3",
+        "srv    load_model: loading model '/models/smol.gguf'",
+        "llama_new_context_with_model: n_seq_max     = 4",
+        "llama_new_context_with_model: n_ctx         = 4096",
+        "llama_new_context_with_model: flash_attn    = 1",
+        "llama_kv_cache_init: kv_size = 4096, offload = 1, type_k = 'q8_0', type_v = 'q8_0', n_layer = 30",
+        "main: model loaded",
+        "main: server is listening on http://127.0.0.1:8080 - starting the main loop",
+    ]
+    found = effective_from_log(lines)
+    assert found.line == 1 and found.flags["model"] == "/models/smol.gguf"
+    assert (found.flags["max_running"], found.flags["context_length"]) == (4, 4096)
+    assert (found.flags["attention_backend"], found.flags["kv_dtype"]) == ("flash-attn", "q8_0")
+    assert (found.flags["host"], found.flags["port"]) == ("127.0.0.1", 8080)
+    script = parse_script("llama-server -m /models/smol.gguf -c 4096 -np 4 -fa on -ctk q8_0 --port 8080\n")
+    assert not [c.key for c in compare(script, found.flags) if c.mismatch]
