@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import os
 import shlex
 import signal
@@ -33,6 +34,7 @@ CONNECTED = "connected"
 CONNECTING = "connecting"
 DOWN = "down"
 IDLE = "idle"
+RECONNECTING = "reconnecting"  # HostStatus.link only: connecting again during an outage
 
 
 @dataclass
@@ -48,12 +50,45 @@ class RunResult:
 
 @dataclass
 class HostStatus:
-    """The connection chip: state, since when, and why it is down."""
+    """The connection chip: state, since when, and why it is down.
+
+    During an outage (`down`, or `connecting` again after a loss) `since` is
+    the FIRST failure, however many retries follow; `last_good` is the wall
+    time of the last exchange that worked, which is how old anything read
+    from the host now is. `latency_ms` is one clean round trip on the current
+    connection, and None while there is none (never a figure from before a drop).
+    """
 
     state: str = IDLE
     since: float = 0.0
     error: str | None = None
     latency_ms: float | None = None
+    last_good: float | None = None
+    down_since: float | None = None
+
+    @property
+    def link(self) -> str:
+        """connected · connecting (first time) · reconnecting (after a loss) · down · idle."""
+        if self.state == CONNECTING and self.down_since is not None:
+            return RECONNECTING
+        return self.state
+
+    @property
+    def stale(self) -> bool:
+        """True while data read from this host can no longer be refreshed."""
+        return self.down_since is not None
+
+    def copy(self) -> "HostStatus":
+        return dataclasses.replace(self)
+
+    def describe(self) -> str:
+        """One line for a pane's stale mark: "reconnecting since 06:38:04 · last good reading 06:37:58"."""
+        def clock(t: float | None) -> str:
+            return time.strftime("%H:%M:%S", time.localtime(t)) if t else "N/A"
+
+        if not self.stale:
+            return self.state
+        return f"{self.link} since {clock(self.down_since)} · last good reading {clock(self.last_good)}"
 
 
 class HostError(Exception):
@@ -182,18 +217,80 @@ class Host(ABC):
         self.name = name
         self.status = HostStatus(state=IDLE, since=time.time())
         self._listeners: list[Callable[[HostStatus], None]] = []
+        self._connected_mono: float | None = None  # when the current connection came up
 
-    def on_status(self, callback: Callable[[HostStatus], None]) -> None:
+    def on_status(self, callback: Callable[[HostStatus], None]) -> Callable[[], None]:
+        """Call `callback(status)` on every change; returns a function that unsubscribes."""
         self._listeners.append(callback)
+        return lambda: self._listeners.remove(callback) if callback in self._listeners else None
+
+    async def watch(self) -> AsyncIterator[HostStatus]:
+        """The current status, then a copy at every change (for a per-host runtime's event loop)."""
+        queue: asyncio.Queue[HostStatus] = asyncio.Queue()
+        unsubscribe = self.on_status(lambda st: queue.put_nowait(st.copy()))
+        try:
+            yield self.status.copy()
+            while True:
+                yield await queue.get()
+        finally:
+            unsubscribe()
+
+    def mark_good(self) -> None:
+        """An exchange with the host just worked (no event: it happens on every read)."""
+        self.status.last_good = time.time()
 
     def _set_status(self, state: str, error: str | None = None, latency_ms: float | None = None) -> None:
-        if state != self.status.state or error != self.status.error:
-            self.status = HostStatus(state=state, since=time.time(), error=error,
-                                     latency_ms=latency_ms if latency_ms is not None else self.status.latency_ms)
-        elif latency_ms is not None:
-            self.status.latency_ms = latency_ms
+        now = time.time()
+        old = self.status
+        if latency_ms is not None and not self._clean_latency(latency_ms):
+            latency_ms = None  # the measurement spanned a reconnect: not a round trip
+        if state == CONNECTED:
+            if old.state != CONNECTED:
+                self._connected_mono = time.monotonic()
+            down_since, last_good = None, now
+        elif state in (DOWN, CONNECTING) and (old.down_since is not None or state == DOWN):
+            # an outage: it began at the first failure, whatever retries follow
+            down_since, last_good = old.down_since or now, old.last_good
+        else:  # idle, or a first connect
+            down_since, last_good = None, old.last_good
+        if state != CONNECTED:
+            self._connected_mono = None
+        if state != old.state or error != old.error:
+            since = down_since if down_since is not None else now
+            if state == CONNECTED and latency_ms is None and old.state == CONNECTED:
+                latency_ms = old.latency_ms
+            self.status = HostStatus(state=state, since=since, error=error,
+                                     latency_ms=latency_ms if state == CONNECTED else None,
+                                     last_good=last_good, down_since=down_since)
+        else:
+            self.status.last_good = last_good
+            if latency_ms is not None:
+                self.status.latency_ms = latency_ms
         for callback in list(self._listeners):
             callback(self.status)
+
+    def _clean_latency(self, latency_ms: float) -> bool:
+        """A round trip cannot have lasted longer than the connection it ran on has existed."""
+        if self._connected_mono is None:
+            return True  # recorded together with the connect itself
+        return latency_ms <= (time.monotonic() - self._connected_mono) * 1000 + 1.0
+
+    async def ping(self, timeout: float = 10.0) -> float | None:
+        """One round trip on an open connection, recorded as the latency; None when it failed.
+
+        Connecting (and any backoff) happens first and is not timed.
+        """
+        try:
+            await self.connect()
+            started = time.monotonic()
+            result = await self.run(["true"], timeout=timeout)
+        except HostError:
+            return None  # the host already marked itself down, with the reason
+        if not result.ok:
+            return None
+        latency = (time.monotonic() - started) * 1000
+        self._set_status(CONNECTED, None, latency)
+        return self.status.latency_ms
 
     @abstractmethod
     async def run(self, argv: Sequence[str], *, timeout: float | None = None,
@@ -308,6 +405,7 @@ class LocalHost(Host):
         except asyncio.CancelledError:
             await _terminate_group(proc)
             raise
+        self.mark_good()
         return RunResult(proc.returncode if proc.returncode is not None else -1,
                          out.decode("utf-8", errors="replace"), err.decode("utf-8", errors="replace"))
 
@@ -341,10 +439,13 @@ class _SSHStream(LineStream):
         if self.proc is None:
             await self.start()
         try:
-            return await self.proc.stdout.readline()
+            raw = await self.proc.stdout.readline()
         except Exception as exc:
             self.host._connection_failed(exc)
             return b""
+        if raw:
+            self.host.mark_good()
+        return raw
 
     async def _finish(self) -> None:
         with contextlib.suppress(Exception):
@@ -492,7 +593,10 @@ class SSHHost(Host):
         self._lock = asyncio.Lock()
         self._failures = 0
         self._next_try = 0.0
-        self._forwards: dict[tuple[str, int], object] = {}
+        self._tunnels: dict[tuple[str, int], _Tunnel] = {}  # local listeners; they outlive connections
+        self._closing = False
+        self._restoring = False
+        self._background: set[asyncio.Task] = set()
 
     @property
     def tunnelled(self) -> bool:
@@ -530,9 +634,48 @@ class SSHHost(Host):
             self._failures = 0
             self._next_try = 0.0
             self._conn = conn
-            self._forwards.clear()
-            self._set_status(CONNECTED, None, (time.monotonic() - started) * 1000)
+            self._closing = False
+            # the handshake is not a round trip: the latency comes from a ping on the new connection
+            self._set_status(CONNECTED, None)
+            self._spawn(self._watch_connection(conn))
+            self._spawn(self.ping())
             return conn
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _watch_connection(self, conn) -> None:
+        """Notice a drop when it happens (not at the next command), and bring tunnels back."""
+        with contextlib.suppress(Exception):
+            await conn.wait_closed()
+        if self._conn is not conn or self._closing:
+            return
+        self._conn = None
+        self._drop_tunnel_clients(conn)
+        self._set_status(DOWN, "connection lost")
+        if self._tunnels:
+            await self._restore_tunnels()
+
+    async def _restore_tunnels(self) -> None:
+        """Reconnect with the usual backoff until the tunnels are open again or the host is closed."""
+        if self._restoring:
+            return
+        self._restoring = True
+        try:
+            while not self._closing and self._tunnels:
+                try:
+                    await self._connection()
+                    return
+                except HostError:
+                    continue
+        finally:
+            self._restoring = False
+
+    def _drop_tunnel_clients(self, conn) -> None:
+        for tunnel in self._tunnels.values():
+            tunnel.drop(conn)
 
     def _connection_failed(self, exc: BaseException) -> None:
         """Called when a channel fails: drop the connection so the next call reconnects."""
@@ -542,8 +685,11 @@ class SSHHost(Host):
                 or (self._conn is not None and self._conn.is_closed()):
             if self._conn is not None:
                 self._conn.close()
+                self._drop_tunnel_clients(self._conn)
             self._conn = None
             self._set_status(DOWN, f"connection lost: {exc}" if str(exc) else "connection lost")
+            if self._tunnels and not self._closing:
+                self._spawn(self._restore_tunnels())
 
     def _as_host_error(self, exc: BaseException) -> HostError:
         if isinstance(exc, HostError):
@@ -619,6 +765,7 @@ class SSHHost(Host):
         except Exception as exc:
             self._connection_failed(exc)
             raise self._as_host_error(exc) from None
+        self.mark_good()
         status = proc.exit_status
         if status is None or status < 0:
             signal_name = proc.exit_signal[0] if proc.exit_signal else None
@@ -630,20 +777,107 @@ class SSHHost(Host):
 
     async def forward_port(self, remote_port: int, remote_host: str = "127.0.0.1") -> int:
         key = (remote_host, remote_port)
-        conn = await self._connection()
-        listener = self._forwards.get(key)
-        if listener is None:
-            listener = await conn.forward_local_port("127.0.0.1", 0, remote_host, remote_port)
-            self._forwards[key] = listener
-        return listener.get_port()
+        await self._connection()
+        tunnel = self._tunnels.get(key)
+        if tunnel is None:
+            tunnel = self._tunnels[key] = _Tunnel(self, remote_host, remote_port)
+            await tunnel.start()
+        return tunnel.port
 
     async def close(self) -> None:
+        self._closing = True
+        tunnels, self._tunnels = list(self._tunnels.values()), {}
+        for tunnel in tunnels:
+            await tunnel.close()
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
         if self._conn is not None:
             self._conn.close()
             with contextlib.suppress(Exception):
                 await self._conn.wait_closed()
             self._conn = None
         self._set_status(IDLE)
+
+
+class _Tunnel:
+    """A local port that reaches remote_host:remote_port through the host's current connection.
+
+    The listener belongs to the host, not to one SSH connection, so a URL
+    handed out stays the same across drops and reconnects. Each accepted
+    socket gets its own channel; when the connection that carries it drops,
+    the socket is closed at once - also one whose channel was still opening
+    (asyncssh's own forwarder can leave such a socket open until the client
+    gives up). While the link is down a new socket is closed straight away.
+    """
+
+    def __init__(self, host: "SSHHost", remote_host: str, remote_port: int):
+        self.host = host
+        self.remote_host = remote_host
+        self.remote_port = remote_port
+        self.port = 0
+        self._server: asyncio.base_events.Server | None = None
+        self._clients: dict[object, set[asyncio.StreamWriter]] = {}  # connection -> local sockets on it
+        self._tasks: set[asyncio.Task] = set()
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._accepted, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        conn = self.host._conn
+        if conn is None or conn.is_closed():
+            writer.close()
+            return
+        clients = self._clients.setdefault(conn, set())
+        clients.add(writer)
+        remote_writer = None
+        try:
+            remote_reader, remote_writer = await conn.open_connection(self.remote_host, self.remote_port)
+            await asyncio.gather(_pipe(reader, remote_writer), _pipe(remote_reader, writer))
+        except asyncio.CancelledError:
+            pass  # the tunnel is closing: end quietly (asyncio logs a connection handler that ends cancelled)
+        except Exception:  # noqa: BLE001 - refused remotely, channel or connection gone: the socket just closes
+            pass
+        finally:
+            clients.discard(writer)
+            writer.close()
+            if remote_writer is not None:
+                remote_writer.close()
+            if task is not None:
+                self._tasks.discard(task)
+
+    def drop(self, conn) -> None:
+        """Close every local socket carried by `conn` (it is gone)."""
+        for writer in self._clients.pop(conn, set()):
+            writer.close()
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for clients in self._clients.values():
+            for writer in clients:
+                writer.close()
+        self._clients.clear()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+async def _pipe(reader, writer) -> None:
+    """Copy until EOF, then pass the EOF on."""
+    while True:
+        data = await reader.read(1 << 16)
+        if not data:
+            break
+        writer.write(data)
+        await writer.drain()
+    with contextlib.suppress(Exception):
+        if writer.can_write_eof():
+            writer.write_eof()
 
 
 def _discard(future) -> None:

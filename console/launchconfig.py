@@ -2,12 +2,16 @@
 
 A launch script is read as text (never run): line continuations are
 joined, simple `VAR=value` / `export` / `$VAR` / `${VAR:-default}` uses are
-resolved, and the server command is found (sglang, vLLM, llama.cpp,
-TensorRT-LLM). Its flags are normalised into one table (`FLAG_KEYS`) so
+resolved from what the script assigns and what is known of the remote
+environment (its `$HOME`, read once over the host), and the server command is
+found (sglang, vLLM, llama.cpp, TensorRT-LLM). A variable that cannot be
+known is left as written (`$FOO`) and the flag is marked unresolved: never
+expanded to empty, never guessed. Its flags are normalised into one table (`FLAG_KEYS`) so
 that configs of different servers can be shown and diffed side by side.
 
 The same table is built from what a running server says it uses (sglang's
-`server_args=ServerArgs(...)`, vLLM's `non-default args: {...}`), so the
+`server_args=ServerArgs(...)`, vLLM's `non-default args: {...}`, the model,
+slots, context, KV type and address llama.cpp's server prints as it starts), so the
 script can be checked against the effective values. And a config whose
 name or comments promise something its flags do not do ("ep8" in the name,
 expert parallelism 1 in the flags) gets a warning.
@@ -17,6 +21,7 @@ from __future__ import annotations
 import ast
 import re
 import shlex
+from collections import ChainMap
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
@@ -126,6 +131,7 @@ class LaunchConfig:
     comments: list[str]
     env: dict[str, str]
     warnings: list[str] = field(default_factory=list)
+    unresolved: dict[str, list[str]] = field(default_factory=dict)  # table key -> variables not known
 
     def table(self) -> list[tuple[str, str, object]]:
         """(key, label, value) rows in display order."""
@@ -134,7 +140,8 @@ class LaunchConfig:
     def to_json(self) -> dict:
         return {"name": self.name, "server": self.server, "argv": self.argv,
                 "flags": {key: self.flags.get(key) for key in KEYS},
-                "sources": dict(self.sources), "warnings": list(self.warnings)}
+                "sources": dict(self.sources), "warnings": list(self.warnings),
+                "unresolved": {key: list(names) for key, names in self.unresolved.items()}}
 
 
 class LaunchConfigError(ValueError):
@@ -153,15 +160,30 @@ def _is_assignment(command: str) -> bool:
     return bool(body) and all(re.match(r"^[A-Za-z_]\w*=", w) for w in body)
 
 
-def _expand(text: str, env: dict[str, str]) -> str:
+def _expand(text: str, env) -> str:
+    """Known variables replaced; an unknown one stays as written (`$FOO`), to be marked unresolved."""
     def repl(match: re.Match) -> str:
         name = match.group(1) or match.group(3)
         if name in env:
             return env[name]
         if match.group(2) is not None:
             return _expand(match.group(2), env)
-        return match.group(0) if name.isdigit() else ""
+        return match.group(0)
     return _VAR.sub(repl, text)
+
+
+def unresolved_names(value: object) -> list[str]:
+    """The variables still written in a value after expansion (script arguments `$1` aside)."""
+    if not isinstance(value, str):
+        return []
+    names = [m.group(1) or m.group(3) for m in _VAR.finditer(value)]
+    return [n for n in dict.fromkeys(names) if not n.isdigit()]
+
+
+def _tilde(value: object, home: str | None) -> object:
+    if home and isinstance(value, str) and (value == "~" or value.startswith("~/")):
+        return home + value[1:]
+    return value
 
 
 def logical_lines(text: str) -> tuple[list[str], list[str]]:
@@ -344,18 +366,24 @@ def _sglang_graphs(raw: dict[str, object]) -> tuple[object, str | None]:
     return None, None
 
 
-def parse_script(text: str, name: str = "") -> LaunchConfig:
-    """Understand a launch script's text; LaunchConfigError if no server command."""
+def parse_script(text: str, name: str = "", environ: dict[str, str] | None = None) -> LaunchConfig:
+    """Understand a launch script's text; LaunchConfigError if no server command.
+
+    `environ` is what is known of the environment the script runs in on its
+    host (`remote_env.remote_environ`: HOME, USER); what the script assigns
+    comes first. Anything else stays `$NAME` and is listed in `unresolved`.
+    """
     commands, comments = logical_lines(text)
     env: dict[str, str] = {}
+    known = ChainMap(env, dict(environ or {}))
     for command in commands:
         if _is_assignment(command):
             for word in _split(command):
                 match = re.match(r"^([A-Za-z_]\w*)=(.*)$", word, re.S)
                 if match:
-                    env[match.group(1)] = _expand(match.group(2), env)
+                    env[match.group(1)] = _expand(match.group(2), known)
             continue
-        words = _split(_expand(command, env))
+        words = _split(_expand(command, known))
         argv, inline_env = _command_words(words)
         found = _server_of(argv)
         if not found:
@@ -363,12 +391,24 @@ def parse_script(text: str, name: str = "") -> LaunchConfig:
         server, first_arg = found
         full_env = {**env, **inline_env}
         raw, positionals = _parse_args(argv[first_arg:])
+        home = known.get("HOME")
+        raw = {flag: _tilde(value, home) for flag, value in raw.items()}
+        positionals = [_tilde(p, home) for p in positionals]
         flags, sources = _normalise(server, raw, positionals, full_env)
+        unresolved = {key: names for key, value in flags.items() if (names := unresolved_names(value))}
         config = LaunchConfig(name=name, server=server, argv=argv, flags=flags, sources=sources,
-                              raw_flags=raw, comments=comments, env=full_env)
-        config.warnings = promise_warnings(config)
+                              raw_flags=raw, comments=comments, env=full_env, unresolved=unresolved)
+        config.warnings = promise_warnings(config) + unresolved_warnings(config)
         return config
     raise LaunchConfigError(f"{name or 'script'}: no sglang, vLLM, llama.cpp or TensorRT-LLM command found")
+
+
+def unresolved_warnings(config: LaunchConfig) -> list[str]:
+    """One line per flag whose value still holds a variable nobody could know."""
+    labels = dict(FLAG_KEYS)
+    return [f"{labels.get(key, key)}: {' '.join('$' + n for n in names)} unresolved "
+            f"(not set by the script, not known on the host); shown as written"
+            for key, names in config.unresolved.items()]
 
 
 # ------------------------------------------------------------------ promises
@@ -424,10 +464,11 @@ class Check:
     label: str
     script: object
     effective: object
+    unresolved: bool = False  # the script's value holds a variable that could not be known
 
     @property
     def mismatch(self) -> bool:
-        if self.script is None or self.effective is None:
+        if self.script is None or self.effective is None or self.unresolved:
             return False
         return _same(self.key, self.script, self.effective) is False
 
@@ -442,7 +483,9 @@ def _same(key: str, a: object, b: object) -> bool:
 
 
 def compare(script: LaunchConfig, effective: dict[str, object]) -> list[Check]:
-    return [Check(key, label, script.flags.get(key), effective.get(key)) for key, label in FLAG_KEYS]
+    unresolved = getattr(script, "unresolved", {}) or {}
+    return [Check(key, label, script.flags.get(key), effective.get(key), key in unresolved)
+            for key, label in FLAG_KEYS]
 
 
 # ------------------------------------------------------------------ effective args from logs
@@ -459,21 +502,120 @@ class EffectiveArgs:
 
 
 def effective_from_log(lines) -> EffectiveArgs | None:
-    """The first effective-args line in a server log, normalised into the table."""
-    for number, line in enumerate(lines, 1):
+    """The effective args a server log states, normalised into the table.
+
+    sglang and vLLM state them on one line; llama.cpp's server over several
+    lines as it starts, complete when it says where it listens (a log that
+    ends before that gives what it had said so far).
+    """
+    reader = EffectiveReader()
+    for line in lines:
+        found = reader.feed(line)
+        if found is not None:
+            return found
+    return reader.partial()
+
+
+class EffectiveReader:
+    """Fed a server log line by line (as a monitor follows it); `feed` returns the args once known."""
+
+    def __init__(self) -> None:
+        self.number = 0
+        self._llama: dict[str, object] = {}
+        self._llama_line: int | None = None
+
+    def feed(self, line: str) -> EffectiveArgs | None:
+        self.number += 1
         if "ServerArgs(" in line:
             match = _SGLANG_ARGS.search(line)
             if match:
                 raw = _call_kwargs(match.group(1))
                 if raw:
-                    return EffectiveArgs("sglang", number, raw, _effective_table("sglang", raw))
+                    return EffectiveArgs("sglang", self.number, raw, _effective_table("sglang", raw))
         if "non-default args" in line:
             match = _VLLM_ARGS.search(line)
             if match:
                 raw = _dict_literal(match.group(1))
                 if raw:
-                    return EffectiveArgs("vllm", number, raw, _effective_table("vllm", raw))
-    return None
+                    return EffectiveArgs("vllm", self.number, raw, _effective_table("vllm", raw))
+        if _LLAMA_HINT.search(line):
+            return self._feed_llama(line)
+        return None
+
+    def _feed_llama(self, line: str) -> EffectiveArgs | None:
+        raw = self._llama
+        for name, pattern in _LLAMA_FACTS:
+            match = pattern.search(line)
+            if match:
+                if self._llama_line is None:
+                    self._llama_line = self.number
+                groups = [g for g in match.groups() if g is not None]
+                if name == "listen":
+                    raw["host"], raw["port"] = groups[0].strip("[]"), int(groups[1])
+                else:
+                    raw.setdefault(name, groups[0])
+        if raw.get("model") is not None or raw.get("n_slots") is not None:
+            if _LLAMA_LISTENING.search(line):
+                return self.partial()
+        return None
+
+    def partial(self) -> EffectiveArgs | None:
+        """What a llama.cpp log has said so far, or None when it said nothing."""
+        if not self._llama or self._llama_line is None:
+            return None
+        raw = dict(self._llama)
+        return EffectiveArgs("llama.cpp", self._llama_line, raw, _llama_table(raw))
+
+
+# What llama.cpp's server prints while it starts: the terse default of recent
+# builds ("load_model: initializing, n_slots = 4, n_ctx_slot = 1024, kv_unified
+# = 'false'", "listening on http://127.0.0.1:8080") and the fuller lines of
+# older builds or -v ("llama_context: n_ctx = 4096", "flash_attn = enabled",
+# "K (q8_0)", "HTTP server is listening, hostname: H, port: P"; before the
+# context code was renamed, "llama_new_context_with_model: n_ctx = 4096").
+_LLAMA_HINT = re.compile(r"load_model|llama_context|llama_new_context|llama_kv_cache|listening|n_slots|main:")
+_LLAMA_CTX = r"(?:llama_context|llama_new_context_with_model):\s+"  # the newer and the older name
+_LLAMA_FACTS: tuple[tuple[str, re.Pattern], ...] = (
+    ("model", re.compile(r"load_model: loading model '(.+)'")),
+    ("n_slots", re.compile(r"\bn_slots\s*=\s*(\d+)")),
+    ("n_ctx_slot", re.compile(r"\bn_ctx_slot\s*=\s*(\d+)")),
+    ("kv_unified", re.compile(r"\bkv_unified\s*=\s*'?(\w+)'?")),
+    ("n_seq_max", re.compile(_LLAMA_CTX + r"n_seq_max\s*=\s*(\d+)")),
+    ("n_ctx", re.compile(_LLAMA_CTX + r"n_ctx\s*=\s*(\d+)")),
+    ("flash_attn", re.compile(_LLAMA_CTX + r"flash_attn\s*=\s*(\w+)")),
+    ("type_k", re.compile(r"(?:llama_kv_cache\w*|llama_new_context_with_model):.*?"
+                          r"(?:\bK \((\w+)\)|type_k = '(\w+)')")),
+    ("listen", re.compile(r"listening on https?://(\[[^\]]+\]|[^\s:/]+):(\d+)"
+                          r"|listening, hostname: (\S+), port: (\d+)")),
+)
+_LLAMA_LISTENING = re.compile(r"listening on https?://")
+
+
+def _llama_table(raw: dict[str, object]) -> dict[str, object]:
+    table = _empty()
+    table["model"] = raw.get("model")
+    slots = _int_or_none(raw.get("n_seq_max")) or _int_or_none(raw.get("n_slots"))
+    table["max_running"] = slots
+    ctx = _int_or_none(raw.get("n_ctx"))
+    per_slot = _int_or_none(raw.get("n_ctx_slot"))
+    if ctx is None and per_slot is not None:
+        unified = str(raw.get("kv_unified", "")).lower() in ("true", "1")
+        ctx = per_slot if unified or not slots else per_slot * slots
+    table["context_length"] = ctx
+    flash = str(raw.get("flash_attn") or "").lower()
+    if flash:
+        table["attention_backend"] = "flash-attn" if flash in ("enabled", "1", "true", "on") else "off"
+    table["kv_dtype"] = raw.get("type_k")
+    table["host"] = raw.get("host")
+    table["port"] = raw.get("port")
+    return table
+
+
+def _int_or_none(value: object) -> int | None:
+    try:
+        return int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
 
 
 def _call_kwargs(body: str) -> dict[str, object]:

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass
 
 from profiles.profile import Profile
 
+from .gpus.errors import NOT_FOUND
 from .hosts import HostError, host_for, ssh_target
 
 
@@ -50,7 +51,7 @@ async def check(profile: Profile) -> CheckResult:
                 first = (listing.stderr or listing.stdout).strip().splitlines()
                 result.gpu_note = first[0] if first else f"nvidia-smi exited {listing.returncode}"
         else:
-            result.gpu_note = "nvidia-smi not found on PATH"
+            result.gpu_note = NOT_FOUND
     except HostError as exc:
         result.error_kind = exc.kind
         result.error = str(exc)

@@ -101,10 +101,10 @@ def configs_section(configs: list[dict[str, Any]], source: str) -> str:
         flags = c.get("flags") or {}
         if flags:
             out.append("")
-            out.append(table(["flag", "effective value"],
+            out.append(table(["flag", "script value"],
                              [[cell(k), cell(_flag_value(v))] for k, v in flags.items()]))
         else:
-            out.append("\nNo effective flags recorded.")
+            out.append("\nNo script flags recorded.")
         out.append("")
     return "\n".join(out).rstrip()
 

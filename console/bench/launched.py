@@ -28,12 +28,17 @@ def launch_summary(record: records.LaunchRecord | None) -> dict | None:
 
 
 def death_details(profile: str, launch_id: str | None, since: float) -> dict:
-    """What gpudeck knows about the death: the pid that exited and the crash record, when any."""
+    """What gpudeck knows about the death: the pid that exited and the crash record, when any.
+
+    The pid is given only when its record says the process ended: a record
+    still marked live says nothing either way (over SSH a lost link looks
+    like a death; console.bench.linkcheck asks the host itself).
+    """
     out: dict = {"pid": None, "exit_status": None, "crash_record": None}
     if launch_id:
         for record in records.load_all(profile):
             if record.id == launch_id:
-                out["pid"] = record.pid
+                out["pid"] = record.pid if not record.live or record.exit_status is not None else None
                 out["exit_status"] = record.exit_status
                 if record.crash_record:
                     out["crash_record"] = record.crash_record

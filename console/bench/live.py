@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-FINAL = ("ok", "partial", "failed", "skipped")
+FINAL = ("ok", "partial", "failed", "skipped", "interrupted")
 
 
 @dataclass
@@ -32,7 +32,7 @@ class LevelView:
     def progress(self) -> float | None:
         if not self.num_prompts:
             return None
-        if self.status in ("ok", "partial", "failed"):
+        if self.status in ("ok", "partial", "failed", "interrupted"):
             return 1.0 if not (self.summary or {}).get("not_sent") else self.done / self.num_prompts
         return min(1.0, self.done / self.num_prompts)
 
@@ -53,6 +53,10 @@ class LevelView:
         s = self.summary or {}
         if s.get("server_died"):
             return f"server died: {s['server_died']['message']}"
+        if s.get("link_lost") and s.get("status") == "interrupted":
+            return f"interrupted (link lost): {s['link_lost'].get('message') or 'SSH link lost'}"
+        if (s.get("interrupted_attempt") or {}).get("link_lost"):
+            return f"rerun after the link returned ({s['interrupted_attempt']['link_lost'].get('message')})"
         if s.get("skipped_because"):
             return f"skipped: {s['skipped_because']}"
         if s.get("errors"):

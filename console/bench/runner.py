@@ -129,8 +129,9 @@ class Sweep:
     """One run of the whole sweep; `stop()` ends it early and keeps what was measured."""
 
     def __init__(self, config: BenchConfig, emit: events.Emit = events.discard,
-                 store: RunStore | None = None):
+                 store: RunStore | None = None, link=None):
         self.config = config
+        self.link = link  # a linkcheck.LinkCheck when the URL is an SSH tunnel's end
         self.emit = emit
         self.store = store
         self.stop_requested = asyncio.Event()
@@ -174,6 +175,10 @@ class Sweep:
                     level = skipped_level(c, n, halted or "stopped by the operator")
                 else:
                     level = await self._level(i, c, n, model, tokenizer if has_tokenizer else None, scraper)
+                    if self.link is not None:  # a lost SSH link is not a dead server (see linkcheck)
+                        level = await self.link.settle(level, self.doc.get("server_launch"), lambda i=i, c=c, n=n: (
+                            self._level(i, c, n, model, tokenizer if has_tokenizer else None, scraper)))
+                        halted = level.get("halt") or halted
                     if level["status"] == "failed" and not cfg.keep_going:
                         halted = f"level {c} failed"
                     if level.get("stopped"):

@@ -139,7 +139,12 @@ async def _sweep(config, args) -> int:
 
     emit = events.line_writer(sys.stdout) if args.events else events.discard
     store = RunStore(config.profile)
-    sweep = Sweep(config, emit=emit, store=store)
+    link = None
+    if config.tunnelled:  # through an SSH tunnel: tell a lost link from a dead server
+        from console.bench.linkcheck import for_sweep
+
+        link = await for_sweep(config.url, config.profile, config.server_port)
+    sweep = Sweep(config, emit=emit, store=store, link=link)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, sweep.stop)
@@ -153,6 +158,9 @@ async def _sweep(config, args) -> int:
         emit(events.make("run-end", status="error", exit_code=1, path=str(store.path)))
         sys.stderr.write(f"gpudeck: bench stopped: {type(exc).__name__}: {exc}\n")
         return 1
+    finally:
+        if link is not None:
+            await link.close()
     code = exit_code(doc)
     emit(events.make("run-end", status=doc["status"], exit_code=code, path=doc.get("path")))
     if args.out:
@@ -193,6 +201,8 @@ def format_table(doc: dict) -> str:
         died = lv.get("server_died")
         if died:
             lines.append(f"       server died: {died['message']}")
+        elif lv.get("link_lost") and lv["status"] == "interrupted":
+            lines.append(f"       interrupted (link lost): {lv['link_lost'].get('message')}")
         elif lv["errors"]:
             lines.append(f"       errors: {'; '.join(lv['errors'])}")
         if lv.get("skipped_because"):

@@ -31,6 +31,22 @@ _RULES: list[tuple[str, re.Pattern]] = [
 ]
 
 
+NOT_FOUND = "nvidia-smi not found on PATH"  # the words `profiles check` and the GPUs tab share
+# what a shell prints when the command is not there: "sh: 2: eval: nvidia-smi: not found",
+# "bash: nvidia-smi: command not found", "zsh: command not found: nvidia-smi"
+_SHELL_NOT_FOUND = re.compile(r"nvidia-smi: (?:command )?not found|command not found: \S*nvidia-smi"
+                              r"|nvidia-smi: No such file or directory", re.I)
+
+
+def not_found_message(host: str) -> str:
+    return f"{NOT_FOUND} of {host}"
+
+
+def smi_missing(returncode: int | None, stderr_lines: Sequence[str]) -> bool:
+    """True when nvidia-smi itself is absent (exit 127 or a shell's not-found line), not failing."""
+    return returncode == 127 or any(_SHELL_NOT_FOUND.search(line) for line in stderr_lines)
+
+
 @dataclass
 class ErrorMatch:
     state: str

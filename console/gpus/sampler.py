@@ -19,13 +19,14 @@ from console.hosts import Host, HostError, LocalHost
 
 from . import fields as F
 from . import values
-from .errors import recognise
+from .errors import not_found_message, recognise, smi_missing
 from .flags import STALE_SAMPLES, FlagTracker
-from .model import GPU, OK, UNPARSED, UNREACHABLE, GPUProcess, Snapshot, known
+from .model import GPU, NO_DRIVER, OK, UNPARSED, UNREACHABLE, GPUProcess, Snapshot, known
 from .parse_csv import SEP, BadLine, parse_app_line, parse_gpu_line
 
 BACKOFF_START_S = 0.5
 BACKOFF_MAX_S = 30.0
+MISSING_RETRY_S = 300.0  # no nvidia-smi on the host: someone has to install it; look again rarely
 
 
 def backoff_delay(failures: int) -> float:
@@ -59,6 +60,8 @@ class Sampler:
         self._apps_wakeup = asyncio.Event()
         self._stopping = False
         self.last: Snapshot | None = None
+        self.missing_retry_s = MISSING_RETRY_S
+        self.next_retry_s: float | None = None  # the wait before the stream is started again
 
     # ------------------------------------------------------------ public
 
@@ -158,6 +161,14 @@ class Sampler:
                 continue
             failures = 0 if got_sample else failures + 1
             error = recognise(tail)
+            if not got_sample and smi_missing(stream.returncode if stream is not None else None, tail):
+                message = not_found_message(self.host.name) if self.smi == ["nvidia-smi"] \
+                    else f"{self.smi[0]} not found on {self.host.name}"
+                self.next_retry_s = self.missing_retry_s
+                yield self._missing(message)
+                await asyncio.sleep(self.missing_retry_s)
+                continue
+            self.next_retry_s = backoff_delay(max(1, failures))
             if error:
                 yield self._down(error.state, error.message, max(1, failures), replace_rows=True)
             else:
@@ -196,6 +207,15 @@ class Sampler:
             self.last = None
         return Snapshot(state=state, message=reason, taken_at=None, host=self.host.name,
                         source=self.source, sample_stale=True, stale_reason=reason + retry,
+                        simulated=self.simulated)
+
+    def _missing(self, message: str) -> Snapshot:
+        """No nvidia-smi on the host: say so in plain words, with when it is looked for again."""
+        self.last = None
+        minutes = self.missing_retry_s / 60
+        when = f"{minutes:g} min" if minutes >= 1 else f"{self.missing_retry_s:g} s"
+        return Snapshot(state=NO_DRIVER, message=message, taken_at=None, host=self.host.name,
+                        source=self.source, sample_stale=True, stale_reason=f"{message}; checking again in {when}",
                         simulated=self.simulated)
 
     # ------------------------------------------------------------ compute apps

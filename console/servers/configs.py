@@ -77,16 +77,19 @@ async def read_config(session: HostSession, script: str) -> ServerConfig:
         config.error = result.stderr.strip() or f"cannot read {script}"
         return config
     config.text = result.stdout
-    parse_flags(config)
+    from ..remote_env import remote_environ
+
+    parse_flags(config, await remote_environ(session.host))
     return config
 
 
-def parse_flags(config: ServerConfig) -> None:
+def parse_flags(config: ServerConfig, environ: dict[str, str] | None = None) -> None:
     """Fill flags and promise warnings from the script text (console.launchconfig parses)."""
     from .. import launchconfig
 
     try:
-        parsed = launchconfig.parse_script(config.text or "", name=posixpath.basename(config.script))
+        parsed = launchconfig.parse_script(config.text or "", name=posixpath.basename(config.script),
+                                           environ=environ)
     except launchconfig.LaunchConfigError as exc:
         config.error = str(exc)
         return

@@ -43,6 +43,7 @@ class ServerMonitor:
         self.tail = LogTail(session.host, record.log, 0) if record.log else None
         self.crash_doc: dict | None = None
         self.effective: dict | None = None  # flags the server says it runs with (from its log)
+        self._effective_reader = None
         self.seen: deque[str] = deque(maxlen=20000)  # the latest lines, for a view opened later
         self.hang_after_s = hang_after_s
         self._last_line_at = time.monotonic()
@@ -89,7 +90,7 @@ class ServerMonitor:
                 self.seen.append(line)
                 self._last_line_at = time.monotonic()
                 self.triage.feed(line)
-                if self.effective is None and ("ServerArgs(" in line or "non-default args" in line):
+                if self.effective is None:
                     self._read_effective(line)
         finally:
             flusher.cancel()
@@ -97,9 +98,11 @@ class ServerMonitor:
                 self.on_lines(pending[:])
 
     def _read_effective(self, line: str) -> None:
-        from ..launchconfig import effective_from_log
+        from ..launchconfig import EffectiveReader
 
-        found = effective_from_log([line])
+        if self._effective_reader is None:
+            self._effective_reader = EffectiveReader()
+        found = self._effective_reader.feed(line)  # llama.cpp states its settings over several lines
         if found is not None:
             self.effective = found.flags
             # kept with the launch, so a restarted console still shows them
