@@ -273,7 +273,7 @@ async def _kill_escaped(session, record, as_json: bool) -> int:
 
 async def _status(args) -> int:
     from ..runtime.settle import settle_launches
-    from ..servers import records
+    from ..servers import lifecycle, records
 
     async def body(session):
         await settle_launches(session)  # a crashed launch gets its record (once, whoever sees it first)
