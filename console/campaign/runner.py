@@ -16,6 +16,7 @@ import sys
 import time
 from typing import Callable
 
+from profiles.atomic import private_dirs
 from profiles.profile import Profile
 
 from ..hosts import HostError
@@ -283,7 +284,7 @@ class CampaignRunner:
             return base
         text = derive(base.text or "", cell.flags)
         local = self.state.dir / "scripts" / f"{cell.name}.sh"
-        local.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dirs(local.parent)
         local.write_text(text)
         remote = posixpath.join(posixpath.dirname(base.script), f".gpudeck-{self.state.id}-{lifecycle.safe_stem(cell.name)}.sh")
         wrote = await self.session.host.run(["sh", "-c", 'cat > "$1" && chmod 755 "$1"', "sh", remote],

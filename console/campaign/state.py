@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from profiles import paths
-from profiles.atomic import write_atomic
+from profiles.atomic import private_dirs, write_atomic
 
 # A cell moves queued -> launching -> waiting -> sweeping -> stopping -> done;
 # it ends instead as start-failed, crashed, interrupted or skipped.
@@ -94,7 +94,7 @@ def new_id(profile: str, now: float | None = None) -> str:
     """campaign-YYYYmmdd-HHMMSS, with a suffix when that directory exists (made with O_EXCL semantics)."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now or time.time()))
     base = campaigns_dir(profile)
-    base.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dirs(base)
     for n in range(1000):
         cid = f"campaign-{stamp}" + (f"-{n}" if n else "")
         try:
@@ -172,7 +172,7 @@ class LockHeld(Exception):
 
 def acquire_lock(profile: str, campaign_id: str, pid: int | None = None) -> None:
     path = campaigns_dir(profile) / "lock.json"
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dirs(path.parent)
     doc = {"campaign": campaign_id, "pid": pid or os.getpid(), "host": socket.gethostname(), "since": time.time()}
     for _ in range(2):
         try:

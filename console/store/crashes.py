@@ -105,8 +105,10 @@ def write_crash(profile: str, launch, verdict, sweep: str | None = None) -> Cras
         line=verdict.line, summary=verdict.summary or "", excerpt=tuple(verdict.excerpt or ()),
         exit_status=launch.exit_status, flags=dict(launch.flags or {}), server=verdict.server, log=launch.log,
         sweep=sweep, started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(launch.started_at)))
+    from profiles.atomic import private_dirs
+
     folder = crashes_dir(profile)
-    folder.mkdir(parents=True, exist_ok=True)
+    private_dirs(folder)   # 0700: crash excerpts can hold prompts and secrets
     target = folder / f"{crash.id}.json"
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".crash-", suffix=".tmp")
     try:
