@@ -8,7 +8,9 @@ import pytest
 from tests.realparts import SSHD, LlamaServer, make_sshd, start_llama_server
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+# The real corpus (nvidia-smi texts, server logs) and model configs the tests read: a copy
+# of ../shared's, with its INDEX.tsv of sources, so a clone without ../shared passes too.
+SHARED = ROOT / "tests" / "fixtures" / "shared"
 
 
 @pytest.fixture(autouse=True)
@@ -57,5 +59,6 @@ def llama_server(tmp_path_factory) -> LlamaServer:
 @pytest.fixture
 def shared_dir() -> Path:
     if not SHARED.is_dir():
-        pytest.fail(f"{SHARED} is missing: the tests need ../shared beside the checkout", pytrace=False)
+        pytest.fail(f"{SHARED} is missing: it is part of the checkout (a copy of ../shared's corpus "
+                    "and model configs)", pytrace=False)
     return SHARED

@@ -19,7 +19,7 @@ from console import roofline  # noqa: E402
 from tests.test_roofline_params import PUBLISHED as SHARED  # noqa: E402
 from tests.test_roofline_real_configs import FIXTURES, PUBLISHED, REFUSED  # noqa: E402
 
-SHARED_DIR = ROOT.parent / "shared" / "model-configs"
+SHARED_DIR = ROOT / "tests" / "fixtures" / "shared" / "model-configs"
 
 
 def _active(facts, convention: str) -> float:
