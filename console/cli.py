@@ -30,10 +30,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Commands that hand the terminal to the Textual app: it draws through its own driver.
+_OWN_TERMINAL = {None, "tui", "demo"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; bad usage exits 2, any failure 1, always with one line on stderr."""
+    from .safe_text import CleanWriter
+
+    saved = sys.stdout, sys.stderr
+    # every human-readable line passes the one text boundary (JSON is plain ASCII and passes unchanged)
+    sys.stdout, sys.stderr = CleanWriter(sys.stdout), CleanWriter(sys.stderr)
+    try:
+        return _run(argv, saved)
+    except OSError as exc:
+        # an unwritable home, a read-only data dir, a full disk: say which file and why
+        sys.stderr.write(f"gpudeck: {_os_error(exc)}\n")
+        return 1
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _os_error(exc: OSError) -> str:
+    why = exc.strerror or str(exc)
+    return f"{exc.filename}: {why}" if exc.filename else why
+
+
+def _run(argv: list[str] | None, raw_streams: tuple) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "func", None)
+    if args.command in _OWN_TERMINAL:
+        sys.stdout, sys.stderr = raw_streams
     if handler is None:
         from .commands.tui import open_tui
 
