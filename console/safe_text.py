@@ -92,6 +92,28 @@ def append_safe(target: Any, text: Any, style: str = "") -> Any:
     return target
 
 
+# One character for one: a rich Text keeps its style spans when only characters are swapped.
+_SAME_LENGTH = {code: ("\ufffd" if len(repl) > 1 else repl) for code, repl in _ONE_LINE.items()}
+
+
+def safe_cell(value: Any) -> Any:
+    """A table cell made safe: a str becomes a literal Text (a DataTable reads a str as markup);
+    a Text with control characters gets them swapped one for one, its styles kept; anything else
+    (a number, another renderable) is left alone."""
+    from rich.text import Text
+
+    if isinstance(value, str):
+        return Text(clean_line(value))
+    if isinstance(value, Text):
+        plain = value.plain
+        if is_clean(plain, newlines=False):
+            return value
+        copy = value.copy()
+        copy.plain = plain.translate(_SAME_LENGTH)
+        return copy
+    return value
+
+
 class CleanWriter:
     """A text stream that cleans everything written through it (the CLI's stdout and stderr).
 

@@ -18,6 +18,7 @@ from console.bench.endpoint import list_models, loopback_port, running_server_ur
 from console.bench.process import SweepProcess, sweep_argv
 from console.bench.live import SweepView, view_from_run
 from console.bench.results import compare_runs, list_runs, load_run
+from console.safe_text import safe_text
 from profiles.atomic import StateFileError
 from widgets.bench_chart import BenchChart
 from widgets.bench_compare import BenchCompareTable
@@ -234,7 +235,7 @@ class BenchPane(Pane):
     _status_note = ""
 
     def _error(self, text: str) -> None:
-        self.query_one("#bp-error", Static).update(text)
+        self.query_one("#bp-error", Static).update(safe_text(text, newlines=True))  # server and host errors
 
     def _redraw_if_dirty(self) -> None:
         if self._dirty:
@@ -243,10 +244,10 @@ class BenchPane(Pane):
     def _redraw(self) -> None:
         self._dirty = False
         v = self.view
-        self.query_one("#bp-head", Static).update(self._headline(v))
+        self.query_one("#bp-head", Static).update(safe_text(self._headline(v)))
         self.query_one(BenchChart).show(v.series, v.boundaries, self.overlay, label=v.run_id or "this run")
         self.query_one(BenchLevelTable).show(v.levels)
-        self.query_one("#bp-status", Static).update(self._status(v))
+        self.query_one("#bp-status", Static).update(safe_text(self._status(v)))
         self.set_summary(v.summary_text())
 
     @staticmethod

@@ -8,6 +8,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from console.safe_text import safe_text
+
 
 class PickRun(ModalScreen[str | None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "cancel")]
@@ -24,8 +26,8 @@ class PickRun(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static("[b]Compare with which run?[/b]")
-            yield OptionList(*[Option(f"{r['run_id']}  {r.get('status') or '?':<7} {r.get('url')}  levels "
-                                      f"{','.join(map(str, r.get('levels') or []))}", id=r["path"])
+            yield OptionList(*[Option(safe_text(f"{r['run_id']}  {r.get('status') or '?':<7} {r.get('url')}  levels "
+                                                f"{','.join(map(str, r.get('levels') or []))}"), id=r["path"])
                                for r in self.runs])
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

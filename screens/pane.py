@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.message import Message
 
 from console.session import HostSession
+from console.safe_text import clean, clean_line
 
 
 class Pane(Vertical):
@@ -43,6 +44,11 @@ class Pane(Vertical):
             if widget.focusable and widget.display and not isinstance(widget, Input):
                 widget.focus()
                 return
+
+    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        """A toast with literal text (config names, host errors, task text): never markup, no control bytes."""
+        self.app.notify(clean(message), title=clean_line(title), severity=severity, timeout=timeout, markup=False)
 
     def set_summary(self, text: str) -> None:
         self.post_message(self.Summary(self, text))

@@ -9,16 +9,19 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
+from rich.text import Text
 from textual.widgets import DataTable, Input, Static
 
 from console.fmt import duration
 from console.hosts import HostError
+from console.safe_text import safe_text
 from console.servers import configs as cfgs
 from console.servers import crashes, lifecycle, records
 from console.servers.monitor import ServerMonitor
 from console.servers.records import LaunchRecord
 from console.session import HostSession
 from widgets.log_view import LogView
+from widgets.safe_table import SafeDataTable
 
 from .confirm import Confirm
 from .pane import Pane
@@ -87,10 +90,10 @@ class ServerPane(Pane):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top"):
-            yield DataTable(id="configs", cursor_type="row", zebra_stripes=False)
+            yield SafeDataTable(id="configs", cursor_type="row", zebra_stripes=False)
             with Vertical(id="flags-box"):
                 yield Static("", id="promise")
-                yield DataTable(id="flags", cursor_type="none")
+                yield SafeDataTable(id="flags", cursor_type="none")
         yield Static("", id="crash")
         yield Static("log  (select a config)", id="loghead")
         yield LogView(id="log")
@@ -120,7 +123,7 @@ class ServerPane(Pane):
         session = self.session
         if session is None:
             return
-        self.query_one("#loghead", Static).update(f"loading configs from {session.name} …")
+        self.query_one("#loghead", Static).update(safe_text(f"loading configs from {session.name} …"))
         try:
             await lifecycle.reattach(session)
             self.configs = await cfgs.discover(session)
@@ -128,7 +131,7 @@ class ServerPane(Pane):
 
             running = await inference_processes(session.host)
         except HostError as exc:
-            self.query_one("#loghead", Static).update(f"[red]✖ {exc}[/red]")
+            self.query_one("#loghead", Static).update(safe_text(f"✖ {exc}", style="red"))
             self.set_summary("?")
             return
         if session is not self.session:
@@ -149,8 +152,8 @@ class ServerPane(Pane):
         if self.configs and self.selected is None:
             self._select(self.configs[0].name)
         elif not self.configs:
-            self.query_one("#loghead", Static).update(
-                f"{session.name}: no launch configs — set [server] scripts_dir or configs in its profile")
+            self.query_one("#loghead", Static).update(safe_text(
+                f"{session.name}: no launch configs — set [server] scripts_dir or configs in its profile"))
 
     def _draw_configs(self) -> None:
         table = self.query_one("#configs", DataTable)
@@ -164,9 +167,9 @@ class ServerPane(Pane):
                 since = duration(now - record.started_at) if record.live else time.strftime(
                     "%H:%M", time.localtime(record.stopped_at or record.started_at))
             warn = " ⚠" if config.warnings else ""
-            table.add_row(config.name + warn, f"[{style}]{badge}[/]", since, key=config.name)
+            table.add_row(config.name + warn, Text(badge, style=style), since, key=config.name)
         for proc in self.unmanaged:
-            table.add_row(f"pid {proc.pid} (not ours)", "[yellow]● running[/]", duration(proc.elapsed_s),
+            table.add_row(f"pid {proc.pid} (not ours)", Text("● running", style="yellow"), duration(proc.elapsed_s),
                           key=f"pid:{proc.pid}")
         names = [c.name for c in self.configs]
         if self.selected in names:  # a redraw keeps the operator's place
@@ -193,8 +196,11 @@ class ServerPane(Pane):
         sweep = f" · during {doc['sweep']}" if doc.get("sweep") else ""
         line = f" · line {doc['line']}" if doc.get("line") else ""
         status = f" · exit {doc['exit_status']}" if doc.get("exit_status") is not None else ""
-        banner.update(f"[b]✖ crashed {doc.get('time', '')[11:19]} · {doc.get('class')}{line}{status} · "
-                      f"{doc.get('config')}{sweep}[/b]\n  {doc.get('summary', '')}        j jump")
+        # a crash record holds log text and names from the host: literal, one line each
+        banner.update(Text.assemble(
+            safe_text(f"✖ crashed {str(doc.get('time', ''))[11:19]} · {doc.get('class')}{line}{status} · "
+                      f"{doc.get('config')}{sweep}", style="bold"),
+            "\n  ", safe_text(doc.get("summary", "")), "        j jump"))
         banner.add_class("shown")
 
     @on(DataTable.RowHighlighted, "#configs")
@@ -216,7 +222,7 @@ class ServerPane(Pane):
         log.reset()
         self.shown_record = record.id if record else None
         if record is None:
-            self.query_one("#loghead", Static).update(f"log  {name}: never launched  ·  l launch")
+            self.query_one("#loghead", Static).update(safe_text(f"log  {name}: never launched  ·  l launch"))
             return
         self._update_loghead()
         if record.id in self.monitors:
@@ -230,10 +236,10 @@ class ServerPane(Pane):
         if record is None:
             return
         log = self.query_one(LogView)
-        follow = "[green]●[/]" if log.follow else "○"
+        follow = Text("●", style="green") if log.follow else "○"
         flt = f"'{log.filter}'" if log.filter else "off"
-        self.query_one("#loghead", Static).update(
-            f"log  {record.log or '(unknown path)'}   follow {follow}   filter {flt}")
+        self.query_one("#loghead", Static).update(Text.assemble(
+            safe_text(f"log  {record.log or '(unknown path)'}   follow "), follow, safe_text(f"   filter {flt}")))
 
     @work(group="oldlog", exclusive=True)
     async def _show_old_log(self, record: LaunchRecord) -> None:
@@ -264,7 +270,8 @@ class ServerPane(Pane):
         if config is None:
             promise.update("")
             return
-        promise.update("\n".join(f"⚠ {w}" for w in config.warnings) or (f"✖ {config.error}" if config.error else ""))
+        promise.update(safe_text("\n".join(f"⚠ {w}" for w in config.warnings)
+                                 or (f"✖ {config.error}" if config.error else ""), newlines=True))
         for row in flag_rows(config.parsed, self._effective_flags(config.name)):
             table.add_row(*row)
 
@@ -408,7 +415,7 @@ class ServerPane(Pane):
         table.clear()
         for row in diff_rows(config.parsed, other.parsed):
             table.add_row(*row)
-        self.query_one("#promise", Static).update(f"diff: {config.name}  vs  {other.name}   (d: next config)")
+        self.query_one("#promise", Static).update(safe_text(f"diff: {config.name}  vs  {other.name}   (d: next config)"))
 
     def action_follow(self) -> None:
         log = self.query_one(LogView)
