@@ -218,7 +218,8 @@ class TasksPane(Pane):
 
     def _open_editor(self, value: str, placeholder: str) -> None:
         editor = self.query_one("#editor", Input)
-        editor.value = value
+        # an Input draws its value raw: a task's control characters come in made visible (and are saved so)
+        editor.value = clean_line(value)
         editor.placeholder = placeholder
         editor.add_class("shown")
         editor.focus()

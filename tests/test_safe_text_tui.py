@@ -20,6 +20,7 @@ from profiles.task_model import Task
 from profiles.task_suggestion import Suggestion
 from tests.hostile_text import HOSTILE, LINE, MARK, unsafe_chars
 from widgets.bench_compare import BenchCompareTable
+from widgets.bench_form import BenchForm
 from widgets.bench_table import BenchLevelTable
 from widgets.gpu_fleet import FleetTable
 from widgets.gpu_processes import GPUProcessTable
@@ -69,6 +70,7 @@ class Gallery(App):
         yield Static(id="detail")
         yield SafeDataTable(id="flags")
         yield LogView(id="log")
+        yield BenchForm(id="form")
 
 
 async def test_every_widget_draws_hostile_text_literally():
@@ -106,6 +108,9 @@ async def test_every_widget_draws_hostile_text_literally():
         for row in diff_rows({key: f"{MARK}{HOSTILE[0]}"}, {key: f"{MARK}{HOSTILE[6]}"}):
             flags.add_row(*row)
         app.query_one(LogView).add_lines([f"{MARK} {t}" for t in HOSTILE])
+        form = app.query_one(BenchForm)
+        form.set_url(f"http://{MARK}{HOSTILE[0]}")
+        form.set_models([f"{MARK} {HOSTILE[1]}", "m2"])  # model ids a server listed
         await pilot.pause()
         text = assert_harmless(app, expect_marks=len(HOSTILE))
         assert "[bold red]x.sh" in text  # markup in the data shows as text
@@ -172,6 +177,11 @@ async def test_panes_toasts_and_dialogs_draw_hostile_text_literally(tmp_path):
         assert await _until(pilot, lambda: tasks.board is not None and len(tasks.board.tasks) == len(HOSTILE))
         await pilot.pause(0.3)
         assert_harmless(app, expect_marks=len(HOSTILE))
+        await pilot.press("e")  # the editor opens on the task's text: an Input draws its value raw
+        assert await _until(pilot, lambda: tasks.query_one("#editor").has_class("shown"))
+        await pilot.pause(0.2)
+        assert_harmless(app, expect_marks=len(HOSTILE))
+        await pilot.press("escape")
 
         await pilot.press("3")
         bench = app.panes["bench"]
