@@ -105,4 +105,4 @@ def table(snap: Snapshot, now: float) -> str:
         tail.append(clean_line(snap.message))
     if tail:
         lines += ["", " · ".join(tail)]
-    return "\n".join(lines)
+    return "\n".join(clean_line(line) for line in lines)  # every field came from outside
