@@ -173,6 +173,19 @@ def test_fuzz_triage(tmp_path):
     fuzz("triage", mutated(_samples(FIXTURES / "logs")), run)
 
 
+def _smi_csv() -> st.SearchStrategy[bytes]:
+    """CSV rows of gpudeck's query shape (and a header now and then) with any value in any field."""
+    field = st.one_of(st.sampled_from(["0", "1", "99", "-1", "1e309", "nan", "inf", "[N/A]", "[Not Supported]",
+                                       "P0", "0x0000000000000004", "NVIDIA H100 80GB HBM3", "18544 MiB", "64 %",
+                                       "GPU-cc000000-0000-4000-8000-000000000000", "00000000:31:00.0", ""]),
+                      st.integers(-(1 << 66), 1 << 66).map(str), st.floats().map(str), st.text(max_size=8),
+                      st.sampled_from(HOSTILE))
+    row = st.lists(field, min_size=1, max_size=18).map(", ".join)
+    header = st.just("index, name, pci.bus_id, utilization.gpu [%], memory.used [MiB], memory.total [MiB], "
+                     "temperature.gpu, power.draw [W], power.limit [W], pstate")
+    return st.lists(row | header, max_size=12).map(lambda rows: "\n".join(rows).encode("utf-8", "surrogateescape"))
+
+
 def test_fuzz_gpus_parse(tmp_path):
     import time
 
@@ -192,7 +205,7 @@ def test_fuzz_gpus_parse(tmp_path):
         assert code in (0, 1), cli_shown
         return shown + cli_shown
 
-    fuzz("gpus --parse", mutated(_samples(FIXTURES / "nvidia-smi")), run)
+    fuzz("gpus --parse", mutated(_samples(FIXTURES / "nvidia-smi")) | _smi_csv(), run)
 
 
 def _task_toml_samples() -> list[bytes]:
