@@ -28,8 +28,13 @@ gd profiles list
 gd tasks list
 gd tasks add "second task"
 gd report --offline
-echo "== full"
+echo "== data-ro"
 mount -o remount,rw "$H" || exit 92
+mount --bind "$H/data" "$H/data" && mount -o remount,bind,ro "$H/data" || exit 93
+gd tasks list
+gd tasks add "second task"
+umount "$H/data" || exit 94
+echo "== full"
 dd if=/dev/zero of="$H/fill" bs=4k 2>/dev/null
 gd tasks add "third task"
 gd report --offline
@@ -66,12 +71,15 @@ def test_read_only_and_full_home_give_one_line_errors(tmp_path):
     assert "first task" in ro[2] and ro[3] == "rc=0", ro
     # writing fails with exit 1
     assert ro[4:] == ["rc=1", "rc=1"], ro
+    # only the data dir read-only: the board still reads, a write fails
+    data_ro = parts["data-ro"]
+    assert "first task" in data_ro[0] and data_ro[1:] == ["rc=0", "rc=1"], data_ro
     assert parts["full"] == ["rc=1", "rc=1"], parts["full"]
     errors = parts["stderr"]
     # one line each, naming the cause
-    assert len(errors) == 4, errors
+    assert len(errors) == 5, errors
     assert all(line.startswith("gpudeck: ") for line in errors), errors
-    assert sum("Read-only file system" in line for line in errors) == 2, errors
+    assert sum("Read-only file system" in line for line in errors) == 3, errors
     assert sum("No space left on device" in line for line in errors) == 2, errors
 
 
