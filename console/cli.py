@@ -35,28 +35,19 @@ _OWN_TERMINAL = {None, "tui", "demo"}
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; bad usage exits 2, any failure 1, always with one line on stderr."""
+    """Run one command with every human-readable line passing the one text boundary."""
     from .safe_text import CleanWriter
 
     saved = sys.stdout, sys.stderr
-    # every human-readable line passes the one text boundary (JSON is plain ASCII and passes unchanged)
+    # JSON output is plain ASCII (control characters escaped) and passes unchanged
     sys.stdout, sys.stderr = CleanWriter(sys.stdout), CleanWriter(sys.stderr)
     try:
-        return _run(argv, saved)
-    except OSError as exc:
-        # an unwritable home, a read-only data dir, a full disk: say which file and why
-        sys.stderr.write(f"gpudeck: {_os_error(exc)}\n")
-        return 1
+        return _main(argv, saved)
     finally:
         sys.stdout, sys.stderr = saved
 
 
-def _os_error(exc: OSError) -> str:
-    why = exc.strerror or str(exc)
-    return f"{exc.filename}: {why}" if exc.filename else why
-
-
-def _run(argv: list[str] | None, raw_streams: tuple) -> int:
+def _main(argv: list[str] | None, raw_streams: tuple) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "func", None)
@@ -80,6 +71,11 @@ def _run(argv: list[str] | None, raw_streams: tuple) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:
+        # an unwritable home, a read-only data dir, a full disk: one line naming the file and the cause
+        why = exc.strerror or str(exc)
+        sys.stderr.write(f"gpudeck: {exc.filename}: {why}\n" if exc.filename else f"gpudeck: {why}\n")
+        return 1
     return int(code or 0)
 
 
