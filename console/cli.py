@@ -76,6 +76,16 @@ def _main(argv: list[str] | None, raw_streams: tuple) -> int:
         why = exc.strerror or str(exc)
         sys.stderr.write(f"gpudeck: {exc.filename}: {why}\n" if exc.filename else f"gpudeck: {why}\n")
         return 1
+    except Exception as exc:  # noqa: BLE001 - a bug: still one line for the operator, the trace on request
+        from os import environ
+
+        if environ.get("GPUDECK_DEBUG"):
+            raise
+        from .safe_text import clean_line
+
+        sys.stderr.write(f"gpudeck: internal error: {type(exc).__name__}: {clean_line(exc)} "
+                         "(a bug; GPUDECK_DEBUG=1 shows the traceback)\n")
+        return 1
     return int(code or 0)
 
 

@@ -117,3 +117,24 @@ def test_an_os_error_anywhere_in_a_command_is_one_line(monkeypatch, capsys):
     assert cli.main(["tasks", "add", "a task"]) == 1
     err = capsys.readouterr().err
     assert err == f"gpudeck: {os.strerror(errno.ENOSPC)}\n"
+
+
+def test_a_bug_in_a_command_is_one_line_unless_debugging(monkeypatch, capsys):
+    from console import cli
+    from console.commands import triage
+
+    def broken(args):
+        raise RuntimeError("boom\x1b[2J")
+
+    monkeypatch.setattr(triage, "handle", broken)
+    monkeypatch.delenv("GPUDECK_DEBUG", raising=False)
+    assert cli.main(["triage", "x.log"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("gpudeck: internal error: RuntimeError: boom␛[2J") and err.count("\n") == 1
+    monkeypatch.setenv("GPUDECK_DEBUG", "1")
+    try:
+        cli.main(["triage", "x.log"])
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("GPUDECK_DEBUG=1 must let the exception out")

@@ -123,12 +123,18 @@ def run_cli(argv: list[str]) -> tuple[int, str]:
     out, err = io.StringIO(), io.StringIO()
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err
+    debug = os.environ.get("GPUDECK_DEBUG")
+    os.environ["GPUDECK_DEBUG"] = "1"  # a bug escapes as itself (counted, with its traceback), not as one line
     try:
         code = cli.main(argv)
     except SystemExit as exc:  # argparse's own exit for bad usage
         code = exc.code if isinstance(exc.code, int) else 2
     finally:
         sys.stdout, sys.stderr = saved
+        if debug is None:
+            del os.environ["GPUDECK_DEBUG"]
+        else:
+            os.environ["GPUDECK_DEBUG"] = debug
     return code, out.getvalue() + err.getvalue()
 
 
@@ -410,6 +416,7 @@ def _subprocess(argv: list[str], home: Path) -> tuple[int, str]:
                           timeout=60)
     err = proc.stderr.decode("utf-8", "replace")
     assert "Traceback (most recent call last)" not in err, err  # ours; stdout may quote a server's own
+    assert "internal error" not in err, err
     return proc.returncode, proc.stdout.decode("utf-8", "replace") + err
 
 
