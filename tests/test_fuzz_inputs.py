@@ -456,3 +456,19 @@ def test_fuzz_sample_through_the_real_cli(tmp_path, gpudeck_home):
               f"{len(tally.leaks)} with control bytes on screen")
         assert not tally.tracebacks, f"{name}: input {tally.tracebacks[0][0]!r}\n{tally.tracebacks[0][1]}"
         assert not tally.leaks, f"{name}: input {tally.leaks[0][0]!r} showed {tally.leaks[0][1]!r}"
+
+
+def test_roofline_fuzz_findings_are_one_line_errors(tmp_path):
+    """What the config.json fuzzing found, kept: each gave a traceback before."""
+    path = tmp_path / "config.json"
+    cases = [("Kimi-K2-Instruct", "q_lora_rank", [[], {}]),              # a list multiplied into a size
+             ("Mixtral-8x7B-v0.1", "num_experts_per_tok", 10 ** 30),      # overflows the expert maths
+             ("gpt-oss-20b", "num_local_experts", [{"a": 1}]),           # int() of a list
+             ("DeepSeek-V3", "quantization_config", {"quant_method": "fp8", "weight_block_size": [1, "a"]}),
+             ("DeepSeek-V3", "quantization_config", {"quant_method": "gptq", "group_size": "ab"})]
+    for model, key, value in cases:
+        doc = json.loads((MODEL_CONFIGS / f"{model}.json").read_text())
+        doc[key] = value
+        path.write_text(json.dumps(doc))
+        code, shown = run_cli(["roofline", "--model-config", str(path), "--gpu", "H100 SXM", "--count", "8"])
+        assert code == 1 and shown.count("\n") == 1 and shown.startswith("gpudeck: "), (model, key, shown)

@@ -35,6 +35,8 @@ def _run(args: argparse.Namespace) -> int:
         roof, measured = _compute(args)
     except RooflineError as exc:
         raise CLIError(str(exc)) from None
+    except (TypeError, ValueError, OverflowError) as exc:  # a config value of the wrong kind or size
+        raise CLIError(f"cannot compute a roofline from these inputs ({type(exc).__name__}: {exc})") from None
     if args.json:
         emit_json(roof.to_json(measured))
     else:
