@@ -30,10 +30,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Commands that hand the terminal to the Textual app: it draws through its own driver.
+_OWN_TERMINAL = {None, "tui", "demo"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command with every human-readable line passing the one text boundary."""
+    from .safe_text import CleanWriter
+
+    saved = sys.stdout, sys.stderr
+    # JSON output is plain ASCII (control characters escaped) and passes unchanged
+    sys.stdout, sys.stderr = CleanWriter(sys.stdout), CleanWriter(sys.stderr)
+    try:
+        return _main(argv, saved)
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _main(argv: list[str] | None, raw_streams: tuple) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "func", None)
+    if args.command in _OWN_TERMINAL:
+        sys.stdout, sys.stderr = raw_streams
     if handler is None:
         from .commands.tui import open_tui
 
@@ -55,6 +74,21 @@ def main(argv: list[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:
+        # an unwritable home, a read-only data dir, a full disk: one line naming the file and the cause
+        why = exc.strerror or str(exc)
+        sys.stderr.write(f"gpudeck: {exc.filename}: {why}\n" if exc.filename else f"gpudeck: {why}\n")
+        return 1
+    except Exception as exc:  # noqa: BLE001 - a bug: still one line for the operator, the trace on request
+        from os import environ
+
+        if environ.get("GPUDECK_DEBUG"):
+            raise
+        from .safe_text import clean_line
+
+        sys.stderr.write(f"gpudeck: internal error: {type(exc).__name__}: {clean_line(exc)} "
+                         "(a bug; GPUDECK_DEBUG=1 shows the traceback)\n")
+        return 1
     return int(code or 0)
 
 

@@ -29,6 +29,7 @@ from profiles.tasks import TaskBoard
 from . import report_sections as sections
 from .report_campaigns import campaigns_section
 from .report_tasks import board_markdown
+from .safe_text import clean
 
 SECTION_ORDER = [
     ("host", "Host and GPUs"),
@@ -232,7 +233,8 @@ def render_sections(data: ReportData) -> dict[str, str]:
                     f"`gpudeck report`; write your own notes outside them. Last written {stamp}._"}
     for sid, heading in SECTION_ORDER:
         out[sid] = f"## {heading}\n\n{bodies[sid].rstrip()}"
-    return out
+    # crash summaries, config names, server bodies: nothing in the file may act on a terminal that shows it
+    return {sid: clean(body) for sid, body in out.items()}
 
 
 def _block(sid: str, body: str) -> str:

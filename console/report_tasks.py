@@ -6,13 +6,15 @@ from typing import Iterable
 from profiles.task_model import Task
 from profiles.task_suggestion import Suggestion
 
+from .safe_text import clean_line
+
 GROUPS = (("in_progress", "In progress"), ("pending", "Pending"),
           ("completed", "Completed"), ("cancelled", "Cancelled"))
 
 
 def _md(text: str) -> str:
     """Keep operator text from breaking the Markdown around it."""
-    return text.replace("|", "\\|").replace("\n", " ")
+    return clean_line(text.replace("|", "\\|").replace("\n", " "))
 
 
 def task_line(task: Task) -> str:

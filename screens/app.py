@@ -11,6 +11,7 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from console.fleet import Fleet
 from console.runtime import events as ev
+from console.safe_text import clean, clean_line, safe_text
 from profiles import store
 from widgets.host_chips import Chip, HostChips
 
@@ -62,6 +63,12 @@ class GpudeckApp(App):
         self.summaries: dict[str, str] = {}
         self.chip_bar = HostChips(id="chips")
         self.tabs: TabbedContent | None = None
+
+    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        """Every toast in the app (panes call this too) shows its text literally: messages carry
+        config names, errors from hosts and task text, never markup or control characters."""
+        super().notify(clean(message), title=clean_line(title), severity=severity, timeout=timeout, markup=False)
 
     def compose(self) -> ComposeResult:
         yield self.chip_bar
@@ -148,7 +155,7 @@ class GpudeckApp(App):
             tab = self.tabs.get_tab(tab_id)
         except NoMatches:  # a summary that arrives while the app is shutting down
             return
-        tab.label = f"{title} {summary}".rstrip()
+        tab.label = safe_text(f"{title} {summary}".rstrip())
 
     def action_tab(self, tab_id: str) -> None:
         self.tabs.active = tab_id

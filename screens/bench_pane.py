@@ -22,6 +22,7 @@ from console.bench.process import sweep_argv
 from console.bench.results import compare_runs, list_runs, load_run
 from console.fmt import number
 from console.runtime import events as ev
+from console.safe_text import safe_text
 from profiles.atomic import StateFileError
 from widgets.bench_chart import BenchChart
 from widgets.bench_compare import BenchCompareTable
@@ -226,14 +227,14 @@ class BenchPane(Pane):
 
     # -- drawing ----------------------------------------------------------------
     def _error(self, text: str) -> None:
-        self.query_one("#bp-error", Static).update(text)
+        self.query_one("#bp-error", Static).update(safe_text(text, newlines=True))  # server and host errors
 
     def _redraw(self) -> None:
         v = self.view
-        self.query_one("#bp-head", Static).update(self._headline(v))
+        self.query_one("#bp-head", Static).update(safe_text(self._headline(v)))
         self.query_one(BenchChart).show(v.series, v.boundaries, self.overlay, label=v.run_id or "this run")
         self.query_one(BenchLevelTable).show(v.levels)
-        self.query_one("#bp-status", Static).update(self._status(v))
+        self.query_one("#bp-status", Static).update(safe_text(self._status(v)))
         self.set_summary(v.summary_text())
 
     @staticmethod

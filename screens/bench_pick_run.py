@@ -1,12 +1,15 @@
 """Pick an earlier run of this profile to compare with."""
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
+
+from console.safe_text import safe_text
 
 
 class PickRun(ModalScreen[str | None]):
@@ -24,9 +27,9 @@ class PickRun(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"[b]{self.title_text}[/b]")
-            yield OptionList(*[Option(f"{r['run_id']}  {r.get('status') or '?':<7} {r.get('url')}  levels "
-                                      f"{','.join(map(str, r.get('levels') or []))}", id=r["path"])
+            yield Static(Text(self.title_text, style="bold"))
+            yield OptionList(*[Option(safe_text(f"{r['run_id']}  {r.get('status') or '?':<7} {r.get('url')}  levels "
+                                                f"{','.join(map(str, r.get('levels') or []))}"), id=r["path"])
                                for r in self.runs])
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

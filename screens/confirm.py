@@ -7,6 +7,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from console.safe_text import safe_text
+
 
 class Confirm(ModalScreen[bool]):
     BINDINGS = [Binding("escape,n", "dismiss(False)", "cancel"), Binding("y", "dismiss(True)", "yes")]
@@ -25,9 +27,9 @@ class Confirm(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"[b]{self.title_text}[/b]")
+            yield Static(safe_text(self.title_text, style="bold"))  # titles name configs and pids
             for line in self.lines:
-                yield Static(line, markup=False)
+                yield Static(safe_text(line, newlines=True))
             with Horizontal():
                 yield Button("Cancel", id="cancel", variant="primary")
                 yield Button(self.confirm_label, id="confirm", variant="error")

@@ -18,6 +18,7 @@ from console.gpus.history import UtilHistory
 from console.gpus.model import OK
 from console.gpus.text import age
 from console.runtime import events as ev
+from console.safe_text import clean_line, safe_text
 from widgets.gpu_fleet import FleetTable
 from widgets.gpu_processes import GPUProcessTable
 from widgets.gpu_table import SPARK_WIDTH, GPUTable
@@ -88,7 +89,7 @@ class GPUsPane(Pane):
         self.history.clear()
         self.query_one(GPUTable).reset()
         self.query_one(GPUProcessTable).show([])
-        self.query_one("#gpus-status", Static).update(f"{runtime.name} · waiting for the first sample…")
+        self.query_one("#gpus-status", Static).update(safe_text(f"{runtime.name} · waiting for the first sample…"))
         if runtime.snapshot is not None:  # the host's runtime has been sampling all along
             self.show_snapshot(runtime.snapshot)
 
@@ -132,7 +133,7 @@ class GPUsPane(Pane):
         label = self.query_one("#gpus-proc-label", Static)
         warning = self.query_one("#gpus-warning", Static)
         if snap.state != OK:
-            error.update(Text.assemble(("✖ ", "bold red"), (snap.state, "bold red"), "  ", snap.message or ""))
+            error.update(Text.assemble(("✖ ", "bold red"), (snap.state, "bold red"), "  ", clean_line(snap.message or "")))
             error.display = True
             for widget in (table, procs, label, warning):
                 widget.display = False
@@ -148,7 +149,7 @@ class GPUsPane(Pane):
                 text += f" (server {crash.config} crashed {crash.clock}: {crash.cls})"
             warning.display = bool(text)
             if text:
-                warning.update(text)
+                warning.update(safe_text(text))  # names a crashed config: literal text
             if not snap.processes_known:
                 label.update("Processes  (unknown: the process list could not be read)")
             else:
@@ -176,10 +177,10 @@ class GPUsPane(Pane):
             old = sample_age > max(3.0, 3 * interval)
             parts.append(Text(f" · sample {age(sample_age)} ago", style="bold yellow" if old else ""))
         if snap.sample_stale and snap.state == OK:
-            parts.append(Text(f" · NO SIGNAL: {snap.stale_reason}", style="bold yellow"))
+            parts.append(safe_text(f" · NO SIGNAL: {snap.stale_reason}", style="bold yellow"))
         elif snap.state != OK:
             retry = snap.stale_reason.rpartition("; ")[2] if snap.stale_reason else ""
-            parts.append(Text(f" · {snap.state}" + (f" · {retry}" if retry else ""), style="bold red"))
+            parts.append(safe_text(f" · {snap.state}" + (f" · {retry}" if retry else ""), style="bold red"))
         if snap.simulated:
             parts.append(Text(" · SIMULATED", style="bold magenta"))
         status.update(Text.assemble(*parts))

@@ -1,12 +1,15 @@
 """The host switcher: every profile with its live chip; Enter opens one."""
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
+
+from console.safe_text import safe_text
 
 from widgets.host_chips import Chip, chip_text
 
@@ -32,7 +35,7 @@ class HostSwitcher(ModalScreen[str | None]):
                 options.append(Option(chip_text(chip, full=True), id=chip.name))
             yield OptionList(*options, id="hosts")
             for line in self.errors:
-                yield Static(f"[red]✖[/red] {line}", markup=True)
+                yield Static(Text.assemble(("✖ ", "red"), safe_text(line, newlines=True)))
 
     def on_mount(self) -> None:
         hosts = self.query_one(OptionList)

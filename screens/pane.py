@@ -22,6 +22,7 @@ from console.fmt import clock
 from console.runtime import events as ev
 from console.runtime.host_runtime import HostRuntime
 from console.session import HostSession
+from console.safe_text import clean, clean_line
 
 
 class StaleLine(Static):
@@ -142,6 +143,11 @@ class Pane(Vertical):
             if widget.focusable and widget.display and not isinstance(widget, Input):
                 widget.focus()
                 return
+
+    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        """A toast with literal text (config names, host errors, task text): never markup, no control bytes."""
+        self.app.notify(clean(message), title=clean_line(title), severity=severity, timeout=timeout, markup=False)
 
     def set_summary(self, text: str) -> None:
         self.post_message(self.Summary(self, text))

@@ -14,6 +14,7 @@ from console.roofline.compare import calibration_text, headline, rows
 from console.roofline.from_profile import Inputs, compute_inputs, inputs_from_profile
 from console.roofline.runs import RunsFound, load_runs
 from console.runtime import events as ev
+from console.safe_text import safe_text
 from widgets.roofline_headline import RooflineHeadline
 from widgets.roofline_plot import RooflinePlot
 from widgets.roofline_table import RooflineTable
@@ -125,7 +126,7 @@ class RooflinePane(Pane):
         try:
             self.inputs = _inputs_from_form(self.base_inputs, event.values)
         except ValueError as exc:
-            self.query_one("#rl-status", Static).update(f"what-if: {exc}")
+            self.query_one("#rl-status", Static).update(safe_text(f"what-if: {exc}"))
             return
         self.recompute()
 
@@ -156,14 +157,14 @@ class RooflinePane(Pane):
         runs = [(r.name, [(lv.concurrency, lv.tok_s) for lv in r.levels if lv.tok_s is not None]) for r in self.runs.runs]
         self.query_one(RooflinePlot).show(batches, [r.ideal_tok_s for r in table_rows],
                                           [r.realistic_tok_s for r in table_rows], runs)
-        self.query_one("#rl-assumptions", Static).update(_assumption_line(roof.assumptions()))
+        self.query_one("#rl-assumptions", Static).update(safe_text(_assumption_line(roof.assumptions())))
         notes = []
         if self.inputs != self.base_inputs:
             notes.append("what-if values differ from the profile (z resets)")
         if self.runs.unreadable:
             path, why = self.runs.unreadable[-1]
             notes.append(f"{len(self.runs.unreadable)} run file(s) unreadable, e.g. {path.name}: {why}")
-        status.update(" · ".join(notes))
+        status.update(safe_text(" · ".join(notes)))  # names unreadable run files and why
         if head.efficiency_pct is not None:
             self.set_summary(f"{head.efficiency_pct:.1f}%")
         else:

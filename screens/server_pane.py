@@ -8,16 +8,19 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
+from rich.text import Text
 from textual.widgets import DataTable, Input, Static
 
 from console.fmt import clock, duration
 from console.hosts import HostError
 from console.runtime import events as ev
+from console.safe_text import safe_text
 from console.servers import configs as cfgs
 from console.servers import lifecycle
 from console.servers.records import LaunchRecord
 from console.store.crashes import CrashRecord
 from widgets.log_view import LogView
+from widgets.safe_table import SafeDataTable
 
 from .confirm import Confirm
 from .pane import Pane
@@ -90,10 +93,10 @@ class ServerPane(Pane):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top"):
-            yield DataTable(id="configs", cursor_type="row", zebra_stripes=False)
+            yield SafeDataTable(id="configs", cursor_type="row", zebra_stripes=False)
             with Vertical(id="flags-box"):
                 yield Static("", id="promise")
-                yield DataTable(id="flags", cursor_type="none")
+                yield SafeDataTable(id="flags", cursor_type="none")
         yield Static("", id="crash")
         yield Static("log  (select a config)", id="loghead")
         yield LogView(id="log")
@@ -122,11 +125,11 @@ class ServerPane(Pane):
         runtime = self.runtime
         if runtime is None:
             return
-        self.query_one("#loghead", Static).update(f"loading configs from {runtime.name} …")
+        self.query_one("#loghead", Static).update(safe_text(f"loading configs from {runtime.name} …"))
         try:
             view = await runtime.server_view()
         except HostError as exc:
-            self.query_one("#loghead", Static).update(f"[red]✖ {exc}[/red]")
+            self.query_one("#loghead", Static).update(safe_text(f"✖ {exc}", style="red"))
             self.set_summary("?")
             return
         if runtime is not self.runtime:
@@ -139,8 +142,8 @@ class ServerPane(Pane):
         if self.configs and self.selected is None:
             self._select(self.configs[0].name)
         elif not self.configs:
-            self.query_one("#loghead", Static).update(
-                f"{runtime.name}: no launch configs — set [server] scripts_dir or configs in its profile")
+            self.query_one("#loghead", Static).update(safe_text(
+                f"{runtime.name}: no launch configs — set [server] scripts_dir or configs in its profile"))
 
     def _since(self, record: LaunchRecord, now: float) -> str:
         if record.live:
@@ -165,9 +168,9 @@ class ServerPane(Pane):
             badge, style = STATE_BADGE.get(record.state, (record.state, "")) if record else ("– never run", "grey50")
             since = self._since(record, now) if record else ""
             warn = " ⚠" if config.warnings else ""
-            table.add_row(config.name + warn, f"[{style}]{badge}[/]", since, key=config.name)
+            table.add_row(config.name + warn, Text(badge, style=style), since, key=config.name)
         for proc in self.unmanaged:
-            table.add_row(f"pid {proc.pid} (not ours)", "[yellow]● running[/]", duration(proc.elapsed_s),
+            table.add_row(f"pid {proc.pid} (not ours)", Text("● running", style="yellow"), duration(proc.elapsed_s),
                           key=f"pid:{proc.pid}")
         names = [c.name for c in self.configs]
         if self.selected in names:  # a redraw keeps the operator's place
@@ -185,9 +188,10 @@ class ServerPane(Pane):
         sweep = f" · during {crash.sweep}" if crash.sweep else ""
         line = f" · line {crash.line}" if crash.line else ""
         status = f" · exit {crash.exit_status}" if crash.exit_status is not None else ""
+        # a crash record holds log text and names from the host: literal, one line each
         banner.update(Text.assemble(
-            (f"✖ crashed {crash.clock} · {crash.cls}{line}{status} · {crash.config}{sweep}", "bold"),
-            f"\n  {crash.summary}        j jump"))
+            safe_text(f"✖ crashed {crash.clock} · {crash.cls}{line}{status} · {crash.config}{sweep}", style="bold"),
+            "\n  ", safe_text(crash.summary or ""), "        j jump"))
         banner.add_class("shown")
 
     @on(DataTable.RowHighlighted, "#configs")
@@ -209,7 +213,7 @@ class ServerPane(Pane):
         log.reset()
         self.shown_record = record.id if record else None
         if record is None:
-            self.query_one("#loghead", Static).update(f"log  {name}: never launched  ·  l launch")
+            self.query_one("#loghead", Static).update(safe_text(f"log  {name}: never launched  ·  l launch"))
             return
         self._update_loghead()
         seen = self.runtime.seen_lines(record.id) if self.runtime else None
@@ -223,10 +227,10 @@ class ServerPane(Pane):
         if record is None:
             return
         log = self.query_one(LogView)
-        follow = "[green]●[/]" if log.follow else "○"
+        follow = Text("●", style="green") if log.follow else "○"
         flt = f"'{log.filter}'" if log.filter else "off"
-        self.query_one("#loghead", Static).update(
-            f"log  {record.log or '(unknown path)'}   follow {follow}   filter {flt}")
+        self.query_one("#loghead", Static).update(Text.assemble(
+            safe_text(f"log  {record.log or '(unknown path)'}   follow "), follow, safe_text(f"   filter {flt}")))
 
     @work(group="oldlog", exclusive=True)
     async def _show_old_log(self, record: LaunchRecord) -> None:
@@ -250,7 +254,8 @@ class ServerPane(Pane):
         if config is None:
             promise.update("")
             return
-        promise.update("\n".join(f"⚠ {w}" for w in config.warnings) or (f"✖ {config.error}" if config.error else ""))
+        promise.update(safe_text("\n".join(f"⚠ {w}" for w in config.warnings)
+                                 or (f"✖ {config.error}" if config.error else ""), newlines=True))
         for row in flag_rows(config.parsed, self._effective_flags(config.name)):
             table.add_row(*row)
 
@@ -390,7 +395,7 @@ class ServerPane(Pane):
         table.clear()
         for row in diff_rows(config.parsed, other.parsed):
             table.add_row(*row)
-        self.query_one("#promise", Static).update(f"diff: {config.name}  vs  {other.name}   (d: next config)")
+        self.query_one("#promise", Static).update(safe_text(f"diff: {config.name}  vs  {other.name}   (d: next config)"))
 
     def action_follow(self) -> None:
         log = self.query_one(LogView)

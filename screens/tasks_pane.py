@@ -4,7 +4,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,6 +12,7 @@ from textual.widgets import DataTable, Input, Static
 
 from console.runtime import events as ev
 from console.session import HostSession
+from console.safe_text import clean_line, safe_text
 from console.store.suggest import offer_new
 from profiles.tasks import BoardReadOnly, Task, TaskBoard
 from widgets.task_rows import detail_line, suggestion_line, visible_tasks
@@ -144,11 +144,11 @@ class TasksPane(Pane):
         board = self.board
         banner.remove_class("shown", "error", "note")
         if board is not None and board.error is not None:
-            banner.update(Text(f"✖ {board.error}\nThe board is read-only until the file is fixed; "
-                               "the file is kept as it is.", style="bold"))
+            banner.update(safe_text(f"✖ {board.error}\nThe board is read-only until the file is fixed; "
+                                    "the file is kept as it is.", style="bold", newlines=True))
             banner.add_class("shown", "error")
         elif self._notes:
-            banner.update(Text("\n".join(f"⚠ {n}" for n in self._notes[-3:])))
+            banner.update(safe_text("\n".join(f"⚠ {clean_line(n)}" for n in self._notes[-3:]), newlines=True))
             banner.add_class("shown", "note")
 
     def _draw_status(self, shown: int) -> None:
@@ -163,7 +163,7 @@ class TasksPane(Pane):
             parts.append("READ-ONLY console")
         if self.undo_stack:
             parts.append(f"u undoes delete of #{self.undo_stack[-1].id}")
-        status = Text(" · ".join(parts), style="grey62")
+        status = safe_text(" · ".join(parts), style="grey62")
         status.append("   ")
         status.append_text(detail_line(self.selected()))
         self.query_one("#status", Static).update(status)
@@ -222,7 +222,8 @@ class TasksPane(Pane):
 
     def _open_editor(self, value: str, placeholder: str) -> None:
         editor = self.query_one("#editor", Input)
-        editor.value = value
+        # an Input draws its value raw: a task's control characters come in made visible (and are saved so)
+        editor.value = clean_line(value)
         editor.placeholder = placeholder
         editor.add_class("shown")
         editor.focus()

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import DataTable
+
+from console.safe_text import safe_text
+
+from .safe_table import SafeDataTable
 
 from console.fmt import UNKNOWN, number
 
@@ -24,7 +27,7 @@ def change_cell(metric: dict, higher_is_better: bool) -> Text:
     return Text(f"{text} ({change:+.1f}%)", style=style, justify="right")
 
 
-class BenchCompareTable(DataTable):
+class BenchCompareTable(SafeDataTable):
     DEFAULT_CSS = "BenchCompareTable { height: auto; max-height: 12; width: 1fr; }"
 
     def on_mount(self) -> None:
@@ -38,6 +41,6 @@ class BenchCompareTable(DataTable):
         self.clear()
         for row in rows:
             cells = [Text(str(row["concurrency"]), justify="right"),
-                     Text(f"{row['status'][0]} → {row['status'][1]}")]
+                     safe_text(f"{row['status'][0]} → {row['status'][1]}")]
             cells += [change_cell(row["metrics"].get(key, {}), better) for key, (_, better) in SHOWN.items()]
             self.add_row(*cells, key=str(row["concurrency"]))

@@ -6,6 +6,8 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Input, Label, Select
 
+from console.safe_text import clean_line, safe_text
+
 FIELDS = (  # id, label, default, width
     ("url", "endpoint", "", 34),
     ("levels", "concurrency", "1,2,10,64,256,512", 26),
@@ -57,17 +59,17 @@ class BenchForm(Vertical):
 
     def set_url(self, url: str | None) -> None:
         if url:
-            self.query_one("#bf-url", Input).value = url
+            self.query_one("#bf-url", Input).value = clean_line(url)  # an Input draws its value raw
 
     def set_defaults(self, values: dict) -> None:
         """Prefill from the profile's [bench] section; None leaves a field as it is."""
         for key in ("levels", "input_len", "output_len", "num_prompts"):
             if values.get(key) is not None:
-                self.query_one(f"#bf-{key}", Input).value = str(values[key])
+                self.query_one(f"#bf-{key}", Input).value = clean_line(values[key])
 
     def set_models(self, models: list[str]) -> None:
         select = self.query_one("#bf-model", Select)
-        select.set_options([(m, m) for m in models])
+        select.set_options([(safe_text(m), m) for m in models])  # names come from the server: shown literally
         if models:
             select.value = models[0]
 

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from console.bench.live import LevelView
 from console.fmt import UNKNOWN, number
+from console.safe_text import safe_text
+
+from .safe_table import SafeDataTable
 
 COLUMNS = ("conc", "status", "progress", "done/fail", "out tok/s", "TTFT p50/p99 ms",
            "TPOT p50/p99 ms", "ITL p99", "note")
@@ -34,7 +36,7 @@ def level_cells(level: LevelView) -> list[Text]:
         note = f"{level.workers} client processes"
     return [
         Text(str(level.concurrency), justify="right"),
-        Text(label, style=style),
+        safe_text(label, style=style),
         Text(_bar(level.progress) if level.status != "skipped" else ""),
         Text(f"{level.completed}/{level.failed}", justify="right",
              style="red" if level.failed else ""),
@@ -42,11 +44,11 @@ def level_cells(level: LevelView) -> list[Text]:
         Text(f"{_num(level.stat('ttft', 'p50'))} / {_num(level.stat('ttft', 'p99'))}", justify="right"),
         Text(f"{_num(level.stat('tpot', 'p50'))} / {_num(level.stat('tpot', 'p99'))}", justify="right"),
         Text(_num(itl), justify="right"),
-        Text(note, style="red" if level.status == "failed" else "dim"),
+        safe_text(note, style="red" if level.status == "failed" else "dim"),  # server error bodies
     ]
 
 
-class BenchLevelTable(DataTable):
+class BenchLevelTable(SafeDataTable):
     DEFAULT_CSS = "BenchLevelTable { height: auto; max-height: 14; width: 1fr; }"
 
     def on_mount(self) -> None:

@@ -4,10 +4,12 @@ from __future__ import annotations
 from typing import Sequence
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from console.gpus.fleet import FleetRow
 from console.gpus.text import age, gib
+from console.safe_text import safe_text
+
+from .safe_table import SafeDataTable
 
 COLUMNS = [("host", "Host", 18), ("reach", "Reachable", 12), ("state", "State", 11), ("gpus", "GPUs", 4),
            ("busy", "Busy", 4), ("idle", "Idle", 4), ("stale", "Stale", 7), ("mem", "Memory used", 16),
@@ -25,9 +27,9 @@ def fleet_cells(row: FleetRow, now_age_s: float | None) -> dict:
            if row.memory_used_mib is not None and row.memory_total_mib is not None else "N/A")
     sample = "never" if now_age_s is None else f"{age(now_age_s)} ago"
     return {
-        "host": Text(row.name + (" SIM" if row.simulated else "")),
+        "host": safe_text(row.name + (" SIM" if row.simulated else "")),
         "reach": reach,
-        "state": Text(row.state, style="" if row.state == "ok" else "bold red"),
+        "state": safe_text(row.state, style="" if row.state == "ok" else "bold red"),
         "gpus": "N/A" if row.gpus is None else str(row.gpus),
         "busy": str(row.busy), "idle": str(row.idle),
         "stale": Text(f" {row.stale} " if row.stale else "0", style="bold white on red" if row.stale else ""),
@@ -36,7 +38,7 @@ def fleet_cells(row: FleetRow, now_age_s: float | None) -> dict:
     }
 
 
-class FleetTable(DataTable):
+class FleetTable(SafeDataTable):
     DEFAULT_CSS = "FleetTable { height: auto; }"
 
     def __init__(self, **kwargs) -> None:

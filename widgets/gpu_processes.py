@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from textual.widgets import DataTable
 
 from console.gpus.model import GPUProcess
 from console.gpus.text import mib, plain
 
+from .safe_table import SafeDataTable
 
-class GPUProcessTable(DataTable):
+
+class GPUProcessTable(SafeDataTable):
     DEFAULT_CSS = "GPUProcessTable { height: auto; max-height: 12; }"
 
     def __init__(self, **kwargs) -> None:

@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from console.gpus.model import GPU, known
 from console.gpus.text import plain, power
 
 from .gpu_cells import badges, memory_cell, sparkline, temp_cell, util_cell
+from .safe_table import SafeDataTable
 
 SPARK_WIDTH = 16
 COLUMNS = [("gpu", "GPU", 3), ("name", "Name", 26), ("util", "Util", 15), ("mem", "Memory", 21),
@@ -38,7 +38,7 @@ def gpu_cells(gpu: GPU, spark: Sequence[Any]) -> dict[str, Any]:
     }
 
 
-class GPUTable(DataTable):
+class GPUTable(SafeDataTable):
     """One row per GPU."""
 
     DEFAULT_CSS = "GPUTable { height: auto; max-height: 20; }"

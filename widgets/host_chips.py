@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from console.fmt import clock, duration
+from console.safe_text import append_safe
 
 
 @dataclass
@@ -31,12 +32,12 @@ def chip_text(chip: Chip, now: float | None = None, full: bool = False) -> Text:
     dot, colour = _DOT.get(chip.state, ("?", "white"))
     text = Text()
     if full:
-        text.append(chip.name, style="bold")
+        append_safe(text, chip.name, style="bold")
         if chip.simulated:
             text.append(" SIMULATED", style="bold black on yellow")
-        text.append(f"  {chip.target}  ", style="grey70")
+        append_safe(text, f"  {chip.target}  ", style="grey70")
     else:
-        text.append(chip.name + " ", style="bold" if chip.current else "")
+        append_safe(text, chip.name + " ", style="bold" if chip.current else "")
     text.append(dot, style=colour)
     if full or chip.state != "connected":
         if chip.state == "connected":

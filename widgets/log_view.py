@@ -12,6 +12,8 @@ from rich.highlighter import Highlighter
 from rich.text import Text
 from textual.widgets import Log
 
+from console.safe_text import clean_line
+
 ERROR_RE = re.compile(r"error|exception|traceback|fatal|illegal|out of memory|killed|failed", re.I)
 WARN_RE = re.compile(r"warn", re.I)
 READY_RE = re.compile(r"ready to roll|startup complete|listening on", re.I)
@@ -44,6 +46,7 @@ class LogView(Log):
         self.follow = True
 
     def add_lines(self, lines: list[str]) -> None:
+        lines = [clean_line(line) for line in lines]  # server logs are hostile text: no escape reaches the terminal
         for line in lines:
             self.window.append((self.next_number, line))
             self.next_number += 1

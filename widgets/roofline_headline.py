@@ -6,6 +6,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Static
 
 from console.roofline.compare import Headline
+from console.safe_text import clean_line, safe_text
 
 
 class RooflineHeadline(Vertical):
@@ -28,11 +29,12 @@ class RooflineHeadline(Vertical):
         sentence = self.query_one("#rl-sentence", Static)
         if problem:
             digits.update("--")
-            sentence.update(f"roofline unavailable: {problem}")
+            sentence.update(safe_text(f"roofline unavailable: {problem}", newlines=True))
         elif head is None or head.efficiency_pct is None:
             digits.update(f"{head.ideal_tok_s:.0f}" if head else "--")
-            sentence.update(head.sentence if head else "")
+            sentence.update(safe_text(head.sentence if head else "", newlines=True))
         else:
             digits.update(f"{head.efficiency_pct:.1f}%")
-            sentence.update(head.sentence + (f"\nrun {head.run_name}" if head.run_name else ""))
-        self.query_one("#rl-setup", Static).update(setup_line)
+            sentence.update(safe_text(head.sentence + (f"\nrun {clean_line(head.run_name)}" if head.run_name else ""),
+                                      newlines=True))
+        self.query_one("#rl-setup", Static).update(safe_text(setup_line, newlines=True))

@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import DataTable
+
+from console.safe_text import safe_text
 
 from console.roofline.compare import Row
+
+from .safe_table import SafeDataTable
 
 COLUMNS = ("batch", "ideal tok/s", "realistic", "measured", "efficiency", "fitted", "bound")
 
 
-class RooflineTable(DataTable):
+class RooflineTable(SafeDataTable):
     DEFAULT_CSS = "RooflineTable { height: auto; max-height: 16; width: 1fr; }"
 
     def on_mount(self) -> None:
@@ -25,7 +28,7 @@ class RooflineTable(DataTable):
                 measured = Text(f"{r.measured_tok_s:,.1f}", justify="right")
                 eff = Text(f"{r.efficiency_pct:.1f}%", justify="right", style="bold")
             elif r.measured_status and r.measured_status not in ("ok", "done"):
-                measured = Text(r.measured_status, style="red", justify="right")
+                measured = safe_text(r.measured_status, style="red", justify="right")
                 eff = Text("—", justify="right")
             else:
                 measured = Text("—", style="dim", justify="right")
@@ -36,4 +39,4 @@ class RooflineTable(DataTable):
             self.add_row(Text(str(r.batch), justify="right"),
                          Text(f"{r.ideal_tok_s:,.0f}", justify="right"),
                          Text(f"{r.realistic_tok_s:,.0f}", justify="right"),
-                         measured, eff, fitted, Text(r.bound, style=bound_style), key=str(r.batch))
+                         measured, eff, fitted, safe_text(r.bound, style=bound_style), key=str(r.batch))

@@ -8,6 +8,8 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Input, Label
 
+from console.safe_text import clean_line
+
 # (field, label, width) in the order the operator reads them
 FIELDS = (
     ("gpu", "GPU", 26), ("count", "count", 7), ("tp", "tp", 6), ("ep", "ep", 6),
@@ -43,7 +45,7 @@ class WhatIf(Vertical):
         for key, _, _ in FIELDS:
             box = self.query_one(f"#wi-{key}", Input)
             with box.prevent(Input.Changed):
-                box.value = "" if values.get(key) is None else str(values[key])
+                box.value = "" if values.get(key) is None else clean_line(values[key])  # an Input draws raw text
 
     def values(self) -> dict[str, str]:
         return {key: self.query_one(f"#wi-{key}", Input).value.strip() for key, _, _ in FIELDS}

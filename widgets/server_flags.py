@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from console.safe_text import safe_text
+
 
 def _show(value) -> str:
     from console.launchconfig import show
@@ -23,14 +25,14 @@ def flag_rows(parsed, effective: dict | None) -> list[tuple[str, Text, Text]]:
     for check in compare(parsed, effective or {}):
         if check.script is None and (effective is None or check.effective is None):
             continue
-        script = Text(_show(check.script))
+        script = safe_text(_show(check.script))
         if effective is None:
             eff = Text("(not started)" if not rows else "", style="grey50")
         elif check.mismatch:
-            eff = Text(f"{_show(check.effective)} ⚠", style="bold red")
+            eff = safe_text(f"{_show(check.effective)} ⚠", style="bold red")
             script.stylize("bold red")
         else:
-            eff = Text(_show(check.effective))
+            eff = safe_text(_show(check.effective))
         rows.append((check.label, script, eff))
     return rows
 
@@ -44,5 +46,5 @@ def diff_rows(left, right) -> list[tuple[str, Text, Text]]:
         if row.left is None and row.right is None:
             continue
         style = "bold yellow" if row.differs else ""
-        rows.append((row.label, Text(_show(row.left), style=style), Text(_show(row.right), style=style)))
+        rows.append((row.label, safe_text(_show(row.left), style=style), safe_text(_show(row.right), style=style)))
     return rows

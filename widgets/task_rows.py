@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from console.safe_text import append_safe, clean_line, safe_text
+
 from profiles.task_model import Task
 from profiles.task_suggestion import Suggestion
 
@@ -33,10 +35,10 @@ def task_cells(task: Task) -> tuple[Text, Text, Text, Text]:
     mark, mark_style = STATUS_MARK[task.status]
     done = not task.is_open
     text_style = "grey50 strike" if task.status == "cancelled" else ("grey62" if done else "")
-    text = Text(task.text, style=text_style)
+    text = safe_text(task.text, style=text_style)
     if task.conflict_of:
         text.append(f"  ⚠ kept beside #{task.conflict_of} after a clash", style="bold magenta")
-    links = [f"{name} {getattr(task, name)}" for name in ("crash", "config", "run") if getattr(task, name)]
+    links = [f"{name} {clean_line(getattr(task, name))}" for name in ("crash", "config", "run") if getattr(task, name)]
     return (Text(mark, style=mark_style),
             Text(task.priority, style="grey50" if done else PRIORITY_STYLE[task.priority]),
             text,
@@ -49,7 +51,7 @@ def suggestion_line(suggestions: list[Suggestion], readonly: bool) -> Text:
         return Text("")
     first = suggestions[0]
     line = Text("✚ suggested  ", style="bold green")
-    line.append(first.text)
+    append_safe(line, first.text)
     if len(suggestions) > 1:
         line.append(f"   (+{len(suggestions) - 1} more)", style="grey62")
     if not readonly:
@@ -67,5 +69,5 @@ def detail_line(task: Task | None) -> Text:
     if task.updated and task.updated != task.created:
         line.append(f" · updated {task.updated[:16].replace('T', ' ')}", style="grey62")
     if task.notes:
-        line.append(f" · {task.notes}")
+        append_safe(line, f" · {task.notes}")
     return line

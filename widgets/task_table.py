@@ -1,14 +1,14 @@
 """The board as a table: one row per task, keyed by id, the cursor kept on its task across redraws."""
 from __future__ import annotations
 
-from textual.widgets import DataTable
 
 from profiles.task_model import Task
 
 from .task_rows import task_cells
+from .safe_table import SafeDataTable
 
 
-class TaskTable(DataTable):
+class TaskTable(SafeDataTable):
     """Draws the tasks it is given, in the order given; owns no I/O."""
 
     DEFAULT_CSS = """

@@ -185,6 +185,7 @@ def _fmt(value, digits: int = 1) -> str:
 
 def format_table(doc: dict) -> str:
     """The human-readable summary."""
+    from console.safe_text import clean_line  # server error bodies are hostile text
     lines = [f"{doc.get('run_id')} · {doc['url']} · {doc.get('model') or 'N/A'} · "
              f"in {doc['workload']['input_len']}"
              f"{' (approx.)' if doc['workload'].get('input_len_method') == 'approximate' else ''}"
@@ -200,13 +201,13 @@ def format_table(doc: dict) -> str:
             f"{_fmt(lv['itl_ms']['p99']):>8}  {_fmt((lv.get('client_lag_ms') or {}).get('p99'))}")
         died = lv.get("server_died")
         if died:
-            lines.append(f"       server died: {died['message']}")
+            lines.append(f"       server died: {clean_line(died['message'])}")
         elif lv.get("link_lost") and lv["status"] == "interrupted":
-            lines.append(f"       interrupted (link lost): {lv['link_lost'].get('message')}")
+            lines.append(f"       interrupted (link lost): {clean_line(str(lv['link_lost'].get('message')))}")
         elif lv["errors"]:
-            lines.append(f"       errors: {'; '.join(lv['errors'])}")
+            lines.append(f"       errors: {clean_line('; '.join(map(str, lv['errors'])))}")
         if lv.get("skipped_because"):
-            lines.append(f"       skipped: {lv['skipped_because']}")
+            lines.append(f"       skipped: {clean_line(lv['skipped_because'])}")
     lines.append(f"saved {doc.get('path')}")
     return "\n".join(lines) + "\n"
 

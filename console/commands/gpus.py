@@ -110,8 +110,8 @@ async def _watch(profile, args: argparse.Namespace) -> int:
             if args.json:
                 sys.stdout.write(json.dumps(snap.to_json(now=now)) + "\n")
             else:
-                if clear:
-                    sys.stdout.write("\x1b[H\x1b[2J")
+                if clear:  # our own clear-screen, past the CLI's text boundary on purpose
+                    getattr(sys.stdout, "raw", sys.stdout).write("\x1b[H\x1b[2J")
                 sys.stdout.write(table(snap, now) + "\n\n")
             sys.stdout.flush()
     finally:

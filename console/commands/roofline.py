@@ -38,6 +38,8 @@ def _run(args: argparse.Namespace) -> int:
         cal, run_name, note = _calibration(args, roof)
     except RooflineError as exc:
         raise CLIError(str(exc)) from None
+    except (TypeError, ValueError, OverflowError) as exc:  # a config value of the wrong kind or size
+        raise CLIError(f"cannot compute a roofline from these inputs ({type(exc).__name__}: {exc})") from None
     if args.json:
         doc = roof.to_json(measured, cal, run_name)
         if cal is None and note:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ..clikit import CLIError, emit_json
+from ..safe_text import clean_line
 
 STATUS_MARK = {"in_progress": "▶", "pending": "●", "completed": "✔", "cancelled": "✖"}
 
@@ -116,10 +117,10 @@ def _edit_or_fail(action):
 
 
 def _line(task) -> str:
-    links = [f"{name}: {getattr(task, name)}" for name in ("crash", "run", "config") if getattr(task, name)]
+    links = [f"{name}: {clean_line(getattr(task, name))}" for name in ("crash", "run", "config") if getattr(task, name)]
     tail = f"  [{'; '.join(links)}]" if links else ""
     clash = f"  (kept beside {task.conflict_of} after a clash)" if task.conflict_of else ""
-    return f"{task.id:>4} {STATUS_MARK[task.status]} {task.priority:<6}  {task.text}{tail}{clash}"
+    return f"{task.id:>4} {STATUS_MARK[task.status]} {task.priority:<6}  {clean_line(task.text)}{tail}{clash}"
 
 
 def _report_one(args: argparse.Namespace, board, task, verb: str) -> int:
@@ -135,7 +136,7 @@ def _print_conflicts(board) -> None:
     import sys
 
     for note in board.conflicts:
-        sys.stderr.write(f"gpudeck: note: {note}\n")
+        sys.stderr.write(f"gpudeck: note: {clean_line(note)}\n")
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -152,7 +153,7 @@ def _list(args: argparse.Namespace) -> int:
     if hidden:
         print(f"     ({hidden} done or cancelled hidden; --all shows them)")
     for s in board.suggestions:
-        print(f"   ✚ suggested  {s.text}   (gpudeck tasks accept|dismiss {s.key})")
+        print(f"   ✚ suggested  {clean_line(s.text)}   (gpudeck tasks accept|dismiss {clean_line(s.key)})")
     return 0
 
 
@@ -214,7 +215,7 @@ def _suggestions(args: argparse.Namespace) -> int:
     if not board.suggestions:
         print("no suggestions waiting")
     for s in board.suggestions:
-        print(f"{s.key}\n    {s.priority:<6}  {s.text}")
+        print(f"{clean_line(s.key)}\n    {s.priority:<6}  {clean_line(s.text)}")
     return 0
 
 
@@ -232,7 +233,7 @@ def _dismiss(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"dismissed": args.key})
     else:
-        print(f"dismissed {args.key}")
+        print(f"dismissed {clean_line(args.key)}")
     return 0
 
 

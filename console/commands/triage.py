@@ -26,9 +26,12 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result.to_json())
         return 0
+    from console.safe_text import clean_line
+
     where = f"line {result.line}" if result.line is not None else "no decisive line"
-    print(f"{result.cls} · {where} · server {result.server} · ready {'seen' if result.ready_seen else 'not seen'}")
-    print(result.summary)
-    for text in result.excerpt:
-        print(f"  {text}")
+    print(f"{clean_line(result.cls)} · {where} · server {clean_line(result.server)} · "
+          f"ready {'seen' if result.ready_seen else 'not seen'}")
+    print(clean_line(result.summary))
+    for text in result.excerpt:  # log lines: hostile text, one screen line each
+        print(f"  {clean_line(text)}")
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..safe_text import clean_line
 from .model import NA, Snapshot, known
 
 
@@ -64,7 +65,7 @@ def table(snap: Snapshot, now: float) -> str:
     lines = []
     where = f"{snap.host} · " if snap.host else ""
     if snap.state != "ok":
-        lines.append(f"{where}{snap.state}: {snap.message}")
+        lines.append(f"{where}{snap.state}: {clean_line(snap.message)}")
         return "\n".join(lines)
     if not snap.gpus:
         lines.append("GPUs: none in this output")
@@ -72,7 +73,7 @@ def table(snap: Snapshot, now: float) -> str:
     if snap.gpus:
         lines.append(head)
     for g in snap.gpus:
-        name = plain(g.name)
+        name = clean_line(plain(g.name))
         name = name if len(name) <= 28 else name[:27] + "…"
         flags = " ".join(flag_label(f, g.throttle_reasons) for f in g.flags)
         lines.append(f"{plain(g.index):>3}  {name:<28} {pct(g.util_gpu_pct):>5} {memory(g.memory_used_mib, g.memory_total_mib):>14} "
@@ -89,16 +90,16 @@ def table(snap: Snapshot, now: float) -> str:
     else:
         lines.append(f"{'PID':>8}  {'GPU':>3}  {'Memory':>10}  Command")
         for p in snap.processes:
-            lines.append(f"{plain(p.pid):>8}  {plain(p.gpu_index):>3}  {mib(p.used_memory_mib):>10}  {plain(p.name)}")
+            lines.append(f"{plain(p.pid):>8}  {plain(p.gpu_index):>3}  {mib(p.used_memory_mib):>10}  {clean_line(plain(p.name))}")
     tail = []
     if snap.taken_at is not None:
         tail.append(f"sample {age(snap.age(now))} ago")
     if snap.sample_stale:
-        tail.append(f"NO SIGNAL: {snap.stale_reason}")
+        tail.append(f"NO SIGNAL: {clean_line(snap.stale_reason)}")
     if snap.simulated:
         tail.append("SIMULATED")
     if snap.message and snap.source == "file":
-        tail.append(snap.message)
+        tail.append(clean_line(snap.message))
     if tail:
         lines += ["", " · ".join(tail)]
-    return "\n".join(lines)
+    return "\n".join(clean_line(line) for line in lines)  # every field came from outside

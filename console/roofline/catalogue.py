@@ -135,7 +135,7 @@ def _form(words: list[str]) -> str | None:
     return next((_FORMS[w] for w in words if w in _FORMS), None)
 
 
-def _conflicts(wanted: list[str], gpu: GPU) -> bool:
+def _conflicts(wanted: list[str], gpu: GPUSpec) -> bool:
     """A name that says its form factor or memory size never matches an entry of another one."""
     said = _form(wanted)
     if said is not None:

@@ -172,7 +172,10 @@ def load_model(path: str | Path, name: str | None = None) -> ModelFacts:
         raise RooflineError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
     if not isinstance(doc, dict):
         raise RooflineError(f"{path}: expected a JSON object")
-    facts = facts_from_config(doc, name=name or _name_from_path(path), where=str(path))
+    try:
+        facts = facts_from_config(doc, name=name or _name_from_path(path), where=str(path))
+    except (TypeError, ValueError, OverflowError) as exc:  # a field of the wrong kind (a list where a count belongs)
+        raise RooflineError(f"{path}: a field has a value of the wrong kind ({exc})") from None
     facts.source = str(path)
     from .safetensors_index import checkpoint_facts
 

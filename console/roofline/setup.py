@@ -132,7 +132,11 @@ def _scheme(facts: ModelFacts, quant: QuantScheme | str | None) -> QuantScheme |
     if isinstance(quant, str) and quant:
         return scheme_from_name(quant)
     if facts.quantization_config:
-        return scheme_from_config(facts.quantization_config, f"{facts.source or facts.name} quantization_config")
+        where = f"{facts.source or facts.name} quantization_config"
+        try:
+            return scheme_from_config(facts.quantization_config, where)
+        except (TypeError, ValueError, OverflowError) as exc:  # a value of the wrong kind (a list for a size)
+            raise RooflineError(f"{where}: a value of the wrong kind ({exc})") from None
     return None
 
 

@@ -1,0 +1,474 @@
+"""Fuzzing every file the CLI reads: no input may end in a traceback or put a control byte on screen.
+
+For each input kind (a server log for `triage`, nvidia-smi output for `gpus
+--parse`, a task board, a profile, a model's config.json, a server's SSE
+stream) hypothesis generates 1,000 inputs: raw bytes, real samples with
+splices of random and hostile bytes, and shuffled real lines. Each goes
+through the real command in-process (`console.cli.main` with its streams
+captured) or, for the stream, through the bench's HTTP/SSE parser. An
+exception that escapes is a traceback; any control character in what a
+person would read is a leak. The counts are printed (run with -s to see them)
+and every failure is kept with its input, so one run reports them all.
+
+A few inputs of each kind also go through the real CLI as a subprocess.
+"""
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.hostile_text import HOSTILE, unsafe_chars
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+MODEL_CONFIGS = ROOT.parent / "shared" / "model-configs"
+EXAMPLES = int(os.environ.get("GPUDECK_FUZZ_EXAMPLES", "1000"))
+HOSTILE_BYTES = [t.encode("utf-8", "surrogateescape") for t in HOSTILE] + [b"\xff\xfe", b"\x00", b"\r", b"\xc2\x9b"]
+
+
+def _settings(examples: int = EXAMPLES):
+    return settings(max_examples=examples, deadline=None, database=None, derandomize=True,
+                    suppress_health_check=list(HealthCheck))
+
+
+# ---- generated inputs -------------------------------------------------------------------------
+
+def _splice(sample: bytes, edits: list[tuple[int, int, bytes]]) -> bytes:
+    out = bytearray(sample)
+    for pos, cut, insert in edits:
+        at = pos % (len(out) + 1)
+        out[at:at + cut] = insert
+    return bytes(out)
+
+
+def mutated(samples: list[bytes]) -> st.SearchStrategy[bytes]:
+    """Raw bytes, real samples with splices, and real lines shuffled together with hostile ones."""
+    lines = sorted({line for s in samples for line in s.splitlines(keepends=True)}) + \
+        [h + b"\n" for h in HOSTILE_BYTES]
+    insert = st.one_of(st.binary(max_size=24), st.sampled_from(HOSTILE_BYTES))
+    return st.one_of(
+        st.binary(max_size=600),
+        st.builds(_splice, st.sampled_from(samples),
+                  st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 40), insert), max_size=8)),
+        st.lists(st.sampled_from(lines), max_size=60).map(b"".join),
+    )
+
+
+JSON_LEAF = st.one_of(st.none(), st.booleans(), st.integers(-(1 << 70), 1 << 70),
+                      st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20),
+                      st.sampled_from(HOSTILE))
+JSON_VALUE = st.recursive(JSON_LEAF, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                             st.dictionaries(st.text(max_size=10), inner,
+                                                                             max_size=4)),
+                          max_leaves=8)
+
+
+# ---- running and counting ---------------------------------------------------------------------
+
+class Tally:
+    """Inputs tried, tracebacks, control-byte leaks; the first few failures kept with their input."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.inputs = 0
+        self.tracebacks: list[tuple[bytes, str]] = []
+        self.leaks: list[tuple[bytes, str]] = []
+
+    def check(self, data, run) -> None:
+        self.inputs += 1
+        try:
+            shown = run(data)
+        except Exception:  # noqa: BLE001 - counting every escape is the point
+            self.tracebacks.append((data, traceback.format_exc(limit=-4)))
+            return
+        if unsafe_chars(shown):
+            self.leaks.append((data, shown))
+
+    def kinds(self) -> dict[str, int]:
+        """Distinct failures (the traceback's last line) with how often each came up."""
+        counts: dict[str, int] = {}
+        for _, text in self.tracebacks:
+            last = text.strip().splitlines()[-1][:160]
+            counts[last] = counts.get(last, 0) + 1
+        return counts
+
+    def report(self) -> None:
+        line = (f"fuzz {self.name}: {self.inputs} inputs, {len(self.tracebacks)} tracebacks, "
+                f"{len(self.leaks)} with control bytes on screen")
+        for kind, count in self.kinds().items():
+            line += f"\n    {count} x {kind}"
+        print(line)
+        with open(os.environ.get("GPUDECK_FUZZ_REPORT", os.devnull), "a") as fh:
+            fh.write(line + "\n")
+        assert self.inputs >= EXAMPLES
+        assert not self.tracebacks, f"{self.name}: input {self.tracebacks[0][0]!r}\n{self.tracebacks[0][1]}"
+        assert not self.leaks, f"{self.name}: input {self.leaks[0][0]!r} showed {self.leaks[0][1]!r}"
+
+
+def run_cli(argv: list[str]) -> tuple[int, str]:
+    """`gpudeck ARGV` in-process; returns the exit status and everything a person would read."""
+    from console import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = out, err
+    debug = os.environ.get("GPUDECK_DEBUG")
+    os.environ["GPUDECK_DEBUG"] = "1"  # a bug escapes as itself (counted, with its traceback), not as one line
+    try:
+        code = cli.main(argv)
+    except SystemExit as exc:  # argparse's own exit for bad usage
+        code = exc.code if isinstance(exc.code, int) else 2
+    finally:
+        sys.stdout, sys.stderr = saved
+        if debug is None:
+            del os.environ["GPUDECK_DEBUG"]
+        else:
+            os.environ["GPUDECK_DEBUG"] = debug
+    return code, out.getvalue() + err.getvalue()
+
+
+def fuzz(name: str, strategy, run, examples: int = EXAMPLES) -> Tally:
+    tally = Tally(name)
+
+    @_settings(examples)
+    @given(strategy)
+    def body(data):
+        tally.check(data, run)
+
+    body()
+    tally.report()
+    return tally
+
+
+# ---- the inputs -------------------------------------------------------------------------------
+
+def _samples(folder: Path, limit: int = 4000) -> list[bytes]:
+    return [p.read_bytes()[:limit] for p in sorted(folder.iterdir()) if p.is_file() and p.suffix != ".py"]
+
+
+def test_fuzz_triage(tmp_path):
+    from console.commands import triage as command
+
+    path = tmp_path / "server.log"
+
+    def run(data: bytes) -> str:
+        path.write_bytes(data)
+        # the command's own formatting, with no stream cleaning under it
+        out = io.StringIO()
+        saved, sys.stdout = sys.stdout, out
+        try:
+            command.handle(SimpleNamespace(logfile=str(path), json=False))
+        finally:
+            sys.stdout = saved
+        code, shown = run_cli(["triage", str(path)])
+        assert code == 0, shown
+        json.loads(run_cli(["triage", str(path), "--json"])[1])
+        return out.getvalue() + shown
+
+    fuzz("triage", mutated(_samples(FIXTURES / "logs")), run)
+
+
+def _smi_csv() -> st.SearchStrategy[bytes]:
+    """CSV rows of gpudeck's query shape (and a header now and then) with any value in any field."""
+    field = st.one_of(st.sampled_from(["0", "1", "99", "-1", "1e309", "nan", "inf", "[N/A]", "[Not Supported]",
+                                       "P0", "0x0000000000000004", "NVIDIA H100 80GB HBM3", "18544 MiB", "64 %",
+                                       "GPU-cc000000-0000-4000-8000-000000000000", "00000000:31:00.0", ""]),
+                      st.integers(-(1 << 66), 1 << 66).map(str), st.floats().map(str), st.text(max_size=8),
+                      st.sampled_from(HOSTILE))
+    row = st.lists(field, min_size=1, max_size=18).map(", ".join)
+    header = st.just("index, name, pci.bus_id, utilization.gpu [%], memory.used [MiB], memory.total [MiB], "
+                     "temperature.gpu, power.draw [W], power.limit [W], pstate")
+    return st.lists(row | header, max_size=12).map(lambda rows: "\n".join(rows).encode("utf-8", "surrogateescape"))
+
+
+def test_fuzz_gpus_parse(tmp_path):
+    import time
+
+    from console.gpus import parse_text
+    from console.gpus.text import table
+
+    path = tmp_path / "smi.txt"
+
+    def run(data: bytes) -> str:
+        path.write_bytes(data)
+        shown = ""
+        if b"\0" not in data:
+            snap = parse_text(data.decode("utf-8", errors="replace"))
+            json.dumps(snap.to_json())
+            shown = table(snap, time.time())  # the formatter itself, with no stream cleaning under it
+        code, cli_shown = run_cli(["gpus", "--parse", str(path)])
+        assert code in (0, 1), cli_shown
+        return shown + cli_shown
+
+    fuzz("gpus --parse", mutated(_samples(FIXTURES / "nvidia-smi")) | _smi_csv(), run)
+
+
+def _task_toml_samples() -> list[bytes]:
+    import tomli_w
+
+    task = {"id": 1, "text": "Rerun 256/512 with EP8", "status": "in_progress", "priority": "high",
+            "order": 1.0, "created": "2026-11-30T08:07:06+00:00", "updated": "2026-11-30T08:07:06+00:00",
+            "notes": "n", "crash": "c.json", "run": "r.json", "config": "ep8"}
+    board = {"version": 1, "next_id": 3, "efficiency_threshold_pct": 10.0, "dismissed": ["k"],
+             "suggestions": [{"key": "k2", "text": "Investigate crash", "kind": "crash", "priority": "high"}],
+             "tasks": [task, dict(task, id=2, status="pending", priority="low", text="Try flashinfer")]}
+    return [tomli_w.dumps(board).encode()]
+
+
+def _toml_docs(keys: list[str]) -> st.SearchStrategy[bytes]:
+    """TOML documents with the schema's keys holding any value (including hostile text)."""
+    import tomli_w
+
+    def dump(doc):
+        try:
+            return tomli_w.dumps(doc).encode()
+        except (TypeError, ValueError):
+            return b""
+
+    value = st.one_of(JSON_LEAF.filter(lambda v: v is not None and v == v),
+                      st.lists(st.integers(-5, 5) | st.text(max_size=8), max_size=3))
+    table = st.dictionaries(st.sampled_from(keys) | st.text(max_size=6), value, max_size=8)
+    return st.dictionaries(st.sampled_from(keys), value | table | st.lists(table, max_size=3), max_size=8).map(dump)
+
+
+def test_fuzz_tasks_toml(gpudeck_home):
+    from profiles.tasks import tasks_file
+
+    path = tasks_file("local")
+    keys = ["version", "next_id", "efficiency_threshold_pct", "dismissed", "suggestions", "tasks", "id", "text",
+            "status", "priority", "order", "created", "updated", "notes", "crash", "run", "config", "source",
+            "conflict_of", "key", "kind"]
+
+    def run(data: bytes) -> str:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        shown = ""
+        for argv in (["tasks", "list", "--all"], ["tasks", "export"], ["tasks", "suggestions"]):
+            code, text = run_cli(argv)
+            assert code in (0, 1), text
+            shown += text
+        code, text = run_cli(["tasks", "add", "fuzz"])
+        if code != 0:
+            assert path.read_bytes() == data, "a board it refused was changed"
+        return shown + text
+
+    fuzz("tasks TOML", st.one_of(mutated(_task_toml_samples()), _toml_docs(keys)), run)
+
+
+def test_fuzz_profile_toml(gpudeck_home):
+    from profiles import paths
+
+    path = paths.profile_file("fuzzed")
+    sample = (b'transport = "ssh"\ndescription = "8x H100"\n[ssh]\nhost = "gpu1"\nuser = "op"\nport = 22\n'
+              b'[gpu]\nname = "H100 SXM"\ncount = 8\nsample_interval_ms = 1000\n'
+              b'[server]\nscripts_dir = "~/scripts"\nurl = "http://127.0.0.1:30000"\nkill_grace_s = 20\n'
+              b'[model]\nname = "GLM-5"\nquant = "nvfp4"\n[ui]\nsimulated = false\n')
+    keys = ["transport", "description", "ssh", "host", "user", "port", "config_file", "connect_timeout_s", "gpu",
+            "name", "count", "sample_interval_ms", "smi_command", "server", "scripts_dir", "configs", "log_dir",
+            "url", "kill_grace_s", "model", "config", "quant", "ui", "simulated", "bench"]
+
+    def run(data: bytes) -> str:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        shown = ""
+        for argv in (["profiles", "list"], ["profiles", "show", "fuzzed"]):
+            code, text = run_cli(argv)
+            assert code in (0, 1), text
+            shown += text
+        return shown
+
+    fuzz("profile TOML", st.one_of(mutated([sample]), _toml_docs(keys)), run)
+
+
+def _config_docs() -> st.SearchStrategy[bytes]:
+    """Real config.json files with values swapped for anything, keys dropped, or nested oddities."""
+    docs = [json.loads(p.read_text()) for p in sorted(MODEL_CONFIGS.glob("*.json")) if "quant" not in p.name]
+    assert docs, f"no model configs in {MODEL_CONFIGS}"
+
+    def edit(doc: dict, changes: list[tuple[int, object]], drops: list[int]) -> bytes:
+        doc = json.loads(json.dumps(doc))
+        keys = list(doc)
+        for index, value in changes:
+            doc[keys[index % len(keys)]] = value
+        for index in drops:
+            doc.pop(keys[index % len(keys)], None)
+        return json.dumps(doc).encode()
+
+    return st.builds(edit, st.sampled_from(docs), st.lists(st.tuples(st.integers(0, 200), JSON_VALUE), max_size=4),
+                     st.lists(st.integers(0, 200), max_size=3))
+
+
+def test_fuzz_model_config(tmp_path):
+    path = tmp_path / "config.json"
+    samples = [p.read_bytes() for p in sorted(MODEL_CONFIGS.glob("*.json"))[:3]]
+
+    def run(data: bytes) -> str:
+        path.write_bytes(data)
+        code, shown = run_cli(["roofline", "--model-config", str(path), "--gpu", "H100 SXM", "--count", "8",
+                               "--batch", "1,64"])
+        assert code in (0, 1, 2), shown
+        return shown
+
+    fuzz("roofline config.json", st.one_of(_config_docs(), mutated(samples)), run)
+
+
+def _sse_samples() -> list[bytes]:
+    chunk = lambda text: f"data: {json.dumps({'choices': [{'text': text}]})}\n\n".encode()  # noqa: E731
+    body = b"".join(chunk(t) for t in ("Hello", " world", "!")) + \
+        b'data: {"choices":[],"usage":{"completion_tokens":3,"prompt_tokens":5}}\n\ndata: [DONE]\n\n'
+    chunked = b"".join(f"{len(part):x}\r\n".encode() + part + b"\r\n" for part in body.split(b"\n\n") if part) + \
+        b"0\r\n\r\n"
+    return [
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n" + chunked,
+        b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % len(body) + body,
+        b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n" + body,
+        b'HTTP/1.1 500 Internal Server Error\r\ncontent-length: 40\r\n\r\n{"error":{"message":"\x1b]52;c;aGk=\x07"}}',
+        b'HTTP/1.1 200 OK\r\n\r\ndata: {"error": {"message": "[bold red]x"}}\n\n',
+    ]
+
+
+def _responses() -> st.SearchStrategy[bytes]:
+    """Responses built from parts: any status line, framing headers with odd values, any body framing."""
+    value = st.sampled_from([b"12", b"0", b"-5", b"abc", b"chunked", b"gzip, chunked", b"close", b"",
+                             b"99999999999999999999", b" 7 "]) | st.binary(max_size=8)
+    header = st.tuples(st.sampled_from([b"content-length", b"Transfer-Encoding", b"connection", b"x-odd"]), value)
+    size = st.sampled_from([b"5", b"-5", b"zz", b"0", b"ffffffff", b"3;ext=1", b""]) | st.binary(max_size=4)
+    chunk = st.tuples(size, st.binary(max_size=12) | st.sampled_from(HOSTILE_BYTES)).map(
+        lambda c: c[0] + b"\r\n" + c[1] + b"\r\n")
+    body = st.one_of(mutated(_sse_samples()), st.lists(chunk, max_size=5).map(b"".join))
+    status = st.sampled_from([b"HTTP/1.1 200 OK", b"HTTP/1.1 500 Internal Server Error", b"HTTP/1.1 abc",
+                              b"HTTP/1.1", b"garbage"]) | st.binary(max_size=12)
+    return st.builds(lambda s, hs, b: s + b"\r\n" + b"".join(k + b": " + v + b"\r\n" for k, v in hs) + b"\r\n" + b,
+                     status, st.lists(header, max_size=3), body)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known: console/bench/http1.py _parse_head runs int() on the content-length header, so "
+    "`content-length: abc` (or empty) raises ValueError out of data_received (asyncio logs a traceback); "
+    "remove this mark when the bench parser refuses such a header as a ResponseError"))
+def test_fuzz_sse_stream():
+    """The bench's HTTP/1.1 + SSE parser, fed generated bytes in generated pieces."""
+    from console.bench.client import Live, StreamClient, _SSE
+    from console.bench.http1 import ResponseError, StreamingResponse
+    from console.bench.metrics import RequestRecord
+    from console.commands.bench import format_table
+
+    loop = asyncio.new_event_loop()
+
+    def run(case) -> str:
+        data, cuts = case
+        done = loop.create_future()
+        record = RequestRecord(index=0)
+        live = Live()
+        sse = _SSE(record.chunk_times, live, 0.0)
+        proto = StreamingResponse(b"", sse.feed, done)
+        pos = 0
+        for cut in sorted(c % (len(data) + 1) for c in cuts) + [len(data)]:
+            if done.done():
+                break
+            proto.data_received(data[pos:cut])
+            pos = cut
+        if not done.done():
+            proto.eof_received()
+        if not done.done():
+            proto.connection_lost(None)
+        assert done.done(), "the parser left the request open after the connection ended"
+        exc = done.exception()
+        if exc is not None:
+            assert isinstance(exc, ResponseError), repr(exc)
+            record.error = str(exc)
+        elif done.result() != 200:
+            text = proto.error_body.decode("utf-8", "replace").strip().replace("\n", " ")
+            record.error = f"HTTP {done.result()}: {text[:160]}"
+        else:
+            StreamClient._finish(SimpleNamespace(live=live), record, sse.tail)
+        # what a person reads: the bench table's error column
+        level = {"concurrency": 1, "status": "failed" if record.error else "ok", "completed": int(record.ok),
+                 "failed": int(not record.ok), "output_throughput": None, "ttft_ms": {"median": None, "p99": None},
+                 "tpot_ms": {"median": None, "p99": None}, "itl_ms": {"p99": None},
+                 "errors": [record.error] if record.error else [], "server_died": None}
+        return format_table({"run_id": "r", "url": "u", "model": "m", "workload": {"input_len": 1, "output_len": 1},
+                             "levels": [level], "path": "p"})
+
+    try:
+        fuzz("SSE stream", st.tuples(mutated(_sse_samples()) | _responses(),
+                                     st.lists(st.integers(0, 1 << 16), max_size=6)), run)
+    finally:
+        loop.close()
+
+
+# ---- a small sample through the real CLI --------------------------------------------------------
+
+def _subprocess(argv: list[str], home: Path) -> tuple[int, str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), GPUDECK_HOME=str(home))
+    proc = subprocess.run([sys.executable, "-m", "console", *argv], capture_output=True, env=env, cwd=ROOT,
+                          timeout=60)
+    err = proc.stderr.decode("utf-8", "replace")
+    assert "Traceback (most recent call last)" not in err, err  # ours; stdout may quote a server's own
+    assert "internal error" not in err, err
+    return proc.returncode, proc.stdout.decode("utf-8", "replace") + err
+
+
+def test_fuzz_sample_through_the_real_cli(tmp_path, gpudeck_home):
+    from profiles.tasks import tasks_file
+
+    path = tmp_path / "input"
+    board = tasks_file("local")
+    board.parent.mkdir(parents=True, exist_ok=True)
+    cases = [
+        ("triage", mutated(_samples(FIXTURES / "logs")), lambda: ["triage", str(path)]),
+        ("gpus", mutated(_samples(FIXTURES / "nvidia-smi")), lambda: ["gpus", "--parse", str(path)]),
+        ("roofline", _config_docs(),
+         lambda: ["roofline", "--model-config", str(path), "--gpu", "H100 SXM", "--count", "8"]),
+        ("tasks", mutated(_task_toml_samples()), None),
+    ]
+    for name, strategy, argv in cases:
+        tally = Tally(f"{name} (subprocess)")
+
+        def run(data: bytes, argv=argv) -> str:
+            if argv is None:
+                board.write_bytes(data)
+                code, shown = _subprocess(["tasks", "list", "--all"], gpudeck_home)
+            else:
+                path.write_bytes(data)
+                code, shown = _subprocess(argv(), gpudeck_home)
+            assert code in (0, 1, 2), shown
+            return shown
+
+        @_settings(8)
+        @given(strategy)
+        def body(data):
+            tally.check(data, run)
+
+        body()
+        print(f"fuzz {tally.name}: {tally.inputs} inputs, {len(tally.tracebacks)} tracebacks, "
+              f"{len(tally.leaks)} with control bytes on screen")
+        assert not tally.tracebacks, f"{name}: input {tally.tracebacks[0][0]!r}\n{tally.tracebacks[0][1]}"
+        assert not tally.leaks, f"{name}: input {tally.leaks[0][0]!r} showed {tally.leaks[0][1]!r}"
+
+
+def test_roofline_fuzz_findings_are_one_line_errors(tmp_path):
+    """What the config.json fuzzing found, kept: each gave a traceback before."""
+    path = tmp_path / "config.json"
+    cases = [("Kimi-K2-Instruct", "q_lora_rank", [[], {}]),              # a list multiplied into a size
+             ("Mixtral-8x7B-v0.1", "num_experts_per_tok", 10 ** 30),      # overflows the expert maths
+             ("gpt-oss-20b", "num_local_experts", [{"a": 1}]),           # int() of a list
+             ("DeepSeek-V3", "quantization_config", {"quant_method": "fp8", "weight_block_size": [1, "a"]}),
+             ("DeepSeek-V3", "quantization_config", {"quant_method": "gptq", "group_size": "ab"})]
+    for model, key, value in cases:
+        doc = json.loads((MODEL_CONFIGS / f"{model}.json").read_text())
+        doc[key] = value
+        path.write_text(json.dumps(doc))
+        code, shown = run_cli(["roofline", "--model-config", str(path), "--gpu", "H100 SXM", "--count", "8"])
+        assert code == 1 and shown.count("\n") == 1 and shown.startswith("gpudeck: "), (model, key, shown)
