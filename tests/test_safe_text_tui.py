@@ -95,7 +95,8 @@ async def test_every_widget_draws_hostile_text_literally():
             {"concurrency": 1, "status": [f"{MARK}{HOSTILE[0]}", HOSTILE[5]], "metrics": {}}])
         app.query_one(RooflineTable).show([
             SimpleNamespace(batch=1, ideal_tok_s=10.0, realistic_tok_s=9.0, measured_tok_s=None,
-                            measured_status=f"{MARK}{HOSTILE[6]}", efficiency_pct=None, bound=HOSTILE[0])])
+                            measured_status=f"{MARK}{HOSTILE[6]}", efficiency_pct=None, fitted_tok_s=None,
+                            bound=HOSTILE[0])])
         app.query_one(RooflineHeadline).show(None, f"{MARK} setup {LINE}", problem=f"{MARK} {LINE}")
         tasks = [Task(id=i + 1, text=f"{MARK} {t}", notes=t, config=t) for i, t in enumerate(HOSTILE)]
         app.query_one(TaskTable).show(tasks)
