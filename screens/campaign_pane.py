@@ -16,6 +16,7 @@ from console.campaign.compare import compare
 from console.campaign.spec import CampaignError
 from console.campaign.state import LockHeld, campaign_file
 from console.fmt import duration
+from console.safe_text import clean_line, safe_text
 from console.runtime import events as ev
 from widgets.campaign_grid import CampaignGrid
 
@@ -81,8 +82,8 @@ class CampaignPane(Pane):
         if state is None:
             path = campaign_file(name)
             title.update(Text.assemble(("no campaign yet on this host. ", "bold"),
-                                       f"r runs {path} (or: gpudeck campaign run FILE -p {name})",
-                                       ("\n" + self.message, "yellow") if self.message else ""))
+                                       clean_line(f"r runs {path} (or: gpudeck campaign run FILE -p {name})"),
+                                       ("\n" + clean_line(self.message), "yellow") if self.message else ""))
             grid.show([], [])
             result.update("")
             self.set_summary("")
@@ -97,18 +98,18 @@ class CampaignPane(Pane):
         if seen["left_s"] is not None:
             text.append(f" · ~{duration(seen['left_s'])} left (from the cells so far)")
         if seen["current"]:
-            text.append(f"\n now: {seen['current']}", style="bold cyan")
+            text.append(f"\n now: {clean_line(seen['current'])}", style="bold cyan")
         if seen["note"]:
-            text.append(f"\n {seen['note']}", style="yellow")
+            text.append(f"\n {clean_line(seen['note'])}", style="yellow")
         if self.message:
-            text.append(f"\n {self.message}", style="yellow")
+            text.append(f"\n {clean_line(self.message)}", style="yellow")
         title.update(text)
         grid.show([c.to_json() for c in state.cells], levels)
         comp = compare(state, self.roof, self.roof_note)
         if comp.winner:
             margin = f", {comp.margin_pct:+.1f}% over {comp.runner_up}" if comp.margin_pct is not None else ""
-            text = Text.assemble(("winner: ", "bold"), (comp.winner, "bold green"),
-                                 f" at {comp.winner_tps:,.2f} tok/s{margin}  ({comp.basis})")
+            text = Text.assemble(("winner: ", "bold"), (clean_line(comp.winner), "bold green"),
+                                 clean_line(f" at {comp.winner_tps:,.2f} tok/s{margin}  ({comp.basis})"))
             best = next(r for r in comp.results if r.cell == comp.winner)
             if best.efficiency_pct is not None:
                 cal = best.calibration or {}
@@ -117,7 +118,7 @@ class CampaignPane(Pane):
                     text.append(f"; fitted: bandwidth efficiency {cal['eta'] * 100:.1f}%, "
                                 f"{cal['overhead_ms']:.1f} ms fixed per step")
             elif comp.roofline_note:
-                text.append("\n" + comp.roofline_note, style="dim")
+                text.append("\n" + clean_line(comp.roofline_note), style="dim")
             result.update(text)
         else:
             result.update(Text(f"no winner yet ({comp.basis})", style="dim"))

@@ -22,6 +22,7 @@ from textual.widgets import Footer, Input, Static
 from console.gpus.fleet_table import SORT_KEYS, filter_rows, host_rows, sort_rows
 from console.gpus.prometheus import FleetSample, PrometheusFleet
 from console.gpus.text import age
+from console.safe_text import clean_line
 from widgets.fleet_hosts import FleetHostsTable
 from widgets.fleet_servers import FleetServersTable
 from widgets.gpu_table import SPARK_WIDTH, GPUTable
@@ -60,7 +61,7 @@ class HostGPUs(Screen):
         try:
             series = await self.app.fleet.history(f'DCGM_FI_DEV_GPU_UTIL{{Hostname="{escaped}"}}', 300, 300 / SPARK_WIDTH)
         except Exception as exc:  # the table still shows live values; say why there is no history
-            self.query_one("#host-note", Static).update(Text(f"no history: {exc}", style="yellow"))
+            self.query_one("#host-note", Static).update(Text(f"no history: {clean_line(exc)}", style="yellow"))
             return
         for labels, values in series:
             key = labels.get("UUID") or labels.get("gpu")
@@ -69,15 +70,15 @@ class HostGPUs(Screen):
 
     def refresh_from(self, sample: FleetSample | None) -> None:
         snap = next((h for h in (sample.hosts if sample else []) if h.host == self.host), None)
-        title = Text.assemble((f" {self.host} ", "bold reverse"), "  GPUs from DCGM via Prometheus")
+        title = Text.assemble((f" {clean_line(self.host)} ", "bold reverse"), "  GPUs from DCGM via Prometheus")
         if sample and sample.simulated:
             title.append("  SIMULATED", style="bold magenta")
         if snap is None:
             title.append("  · no data for this host in the last sample", style="yellow")
         elif snap.state != "ok":
-            title.append(f"  · {snap.state}: {snap.message}", style="bold red")
+            title.append(f"  · {snap.state}: {clean_line(snap.message)}", style="bold red")
         elif snap.sample_stale:
-            title.append(f"  · STALE: {snap.stale_reason}", style="bold yellow")
+            title.append(f"  · STALE: {clean_line(snap.stale_reason)}", style="bold yellow")
         self.query_one("#host-title", Static).update(title)
         table = self.query_one("#host-gpus", GPUTable)
         gpus = snap.gpus if snap is not None else []
@@ -89,7 +90,7 @@ class HostGPUs(Screen):
         pods = sorted({w for g in gpus for w in g.workloads})
         note = "P-state, throttle reasons and per-process memory are not in DCGM's default series: N/A."
         if pods:
-            note = "workloads: " + ", ".join(pods) + "\n" + note
+            note = "workloads: " + clean_line(", ".join(pods)) + "\n" + note
         self.query_one("#host-note", Static).update(Text(note, style="dim"))
 
 
@@ -176,14 +177,14 @@ class FleetApp(App):
         self.query_one(FleetServersTable).show(self.latest.servers)
 
     def draw_title(self) -> None:
-        title = Text.assemble((" gpudeck fleet ", "bold reverse"), f"  {self.profile_name}  ")
+        title = Text.assemble((" gpudeck fleet ", "bold reverse"), f"  {clean_line(self.profile_name)}  ")
         sample = self.latest
         if sample is not None and sample.simulated:
             title.append("SIMULATED  ", style="bold magenta")
         if sample is None:
             title.append("waiting for the first answer from Prometheus…", style="yellow")
         elif sample.error:
-            title.append(f"✖ {sample.error}", style="bold red")
+            title.append(f"✖ {clean_line(sample.error)}", style="bold red")
             if self.last_good_at is not None:
                 title.append(f"  · rows are STALE: last good answer {age(time.time() - self.last_good_at)} ago",
                              style="bold yellow")

@@ -4,7 +4,10 @@ from __future__ import annotations
 from typing import Sequence
 
 from rich.text import Text
-from textual.widgets import DataTable
+
+from console.safe_text import safe_text
+
+from .safe_table import SafeDataTable
 
 STATE_STYLES = {"queued": "dim", "launching": "cyan", "waiting": "cyan", "sweeping": "bold cyan",
                 "stopping": "cyan", "done": "green", "crashed": "bold white on red", "start-failed": "bold red",
@@ -17,7 +20,7 @@ def level_cell(cell: dict, concurrency: int) -> Text:
             tps = level.get("output_throughput")
             if level.get("status") == "ok" and tps is not None:
                 return Text(f"✔ {tps:,.1f}", style="green")
-            return Text(f"✖ {level.get('status')}", style="bold red")
+            return safe_text(f"✖ {level.get('status')}", style="bold red")
     live = cell.get("live")
     if live and live.get("concurrency") == concurrency:
         tps = live.get("tok_s")
@@ -31,11 +34,11 @@ def row_cells(cell: dict, levels: Sequence[int]) -> list:
     status = cell.get("status", "?")
     label = cell.get("crash_class") if status == "crashed" and cell.get("crash_class") else status
     why = cell.get("crash_class") or cell.get("note") or ""
-    return [Text(cell.get("name", "?")), Text(f" {label} ", style=STATE_STYLES.get(status, "")),
-            *(level_cell(cell, c) for c in levels), Text(why, style="dim")]
+    return [safe_text(cell.get("name", "?")), safe_text(f" {label} ", style=STATE_STYLES.get(status, "")),
+            *(level_cell(cell, c) for c in levels), safe_text(why, style="dim")]
 
 
-class CampaignGrid(DataTable):
+class CampaignGrid(SafeDataTable):
     """One row per cell of the campaign (config or grid combination)."""
 
     def __init__(self, **kwargs) -> None:

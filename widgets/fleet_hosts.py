@@ -4,13 +4,13 @@ from __future__ import annotations
 from typing import Sequence
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from console.gpus.dcgm import xid_meaning
 from console.gpus.fleet_table import HostRow
 from console.gpus.model import NA as _NA
 from console.gpus.text import age
 
+from .safe_table import SafeDataTable
 from .gpu_cells import memory_cell, util_cell
 
 # Notes take what is left of the line (no fixed width), so nothing before them is ever cut.
@@ -50,7 +50,7 @@ def host_cells(row: HostRow) -> list:
     ]
 
 
-class FleetHostsTable(DataTable):
+class FleetHostsTable(SafeDataTable):
     """Hosts of a fleet, redrawn from the current sort and filter."""
 
     def __init__(self, **kwargs) -> None:

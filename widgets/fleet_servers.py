@@ -4,10 +4,11 @@ from __future__ import annotations
 from typing import Sequence
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from console.gpus.dcgm import clean
 from console.gpus.prometheus import ServerRow
+
+from .safe_table import SafeDataTable
 
 COLUMNS = [("instance", "Instance", 24), ("family", "Server", 9), ("model", "Model", 30), ("running", "Running", 7),
            ("waiting", "Waiting", 7), ("kv", "KV cache", 8), ("tps", "gen tok/s", 9)]
@@ -23,7 +24,7 @@ def server_cells(row: ServerRow) -> list:
             _num(None if row.kv_cache is None else row.kv_cache * 100, "{:.0f}%"), _num(row.gen_tok_s, "{:.1f}")]
 
 
-class FleetServersTable(DataTable):
+class FleetServersTable(SafeDataTable):
     DEFAULT_CSS = "FleetServersTable { height: auto; max-height: 10; }"
 
     def __init__(self, **kwargs) -> None:
