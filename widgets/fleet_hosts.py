@@ -5,7 +5,6 @@ from typing import Sequence
 
 from rich.text import Text
 
-from console.gpus.dcgm import xid_meaning
 from console.gpus.fleet_table import HostRow
 from console.gpus.model import NA as _NA
 from console.gpus.text import age
@@ -27,12 +26,6 @@ def _num(value, fmt: str = "{:.0f}") -> Text:
 
 
 def host_cells(row: HostRow) -> list:
-    notes = []
-    if row.stale:
-        notes.append(f"{row.stale} STALE")
-    notes += [f"XID {code} on GPU {gpu}: {xid_meaning(code)}" for gpu, code in row.xids]
-    if row.message:
-        notes.append(row.message)
     name = row.host if len(row.host) <= 22 else row.host[:21] + "…"
     return [
         Text(name, style="bold" if row.worst in ("unreachable", "xid", "stale") else ""),
@@ -46,7 +39,7 @@ def host_cells(row: HostRow) -> list:
         # a fresh row says "live"; only an old one shows its age, so the column moves when it matters
         Text(age(row.age_s), style="bold yellow") if row.sample_stale or row.state == "unreachable"
         else Text("live", style="dim green"),
-        Text("; ".join(notes)),
+        Text(row.notes),
     ]
 
 

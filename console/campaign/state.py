@@ -20,6 +20,8 @@ from pathlib import Path
 from profiles import paths
 from profiles.atomic import private_dirs, write_atomic
 
+from ..pids import pid_alive
+
 # A cell moves queued -> launching -> waiting -> sweeping -> stopping -> done;
 # it ends instead as start-failed, crashed, interrupted or skipped.
 IN_PROGRESS = ("launching", "waiting", "sweeping", "stopping")
@@ -138,22 +140,6 @@ def list_all(profile: str) -> tuple[list[CampaignState], list[str]]:
 
 
 # ---------------------------------------------------------------- the host lock
-
-def pid_alive(pid: int | None) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (killed, not reaped yet) is not alive
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
 
 def is_driver(pid: int | None, campaign_id: str) -> bool:
     """Is `pid` really this campaign's driver on this machine? (Read from /proc, never assumed.)"""

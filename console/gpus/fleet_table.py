@@ -37,6 +37,15 @@ class HostRow:
     message: str = ""
     simulated: bool = False
 
+    @property
+    def notes(self) -> str:
+        """What the operator reads after the numbers: stale counters, XIDs with their meaning, why not current."""
+        out = [f"{self.stale} STALE"] if self.stale else []
+        out += [f"XID {code} on GPU {gpu}: {xid_meaning(code)}" for gpu, code in self.xids]
+        if self.message:
+            out.append(self.message)
+        return "; ".join(out)
+
     def to_json(self) -> dict:
         doc = dict(self.__dict__)
         doc["xids"] = [{"gpu": g, "code": c, "meaning": xid_meaning(c)} for g, c in self.xids]
@@ -127,14 +136,8 @@ def host_lines(sample, now: float | None = None) -> list[str]:
     for r in rows:
         mem = ("N/A" if r.memory_used_mib is None else f"{r.memory_used_mib / 1024:.0f}") + "/" + \
               ("N/A" if r.memory_total_mib is None else f"{r.memory_total_mib / 1024:.0f}")
-        notes = []
-        if r.stale:
-            notes.append(f"{r.stale} STALE")
-        notes += [f"XID {c} on GPU {g}: {xid_meaning(c)}" for g, c in r.xids]
-        if r.message:
-            notes.append(r.message)
         host = r.host if len(r.host) <= 28 else r.host[:27] + "…"
         lines.append(f"{host:<28} {r.worst:<12} {_n(r.gpus):>4} {_n(r.util_pct, '{:.0f}%'):>5} {mem:>15} "
-                     f"{_n(r.temp_max_c):>5} {_n(r.power_w):>8} {age(r.age_s):>7}  {'; '.join(notes)}")
+                     f"{_n(r.temp_max_c):>5} {_n(r.power_w):>8} {age(r.age_s):>7}  {r.notes}")
     lines.append("not shown by DCGM: per-process GPU memory and process names")
     return lines

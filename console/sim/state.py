@@ -25,13 +25,13 @@ next server starts.
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
 
 from profiles.atomic import write_atomic
 
+from ..pids import pid_alive
 from .hardware import GPUModel, bus_id, find_gpu, gpu_uuid
 
 STATE_FILE = "sim-state.json"
@@ -62,22 +62,6 @@ def write_host(state_dir: Path, gpu: str, count: int) -> None:
     """The simulated hardware, for the stand-in to show before any server has started."""
     model = find_gpu(gpu)
     write_atomic(Path(state_dir) / HOST_FILE, json.dumps({"gpu": model.name, "count": count}), mode=0o644)
-
-
-def pid_alive(pid: Any) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (exited, not yet reaped) is not alive either
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
 
 
 def read_state(state_dir: Path | None, gpu: str | None = None, count: int | None = None) -> dict[str, Any]:
