@@ -52,16 +52,14 @@ def test_server_killed_mid_level(tmp_path, gpudeck_home):
     assert any(r["ok"] for r in rows) and any(r["error"] for r in rows)
 
 
-def test_dead_endpoint_with_keep_going_runs_every_level(gpudeck_home):
+def test_dead_endpoint_does_not_start_and_says_why(gpudeck_home):
     url = f"http://127.0.0.1:{free_port()}"
     out = subprocess.run([sys.executable, "-m", "console.bench", "--url", url, "--concurrency", "1,2",
                           "--num-prompts", "2", "--keep-going", "--json"],
                          cwd=ROOT, capture_output=True, text=True, timeout=60, env=os.environ.copy())
-    assert out.returncode == 3, out.stderr
+    assert out.returncode == 4, out.stderr
+    assert out.stderr.count("\n") == 1 and "not started" in out.stderr and "connection refused" in out.stderr
     doc = json.loads(out.stdout)
-    assert doc["model"] is None
-    assert doc["workload"]["input_len_method"] == "approximate"
-    for level in doc["levels"]:
-        assert level["status"] == "failed" and level["completed"] == 0 and level["failed"] == 2
-        assert level["errors"] == ["connection refused"]
-        assert level["output_throughput"] is None and level["ttft_ms"]["median"] is None
+    assert doc["status"] == "not started" and doc["levels"] == []
+    runs = gpudeck_home / "data" / "profiles" / "local" / "runs"
+    assert not runs.exists() or not list(runs.iterdir())  # the reserved run id was given back

@@ -13,6 +13,9 @@ How the CPU goal is met (measured by tests/bench/client_cpu.py):
   one) are decoded in full.
 - Stall detection and the per-request timeout cost nothing per chunk: one
   watchdog task checks every open request once a second.
+- A server that stops sending on every stream at once is `hung`: when no
+  open request got a byte for the stall time, the watchdog ends them all
+  together (rather than one stall period after another) and says so.
 """
 from __future__ import annotations
 
@@ -28,6 +31,12 @@ _COMPACT = (b'"text":"', b'"content":"', b'"reasoning_content":"')
 _SPACED = (b'"text": "', b'"content": "', b'"reasoning_content": "')
 _FULL_DECODE = (b'"usage":{', b'"usage": {', b'"timings"', b'"error"')
 STOPPED = "stopped by the operator"
+HUNG = "server hung"
+
+
+def default_timeout(output_len: int) -> float:
+    """A request's overall deadline when none is given: 120 s plus 0.5 s per output token."""
+    return 120.0 + 0.5 * output_len
 
 
 @dataclass(slots=True)
@@ -36,6 +45,7 @@ class Live:
 
     tokens: int = 0
     in_flight: int = 0
+    peak_in_flight: int = 0
 
 
 def count_content(block: bytes, markers: tuple[bytes, ...]) -> int:
@@ -68,20 +78,30 @@ def decode_tail(block: bytes) -> list[dict]:
     return docs
 
 
-def request_body(api: str, model: str | None, prompt: str, output_len: int) -> bytes:
+def request_body(api: str, model: str | None, prompt: str | list, output_len: int,
+                 options: dict | None = None) -> bytes:
+    """One streaming request. `prompt` is text, or chat messages (chat API only).
+
+    `options` may hold temperature, top_p and extra_body (merged last, so it
+    can set or override any field).
+    """
+    options = options or {}
     body: dict = {
         "max_tokens": output_len,
         "ignore_eos": True,
         "stream": True,
         "stream_options": {"include_usage": True},
-        "temperature": 0.0,
+        "temperature": 0.0 if options.get("temperature") is None else options["temperature"],
     }
+    if options.get("top_p") is not None:
+        body["top_p"] = options["top_p"]
     if model:
         body["model"] = model
     if api == "chat":
-        body["messages"] = [{"role": "user", "content": prompt}]
+        body["messages"] = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
     else:
         body["prompt"] = prompt
+    body.update(options.get("extra_body") or {})
     return json.dumps(body).encode()
 
 
@@ -128,6 +148,15 @@ class _SSE:
                 break
 
 
+def _connect_failed(task: asyncio.Task, done: asyncio.Future) -> None:
+    """Hand a failed connect to the request's future (the request reads only that one)."""
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is not None and not done.done():
+        done.set_exception(exc)
+
+
 class StreamClient:
     """Sends streaming completions and times every content chunk."""
 
@@ -140,6 +169,8 @@ class StreamClient:
         self.stall_s = stall_s
         self.headers = headers
         self.live = Live()
+        self.hung: str | None = None          # why the server counts as hung, once it does
+        self.hung_at: float | None = None     # wall-clock time of the last byte before the hang
         self._open: dict[StreamingResponse, float] = {}
         self._watchdog: asyncio.Task | None = None
 
@@ -153,30 +184,55 @@ class StreamClient:
             await asyncio.gather(self._watchdog, return_exceptions=True)
 
     async def _watch(self) -> None:
-        """Once a second: end requests that stalled or ran past their time."""
+        """Once a second: end requests that stalled or ran past their time; spot a hung server."""
         while True:
             await asyncio.sleep(1.0)
-            now = time.perf_counter()
-            for proto, started in list(self._open.items()):
-                if now - proto.last_bytes > self.stall_s:
-                    proto.abort(f"stalled: no bytes for {self.stall_s:g} s")
-                elif self.timeout_s and now - started > self.timeout_s:
-                    proto.abort(f"timed out after {self.timeout_s:g} s")
+            self.check(time.perf_counter())
 
-    async def send(self, index: int, body: bytes) -> RequestRecord:
-        """One request; never raises for network or server trouble (it is recorded)."""
+    def check(self, now: float) -> None:
+        open_now = list(self._open.items())
+        if open_now and all(now - proto.last_bytes > self.stall_s for proto, _ in open_now):
+            # every stream is silent: the server, not one request, stopped answering
+            latest = max(proto.last_bytes for proto, _ in open_now)
+            self.hung_at = time.time() - (now - latest)
+            self.hung = f"{HUNG}: no bytes on any of {len(open_now)} streams for {self.stall_s:g} s"
+            for proto, _ in open_now:
+                proto.abort(HUNG)
+            return
+        for proto, started in open_now:
+            if now - proto.last_bytes > self.stall_s:
+                proto.abort(f"stalled: no bytes for {self.stall_s:g} s")
+            elif self.timeout_s and now - started > self.timeout_s:
+                proto.abort(f"timed out after {self.timeout_s:g} s")
+
+    async def send(self, index: int, body: bytes, queued_since: float | None = None) -> RequestRecord:
+        """One request; never raises for network or server trouble (it is recorded).
+
+        `queued_since` is when the request was due (open-loop load): the wait
+        before it could be sent is kept apart from its TTFT.
+        """
         record = RequestRecord(index=index)
+        if self.hung:
+            return self._failed(record, HUNG)
         loop = asyncio.get_running_loop()
         done = loop.create_future()
         live = self.live
         target = self.target
         live.in_flight += 1
+        if live.in_flight > live.peak_in_flight:
+            live.peak_in_flight = live.in_flight
         start = record.start = time.perf_counter()
+        if queued_since is not None:
+            record.queue_s = max(0.0, start - queued_since)
         sse = _SSE(record.chunk_times, live, start)
         proto = StreamingResponse(target.request(self.path, body, self.headers), sse.feed, done)
         self._open[proto] = start
+        # The connect runs beside the response future, so the watchdog's stall,
+        # timeout and hang verdicts also end a request whose connect never completes.
+        connect = loop.create_task(
+            loop.create_connection(lambda: proto, target.host, target.port, ssl=target.ssl_context))
+        connect.add_done_callback(lambda task: _connect_failed(task, done))
         try:
-            await loop.create_connection(lambda: proto, target.host, target.port, ssl=target.ssl_context)
             status = await done
         except asyncio.CancelledError:
             # Cancelling a send ends the request and still returns its record, so a
@@ -192,6 +248,8 @@ class StreamClient:
         finally:
             live.in_flight -= 1
             self._open.pop(proto, None)
+            if not connect.done():
+                connect.cancel()
         if status != 200:
             text = proto.error_body.decode("utf-8", "replace").strip().replace("\n", " ")
             return self._failed(record, f"HTTP {status}: {text[:160]}")

@@ -76,6 +76,9 @@ class StreamingResponse(asyncio.BufferedProtocol):
     # -- asyncio callbacks
     def connection_made(self, transport) -> None:
         self.transport = transport
+        if self.done.done():  # ended (stall, hang, stop) while connecting: send nothing, hold nothing
+            transport.abort()
+            return
         transport.write(self.request)
 
     def get_buffer(self, sizehint: int) -> memoryview:
@@ -110,12 +113,16 @@ class StreamingResponse(asyncio.BufferedProtocol):
             self._body(data, now)
 
     def eof_received(self) -> bool:
+        # The server closed its side: close ours too, whatever the outcome, so no
+        # socket is left in CLOSE-WAIT.
         if self.status is None:
             self._fail("server disconnected")
         elif self._mode == "close":
             self._finish()
         else:
             self._fail("stream cut off mid-response")
+        if self.transport is not None:
+            self.transport.close()
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
