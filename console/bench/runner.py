@@ -525,7 +525,7 @@ class Sweep:
             if not scrape.done() and scraper.latest is None:
                 # the level ended before the first scrape came back: give it a moment, bounded
                 try:
-                    await asyncio.wait_for(asyncio.shield(scrape), 2.0)
+                    await asyncio.wait_for(asyncio.shield(scrape), 5.0)
                 except (asyncio.TimeoutError, asyncio.CancelledError, Exception):  # noqa: BLE001
                     pass
             scrape.cancel()
