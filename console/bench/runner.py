@@ -103,6 +103,9 @@ class BenchConfig:
         """The configuration as saved: header values (they may be secrets) are left out."""
         doc = {k: getattr(self, k) for k in self.__dataclass_fields__}
         doc["headers"] = sorted(self.headers or {})
+        if self.server_url:  # the tunnel's local port is throwaway: the run names the server
+            doc["url"] = self.server_url
+            doc.pop("server_url")
         return doc
 
     @property
