@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
+from console.bench import form_memory
 from console.bench.endpoint import list_models, loopback_port, running_server_url, with_port
 from console.bench.process import SweepProcess, sweep_argv
 from console.bench.live import SweepView, view_from_run
@@ -49,6 +50,7 @@ class BenchPane(Pane):
     BenchPane #bp-head { height: 1; padding: 0 1; text-style: bold; }
     BenchPane #bp-status { height: auto; padding: 0 1; color: $text-muted; }
     BenchPane #bp-error { height: auto; padding: 0 1; color: $error; }
+    BenchPane #bp-note { height: auto; padding: 0 1; }
     BenchPane BenchCompareTable { display: none; }
     BenchPane.comparing BenchCompareTable { display: block; }
     BenchPane.running BenchForm { display: none; }
@@ -69,6 +71,7 @@ class BenchPane(Pane):
         yield BenchChart()
         yield BenchLevelTable()
         yield BenchCompareTable()
+        yield Static("", id="bp-note", markup=False)
         yield Static("", id="bp-status", markup=False)
         yield Static("", id="bp-error", markup=False)
 
@@ -82,6 +85,7 @@ class BenchPane(Pane):
         bench = session.profile.bench
         form.set_defaults({"levels": bench.concurrency, "input_len": bench.input_len,
                            "output_len": bench.output_len, "num_prompts": bench.num_prompts})
+        form.set_defaults(form_memory.load(session.name))  # the operator's last settings win
         if self.proc is None:
             runs = list_runs(session.name)
             if runs:
@@ -115,6 +119,8 @@ class BenchPane(Pane):
         self.query_one(BenchForm).set_models(models)
         if not models:
             self._error(f"no models listed at {url}/v1/models (is the server up?)")
+        elif self._error_text.startswith("no models listed"):
+            self._error("")  # the model is found now: the old note is no longer true
 
     def action_start(self) -> None:
         self.query_one(BenchForm).post_message(BenchForm.Submitted(self.query_one(BenchForm).values()))
@@ -127,9 +133,24 @@ class BenchPane(Pane):
             self._error("a sweep is already running: stop it first (s)")
             return
         if not message.values.get("url"):
-            self._error("endpoint is empty")
+            self._error("server URL is empty")
             return
-        self.run_worker(self._run(message.values), group="bench", exclusive=True)
+        values = message.values
+        name = self.session.name if self.session else "local"
+        form_memory.save(name, values)
+        bigger = None if values.get("request_rate") else form_memory.larger_than_before(name, values["levels"])
+        if bigger is None:
+            self.run_worker(self._run(values), group="bench", exclusive=True)
+            return
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(self._run(values), group="bench", exclusive=True)
+
+        new, before = bigger
+        was = f"the largest run before on {name} was {before} streams" if before else f"no sweep has run on {name} yet"
+        self.app.push_screen(Confirm(f"Run a sweep up to {new} streams?", [
+            f"This is larger than any sweep before: {was}.", f"Levels: {values['levels']}"], "Run"), answer)
 
     def action_stop(self) -> None:
         if self.proc is None:
@@ -192,7 +213,8 @@ class BenchPane(Pane):
         except Exception as exc:  # noqa: BLE001 - a tunnel that can't open is shown, not raised
             self._error(f"cannot reach {values['url']} through the SSH tunnel: {exc}")
             return
-        argv = self.launcher({**values, "url": url, "server_port": loopback_port(values["url"])},
+        argv = self.launcher({**values, "url": url, "server_port": loopback_port(values["url"]),
+                              **({"server_url": values["url"]} if tunnelled else {})},
                              self.session.name if self.session else "local", tunnelled)
         self.view = SweepView()
         self.overlay = None
@@ -232,9 +254,22 @@ class BenchPane(Pane):
 
     # -- drawing ----------------------------------------------------------------
     _status_note = ""
+    _error_text = ""
 
     def _error(self, text: str) -> None:
+        self._error_text = text
         self.query_one("#bp-error", Static).update(text)
+
+    def on_data_table_row_selected(self, event) -> None:
+        """Enter on a level: its whole note, wrapped, under the table (the column cuts it short)."""
+        if not isinstance(event.data_table, BenchLevelTable):
+            return
+        try:
+            level = self.view.levels[int(event.row_key.value)]
+        except (ValueError, IndexError, TypeError):
+            return
+        note = level.explanation or "no note"
+        self.query_one("#bp-note", Static).update(f"{level.label or f'c={level.concurrency}'}: {note}")
 
     def _redraw_if_dirty(self) -> None:
         if self._dirty:

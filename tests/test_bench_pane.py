@@ -48,10 +48,13 @@ def replaying(path: Path, *extra: str):
     return lambda values, profile, tunnelled: [sys.executable, str(FIXTURES / "replay.py"), str(path), *extra]
 
 
-async def press_start(pilot) -> None:
+async def press_start(pilot, confirm: bool = True) -> None:
     await pilot.pause()
     pilot.app.query_one("#bf-start", Button).press()
     await pilot.pause()
+    if confirm and pilot.app.screen.__class__.__name__ == "Confirm":  # a sweep larger than any before
+        await pilot.press("y")
+        await pilot.pause()
 
 
 async def run_to_end(pilot, pane) -> None:
@@ -235,7 +238,8 @@ async def test_loopback_endpoint_of_an_ssh_host_goes_through_a_tunnel(ssh_profil
                 if pane.proc is None and pane.view.levels:
                     break
             assert [lv.status for lv in pane.view.levels] == ["ok"], [lv.explanation for lv in pane.view.levels]
-            assert pane.view.tunnelled and pane.view.url != llama_server.url
+            # through the tunnel, and the run names the server's own URL, not the tunnel's local port
+            assert pane.view.tunnelled and pane.view.url == llama_server.url
             assert "via ssh tunnel" in str(pane.query_one("#bp-head").render())
             saved = json.loads(Path(pane.view.path).read_text())
             assert saved["tunnelled"] is True and saved["profile"] == "testbox"

@@ -159,16 +159,22 @@ def _pick(level: dict, key: str, stat: str | None):
 
 def compare_runs(base: dict, other: dict) -> list[dict]:
     """Per concurrency present in both runs: each metric's two values and the change in %."""
-    by_c = {lv.get("concurrency"): lv for lv in base["levels"]}
+    def key(lv: dict) -> tuple:
+        return lv.get("concurrency"), lv.get("request_rate")  # open-loop levels are matched by rate too
+
+    by_c = {key(lv): lv for lv in base["levels"]}
     rows = []
     for level in other["levels"]:
         c = level.get("concurrency")
-        if c not in by_c:
+        if key(level) not in by_c:
             continue
-        row = {"concurrency": c, "status": [by_c[c].get("status"), level.get("status")], "metrics": {}}
-        for key, stat in COMPARED:
-            a, b = _pick(by_c[c], key, stat), _pick(level, key, stat)
-            name = key if stat is None else f"{key}.{stat}"
+        old = by_c[key(level)]
+        row = {"concurrency": c, "status": [old.get("status"), level.get("status")], "metrics": {}}
+        if level.get("request_rate") is not None:
+            row["request_rate"] = level["request_rate"]
+        for key_name, stat in COMPARED:
+            a, b = _pick(old, key_name, stat), _pick(level, key_name, stat)
+            name = key_name if stat is None else f"{key_name}.{stat}"
             change = (b - a) / a * 100 if a not in (None, 0) and b is not None else None
             row["metrics"][name] = {"base": a, "other": b, "change_pct": change}
         rows.append(row)
