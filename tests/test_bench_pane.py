@@ -246,3 +246,87 @@ async def test_loopback_endpoint_of_an_ssh_host_goes_through_a_tunnel(ssh_profil
             assert saved["config"]["server_port"] == llama_server.port
     finally:
         await session.host.close()
+
+
+async def _set(pilot, pane, **values) -> None:
+    from textual.widgets import Input
+
+    for key, value in values.items():
+        pane.query_one(f"#bf-{key}", Input).value = value
+    await pilot.pause()
+
+
+async def test_form_remembers_the_last_settings_per_profile():
+    app = BenchApp()
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        pane.launcher = replaying(OK)
+        await _set(pilot, pane, levels="1,2,4", input_len="64", output_len="32", num_prompts="2c")
+        await press_start(pilot)
+        await run_to_end(pilot, pane)
+    app = BenchApp()  # the console restarts
+    async with app.run_test(size=(150, 45)) as pilot:
+        await pilot.pause()
+        values = app.query_one(BenchPane).query_one("BenchForm").values()
+        assert (values["levels"], values["input_len"], values["output_len"], values["num_prompts"]) == \
+            ("1,2,4", "64", "32", "2c")
+
+
+async def test_a_sweep_larger_than_any_before_on_the_host_is_asked_about():
+    saved_run(DIED, "sweep-20261129-140000")  # levels 1,2,4 ran before
+    app = BenchApp()
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        pane.launcher = replaying(OK)
+        await _set(pilot, pane, levels="1,2,512")
+        await press_start(pilot, confirm=False)
+        assert app.screen.__class__.__name__ == "Confirm"
+        shown = " ".join(str(w.render()) for w in app.screen.query("Static"))
+        assert "up to 512 streams" in shown and "the largest run before on local was 4 streams" in shown
+        await pilot.press("escape")
+        await pilot.pause()
+        assert pane.proc is None and app.screen.__class__.__name__ != "Confirm"
+        await _set(pilot, pane, levels="1,4")
+        await press_start(pilot, confirm=False)
+        assert app.screen.__class__.__name__ != "Confirm"  # no larger than before: it just runs
+        await run_to_end(pilot, pane)
+        assert [lv.status for lv in pane.view.levels] == ["ok", "ok", "ok"]
+
+
+async def test_enter_on_a_level_shows_its_whole_note():
+    saved_run(DIED, "sweep-20261129-140000")
+    app = BenchApp(url=None)
+    async with app.run_test(size=(100, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        table = pane.query_one(BenchLevelTable)
+        table.focus()
+        table.move_cursor(row=1)
+        await pilot.press("enter")
+        await pilot.pause()
+        note = str(pane.query_one("#bp-note").render())
+        assert note.startswith("c=2: server died: connection refused from ")
+
+
+async def test_a_stale_no_models_note_clears_once_the_model_is_found(monkeypatch):
+    import screens.bench_pane as bench_pane
+
+    answers = [[], ["smol"]]
+
+    async def fake_list(url, timeout=3.0):
+        return answers.pop(0) if answers else ["smol"]
+
+    monkeypatch.setattr(bench_pane, "list_models", fake_list)
+    app = BenchApp()
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if "no models listed" in str(pane.query_one("#bp-error").render()):
+                break
+        assert "no models listed" in str(pane.query_one("#bp-error").render())
+        pane.action_models()
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if pane.query_one("#bf-model").value == "smol":
+                break
+        assert str(pane.query_one("#bp-error").render()).strip() == ""
