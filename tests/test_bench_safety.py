@@ -36,12 +36,17 @@ class FakeServer:
     silent:     headers and one content chunk, then nothing, socket kept open
     trickle:    a content chunk every 0.2 s, for ever
     half-close: headers, then the server shuts its sending side and waits
+    whole:      a whole short response at once, connection kept alive (or, with
+                `drop_reused`, dropped when a second request comes on it)
     Any mode with `models_trickle` makes /v1/models send its head and then
     one byte every 0.2 s, for ever.
     """
 
-    def __init__(self, mode: str, models_trickle: bool = False):
+    def __init__(self, mode: str, models_trickle: bool = False, drop_reused: bool = False):
         self.mode = mode
+        self.drop_reused = drop_reused
+        self.connections = 0
+        self.dropped = 0
         self.models_trickle = models_trickle
         self.loop = asyncio.new_event_loop()
         self.requests: list[tuple[str, dict]] = []
@@ -74,10 +79,22 @@ class FakeServer:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.writers.append(writer)
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except (asyncio.IncompleteReadError, ConnectionError):
-            return
+        self.connections += 1
+        served = 0
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            if self.mode == "whole" and served and self.drop_reused:
+                self.dropped += 1
+                writer.transport.abort()  # a kept-alive connection this server no longer serves
+                return
+            served += 1
+            if not await self._one(head, reader, writer):
+                return
+
+    async def _one(self, head: bytes, reader, writer) -> bool:
         lines = head.decode("latin-1").split("\r\n")
         method, path = lines[0].split(" ")[:2]
         headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
@@ -85,6 +102,11 @@ class FakeServer:
         if length:
             await reader.readexactly(length)
         self.requests.append((path, headers))
+        if self.mode == "whole" and path.startswith("/v1/") and path != "/v1/models":
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         + _chunked(CHUNK) * 3 + _chunked(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+            await writer.drain()
+            return True
         if path == "/v1/models":
             self.models_asked.set()
             if self.models_trickle:
@@ -96,12 +118,12 @@ class FakeServer:
                          + str(len(MODELS)).encode() + b"\r\nConnection: close\r\n\r\n" + MODELS)
             await writer.drain()
             writer.close()
-            return
+            return False
         if not path.startswith("/v1/"):
             writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             await writer.drain()
             writer.close()
-            return
+            return False
         self.got_request.set()
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
         if self.mode == "half-close":
@@ -109,7 +131,7 @@ class FakeServer:
             writer.write_eof()
             if await reader.read(1) == b"":
                 self.client_closed.set()
-            return
+            return False
         writer.write(_chunked(CHUNK))
         await writer.drain()
         if self.mode == "trickle":
@@ -258,3 +280,20 @@ def test_a_stray_requests_file_is_never_appended_to():
     store = RunStore("local", "sweep-y")
     assert store.run_id == "sweep-y-2"
     assert store.requests_path != stray.requests_path
+
+
+async def test_connections_are_reused(fake):
+    server = fake("whole")
+    async with StreamClient(server.url) as client:
+        records = [await client.send(i, request_body("completions", None, "hi", 3)) for i in range(10)]
+    assert all(r.ok and len(r.chunk_times) == 3 for r in records)
+    assert server.connections == 1
+
+
+async def test_a_stale_kept_alive_connection_never_fails_a_request(fake):
+    server = fake("whole", drop_reused=True)
+    async with StreamClient(server.url) as client:
+        records = [await client.send(i, request_body("completions", None, "hi", 3)) for i in range(6)]
+    assert [r.error for r in records] == [None] * 6
+    # requests 2..6 each went out on the kept-alive connection, were dropped, and went again on a new one
+    assert server.dropped == 5 and server.connections == 6

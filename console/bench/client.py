@@ -1,4 +1,4 @@
-"""The streaming hot loop: one connection per request, one callback per chunk.
+"""The streaming hot loop: kept-alive connections, one callback per read.
 
 How the CPU goal is met (measured by tests/bench/client_cpu.py):
 
@@ -24,7 +24,7 @@ import json
 import time
 from dataclasses import dataclass
 
-from .http1 import ResponseError, StreamingResponse, Target
+from .http1 import Pool, ResponseError, StreamingResponse, Target
 from .metrics import RequestRecord
 
 _COMPACT = (b'"text":"', b'"content":"', b'"reasoning_content":"')
@@ -148,6 +148,10 @@ class _SSE:
                 break
 
 
+class _Stale(Exception):
+    """A kept-alive connection the server had closed: nothing was sent back on it."""
+
+
 def _connect_failed(task: asyncio.Task, done: asyncio.Future) -> None:
     """Hand a failed connect to the request's future (the request reads only that one)."""
     if task.cancelled():
@@ -161,7 +165,7 @@ class StreamClient:
     """Sends streaming completions and times every content chunk."""
 
     def __init__(self, base_url: str, api: str = "completions", *, timeout_s: float | None = None,
-                 stall_s: float = 60.0, headers: dict[str, str] | None = None):
+                 stall_s: float = 60.0, headers: dict[str, str] | None = None, keep_alive: bool = True):
         self.target = Target(base_url)
         self.path = "/v1/chat/completions" if api == "chat" else "/v1/completions"
         self.api = api
@@ -173,12 +177,15 @@ class StreamClient:
         self.hung_at: float | None = None     # wall-clock time of the last byte before the hang
         self._open: dict[StreamingResponse, float] = {}
         self._watchdog: asyncio.Task | None = None
+        self.pool = Pool() if keep_alive else None
 
     async def __aenter__(self) -> "StreamClient":
         self._watchdog = asyncio.create_task(self._watch())
         return self
 
     async def __aexit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.close()
         if self._watchdog is not None:
             self._watchdog.cancel()
             await asyncio.gather(self._watchdog, return_exceptions=True)
@@ -198,6 +205,8 @@ class StreamClient:
             self.hung = f"{HUNG}: no bytes on any of {len(open_now)} streams for {self.stall_s:g} s"
             for proto, _ in open_now:
                 proto.abort(HUNG)
+            if self.pool is not None:
+                self.pool.close()
             return
         for proto, started in open_now:
             if now - proto.last_bytes > self.stall_s:
@@ -215,9 +224,7 @@ class StreamClient:
         if self.hung:
             return self._failed(record, HUNG)
         loop = asyncio.get_running_loop()
-        done = loop.create_future()
         live = self.live
-        target = self.target
         live.in_flight += 1
         if live.in_flight > live.peak_in_flight:
             live.peak_in_flight = live.in_flight
@@ -225,19 +232,18 @@ class StreamClient:
         if queued_since is not None:
             record.queue_s = max(0.0, start - queued_since)
         sse = _SSE(record.chunk_times, live, start)
-        proto = StreamingResponse(target.request(self.path, body, self.headers), sse.feed, done)
-        self._open[proto] = start
-        # The connect runs beside the response future, so the watchdog's stall,
-        # timeout and hang verdicts also end a request whose connect never completes.
-        connect = loop.create_task(
-            loop.create_connection(lambda: proto, target.host, target.port, ssl=target.ssl_context))
-        connect.add_done_callback(lambda task: _connect_failed(task, done))
+        request = self.target.request(self.path, body, self.headers, keep_alive=self.pool is not None)
+        reused = self.pool.take() if self.pool is not None else None
         try:
-            status = await done
+            try:
+                proto, status = await self._exchange(loop, request, sse, reused)
+            except _Stale:
+                # the server had closed that kept-alive connection: nothing was received, so
+                # sending once more on a fresh connection changes nothing the run measures
+                proto, status = await self._exchange(loop, request, sse, None)
         except asyncio.CancelledError:
             # Cancelling a send ends the request and still returns its record, so a
             # stopped level keeps every request it started.
-            proto.abort(STOPPED)
             return self._failed(record, STOPPED)
         except ConnectionRefusedError:
             return self._failed(record, "connection refused")
@@ -247,14 +253,45 @@ class StreamClient:
             return self._failed(record, f"cannot connect: {exc.strerror or exc}")
         finally:
             live.in_flight -= 1
-            self._open.pop(proto, None)
-            if not connect.done():
-                connect.cancel()
         if status != 200:
             text = proto.error_body.decode("utf-8", "replace").strip().replace("\n", " ")
             return self._failed(record, f"HTTP {status}: {text[:160]}")
         self._finish(record, sse.tail)
         return record
+
+    async def _exchange(self, loop, request: bytes, sse: "_SSE", transport) -> tuple[StreamingResponse, int]:
+        """One request/response on `transport` (a pooled connection) or on a new connection."""
+        done = loop.create_future()
+        proto = StreamingResponse(request, sse.feed, done)
+        if self.pool is not None:
+            proto.release = self.pool.give
+        self._open[proto] = time.perf_counter()
+        connect = None
+        try:
+            if transport is not None:
+                transport.set_protocol(proto)
+                proto.connection_made(transport)
+            else:
+                # The connect runs beside the response future, so the watchdog's stall,
+                # timeout and hang verdicts also end a request whose connect never completes.
+                target = self.target
+                connect = loop.create_task(
+                    loop.create_connection(lambda: proto, target.host, target.port, ssl=target.ssl_context))
+                connect.add_done_callback(lambda task: _connect_failed(task, done))
+            try:
+                return proto, await done
+            except asyncio.CancelledError:
+                proto.abort(STOPPED)
+                raise
+            except (ResponseError, OSError) as exc:
+                if transport is not None and proto.status is None and not sse.times and \
+                        str(exc) in ("server disconnected", "connection reset"):
+                    raise _Stale() from None
+                raise
+        finally:
+            self._open.pop(proto, None)
+            if connect is not None and not connect.done():
+                connect.cancel()
 
     @staticmethod
     def _failed(record: RequestRecord, message: str) -> RequestRecord:
