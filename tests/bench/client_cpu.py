@@ -7,6 +7,27 @@ prints client CPU-seconds (user + sys) per 10,000 tokens, the ratio
 gpudeck / vLLM-style, and whether the offered rate was sustained.
 
     .venv/bin/python tests/bench/client_cpu.py [--streams 64,256,512] [--tokens 64] [--interval-ms 40]
+
+`--interval-ms 0` makes the source unpaced: each response is written whole
+at once and arrives in one or two reads, so per-request costs dominate.
+`vllm-style` opens a connection per request; `vllm-pooled` keeps them alive,
+as vLLM's current benchmark session does.
+
+Figures (2-core VM shared with other jobs, load average ~10, 2026-11-30;
+CPU-seconds per 10k tokens, gpudeck / aiohttp client):
+
+    paced, 20 ms a token, 512 streams, 64 tokens x 2 rounds:
+        gpudeck 0.113, vllm-style 0.173, vllm-pooled 0.170  -> 0.65x / 0.66x
+        (the previous one-connection-per-request client: 0.109-0.124 here, the same)
+    unpaced, 64 tokens x 10 rounds:
+        64 streams:  gpudeck 0.042, vllm-style 0.134, vllm-pooled 0.099  -> 0.31x / 0.42x
+        256 streams: gpudeck 0.042, vllm-style 0.147, vllm-pooled 0.125  -> 0.29x / 0.34x
+    unpaced, 4 tokens x 100 rounds, 64 streams:
+        gpudeck 0.156, vllm-pooled 0.486 -> 0.32x (0.47 before connections were kept alive: 0.9x)
+
+What brought the unpaced case down: kept-alive connections (connect, send
+and close of a new socket per request were most of a short request's cost)
+and one body callback per read instead of one per chunk.
 """
 from __future__ import annotations
 
@@ -272,7 +293,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=64, help="tokens per request")
     parser.add_argument("--rounds", type=int, default=2, help="requests per stream")
     parser.add_argument("--interval-ms", type=float, default=40.0, help="per-stream token interval")
-    parser.add_argument("--clients", default="gpudeck,vllm-style,httpx-lines")
+    parser.add_argument("--clients", default="gpudeck,vllm-style,vllm-pooled")
     parser.add_argument("--client")
     parser.add_argument("--serve", action="store_true")
     parser.add_argument("--port", type=int)
