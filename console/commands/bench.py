@@ -264,6 +264,15 @@ def build_config(args, profile: str):
         if not Path(args.dataset).is_file():
             raise CLIError(f"--dataset {args.dataset!r}: no such file", 2)
         dataset_format = args.dataset_format or ("jsonl" if args.dataset.endswith(".jsonl") else "sharegpt")
+        from console.bench.workload import load_dataset
+
+        try:
+            load_dataset(args.dataset, dataset_format)
+        except ValueError as exc:
+            raise CLIError(str(exc), 2) from None
+        if args.api == "completions" and dataset_format == "jsonl" and \
+                any(isinstance(item.prompt, list) for item in load_dataset(args.dataset, dataset_format)):
+            raise CLIError(f"--dataset {args.dataset!r} holds chat messages: use --api chat", 2)
     elif args.dataset_format:
         raise CLIError("--dataset-format needs --dataset FILE", 2)
     percentiles = None
