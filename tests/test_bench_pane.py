@@ -206,7 +206,7 @@ async def test_real_sweep_from_the_tab(llama_server):
             if pane.query_one("#bf-model").value not in (None, pane.query_one("#bf-model").BLANK):
                 break
         await press_start(pilot)
-        for _ in range(300):  # a bound for a shared, busy machine, not a speed check
+        for _ in range(1200):  # a bound for a shared, busy machine, not a speed check
             await pilot.pause(0.1)
             if pane.proc is None and pane.view.levels:
                 break
