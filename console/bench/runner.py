@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from . import events
-from .client import StreamClient, default_timeout, request_body
+from .client import HUNG, StreamClient, default_timeout, request_body
 from .drive import arrivals, drive
 from .launched import death_details, launch_for_port, launch_summary, operator_stop
 from .metrics import RequestRecord, distribution, percentile, summarize
@@ -289,9 +289,9 @@ class Sweep:
             scraper = Scraper(control)
             halted: str | None = None
             numbered = 0
+            self._prompts_in_run = sum(self._level_size(c, r) + cfg.warmup for c, r in specs)
             for i, (c, rate) in enumerate(specs):
-                n = cfg.prompts_for(c or 1) if rate is None or cfg.num_prompts or cfg.prompts_per_stream \
-                    else max(32, int(min(rate, 1000) * 8))
+                n = self._level_size(c, rate)
                 if halted or self.stop_requested.is_set():
                     level = skipped_level(c, n, halted or "stopped by the operator", rate)
                 else:
@@ -313,6 +313,13 @@ class Sweep:
         self.doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         self._save()
         return self.doc
+
+    def _level_size(self, c: int | None, rate: float | None) -> int:
+        """Requests in a level: as configured; for a rate without a count, 8 s of it (at least 32)."""
+        cfg = self.config
+        if rate is None or cfg.num_prompts or cfg.prompts_per_stream:
+            return cfg.prompts_for(c or 1)
+        return max(32, int(min(rate, 1000) * 8))
 
     @property
     def _shown_url(self) -> str:
@@ -354,13 +361,14 @@ class Sweep:
                                           fixed_output=cfg.fixed_output_len)
         return await build_workload(tokenizer, n, cfg.input_len, seed=cfg.seed + i,
                                     shared_prefix_len=cfg.shared_prefix_len, range_ratio=cfg.range_ratio,
-                                    output_len=cfg.output_len, first_number=numbered, total=total)
+                                    output_len=cfg.output_len, first_number=numbered, total=total,
+                                    run_seed=cfg.seed)
 
     async def _level(self, i: int, c: int | None, rate: float | None, n: int, model: str | None,
                      tokenizer: Tokenizer | None, scraper: Scraper, numbered: int) -> dict:
         cfg = self.config
         warmup = min(cfg.warmup, n) if cfg.warmup > 0 else 0
-        total = numbered + 4 * (n + warmup) * max(1, len(cfg.level_specs()))
+        total = self._prompts_in_run
         # tokenizing costs a few round trips per prompt: allow for that, but not for ever
         deadline = 60.0 + 0.2 * (n + warmup)
         try:
@@ -462,8 +470,10 @@ class Sweep:
             level["request_rate"] = rate
             level["burstiness"] = cfg.burstiness
         level["max_concurrent_requests"] = live.peak_in_flight if sharded is None else None
-        if client.hung and not stopped:
-            await self._hung(level, client)
+        hung = client.hung or next((r.error for r in records if r.error == HUNG), None)
+        if hung and not stopped:
+            await self._hung(level, client.hung or f"{HUNG}: every stream went silent for {cfg.stall_s:g} s",
+                             client.hung_at)
         level["workers"] = workers
         level["ticks"] = per_second  # output tokens in each second: the chart of a saved run
         if sharded is not None:
@@ -475,9 +485,9 @@ class Sweep:
             self.store.append_requests(i, c, records, start)
         return level
 
-    async def _hung(self, level: dict, client: StreamClient) -> None:
+    async def _hung(self, level: dict, why: str, hung_at: float | None) -> None:
         """Every stream went silent: check the server once and say what was found."""
-        since = time.strftime("%H:%M:%S", time.localtime(client.hung_at or time.time()))
+        since = time.strftime("%H:%M:%S", time.localtime(hung_at or time.time()))
         stop_time = self._operator_stop()
         level["status"] = "failed"
         if stop_time:
@@ -489,7 +499,7 @@ class Sweep:
         except (_Stopped, asyncio.TimeoutError):
             check = "not checked"
         level["server_hung"] = {"since": since, "check": check,
-                                "message": f"{client.hung} (last byte {since}); server check: {check}"}
+                                "message": f"{why} (last byte {since}); server check: {check}"}
 
     def _operator_stop(self) -> str | None:
         launch = (self.doc.get("server_launch") or {}).get("launch")

@@ -178,14 +178,16 @@ def symbol_prompts(alphabet_size: int, lengths: list[int], rng: random.Random, *
 async def build_workload(tokenizer: Tokenizer | None, count: int, input_len: int,
                          seed: int = 0, parallel: int = 8, *, shared_prefix_len: int = 0,
                          range_ratio: float = 0.0, output_len: int | None = None,
-                         first_number: int = 0, total: int | None = None) -> Workload:
+                         first_number: int = 0, total: int | None = None,
+                         run_seed: int | None = None) -> Workload:
     """`count` random prompts of `input_len` tokens (exact when the server tokenizes), none alike.
 
-    `first_number`/`total` number the prompts across a whole run, so no two
-    levels share a unique prefix either.
+    `first_number`/`total` number the prompts across a whole run and
+    `run_seed` (the same for every level) fixes the scrambling and the shared
+    prefix, so no two levels share a unique prefix either.
     """
     rng = random.Random(seed)
-    shared_rng = random.Random(f"{seed}-run")
+    shared_rng = random.Random(f"{seed if run_seed is None else run_seed}-run")
     lengths = lengths_for(rng, count, input_len, range_ratio)
     outputs = lengths_for(rng, count, output_len, range_ratio) if output_len and range_ratio > 0 else None
     if tokenizer is None or tokenizer.dialect is None:
