@@ -44,6 +44,7 @@ MAX_DISTINCT_ERRORS = 5
 MODELS_DEADLINE_S = 15.0       # /v1/models before level 1
 PROBE_DEADLINE_S = 20.0        # /tokenize and /detokenize probe
 CHECK_DEADLINE_S = 5.0         # the one check of a server that hung
+SCRAPE_DEADLINE_S = 10.0       # the server's /metrics at the end of a level that had none yet
 
 
 class NotStarted(Exception):
@@ -511,6 +512,15 @@ class Sweep:
         tokens = live.tokens - sum(per_second)
         if span <= 0:
             return
+        answering = any(r.ok for r in records)
+        if scraper.latest is None and scraper.available is not False and answering \
+                and not self.stop_requested.is_set():
+            # a level shorter than a scrape still gets the server's view: one scrape, bounded,
+            # given way to a stop
+            try:
+                await self._or_stop(scraper.scrape(timeout=SCRAPE_DEADLINE_S), SCRAPE_DEADLINE_S + 1)
+            except (_Stopped, asyncio.TimeoutError):
+                pass
         self.emit(events.make(
             "tick", level=i, concurrency=c, second=round(elapsed, 3), output_tokens=tokens, final=True,
             span_s=round(span, 3), in_flight=live.in_flight, completed=len(records) - failed, failed=failed,
@@ -535,12 +545,6 @@ class Sweep:
                     server=scraper.latest))
                 last_tokens = tokens
         finally:
-            if not scrape.done() and scraper.latest is None:
-                # the level ended before the first scrape came back: give it a moment, bounded
-                try:
-                    await asyncio.wait_for(asyncio.shield(scrape), 5.0)
-                except (asyncio.TimeoutError, asyncio.CancelledError, Exception):  # noqa: BLE001
-                    pass
             scrape.cancel()
 
     def _verdict(self, c, n, records, duration, approximate, lag, scraper, stopped, level_start,
