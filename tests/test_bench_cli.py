@@ -123,12 +123,12 @@ def test_vllm_format_names_one_file_per_level(tmp_path):
          "output_tokens": 3, "error": None},
         {"level": 1, "index": 0, "ok": False, "ttft_ms": None, "itl_ms": [], "input_tokens": None,
          "output_tokens": None, "error": "connection refused"})) + "\n")
-    levels = [{**_level(4, "ok", 100.0, 20.0), "request_rate": 2.0, "completed": 1,
+    levels = [{**_level(None, "ok", 100.0, 20.0), "max_concurrency": 4, "request_rate": 2.0, "completed": 1,
                "ttft_ms": {"mean": 20.0, "median": 20.0, "std": 0.0, "p99": 20.0, "p99.9": 20.0}},
               {**_level(8, "failed", 0.0, 1.0), "completed": 0}]
     doc = {"run_id": "sweep-1", "started": "2026-11-30T08:00:00+0000", "model": "m", "api": "completions",
            "requests_path": str(requests), "levels": levels}
-    assert level_file(Path("/o/res.json"), levels[0]) == Path("/o/res-r2.json")
+    assert level_file(Path("/o/res.json"), levels[0]) == Path("/o/res-r2-c4.json")
     assert level_file(Path("/o/res.json"), levels[1]) == Path("/o/res-c8.json")
     first = level_result(doc, levels[0])
     assert first["request_rate"] == 2.0 and first["max_concurrency"] == 4

@@ -51,7 +51,8 @@ def test_open_loop_with_a_cap_reports_queue_time_and_vllm_result(llama_server, g
                 "--format", "vllm", "--out", str(result), "--json")
     assert out.returncode == 0, out.stderr
     level = json.loads(out.stdout)["levels"][0]
-    assert level["request_rate"] == float("inf") and level["concurrency"] == 1 and level["label"] == "inf/s ≤1"
+    assert level["request_rate"] == float("inf") and level["max_concurrency"] == 1 and level["label"] == "inf/s ≤1"
+    assert level["concurrency"] is None  # not a closed-loop level: reports keyed by concurrency skip it
     assert level["max_concurrent_requests"] == 1
     # all four were due at once and only one could be in flight: three waited in the client
     assert level["queue_ms"]["p99.9"] > 0 and sorted([level["queue_ms"]["median"], 0.0])[0] == 0.0

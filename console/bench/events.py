@@ -3,10 +3,11 @@
 One JSON object per line, each with an "event" key:
 
 - run-start   {run_id, url (the server's, also behind a tunnel), model, api, workload,
-               levels: [c, ...] (the concurrency, or the cap of a rate level, or null),
+               levels: [c, ...] (the concurrency; null for a rate level),
                level_labels: ["c=64", "4/s ≤64", ...], tunnelled}
-- level-start {level, concurrency, num_prompts, warmup, workers (client processes), time,
-               request_rate (null for a closed loop), label}
+- level-start {level, concurrency (null for a rate level), num_prompts, warmup,
+               workers (client processes), time, request_rate and max_concurrency
+               (null for a closed loop), label}
 - tick        {level, concurrency, second, output_tokens, in_flight, completed,
                failed, lag_ms (the worst event-loop lag of that second),
                live: {ttft_p50, ttft_p99, tpot_p50, tpot_p99},

@@ -197,7 +197,10 @@ async def _check_server(url: str, headers: dict | None) -> str:
 
 def skipped_level(concurrency: int | None, num_prompts: int, reason: str, rate: float | None = None) -> dict:
     none_dist = distribution([])
-    return {"concurrency": concurrency, **({"request_rate": rate} if rate is not None else {}),
+    if rate is not None:
+        concurrency, cap = None, concurrency
+    return {"concurrency": concurrency,
+            **({"request_rate": rate, "max_concurrency": cap} if rate is not None else {}),
             "status": "skipped", "num_prompts": num_prompts,
             "completed": 0, "failed": 0, "errors": [], "skipped_because": reason,
             "duration_s": None, "input_tokens": None, "output_tokens": None,
@@ -283,7 +286,7 @@ class Sweep:
             }
             self.emit(events.make("run-start", run_id=self.doc["run_id"], url=self._shown_url, model=model,
                                   api=cfg.api, workload=self.doc["workload"],
-                                  levels=[c for c, _ in specs],
+                                  levels=[c if r is None else None for c, r in specs],
                                   level_labels=[level_label(c, r) for c, r in specs],
                                   tunnelled=cfg.tunnelled, path=self.doc["path"]))
             self._save()
@@ -308,7 +311,7 @@ class Sweep:
                             else f"level {c} failed"
                 level["label"] = level_label(c, rate)
                 self.doc["levels"].append(level)
-                self.emit(events.make("level-end", level=i, concurrency=c, summary=level))
+                self.emit(events.make("level-end", level=i, concurrency=level.get("concurrency"), summary=level))
                 self._save()
         self.doc["status"] = "ok" if all(lv["status"] == "ok" for lv in self.doc["levels"]) else "not ok"
         self.doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -386,7 +389,8 @@ class Sweep:
         options = cfg.request_options()
         bodies = [request_body(cfg.api, model, p, o, options) for p, o in zip(workload.prompts, outs)]
         workers = 1 if rate is not None else plan_workers(c, cfg.workers, self._previous_lag_p99)
-        self.emit(events.make("level-start", level=i, concurrency=c, num_prompts=n, warmup=warmup,
+        self.emit(events.make("level-start", level=i, concurrency=c if rate is None else None,
+                              max_concurrency=c if rate is not None else None, num_prompts=n, warmup=warmup,
                               workers=workers, time=time.strftime("%H:%M:%S"), request_rate=rate,
                               label=level_label(c, rate)))
         async with StreamClient(cfg.url, cfg.api, timeout_s=cfg.request_timeout(), stall_s=cfg.stall_s,
@@ -468,6 +472,9 @@ class Sweep:
         level = self._verdict(c, n, records, duration, approximate, lag, scraper, stopped,
                               start if sharded is None else (sharded.start or start), wanted_tokens)
         if rate is not None:
+            # not a closed-loop concurrency: reports and the roofline, which read `concurrency`, skip it
+            level["concurrency"] = None
+            level["max_concurrency"] = c
             level["request_rate"] = rate
             level["burstiness"] = cfg.burstiness
         level["max_concurrent_requests"] = live.peak_in_flight if sharded is None else None

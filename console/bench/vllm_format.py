@@ -20,6 +20,8 @@ def level_file(path: Path, level: dict) -> Path:
     """`out.json` -> `out-c64.json` / `out-r4.json`: one file per level of a sweep."""
     rate = level.get("request_rate")
     tag = f"r{rate:g}" if rate is not None else f"c{level.get('concurrency')}"
+    if rate is not None and level.get("max_concurrency"):
+        tag += f"-c{level['max_concurrency']}"
     return path.with_name(f"{path.stem}-{tag}{path.suffix or '.json'}")
 
 
@@ -58,7 +60,7 @@ def level_result(doc: dict, level: dict) -> dict:
         "num_prompts": level.get("num_prompts"),
         "request_rate": "inf" if rate is None or math.isinf(rate) else rate,
         "burstiness": level.get("burstiness", workload.get("burstiness", 1.0)),
-        "max_concurrency": level.get("concurrency"),
+        "max_concurrency": level.get("max_concurrency", level.get("concurrency")),
         "duration": level.get("duration_s"),
         "completed": level.get("completed"),
         "failed": level.get("failed"),
