@@ -185,6 +185,17 @@ def test_argv_for_the_load_generator():
                         "--events", "--input-len", "64", "--output-len", "8", "--model", "m", "--tunnelled"]
     with_port = bench_argv({"url": "http://127.0.0.1:5", "levels": "1", "server_port": 30000}, "box", True)
     assert with_port[-3:] == ["--tunnelled", "--server-port", "30000"]
+    rates = bench_argv({"url": "http://h:1", "levels": "1,2", "request_rate": "2,4", "max_concurrency": "8",
+                        "burstiness": "0.5", "shared_prefix_len": "16", "api_key_env": "KEY"}, "box", False)
+    assert rates[3:7] == ["--url", "http://h:1", "--request-rate", "2,4"] and "--concurrency" not in rates
+    assert rates[-8:] == ["--max-concurrency", "8", "--shared-prefix-len", "16", "--burstiness", "0.5",
+                          "--api-key-env", "KEY"]
+    closed = bench_argv({"url": "http://h:1", "levels": "1,2", "max_concurrency": "8", "burstiness": "0.5"},
+                        "box", False)
+    assert "--max-concurrency" not in closed and "--burstiness" not in closed  # they shape rates only
+    tunnel = bench_argv({"url": "http://127.0.0.1:5", "levels": "1", "server_port": 30000,
+                         "server_url": "http://127.0.0.1:30000"}, "box", True)
+    assert tunnel[-2:] == ["--server-url", "http://127.0.0.1:30000"]
 
 
 def test_bench_view_snapshot(snap_compare):

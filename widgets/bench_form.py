@@ -21,10 +21,13 @@ FIELDS = (  # id, label, default, width, placeholder
     ("shared_prefix_len", "shared prefix tokens", "", 21, "0: all unique"),
     ("dataset", "dataset file (JSONL/ShareGPT)", "", 30, "random prompts"),
     ("temperature", "temperature", "", 12, "0"),
+    ("burstiness", "burstiness (rates)", "", 19, "1: Poisson"),
+    ("range_ratio", "length spread ±", "", 16, "0: exact"),
+    ("api_key_env", "API key env variable", "", 22, "none"),
 )
 ROWS = (("url", "levels", "request_rate", "max_concurrency"),
         ("input_len", "output_len", "num_prompts", "shared_prefix_len"),
-        ("dataset", "temperature"))
+        ("dataset", "temperature", "burstiness", "range_ratio", "api_key_env"))
 KEYS = tuple(f[0] for f in FIELDS)
 
 

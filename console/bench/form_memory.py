@@ -14,7 +14,8 @@ from profiles.paths import profile_data_dir
 from .results import list_runs
 
 KEPT = ("url", "levels", "input_len", "output_len", "num_prompts", "model", "api", "request_rate",
-        "max_concurrency", "shared_prefix_len", "dataset", "temperature")
+        "max_concurrency", "shared_prefix_len", "dataset", "temperature", "burstiness", "range_ratio",
+        "api_key_env")
 
 
 def _path(profile: str):

@@ -32,8 +32,9 @@ def sweep_argv(values: dict, profile: str, tunnelled: bool) -> list[str]:
         argv += ["--num-prompts", prompts]
     for flag, key in (("--input-len", "input_len"), ("--output-len", "output_len"), ("--model", "model"),
                       ("--max-concurrency", "max_concurrency"), ("--shared-prefix-len", "shared_prefix_len"),
-                      ("--dataset", "dataset"), ("--temperature", "temperature")):
-        if values.get(key) and (key != "max_concurrency" or rates):
+                      ("--dataset", "dataset"), ("--temperature", "temperature"), ("--burstiness", "burstiness"),
+                      ("--range-ratio", "range_ratio"), ("--api-key-env", "api_key_env")):
+        if values.get(key) and (key not in ("max_concurrency", "burstiness") or rates):
             argv += [flag, str(values[key]).strip()]
     if tunnelled:
         argv.append("--tunnelled")
