@@ -506,8 +506,16 @@ class Sweep:
             check = await self._or_stop(_check_server(self.config.url, self.config.headers), CHECK_DEADLINE_S + 3)
         except (_Stopped, asyncio.TimeoutError):
             check = "not checked"
-        level["server_hung"] = {"since": since, "check": check,
-                                "message": f"{why} (last byte {since}); server check: {check}"}
+        message = f"{why} (last byte {since}); server check: {check}"
+        if check == "refuses connections":
+            # it went silent, then away: what gpudeck knows of its end, as for a death
+            launch = (self.doc.get("server_launch") or {}).get("launch")
+            details = death_details(self.config.profile, launch, self.started)
+            if details["pid"] is not None:
+                message += f"; server pid {details['pid']} exited"
+            if details["crash_record"]:
+                message += f"; crash record {details['crash_record']}"
+        level["server_hung"] = {"since": since, "check": check, "message": message}
 
     def _operator_stop(self) -> str | None:
         launch = (self.doc.get("server_launch") or {}).get("launch")
