@@ -63,3 +63,36 @@ def test_dead_endpoint_does_not_start_and_says_why(gpudeck_home):
     assert doc["status"] == "not started" and doc["levels"] == []
     runs = gpudeck_home / "data" / "profiles" / "local" / "runs"
     assert not runs.exists() or not list(runs.iterdir())  # the reserved run id was given back
+
+
+def test_server_silent_after_sigterm_ends_the_level_at_once(tmp_path, gpudeck_home):
+    """llama.cpp after SIGTERM keeps its streams open and sends nothing: one stall period, not one per request."""
+    import signal
+
+    server = start_llama_server(tmp_path / "llama.log")
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "console.bench", "--url", server.url, "--concurrency", "2,4",
+             "--input-len", "8", "--output-len", "64", "--num-prompts", "8", "--warmup", "0",
+             "--stall-timeout", "3", "--events"],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+        seen = []
+        for line in proc.stdout:
+            seen.append(json.loads(line))
+            if seen[-1]["event"] == "request":
+                server.proc.send_signal(signal.SIGTERM)
+                break
+        seen += [json.loads(line) for line in proc.stdout]
+        assert proc.wait(120) == 3
+    finally:
+        server.proc.kill()
+        server.stop()
+    first, second = [e["summary"] for e in seen if e["event"] == "level-end"]
+    assert first["status"] == "failed"
+    hung = first.get("server_hung") or {}
+    died = first.get("server_died") or {}
+    # the streams in flight went silent together (or the server was already gone): never one stall each
+    assert hung.get("message", "").startswith("server hung: no bytes on any of") or \
+        died.get("message", "").startswith("connection refused from "), first
+    assert first.get("not_sent", 0) >= 1 and first["completed"] + first["failed"] + first["not_sent"] == 8
+    assert second["status"] == "skipped"
