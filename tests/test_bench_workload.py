@@ -114,6 +114,7 @@ def test_linear_ramp_sends_faster_at_the_end():
     last = times[-1] - times[-100]
     assert first > 3 * last
     assert arrivals(5, float("inf")) == [0.0] * 5
+    assert arrivals(4, 2.0, float("inf")) == [0.5, 1.0, 1.5, 2.0]
 
 
 def test_jsonl_and_sharegpt_datasets(tmp_path):

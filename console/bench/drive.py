@@ -30,7 +30,7 @@ def arrivals(count: int, rate: float, burstiness: float = 1.0, seed: int = 0,
 
     The gaps follow vLLM's serving benchmark: gamma-distributed with shape
     `burstiness` and mean 1/rate (burstiness 1 is a Poisson process; below
-    1 burstier, above 1 more even). Without a ramp the times are scaled so
+    1 burstier, above 1 more even, infinite: constant). Without a ramp the times are scaled so
     the last one falls at count/rate. `ramp` is (strategy, start_rps,
     end_rps): the rate for request i moves from start to end, linearly or
     exponentially, with i/(count-1).
@@ -41,11 +41,13 @@ def arrivals(count: int, rate: float, burstiness: float = 1.0, seed: int = 0,
         current = rate
         if ramp is not None:
             strategy, start, end = ramp
-            progress = i / (count - 1) if count > 1 else 1.0
+            progress = i / max(count - 1, 1)
             current = start + (end - start) * progress if strategy == "linear" \
                 else start * (end / start) ** progress
         if math.isinf(current) or current <= 0:
             delays.append(0.0)
+        elif math.isinf(burstiness):  # infinitely even: a constant gap
+            delays.append(1.0 / current)
         else:
             delays.append(rng.gammavariate(burstiness, 1.0 / (current * burstiness)))
     total = 0.0

@@ -221,8 +221,10 @@ def build_config(args, profile: str):
                        "(cap an open loop with --max-concurrency)", 2)
     levels = parse_levels(args.concurrency) if not rates else []
     for name in ("input_len", "output_len", "num_prompts", "prompts_per_stream", "timeout", "stall_timeout",
-                 "workers", "max_concurrency", "burstiness", "top_p"):
+                 "workers", "max_concurrency", "top_p"):
         _positive(name.replace("_", "-"), getattr(args, name))
+    if math.isnan(args.burstiness) or args.burstiness <= 0:  # inf is allowed: evenly spaced requests
+        raise CLIError(f"--burstiness must be > 0, got {args.burstiness}", 2)
     if args.warmup < 0:
         raise CLIError("--warmup must be >= 0", 2)
     if not math.isfinite(args.range_ratio) or not 0 <= args.range_ratio < 1:
