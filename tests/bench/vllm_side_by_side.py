@@ -98,7 +98,8 @@ async def run_vllm(vmod, url: str, model: str, prompts: list[str], c: int, outpu
     return {"ttft": _median(ttfts), "tpot": _median(tpots), "itl": _median(itls), "e2el": _median(e2els),
             "ttft_p99": ttfts[min(len(ttfts) - 1, int(0.99 * (len(ttfts) - 1) + 0.5))] if ttfts else None,
             "out_tps": total / duration if ok else None, "failed": len(outputs) - len(ok), "tokens": total,
-            "usage_counted": counted_by_usage}
+            "usage_counted": counted_by_usage,
+            "errors": sorted({(o.error or "").strip().splitlines()[-1][:120] for o in outputs if not o.success})}
 
 
 async def main_async(args) -> None:
@@ -135,6 +136,8 @@ async def main_async(args) -> None:
                       f"{r['tokens']:>6} {r['failed']:>4}"
                       + (f"  usage kept {r['usage_counted']}/{sizes[c] - r['failed']}" if name == "vllm" else ""),
                       flush=True)
+                for error in r.get("errors") or []:
+                    print(f"      vllm error: {error}", flush=True)
 
 
 def main() -> None:
