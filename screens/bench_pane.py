@@ -135,12 +135,18 @@ class BenchPane(Pane):
         if not message.values.get("url"):
             self._error("server URL is empty")
             return
-        values = message.values
+        self.run_worker(self._check_then_run(message.values), group="bench", exclusive=True)
+
+    async def _check_then_run(self, values: dict) -> None:
+        """Remember the form, and ask first when the sweep goes beyond every run before on this host."""
+        import asyncio
+
         name = self.session.name if self.session else "local"
-        form_memory.save(name, values)
-        bigger = None if values.get("request_rate") else form_memory.larger_than_before(name, values["levels"])
+        await asyncio.to_thread(form_memory.save, name, values)
+        bigger = None if values.get("request_rate") else \
+            await asyncio.to_thread(form_memory.larger_than_before, name, values["levels"])
         if bigger is None:
-            self.run_worker(self._run(values), group="bench", exclusive=True)
+            await self._run(values)
             return
 
         def answer(yes: bool | None) -> None:

@@ -94,5 +94,7 @@ def test_server_silent_after_sigterm_ends_the_level_at_once(tmp_path, gpudeck_ho
     # the streams in flight went silent together (or the server was already gone): never one stall each
     assert hung.get("message", "").startswith("server hung: no bytes on any of") or \
         died.get("message", "").startswith("connection refused from "), first
-    assert first.get("not_sent", 0) >= 1 and first["completed"] + first["failed"] + first["not_sent"] == 8
+    assert first["completed"] + first["failed"] + first.get("not_sent", 0) == 8
+    if hung:
+        assert first["not_sent"] >= 1  # nothing more was sent to a silent server
     assert second["status"] == "skipped"

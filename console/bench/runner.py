@@ -222,6 +222,7 @@ class Sweep:
         self.doc: dict = {}
         self._previous_lag_p99: float | None = None
         self._dataset = None
+        self._refused = False
 
     def stop(self) -> None:
         self.stop_requested.set()
@@ -469,6 +470,7 @@ class Sweep:
         await self._final_tick(i, c, live, records, failed, lag, scraper, start, per_second)
         if running.done() and not running.cancelled() and running.exception() is not None:
             raise running.exception()
+        self._refused = await self._refuses_soon(records) if not stopped else False
         level = self._verdict(c, n, records, duration, approximate, lag, scraper, stopped,
                               start if sharded is None else (sharded.start or start), wanted_tokens)
         if rate is not None:
@@ -516,6 +518,22 @@ class Sweep:
             if details["crash_record"]:
                 message += f"; crash record {details['crash_record']}"
         level["server_hung"] = {"since": since, "check": check, "message": message}
+
+    async def _refuses_soon(self, records: list[RequestRecord]) -> bool:
+        """After failures that look like a death: does the port refuse connections (within 3 s)?
+
+        A crashing server resets its connections a moment before its listening
+        socket goes away; one look right away could miss the death.
+        """
+        if not any(r.error in DEATH_ERRORS for r in records):
+            return False
+        for attempt in range(12):
+            if await asyncio.to_thread(_server_refuses, self.config.url):
+                return True
+            if self.stop_requested.is_set():
+                return False
+            await asyncio.sleep(0.25)
+        return False
 
     def _operator_stop(self) -> str | None:
         launch = (self.doc.get("server_launch") or {}).get("launch")
@@ -604,7 +622,7 @@ class Sweep:
         """When the failures look like a dead server and it refuses connections now, say so."""
         if not any(r.error in DEATH_ERRORS for r in bad):
             return None
-        if not _server_refuses(self.config.url):
+        if not self._refused:
             return None
         times = [r.failed_at for r in bad if r.error in DEATH_ERRORS and r.failed_at]
         first = min(times) if times else time.time()
