@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from console.bench import form_memory
 from console.bench.endpoint import running_server_url
 from console.bench.live import SweepView, view_from_run
 from console.bench.process import sweep_argv
@@ -50,6 +51,7 @@ class BenchPane(Pane):
     BenchPane #bp-head { height: 1; padding: 0 1; text-style: bold; }
     BenchPane #bp-status { height: auto; padding: 0 1; color: $text-muted; }
     BenchPane #bp-error { height: auto; padding: 0 1; color: $error; }
+    BenchPane #bp-note { height: auto; padding: 0 1; }
     BenchPane BenchCompareTable { display: none; }
     BenchPane.comparing BenchCompareTable { display: block; }
     BenchPane.running BenchForm { display: none; }
@@ -73,6 +75,7 @@ class BenchPane(Pane):
         yield BenchChart()
         yield BenchLevelTable()
         yield BenchCompareTable()
+        yield Static("", id="bp-note", markup=False)
         yield Static("", id="bp-status", markup=False)
         yield Static("", id="bp-error", markup=False)
 
@@ -93,6 +96,7 @@ class BenchPane(Pane):
         bench = session.profile.bench
         form.set_defaults({"levels": bench.concurrency, "input_len": bench.input_len,
                            "output_len": bench.output_len, "num_prompts": bench.num_prompts})
+        form.set_defaults(await asyncio.to_thread(form_memory.load, session.name))  # the last settings win
         self.overlay = None
         self.remove_class("comparing")
         self._error(runtime.sweep_error or "")
@@ -150,9 +154,28 @@ class BenchPane(Pane):
             self._error("a sweep is already running: stop it first (s)")
             return
         if not message.values.get("url"):
-            self._error("endpoint is empty")
+            self._error("server URL is empty")
             return
-        self.run_worker(self._start(message.values), group="bench", exclusive=True)
+        self.run_worker(self._check_then_start(message.values), group="bench", exclusive=True)
+
+    async def _check_then_start(self, values: dict) -> None:
+        """Remember the form, and ask first when the sweep goes beyond every run before on this host."""
+        name = self.session.name if self.session else "local"
+        await asyncio.to_thread(form_memory.save, name, values)
+        bigger = None if values.get("request_rate") else \
+            await asyncio.to_thread(form_memory.larger_than_before, name, values["levels"])
+        if bigger is None:
+            await self._start(values)
+            return
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(self._start(values), group="bench", exclusive=True)
+
+        new, before = bigger
+        was = f"the largest run before on {name} was {before} streams" if before else f"no sweep has run on {name} yet"
+        self.app.push_screen(Confirm(f"Run a sweep up to {new} streams?", [
+            f"This is larger than any sweep before: {was}.", f"Levels: {values['levels']}"], "Run"), answer)
 
     def action_stop(self) -> None:
         if self.proc is None:
@@ -226,8 +249,23 @@ class BenchPane(Pane):
         self._redraw()
 
     # -- drawing ----------------------------------------------------------------
+    _error_text = ""
+
     def _error(self, text: str) -> None:
+        self._error_text = text
         self.query_one("#bp-error", Static).update(safe_text(text, newlines=True))  # server and host errors
+
+    def on_data_table_row_selected(self, event) -> None:
+        """Enter on a level: its whole note, wrapped, under the table (the column cuts it short)."""
+        if not isinstance(event.data_table, BenchLevelTable):
+            return
+        try:
+            level = self.view.levels[int(event.row_key.value)]
+        except (ValueError, IndexError, TypeError):
+            return
+        note = level.explanation or "no note"
+        self.query_one("#bp-note", Static).update(safe_text(f"{level.label or f'c={level.concurrency}'}: {note}",
+                                                            newlines=True))
 
     def _redraw(self) -> None:
         v = self.view

@@ -20,6 +20,33 @@ from console.cli import main
     (["--url", "http://x:1", "--concurrency", "1", "--output-len", "0"], "--output-len must be > 0"),
     (["--url", "http://x:1", "--concurrency", "1", "--profile", "nosuch"], "no profile named"),
     (["--url", "http://x:1", "--concurrency", "1", "--api", "grpc"], "invalid choice"),
+    (["--url", "http://", "--concurrency", "1"], "bad --url"),
+    (["--url", "http://x:99999", "--concurrency", "1"], "bad --url"),
+    (["--url", "http://x:port", "--concurrency", "1"], "bad --url"),
+    (["--url", "http://[::1", "--concurrency", "1"], "bad --url"),
+    (["--url", "http://x:1/ y", "--concurrency", "1"], "bad --url"),
+    (["--url", "http://x:1\n", "--concurrency", "1"], "bad --url"),
+    (["--url", "http://x:1", "--concurrency", "1", "--stall-timeout", "nan"], "--stall-timeout must be a finite"),
+    (["--url", "http://x:1", "--concurrency", "1", "--stall-timeout", "inf"], "--stall-timeout must be a finite"),
+    (["--url", "http://x:1", "--concurrency", "1", "--timeout", "-1"], "--timeout must be > 0"),
+    (["--url", "http://x:1", "--concurrency", "1", "--out", "."], "is a directory"),
+    (["--url", "http://x:1", "--concurrency", "1", "--out", "/nonexistent-dir/x.json"], "no directory"),
+    (["--url", "http://x:1", "--request-rate", "0"], "bad --request-rate"),
+    (["--url", "http://x:1", "--request-rate", "nan"], "bad --request-rate"),
+    (["--url", "http://x:1", "--request-rate", "2", "--concurrency", "4"], "pick one"),
+    (["--url", "http://x:1", "--concurrency", "4", "--max-concurrency", "2"], "need --request-rate"),
+    (["--url", "http://x:1", "--request-rate", "2", "--ramp-up", "steep"], "bad --ramp-up"),
+    (["--url", "http://x:1", "--request-rate", "2", "--burstiness", "0"], "--burstiness must be > 0"),
+    (["--url", "http://x:1", "--concurrency", "1", "--extra-body", "[1]"], "bad --extra-body"),
+    (["--url", "http://x:1", "--concurrency", "1", "--extra-body", "{"], "bad --extra-body"),
+    (["--url", "http://x:1", "--concurrency", "1", "--header", "NoColon"], "bad --header"),
+    (["--url", "http://x:1", "--concurrency", "1", "--api-key-env", "GPUDECK_SURELY_UNSET"], "is not set"),
+    (["--url", "http://x:1", "--concurrency", "1", "--percentiles", "0,50"], "bad percentile"),
+    (["--url", "http://x:1", "--concurrency", "1", "--range-ratio", "1"], "--range-ratio"),
+    (["--url", "http://x:1", "--concurrency", "1", "--input-len", "8", "--shared-prefix-len", "7"],
+     "--shared-prefix-len"),
+    (["--url", "http://x:1", "--concurrency", "1", "--dataset", "/nonexistent.jsonl"], "no such file"),
+    (["--url", "http://x:1", "--concurrency", "1", "--temperature", "nan"], "--temperature"),
 ])
 def test_bad_arguments_exit_2_with_one_line(argv, message, capsys):
     with pytest.raises(SystemExit) as exc_info:
@@ -72,3 +99,40 @@ def test_run_ids_never_collide():
     a.save({"levels": []})
     b = RunStore("local", "sweep-x")
     assert b.run_id == "sweep-x-2"
+
+
+def test_dataset_problems_are_argument_errors(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "no prompt key"}\n')
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    for path, message in ((bad, "line 1"), (chat, "use --api chat")):
+        assert main(["bench", "--url", "http://x:1", "--concurrency", "1", "--dataset", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1
+
+
+def test_vllm_format_names_one_file_per_level(tmp_path):
+    from pathlib import Path
+
+    from console.bench.vllm_format import level_file, level_result
+
+    requests = tmp_path / "r.jsonl"
+    requests.write_text("\n".join(json.dumps(row) for row in (
+        {"level": 0, "index": 0, "ok": True, "ttft_ms": 20.0, "itl_ms": [5.0, 6.0], "input_tokens": 8,
+         "output_tokens": 3, "error": None},
+        {"level": 1, "index": 0, "ok": False, "ttft_ms": None, "itl_ms": [], "input_tokens": None,
+         "output_tokens": None, "error": "connection refused"})) + "\n")
+    levels = [{**_level(None, "ok", 100.0, 20.0), "max_concurrency": 4, "request_rate": 2.0, "completed": 1,
+               "ttft_ms": {"mean": 20.0, "median": 20.0, "std": 0.0, "p99": 20.0, "p99.9": 20.0}},
+              {**_level(8, "failed", 0.0, 1.0), "completed": 0}]
+    doc = {"run_id": "sweep-1", "started": "2026-11-30T08:00:00+0000", "model": "m", "api": "completions",
+           "requests_path": str(requests), "levels": levels}
+    assert level_file(Path("/o/res.json"), levels[0]) == Path("/o/res-r2-c4.json")
+    assert level_file(Path("/o/res.json"), levels[1]) == Path("/o/res-c8.json")
+    first = level_result(doc, levels[0])
+    assert first["request_rate"] == 2.0 and first["max_concurrency"] == 4
+    assert first["ttfts"] == [0.02] and first["itls"] == [[0.005, 0.006]] and first["p99.9_ttft_ms"] == 20.0
+    second = level_result(doc, levels[1])
+    assert second["request_rate"] == "inf" and second["errors"] == ["connection refused"]
+    assert second["ttfts"] == [0.0] and second["output_lens"] == [0]

@@ -52,16 +52,49 @@ def test_server_killed_mid_level(tmp_path, gpudeck_home):
     assert any(r["ok"] for r in rows) and any(r["error"] for r in rows)
 
 
-def test_dead_endpoint_with_keep_going_runs_every_level(gpudeck_home):
+def test_dead_endpoint_does_not_start_and_says_why(gpudeck_home):
     url = f"http://127.0.0.1:{free_port()}"
     out = subprocess.run([sys.executable, "-m", "console.bench", "--url", url, "--concurrency", "1,2",
                           "--num-prompts", "2", "--keep-going", "--json"],
                          cwd=ROOT, capture_output=True, text=True, timeout=60, env=os.environ.copy())
-    assert out.returncode == 3, out.stderr
+    assert out.returncode == 4, out.stderr
+    assert out.stderr.count("\n") == 1 and "not started" in out.stderr and "connection refused" in out.stderr
     doc = json.loads(out.stdout)
-    assert doc["model"] is None
-    assert doc["workload"]["input_len_method"] == "approximate"
-    for level in doc["levels"]:
-        assert level["status"] == "failed" and level["completed"] == 0 and level["failed"] == 2
-        assert level["errors"] == ["connection refused"]
-        assert level["output_throughput"] is None and level["ttft_ms"]["median"] is None
+    assert doc["status"] == "not started" and doc["levels"] == []
+    runs = gpudeck_home / "data" / "profiles" / "local" / "runs"
+    assert not runs.exists() or not list(runs.iterdir())  # the reserved run id was given back
+
+
+def test_server_silent_after_sigterm_ends_the_level_at_once(tmp_path, gpudeck_home):
+    """llama.cpp after SIGTERM keeps its streams open and sends nothing: one stall period, not one per request."""
+    import signal
+
+    server = start_llama_server(tmp_path / "llama.log")
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "console.bench", "--url", server.url, "--concurrency", "2,4",
+             "--input-len", "8", "--output-len", "64", "--num-prompts", "8", "--warmup", "0",
+             "--stall-timeout", "3", "--events"],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+        seen = []
+        for line in proc.stdout:
+            seen.append(json.loads(line))
+            if seen[-1]["event"] == "request":
+                server.proc.send_signal(signal.SIGTERM)
+                break
+        seen += [json.loads(line) for line in proc.stdout]
+        assert proc.wait(120) == 3
+    finally:
+        server.proc.kill()
+        server.stop()
+    first, second = [e["summary"] for e in seen if e["event"] == "level-end"]
+    assert first["status"] == "failed"
+    hung = first.get("server_hung") or {}
+    died = first.get("server_died") or {}
+    # the streams in flight went silent together (or the server was already gone): never one stall each
+    assert hung.get("message", "").startswith("server hung: no bytes on any of") or \
+        died.get("message", "").startswith("connection refused from "), first
+    assert first["completed"] + first["failed"] + first.get("not_sent", 0) == 8
+    if hung:
+        assert first["not_sent"] >= 1  # nothing more was sent to a silent server
+    assert second["status"] == "skipped"

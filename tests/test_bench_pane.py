@@ -34,10 +34,13 @@ def replaying(path: Path, *extra: str):
     return lambda values, profile, tunnelled: [sys.executable, str(FIXTURES / "replay.py"), str(path), *extra]
 
 
-async def press_start(pilot) -> None:
+async def press_start(pilot, confirm: bool = True) -> None:
     await pilot.pause()
     pilot.app.query_one("#bf-start", Button).press()
     await pilot.pause()
+    if confirm and pilot.app.screen.__class__.__name__ == "Confirm":  # a sweep larger than any before
+        await pilot.press("y")
+        await pilot.pause()
 
 
 async def run_to_end(pilot, pane) -> None:
@@ -170,6 +173,17 @@ def test_argv_for_the_load_generator():
                         "--events", "--input-len", "64", "--output-len", "8", "--model", "m", "--tunnelled"]
     with_port = bench_argv({"url": "http://127.0.0.1:5", "levels": "1", "server_port": 30000}, "box", True)
     assert with_port[-3:] == ["--tunnelled", "--server-port", "30000"]
+    rates = bench_argv({"url": "http://h:1", "levels": "1,2", "request_rate": "2,4", "max_concurrency": "8",
+                        "burstiness": "0.5", "shared_prefix_len": "16", "api_key_env": "KEY"}, "box", False)
+    assert rates[3:7] == ["--url", "http://h:1", "--request-rate", "2,4"] and "--concurrency" not in rates
+    assert rates[-8:] == ["--max-concurrency", "8", "--shared-prefix-len", "16", "--burstiness", "0.5",
+                          "--api-key-env", "KEY"]
+    closed = bench_argv({"url": "http://h:1", "levels": "1,2", "max_concurrency": "8", "burstiness": "0.5"},
+                        "box", False)
+    assert "--max-concurrency" not in closed and "--burstiness" not in closed  # they shape rates only
+    tunnel = bench_argv({"url": "http://127.0.0.1:5", "levels": "1", "server_port": 30000,
+                         "server_url": "http://127.0.0.1:30000"}, "box", True)
+    assert tunnel[-2:] == ["--server-url", "http://127.0.0.1:30000"]
 
 
 def test_bench_view_snapshot(snap_compare):
@@ -191,7 +205,7 @@ async def test_real_sweep_from_the_tab(llama_server):
             if pane.query_one("#bf-model").value not in (None, pane.query_one("#bf-model").BLANK):
                 break
         await press_start(pilot)
-        for _ in range(300):  # a bound for a shared, busy machine, not a speed check
+        for _ in range(1200):  # a bound for a shared, busy machine, not a speed check
             await pilot.pause(0.1)
             if pane.proc is None and pane.view.levels:
                 break
@@ -242,10 +256,95 @@ async def test_loopback_endpoint_of_an_ssh_host_goes_through_a_tunnel(ssh_profil
                 if pane.proc is None and pane.view.levels:
                     break
             assert [lv.status for lv in pane.view.levels] == ["ok"], [lv.explanation for lv in pane.view.levels]
-            assert pane.view.tunnelled and pane.view.url != llama_server.url
+            # through the tunnel, and the run names the server's own URL, not the tunnel's local port
+            assert pane.view.tunnelled and pane.view.url == llama_server.url
             assert "via ssh tunnel" in str(pane.query_one("#bp-head").render())
             saved = json.loads(Path(pane.view.path).read_text())
             assert saved["tunnelled"] is True and saved["profile"] == "testbox"
             assert saved["config"]["server_port"] == llama_server.port
     finally:
         await session.host.close()
+
+
+async def _set(pilot, pane, **values) -> None:
+    from textual.widgets import Input
+
+    for key, value in values.items():
+        pane.query_one(f"#bf-{key}", Input).value = value
+    await pilot.pause()
+
+
+async def test_form_remembers_the_last_settings_per_profile():
+    app = BenchApp()
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        pane.launcher = replaying(OK)
+        await _set(pilot, pane, levels="1,2,4", input_len="64", output_len="32", num_prompts="2c")
+        await press_start(pilot)
+        await run_to_end(pilot, pane)
+    app = BenchApp()  # the console restarts
+    async with app.run_test(size=(150, 45)) as pilot:
+        await pilot.pause()
+        values = app.query_one(BenchPane).query_one("BenchForm").values()
+        assert (values["levels"], values["input_len"], values["output_len"], values["num_prompts"]) == \
+            ("1,2,4", "64", "32", "2c")
+
+
+async def test_a_sweep_larger_than_any_before_on_the_host_is_asked_about():
+    saved_run(DIED, "sweep-20261129-140000")  # levels 1,2,4 ran before
+    app = BenchApp()
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        pane.launcher = replaying(OK)
+        await _set(pilot, pane, levels="1,2,512")
+        await press_start(pilot, confirm=False)
+        assert app.screen.__class__.__name__ == "Confirm"
+        shown = " ".join(str(w.render()) for w in app.screen.query("Static"))
+        assert "up to 512 streams" in shown and "the largest run before on local was 4 streams" in shown
+        await pilot.press("escape")
+        await pilot.pause()
+        assert pane.proc is None and app.screen.__class__.__name__ != "Confirm"
+        await _set(pilot, pane, levels="1,4")
+        await press_start(pilot, confirm=False)
+        assert app.screen.__class__.__name__ != "Confirm"  # no larger than before: it just runs
+        await run_to_end(pilot, pane)
+        assert [lv.status for lv in pane.view.levels] == ["ok", "ok", "ok"]
+
+
+async def test_enter_on_a_level_shows_its_whole_note():
+    saved_run(DIED, "sweep-20261129-140000")
+    app = BenchApp(url=None)
+    async with app.run_test(size=(100, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        table = pane.query_one(BenchLevelTable)
+        table.focus()
+        table.move_cursor(row=1)
+        await pilot.press("enter")
+        await pilot.pause()
+        note = str(pane.query_one("#bp-note").render())
+        assert note.startswith("c=2: server died: connection refused from ")
+
+
+async def test_a_stale_no_models_note_clears_once_the_model_is_found(monkeypatch):
+    import screens.bench_pane as bench_pane
+
+    answers = [[], ["smol"]]
+
+    async def fake_list(url, timeout=3.0):
+        return answers.pop(0) if answers else ["smol"]
+
+    monkeypatch.setattr(bench_pane, "list_models", fake_list)
+    app = BenchApp()
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if "no models listed" in str(pane.query_one("#bp-error").render()):
+                break
+        assert "no models listed" in str(pane.query_one("#bp-error").render())
+        pane.action_models()
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if pane.query_one("#bf-model").value == "smol":
+                break
+        assert str(pane.query_one("#bp-error").render()).strip() == ""

@@ -53,6 +53,9 @@ async def test_launch_sweep_crash_is_named_and_a_task_is_suggested(demo_world):
         await pilot.press("m")
         await _until(pilot, lambda: bench.query_one("#bf-model").value == "zai-org/GLM-5-NVFP4", what="models")
         await pilot.press("r")
+        # the first sweep on this host, up to 512 streams: the Bench tab asks first
+        await _until(pilot, lambda: isinstance(app.screen, Confirm), what="larger-sweep confirmation")
+        await pilot.press("y")
         await _until(pilot, lambda: bench.proc is not None, what="sweep start")
         await _until(pilot, lambda: bench.proc is None, seconds=120, what="sweep end")
         statuses = [(lv.concurrency, lv.status) for lv in bench.view.levels]

@@ -7,8 +7,8 @@ from textual_plotext import PlotextPlot
 class BenchChart(PlotextPlot):
     DEFAULT_CSS = "BenchChart { height: 14; min-height: 8; width: 1fr; }"
 
-    def show(self, series: list[float], boundaries: list[tuple[int, int]],
-             overlay: tuple[str, list[float], list[tuple[int, int]]] | None = None,
+    def show(self, series: list[float], boundaries: list[tuple[int, int | str]],
+             overlay: tuple[str, list[float], list[tuple[int, int | str]]] | None = None,
              label: str = "this run") -> None:
         plt = self.plt
         plt.clear_data()
@@ -24,8 +24,11 @@ class BenchChart(PlotextPlot):
             plt.plot(list(range(1, len(series) + 1)), series, color="cyan", marker="braille", label=label)
         else:
             plt.xlim(0, 10)
-        for x, concurrency in boundaries:
+        for k, (x, name) in enumerate(boundaries):
             plt.vline(x + 0.5, "yellow")
-            plt.text(f"c={concurrency}", x + 1, top, color="yellow")
+            # The whole label, starting at its level's line (plotext centres text by default), on
+            # alternating rows, so a short level's neighbour does not draw over it ("c=2" for c=256).
+            text = name if isinstance(name, str) else f"c={name}"
+            plt.text(text, x + 0.6, top * (1.0 if k % 2 == 0 else 0.88), color="yellow", alignment="left")
         plt.ylim(0, top * 1.1)
         self.refresh()

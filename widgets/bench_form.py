@@ -1,4 +1,8 @@
-"""The run setup form: endpoint, model, workload, levels. Plain values in and out, no I/O."""
+"""The run setup form: server, model, levels or rates, workload. Plain values in and out, no I/O.
+
+Each label says what the field holds and in what unit; placeholders say
+what an empty field means.
+"""
 from __future__ import annotations
 
 from textual.app import ComposeResult
@@ -8,13 +12,25 @@ from textual.widgets import Button, Input, Label, Select
 
 from console.safe_text import clean_line, safe_text
 
-FIELDS = (  # id, label, default, width
-    ("url", "endpoint", "", 34),
-    ("levels", "concurrency", "1,2,10,64,256,512", 26),
-    ("input_len", "in tokens", "1024", 10),
-    ("output_len", "out tokens", "256", 10),
-    ("num_prompts", "prompts/level", "", 22),
+FIELDS = (  # id, label, default, width, placeholder
+    ("url", "server URL", "", 32, "http://127.0.0.1:30000"),
+    ("levels", "concurrency levels (streams)", "1,2,10,64,256,512", 28, "1,2,10,64"),
+    ("request_rate", "or request rates (req/s)", "", 25, "open loop: 1,4,inf"),
+    ("max_concurrency", "max in flight (rates)", "", 22, "no cap"),
+    ("input_len", "prompt tokens", "1024", 15, ""),
+    ("output_len", "output tokens", "256", 15, ""),
+    ("num_prompts", "requests per level", "", 22, "8×streams, min 32"),
+    ("shared_prefix_len", "shared prefix tokens", "", 21, "0: all unique"),
+    ("dataset", "dataset file (JSONL/ShareGPT)", "", 30, "random prompts"),
+    ("temperature", "temperature", "", 12, "0"),
+    ("burstiness", "burstiness (rates)", "", 19, "1: Poisson"),
+    ("range_ratio", "length spread ±", "", 16, "0: exact"),
+    ("api_key_env", "API key env variable", "", 22, "none"),
 )
+ROWS = (("url", "levels", "request_rate", "max_concurrency"),
+        ("input_len", "output_len", "num_prompts", "shared_prefix_len"),
+        ("dataset", "temperature", "burstiness", "range_ratio", "api_key_env"))
+KEYS = tuple(f[0] for f in FIELDS)
 
 
 class BenchForm(Vertical):
@@ -23,7 +39,7 @@ class BenchForm(Vertical):
     BenchForm Horizontal { height: auto; }
     BenchForm .field { width: auto; height: auto; margin-right: 1; }
     BenchForm Label { color: $text-muted; }
-    BenchForm #bf-model { width: 40; }
+    BenchForm #bf-model { width: 34; }
     BenchForm #bf-api { width: 22; }
     BenchForm #bf-start { margin-top: 1; }
     """
@@ -34,27 +50,28 @@ class BenchForm(Vertical):
             super().__init__()
 
     def compose(self) -> ComposeResult:
-        with Horizontal():
-            for key, label, default, width in FIELDS[:2]:
-                with Vertical(classes="field"):
-                    yield Label(label)
-                    yield Input(default, id=f"bf-{key}", placeholder="http://127.0.0.1:30000" if key == "url" else "")
-            with Vertical(classes="field"):
-                yield Label("model")
-                yield Select([], id="bf-model", prompt="(from /v1/models)", allow_blank=True)
-        with Horizontal():
-            for key, label, default, width in FIELDS[2:]:
-                with Vertical(classes="field"):
-                    yield Label(label)
-                    yield Input(default, id=f"bf-{key}", placeholder="max(8c,32) · N or Nc" if key == "num_prompts" else "")
-            with Vertical(classes="field"):
-                yield Label("api")
-                yield Select([("completions", "completions"), ("chat", "chat")], id="bf-api",
-                             value="completions", allow_blank=False)
-            yield Button("Start", id="bf-start", variant="primary")
+        spec = {f[0]: f for f in FIELDS}
+        for n, row in enumerate(ROWS):
+            with Horizontal():
+                for key in row:
+                    _, label, default, _, placeholder = spec[key]
+                    with Vertical(classes="field"):
+                        yield Label(label)
+                        yield Input(default, id=f"bf-{key}", placeholder=placeholder)
+                if n == 0:
+                    with Vertical(classes="field"):
+                        yield Label("model")
+                        yield Select([], id="bf-model", prompt="(from /v1/models)", allow_blank=True)
+                if n == 1:
+                    with Vertical(classes="field"):
+                        yield Label("API")
+                        yield Select([("completions", "completions"), ("chat", "chat")], id="bf-api",
+                                     value="completions", allow_blank=False)
+                if n == 2:
+                    yield Button("Start", id="bf-start", variant="primary")
 
     def on_mount(self) -> None:
-        for key, _, _, width in FIELDS:
+        for key, _, _, width, _ in FIELDS:
             self.query_one(f"#bf-{key}", Input).styles.width = width
 
     def set_url(self, url: str | None) -> None:
@@ -62,24 +79,29 @@ class BenchForm(Vertical):
             self.query_one("#bf-url", Input).value = clean_line(url)  # an Input draws its value raw
 
     def set_defaults(self, values: dict) -> None:
-        """Prefill from the profile's [bench] section; None leaves a field as it is."""
-        for key in ("levels", "input_len", "output_len", "num_prompts"):
-            if values.get(key) is not None:
-                self.query_one(f"#bf-{key}", Input).value = clean_line(values[key])
+        """Prefill from the profile's [bench] section or the remembered form; None leaves a field as it is."""
+        for key in KEYS:
+            if key != "url" and values.get(key) is not None:
+                self.query_one(f"#bf-{key}", Input).value = clean_line(values[key])  # an Input draws raw
+        if values.get("url"):
+            self.set_url(values["url"])
+        if values.get("api") in ("completions", "chat"):
+            self.query_one("#bf-api", Select).value = values["api"]
+        self._wanted_model = values.get("model") or getattr(self, "_wanted_model", None)
 
     def set_models(self, models: list[str]) -> None:
         select = self.query_one("#bf-model", Select)
         select.set_options([(safe_text(m), m) for m in models])  # names come from the server: shown literally
+        wanted = getattr(self, "_wanted_model", None)
         if models:
-            select.value = models[0]
+            select.value = wanted if wanted in models else models[0]
 
     def values(self) -> dict:
-        get = lambda key: self.query_one(f"#bf-{key}", Input).value.strip()  # noqa: E731
         model = self.query_one("#bf-model", Select).value
-        return {"url": get("url"), "levels": get("levels"), "input_len": get("input_len"),
-                "output_len": get("output_len"), "num_prompts": get("num_prompts"),
-                "model": model if isinstance(model, str) else None,
-                "api": self.query_one("#bf-api", Select).value}
+        out = {key: self.query_one(f"#bf-{key}", Input).value.strip() for key in KEYS}
+        out["model"] = model if isinstance(model, str) else None
+        out["api"] = self.query_one("#bf-api", Select).value
+        return out
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "bf-start":

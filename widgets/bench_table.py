@@ -35,7 +35,7 @@ def level_cells(level: LevelView) -> list[Text]:
     if level.status == "running" and level.workers > 1:
         note = f"{level.workers} client processes"
     return [
-        Text(str(level.concurrency), justify="right"),
+        Text((level.label or "").removeprefix("c=") or str(level.concurrency), justify="right"),
         safe_text(label, style=style),
         Text(_bar(level.progress) if level.status != "skipped" else ""),
         Text(f"{level.completed}/{level.failed}", justify="right",

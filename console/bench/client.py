@@ -1,4 +1,4 @@
-"""The streaming hot loop: one connection per request, one callback per chunk.
+"""The streaming hot loop: kept-alive connections, one callback per read.
 
 How the CPU goal is met (measured by tests/bench/client_cpu.py):
 
@@ -13,6 +13,9 @@ How the CPU goal is met (measured by tests/bench/client_cpu.py):
   one) are decoded in full.
 - Stall detection and the per-request timeout cost nothing per chunk: one
   watchdog task checks every open request once a second.
+- A server that stops sending on every stream at once is `hung`: when no
+  open request got a byte for the stall time, the watchdog ends them all
+  together (rather than one stall period after another) and says so.
 """
 from __future__ import annotations
 
@@ -21,13 +24,19 @@ import json
 import time
 from dataclasses import dataclass
 
-from .http1 import ResponseError, StreamingResponse, Target
+from .http1 import Pool, ResponseError, StreamingResponse, Target
 from .metrics import RequestRecord
 
 _COMPACT = (b'"text":"', b'"content":"', b'"reasoning_content":"')
 _SPACED = (b'"text": "', b'"content": "', b'"reasoning_content": "')
 _FULL_DECODE = (b'"usage":{', b'"usage": {', b'"timings"', b'"error"')
 STOPPED = "stopped by the operator"
+HUNG = "server hung"
+
+
+def default_timeout(output_len: int) -> float:
+    """A request's overall deadline when none is given: 120 s plus 0.5 s per output token."""
+    return 120.0 + 0.5 * output_len
 
 
 @dataclass(slots=True)
@@ -36,6 +45,7 @@ class Live:
 
     tokens: int = 0
     in_flight: int = 0
+    peak_in_flight: int = 0
 
 
 def count_content(block: bytes, markers: tuple[bytes, ...]) -> int:
@@ -68,20 +78,30 @@ def decode_tail(block: bytes) -> list[dict]:
     return docs
 
 
-def request_body(api: str, model: str | None, prompt: str, output_len: int) -> bytes:
+def request_body(api: str, model: str | None, prompt: str | list, output_len: int,
+                 options: dict | None = None) -> bytes:
+    """One streaming request. `prompt` is text, or chat messages (chat API only).
+
+    `options` may hold temperature, top_p and extra_body (merged last, so it
+    can set or override any field).
+    """
+    options = options or {}
     body: dict = {
         "max_tokens": output_len,
         "ignore_eos": True,
         "stream": True,
         "stream_options": {"include_usage": True},
-        "temperature": 0.0,
+        "temperature": 0.0 if options.get("temperature") is None else options["temperature"],
     }
+    if options.get("top_p") is not None:
+        body["top_p"] = options["top_p"]
     if model:
         body["model"] = model
     if api == "chat":
-        body["messages"] = [{"role": "user", "content": prompt}]
+        body["messages"] = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
     else:
         body["prompt"] = prompt
+    body.update(options.get("extra_body") or {})
     return json.dumps(body).encode()
 
 
@@ -128,11 +148,24 @@ class _SSE:
                 break
 
 
+class _Stale(Exception):
+    """A kept-alive connection the server had closed: nothing was sent back on it."""
+
+
+def _connect_failed(task: asyncio.Task, done: asyncio.Future) -> None:
+    """Hand a failed connect to the request's future (the request reads only that one)."""
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is not None and not done.done():
+        done.set_exception(exc)
+
+
 class StreamClient:
     """Sends streaming completions and times every content chunk."""
 
     def __init__(self, base_url: str, api: str = "completions", *, timeout_s: float | None = None,
-                 stall_s: float = 60.0, headers: dict[str, str] | None = None):
+                 stall_s: float = 60.0, headers: dict[str, str] | None = None, keep_alive: bool = True):
         self.target = Target(base_url)
         self.path = "/v1/chat/completions" if api == "chat" else "/v1/completions"
         self.api = api
@@ -140,48 +173,77 @@ class StreamClient:
         self.stall_s = stall_s
         self.headers = headers
         self.live = Live()
+        self.hung: str | None = None          # why the server counts as hung, once it does
+        self.hung_at: float | None = None     # wall-clock time of the last byte before the hang
         self._open: dict[StreamingResponse, float] = {}
         self._watchdog: asyncio.Task | None = None
+        self.pool = Pool() if keep_alive else None
 
     async def __aenter__(self) -> "StreamClient":
         self._watchdog = asyncio.create_task(self._watch())
         return self
 
     async def __aexit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.close()
         if self._watchdog is not None:
             self._watchdog.cancel()
             await asyncio.gather(self._watchdog, return_exceptions=True)
 
     async def _watch(self) -> None:
-        """Once a second: end requests that stalled or ran past their time."""
+        """Once a second: end requests that stalled or ran past their time; spot a hung server."""
         while True:
             await asyncio.sleep(1.0)
-            now = time.perf_counter()
-            for proto, started in list(self._open.items()):
-                if now - proto.last_bytes > self.stall_s:
-                    proto.abort(f"stalled: no bytes for {self.stall_s:g} s")
-                elif self.timeout_s and now - started > self.timeout_s:
-                    proto.abort(f"timed out after {self.timeout_s:g} s")
+            self.check(time.perf_counter())
 
-    async def send(self, index: int, body: bytes) -> RequestRecord:
-        """One request; never raises for network or server trouble (it is recorded)."""
+    def check(self, now: float) -> None:
+        open_now = list(self._open.items())
+        if open_now and all(now - proto.last_bytes > self.stall_s for proto, _ in open_now):
+            # every stream is silent: the server, not one request, stopped answering
+            latest = max(proto.last_bytes for proto, _ in open_now)
+            self.hung_at = time.time() - (now - latest)
+            self.hung = f"{HUNG}: no bytes on any of {len(open_now)} streams for {self.stall_s:g} s"
+            for proto, _ in open_now:
+                proto.abort(HUNG)
+            if self.pool is not None:
+                self.pool.close()
+            return
+        for proto, started in open_now:
+            if now - proto.last_bytes > self.stall_s:
+                proto.abort(f"stalled: no bytes for {self.stall_s:g} s")
+            elif self.timeout_s and now - started > self.timeout_s:
+                proto.abort(f"timed out after {self.timeout_s:g} s")
+
+    async def send(self, index: int, body: bytes, queued_since: float | None = None) -> RequestRecord:
+        """One request; never raises for network or server trouble (it is recorded).
+
+        `queued_since` is when the request was due (open-loop load): the wait
+        before it could be sent is kept apart from its TTFT.
+        """
         record = RequestRecord(index=index)
+        if self.hung:
+            return self._failed(record, HUNG)
         loop = asyncio.get_running_loop()
-        done = loop.create_future()
         live = self.live
-        target = self.target
         live.in_flight += 1
+        if live.in_flight > live.peak_in_flight:
+            live.peak_in_flight = live.in_flight
         start = record.start = time.perf_counter()
+        if queued_since is not None:
+            record.queue_s = max(0.0, start - queued_since)
         sse = _SSE(record.chunk_times, live, start)
-        proto = StreamingResponse(target.request(self.path, body, self.headers), sse.feed, done)
-        self._open[proto] = start
+        request = self.target.request(self.path, body, self.headers, keep_alive=self.pool is not None)
+        reused = self.pool.take() if self.pool is not None else None
         try:
-            await loop.create_connection(lambda: proto, target.host, target.port, ssl=target.ssl_context)
-            status = await done
+            try:
+                proto, status = await self._exchange(loop, request, sse, reused)
+            except _Stale:
+                # the server had closed that kept-alive connection: nothing was received, so
+                # sending once more on a fresh connection changes nothing the run measures
+                proto, status = await self._exchange(loop, request, sse, None)
         except asyncio.CancelledError:
             # Cancelling a send ends the request and still returns its record, so a
             # stopped level keeps every request it started.
-            proto.abort(STOPPED)
             return self._failed(record, STOPPED)
         except ConnectionRefusedError:
             return self._failed(record, "connection refused")
@@ -191,12 +253,45 @@ class StreamClient:
             return self._failed(record, f"cannot connect: {exc.strerror or exc}")
         finally:
             live.in_flight -= 1
-            self._open.pop(proto, None)
         if status != 200:
             text = proto.error_body.decode("utf-8", "replace").strip().replace("\n", " ")
             return self._failed(record, f"HTTP {status}: {text[:160]}")
         self._finish(record, sse.tail)
         return record
+
+    async def _exchange(self, loop, request: bytes, sse: "_SSE", transport) -> tuple[StreamingResponse, int]:
+        """One request/response on `transport` (a pooled connection) or on a new connection."""
+        done = loop.create_future()
+        proto = StreamingResponse(request, sse.feed, done)
+        if self.pool is not None:
+            proto.release = self.pool.give
+        self._open[proto] = time.perf_counter()
+        connect = None
+        try:
+            if transport is not None:
+                transport.set_protocol(proto)
+                proto.connection_made(transport)
+            else:
+                # The connect runs beside the response future, so the watchdog's stall,
+                # timeout and hang verdicts also end a request whose connect never completes.
+                target = self.target
+                connect = loop.create_task(
+                    loop.create_connection(lambda: proto, target.host, target.port, ssl=target.ssl_context))
+                connect.add_done_callback(lambda task: _connect_failed(task, done))
+            try:
+                return proto, await done
+            except asyncio.CancelledError:
+                proto.abort(STOPPED)
+                raise
+            except (ResponseError, OSError) as exc:
+                if transport is not None and proto.status is None and not sse.times and \
+                        str(exc) in ("server disconnected", "connection reset"):
+                    raise _Stale() from None
+                raise
+        finally:
+            self._open.pop(proto, None)
+            if connect is not None and not connect.done():
+                connect.cancel()
 
     @staticmethod
     def _failed(record: RequestRecord, message: str) -> RequestRecord:

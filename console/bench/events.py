@@ -2,17 +2,24 @@
 
 One JSON object per line, each with an "event" key:
 
-- run-start   {run_id, url, model, api, workload, levels: [c, ...], tunnelled}
-- level-start {level, concurrency, num_prompts, warmup, workers (client processes), time}
+- run-start   {run_id, url (the server's, also behind a tunnel), model, api, workload,
+               levels: [c, ...] (the concurrency; null for a rate level),
+               level_labels: ["c=64", "4/s ≤64", ...], tunnelled}
+- level-start {level, concurrency (null for a rate level), num_prompts, warmup,
+               workers (client processes), time, request_rate and max_concurrency
+               (null for a closed loop), label}
 - tick        {level, concurrency, second, output_tokens, in_flight, completed,
                failed, lag_ms (the worst event-loop lag of that second),
                live: {ttft_p50, ttft_p99, tpot_p50, tpot_p99},
                server: {gen_tps, running, queued, kv_cache} | null}
+               The level's last tick has `final: true` and `span_s`: the
+               part-second since the last whole one (every level has one).
 - request     {level, index, ok, ttft_ms, tpot_ms, e2el_ms, output_tokens,
-               input_tokens, error}
+               input_tokens, error, queue_ms (open loop: due to sent)}
 - level-end   {level, concurrency, summary: <one level of the --json document>}
 - error       {message, level (or null)}
-- run-end     {status, exit_code, path (the saved run, or null)}
+- run-end     {status ("not started" when the server was not ready), exit_code,
+               path (the saved run, or null)}
 
 `second` counts from the level's first request; `output_tokens` in a tick is
 the tokens that arrived during that second. Readers ignore unknown keys and

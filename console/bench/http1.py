@@ -3,9 +3,13 @@
 Why not a general client: at 512 streams the client's cost is per chunk.
 Here each chunk costs one `data_received` call: the chunked framing is
 undone and the body bytes go straight to a callback, stamped with the time
-they arrived, without waking a coroutine per chunk. One request per
-connection (`Connection: close`), as servers such as llama.cpp close the
-socket after a stream anyway. Plain HTTP and HTTPS; no proxies, no redirects.
+they arrived, without waking a coroutine per chunk.
+
+Connections are kept alive and reused (`Pool`): a new TCP connection per
+request cost more CPU than the rest of a short request. A reused connection
+that the server had closed fails before any response byte; the client then
+sends once more on a fresh connection, so no request fails for a stale
+connection. Plain HTTP and HTTPS; no proxies, no redirects.
 """
 from __future__ import annotations
 
@@ -36,10 +40,11 @@ class Target:
         self.prefix = parts.path.rstrip("/")
         self.ssl_context = ssl.create_default_context() if self.tls else None
 
-    def request(self, path: str, body: bytes, headers: dict[str, str] | None = None) -> bytes:
+    def request(self, path: str, body: bytes, headers: dict[str, str] | None = None,
+                keep_alive: bool = False) -> bytes:
         lines = [f"POST {self.prefix}{path} HTTP/1.1", f"Host: {self.host}:{self.port}",
                  "Content-Type: application/json", "Accept: text/event-stream",
-                 f"Content-Length: {len(body)}", "Connection: close"]
+                 f"Content-Length: {len(body)}", "Connection: keep-alive" if keep_alive else "Connection: close"]
         lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
@@ -56,7 +61,7 @@ class StreamingResponse(asyncio.BufferedProtocol):
     """Sends one request; feeds the de-chunked body to `sink` as it arrives."""
 
     __slots__ = ("request", "sink", "done", "transport", "status", "error_body", "last_bytes",
-                 "_head", "_mode", "_need", "_state", "_pending", "_clock")
+                 "_head", "_mode", "_need", "_state", "_pending", "_clock", "release", "_reusable")
 
     def __init__(self, request: bytes, sink: BodySink, done: asyncio.Future):
         self.request = request
@@ -72,10 +77,15 @@ class StreamingResponse(asyncio.BufferedProtocol):
         self._need = 0           # bytes left in this chunk (or body, for "length")
         self._state = 0          # chunked: 0 size line, 1 data, 2 CRLF after data
         self._pending = b""
+        self.release: Callable[[asyncio.Transport], None] | None = None   # the pool's, when reusing
+        self._reusable = False
 
     # -- asyncio callbacks
     def connection_made(self, transport) -> None:
         self.transport = transport
+        if self.done.done():  # ended (stall, hang, stop) while connecting: send nothing, hold nothing
+            transport.abort()
+            return
         transport.write(self.request)
 
     def get_buffer(self, sizehint: int) -> memoryview:
@@ -87,7 +97,7 @@ class StreamingResponse(asyncio.BufferedProtocol):
     def data_received(self, data: bytes) -> None:
         now = self.last_bytes = self._clock()
         if self.status is None:
-            self._head += data
+            self._head = (self._head + data) if self._head else data.lstrip(b"\r\n")  # a previous body's CRLF
             end = self._head.find(b"\r\n\r\n")
             if end < 0:
                 if len(self._head) > 65536:
@@ -110,12 +120,16 @@ class StreamingResponse(asyncio.BufferedProtocol):
             self._body(data, now)
 
     def eof_received(self) -> bool:
+        # The server closed its side: close ours too, whatever the outcome, so no
+        # socket is left in CLOSE-WAIT.
         if self.status is None:
             self._fail("server disconnected")
         elif self._mode == "close":
             self._finish()
         else:
             self._fail("stream cut off mid-response")
+        if self.transport is not None:
+            self.transport.close()
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -142,6 +156,8 @@ class StreamingResponse(asyncio.BufferedProtocol):
         for line in lines[1:]:
             key, _, value = line.partition(b":")
             headers[key.strip().lower()] = value.strip().lower()
+        self._reusable = (self.release is not None and lines[0].startswith(b"HTTP/1.1")
+                          and b"close" not in headers.get(b"connection", b""))
         if b"chunked" in headers.get(b"transfer-encoding", b""):
             self._mode = "chunked"
         elif b"content-length" in headers:
@@ -151,17 +167,24 @@ class StreamingResponse(asyncio.BufferedProtocol):
                 self._finish()
         else:
             self._mode = "close"
+            self._reusable = False
 
     def _dechunk(self, data: bytes, now: float) -> None:
+        """Undo chunked framing; all the body bytes of one read go to the sink in one call.
+
+        A response that arrives whole (a fast server, a short answer) is one read
+        holding many chunks: one sink call for them all, not one per chunk.
+        """
         if self._pending:
             data = self._pending + data
             self._pending = b""
+        parts: list[bytes] = []
         pos, size = 0, len(data)
         while pos < size:
             state = self._state
             if state == 1:
                 take = min(self._need, size - pos)
-                self._body(data[pos:pos + take] if (pos or take < size) else data, now)
+                parts.append(data[pos:pos + take] if (pos or take < size) else data)
                 pos += take
                 self._need -= take
                 if self._need == 0:
@@ -169,14 +192,14 @@ class StreamingResponse(asyncio.BufferedProtocol):
             elif state == 2:
                 if size - pos < 2:
                     self._pending = data[pos:]
-                    return
+                    break
                 pos += 2
                 self._state = 0
             else:
                 eol = data.find(b"\r\n", pos)
                 if eol < 0:
                     self._pending = data[pos:]
-                    return
+                    break
                 try:
                     self._need = int(data[pos:eol].split(b";", 1)[0], 16)
                 except ValueError:
@@ -184,9 +207,15 @@ class StreamingResponse(asyncio.BufferedProtocol):
                     return
                 pos = eol + 2
                 if self._need == 0:
+                    self._emit(parts, now)
                     self._finish()
                     return
                 self._state = 1
+        self._emit(parts, now)
+
+    def _emit(self, parts: list[bytes], now: float) -> None:
+        if parts:
+            self._body(parts[0] if len(parts) == 1 else b"".join(parts), now)
 
     def _body(self, data: bytes, now: float) -> None:
         if not data:
@@ -200,8 +229,13 @@ class StreamingResponse(asyncio.BufferedProtocol):
     def _finish(self) -> None:
         if not self.done.done():
             self.done.set_result(self.status)
-        if self.transport is not None:
-            self.transport.close()
+        transport, self.transport = self.transport, None
+        if transport is None:
+            return
+        if self._reusable and self.release is not None and not transport.is_closing():
+            self.release(transport)
+        else:
+            transport.close()
 
     def _fail(self, message: str) -> None:
         if not self.done.done():
@@ -212,3 +246,51 @@ class StreamingResponse(asyncio.BufferedProtocol):
     def abort(self, message: str) -> None:
         """Used by the watchdog (stall, timeout) and on cancellation."""
         self._fail(message)
+
+
+class _Idle(asyncio.Protocol):
+    """Holds a kept-alive connection between requests; a server that closes it takes it out of the pool."""
+
+    def __init__(self, pool: "Pool", transport: asyncio.Transport):
+        self.pool = pool
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        if data.strip(b"\r\n"):  # anything but a body's trailing CRLF: not a connection to reuse
+            self.transport.close()
+
+    def eof_received(self) -> bool:
+        self.transport.close()
+        return False
+
+    def connection_lost(self, exc) -> None:
+        self.pool.forget(self.transport)
+
+
+class Pool:
+    """Idle kept-alive connections to one target."""
+
+    def __init__(self):
+        self.idle: list[asyncio.Transport] = []
+
+    def take(self) -> asyncio.Transport | None:
+        while self.idle:
+            transport = self.idle.pop()
+            if not transport.is_closing():
+                return transport
+        return None
+
+    def give(self, transport: asyncio.Transport) -> None:
+        transport.set_protocol(_Idle(self, transport))
+        self.idle.append(transport)
+
+    def forget(self, transport: asyncio.Transport) -> None:
+        try:
+            self.idle.remove(transport)
+        except ValueError:
+            pass
+
+    def close(self) -> None:
+        for transport in self.idle:
+            transport.close()
+        self.idle.clear()

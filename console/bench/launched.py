@@ -58,3 +58,15 @@ def _epoch(stamp: str | None) -> float:
         return time.mktime(time.strptime(stamp or "", "%Y-%m-%dT%H:%M:%S%z"))
     except ValueError:
         return 0.0
+
+
+def operator_stop(profile: str, launch_id: str | None) -> str | None:
+    """When the operator stopped that server (console or `gpudeck server stop`): the time, HH:MM:SS."""
+    if not launch_id:
+        return None
+    for record in records.load_all(profile):
+        if record.id == launch_id:
+            if record.kill_requested and record.state in ("stopping", "stopped"):
+                return time.strftime("%H:%M:%S", time.localtime(record.stopped_at or time.time()))
+            return None
+    return None

@@ -14,8 +14,9 @@ FINAL = ("ok", "partial", "failed", "skipped", "interrupted")
 
 @dataclass
 class LevelView:
-    concurrency: int
+    concurrency: int | None
     num_prompts: int | None = None
+    label: str | None = None                     # "c=64", "4/s ≤64": what the chart and table call it
     status: str = "pending"          # pending, running, then one of FINAL
     completed: int = 0
     failed: int = 0
@@ -51,8 +52,15 @@ class LevelView:
     def explanation(self) -> str | None:
         """Why a level is not ok, in one line."""
         s = self.summary or {}
+        if s.get("server_stopped"):
+            return s["server_stopped"]["message"]
         if s.get("server_died"):
             return f"server died: {s['server_died']['message']}"
+        if s.get("server_hung"):
+            return s["server_hung"]["message"]
+        if s.get("stopped"):
+            unsent = f", {s['not_sent']} not sent" if s.get("not_sent") else ""
+            return f"stopped by the operator{unsent}"
         if s.get("link_lost") and s.get("status") == "interrupted":
             return f"interrupted (link lost): {s['link_lost'].get('message') or 'SSH link lost'}"
         if (s.get("interrupted_attempt") or {}).get("link_lost"):
@@ -97,7 +105,9 @@ class SweepView:
         self.workload = e.get("workload") or {}
         self.tunnelled = bool(e.get("tunnelled"))
         self.path = e.get("path")
-        self.levels = [LevelView(concurrency=c) for c in e.get("levels") or []]
+        labels = e.get("level_labels") or []
+        self.levels = [LevelView(concurrency=c, label=labels[k] if k < len(labels) else None)
+                       for k, c in enumerate(e.get("levels") or [])]
         self.running = True
 
     def _on_level_start(self, e: dict) -> None:
@@ -107,10 +117,17 @@ class SweepView:
         level.status = "running"
         level.num_prompts = e.get("num_prompts")
         level.workers = e.get("workers") or 1
-        self.boundaries.append((len(self.series), level.concurrency))
+        self.boundaries.append((len(self.series), level.label or level.concurrency))
 
     def _on_tick(self, e: dict) -> None:
-        self.series.append(float(e.get("output_tokens") or 0))
+        tokens = float(e.get("output_tokens") or 0)
+        if e.get("final"):
+            # the part-second after the last whole one: as a rate, when long enough to mean one
+            span = e.get("span_s") or 0
+            if isinstance(span, (int, float)) and span >= 0.2:
+                self.series.append(tokens / span)
+        else:
+            self.series.append(tokens)
         level = self._level(e)
         if level is not None:
             level.in_flight = e.get("in_flight") or 0
@@ -182,13 +199,14 @@ def view_from_run(doc: dict) -> SweepView:
     lags = [v for v in lags if isinstance(v, (int, float))]
     view.lag_max_ms = max(lags) if lags else None
     for summary in doc.get("levels") or []:
-        level = LevelView(concurrency=summary.get("concurrency"), num_prompts=summary.get("num_prompts"),
+        level = LevelView(concurrency=summary.get("concurrency"), label=summary.get("label"),
+                          num_prompts=summary.get("num_prompts"),
                           status=summary.get("status", "failed"), completed=summary.get("completed") or 0,
                           failed=summary.get("failed") or 0, workers=summary.get("workers") or 1,
                           summary=summary)
         view.levels.append(level)
         ticks = summary.get("ticks") or []
         if summary.get("status") != "skipped":
-            view.boundaries.append((len(view.series), level.concurrency))
+            view.boundaries.append((len(view.series), level.label or level.concurrency))
         view.series.extend(float(t) for t in ticks)
     return view

@@ -36,6 +36,7 @@ class RequestRecord:
     error: str | None = None
     failed_at: float | None = None     # wall-clock time of the failure
     server_tpot_ms: float | None = None  # llama.cpp's own timings, when present
+    queue_s: float | None = None       # open loop: due time to send time (the client's own queue)
 
     @property
     def ttft(self) -> float | None:
@@ -69,23 +70,63 @@ def percentile(sorted_values: list[float], q: float) -> float:
     return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * frac
 
 
-def distribution(values: Iterable[float], scale: float = 1000.0) -> dict:
+def percentile_key(q: float) -> str:
+    """`p99`, `p99.9`: the name vLLM gives a percentile."""
+    return f"p{int(q)}" if float(q).is_integer() else f"p{q:g}"
+
+
+def parse_percentiles(text: str) -> list[float]:
+    """`50,90,99.9` -> [50.0, 90.0, 99.9]; each strictly between 0 and 100 (or 100)."""
+    out = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        try:
+            q = float(part)
+        except ValueError:
+            raise ValueError(f"bad percentile {part!r}: use numbers like 50,90,99.9") from None
+        if not (0 < q <= 100):
+            raise ValueError(f"bad percentile {part!r}: must be in (0, 100]")
+        out.append(q)
+    if not out:
+        raise ValueError("--percentiles is empty: use numbers like 50,90,99")
+    return out
+
+
+def distribution(values: Iterable[float], scale: float = 1000.0,
+                 percentiles: Iterable[float] = ()) -> dict:
     """mean / median / p90 / p99 / std of values (seconds), scaled (to ms by default).
 
-    No values gives nulls: an unknown is never reported as 0.
+    `percentiles` adds more keys (`p95`, `p99.9`). No values gives nulls: an
+    unknown is never reported as 0.
     """
     data = sorted(v * scale for v in values)
+    extra = [q for q in percentiles if percentile_key(q) not in ("p90", "p99")]
     if not data:
-        return {"mean": None, "median": None, "p90": None, "p99": None, "std": None}
+        out = {"mean": None, "median": None, "p90": None, "p99": None, "std": None}
+        out.update({percentile_key(q): None for q in extra})
+        return out
     mean = sum(data) / len(data)
     var = sum((v - mean) ** 2 for v in data) / len(data)
-    return {
+    out = {
         "mean": mean,
         "median": percentile(data, 50),
         "p90": percentile(data, 90),
         "p99": percentile(data, 99),
         "std": math.sqrt(var),
     }
+    out.update({percentile_key(q): percentile(data, q) for q in extra})
+    return out
+
+
+def peak_output_rate(records: list[RequestRecord], level_start: float) -> float | None:
+    """The most content chunks that arrived in any one whole second of the level (tokens/s)."""
+    buckets: dict[int, int] = {}
+    for r in records:
+        if not r.ok:
+            continue
+        for t in r.chunk_times:
+            second = int(r.start + t - level_start)
+            buckets[second] = buckets.get(second, 0) + 1
+    return float(max(buckets.values())) if buckets else None
 
 
 def parse_slo(text: str) -> dict[str, float]:
@@ -120,8 +161,10 @@ def meets_slo(record: RequestRecord, slo: dict[str, float]) -> bool:
 
 
 def summarize(records: list[RequestRecord], duration_s: float | None,
-              slo: dict[str, float] | None = None) -> dict:
+              slo: dict[str, float] | None = None, percentiles: Iterable[float] = (),
+              level_start: float | None = None) -> dict:
     """The metric part of one level's summary, from its request records."""
+    pct = tuple(percentiles)
     good = [r for r in records if r.ok]
     # a request whose prompt length is unknown makes the total unknown, not smaller
     input_tokens = None if any(r.input_tokens is None for r in good) else sum(r.input_tokens for r in good)
@@ -138,11 +181,16 @@ def summarize(records: list[RequestRecord], duration_s: float | None,
         "request_throughput": rate(len(good)),
         "output_throughput": rate(output_tokens),
         "total_token_throughput": rate(input_tokens + output_tokens) if input_tokens is not None else None,
-        "ttft_ms": distribution(r.ttft for r in good if r.ttft is not None),
-        "tpot_ms": distribution(t for t in (r.tpot for r in good) if t is not None),
-        "itl_ms": distribution(gap for r in good for gap in r.itls),
-        "e2el_ms": distribution(r.e2el for r in good if r.e2el is not None),
+        "ttft_ms": distribution((r.ttft for r in good if r.ttft is not None), percentiles=pct),
+        "tpot_ms": distribution((t for t in (r.tpot for r in good) if t is not None), percentiles=pct),
+        "itl_ms": distribution((gap for r in good for gap in r.itls), percentiles=pct),
+        "e2el_ms": distribution((r.e2el for r in good if r.e2el is not None), percentiles=pct),
     }
+    queued = [r.queue_s for r in records if r.queue_s is not None]
+    if queued:
+        doc["queue_ms"] = distribution(queued, percentiles=pct)
+    if level_start is not None:
+        doc["peak_output_throughput"] = peak_output_rate(records, level_start)
     if slo:
         met = sum(1 for r in good if meets_slo(r, slo))
         doc["slo_ms"] = dict(slo)

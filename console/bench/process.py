@@ -18,21 +18,30 @@ def sweep_argv(values: dict, profile: str, tunnelled: bool) -> list[str]:
     """The load generator's command line for a setup form's values (it validates them itself).
 
     `num_prompts` may be "N" (per level) or "Nc" (N per stream of the level).
+    `request_rate` (req/s, comma-separated) makes the levels rates instead of
+    concurrencies, capped by `max_concurrency`.
     """
-    argv = [sys.executable, "-m", "console.bench", "--url", values["url"], "--concurrency", values["levels"],
+    rates = str(values.get("request_rate") or "").strip()
+    levels = ["--request-rate", rates] if rates else ["--concurrency", values["levels"]]
+    argv = [sys.executable, "-m", "console.bench", "--url", values["url"], *levels,
             "--api", values.get("api") or "completions", "--profile", profile, "--events"]
     prompts = str(values.get("num_prompts") or "").strip()
     if prompts.endswith("c") and prompts[:-1].strip().isdigit():
         argv += ["--prompts-per-stream", prompts[:-1].strip()]
     elif prompts:
         argv += ["--num-prompts", prompts]
-    for flag, key in (("--input-len", "input_len"), ("--output-len", "output_len"), ("--model", "model")):
-        if values.get(key):
-            argv += [flag, str(values[key])]
+    for flag, key in (("--input-len", "input_len"), ("--output-len", "output_len"), ("--model", "model"),
+                      ("--max-concurrency", "max_concurrency"), ("--shared-prefix-len", "shared_prefix_len"),
+                      ("--dataset", "dataset"), ("--temperature", "temperature"), ("--burstiness", "burstiness"),
+                      ("--range-ratio", "range_ratio"), ("--api-key-env", "api_key_env")):
+        if values.get(key) and (key not in ("max_concurrency", "burstiness") or rates):
+            argv += [flag, str(values[key]).strip()]
     if tunnelled:
         argv.append("--tunnelled")
         if values.get("server_port"):
             argv += ["--server-port", str(values["server_port"])]
+        if values.get("server_url"):
+            argv += ["--server-url", str(values["server_url"])]
     return argv
 
 

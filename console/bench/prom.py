@@ -79,11 +79,11 @@ class Scraper:
         self.previous: ServerSample | None = None
         self.latest: dict | None = None
 
-    async def scrape(self) -> dict | None:
+    async def scrape(self, timeout: float = 2.0) -> dict | None:
         if self.available is False:
             return None
         try:
-            resp = await self.client.get("/metrics", timeout=2.0)
+            resp = await self.client.get("/metrics", timeout=timeout)
             if resp.status_code != 200:
                 self.available = self.available or False
                 return None

@@ -9,6 +9,7 @@ dies half-way still leaves its finished levels on disk.
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -26,20 +27,46 @@ def new_run_id(now: float | None = None) -> str:
     return time.strftime("sweep-%Y%m%d-%H%M%S", time.localtime(now or time.time()))
 
 
+def _create_new(path: Path) -> bool:
+    """Create `path` empty, only if nobody has it yet (O_EXCL: atomic across processes)."""
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return False
+    os.close(fd)
+    return True
+
+
 class RunStore:
-    """Where one run's files go; picks a free run id."""
+    """Where one run's files go; claims a free run id.
+
+    Both files are created with O_EXCL before anything is written, so runs
+    started in the same second get distinct ids (`-2`, `-3`, ...) and no two
+    runs ever append to one requests file.
+    """
 
     def __init__(self, profile: str, run_id: str | None = None):
         self.dir = runs_dir(profile)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         base = run_id or new_run_id()
         run_id, n = base, 1
-        while (self.dir / f"{run_id}.json").exists():
+        while True:
+            path = self.dir / f"{run_id}.json"
+            requests_path = self.dir / f"{run_id}.requests.jsonl"
+            if _create_new(path):
+                if _create_new(requests_path):
+                    break
+                path.unlink(missing_ok=True)  # a stray requests file of another run: leave it, move on
             n += 1
             run_id = f"{base}-{n}"
         self.run_id = run_id
-        self.path = self.dir / f"{run_id}.json"
-        self.requests_path = self.dir / f"{run_id}.requests.jsonl"
+        self.path = path
+        self.requests_path = requests_path
+
+    def discard(self) -> None:
+        """Give the id back: the run never started."""
+        self.path.unlink(missing_ok=True)
+        self.requests_path.unlink(missing_ok=True)
 
     def save(self, doc: dict) -> Path:
         write_atomic(self.path, json.dumps(doc, indent=2, default=str) + "\n")
@@ -47,7 +74,7 @@ class RunStore:
 
     def append_requests(self, level: int, concurrency: int, records: list[RequestRecord],
                         level_start: float) -> None:
-        with open(self.requests_path, "a", encoding="utf-8") as fh:
+        with open(self.requests_path, "a", encoding="utf-8") as fh:  # ours: created with O_EXCL
             for record in sorted(records, key=lambda r: r.index):
                 fh.write(json.dumps(request_row(level, concurrency, record, level_start),
                                     separators=(",", ":")) + "\n")
@@ -110,16 +137,22 @@ def _pick(level: dict, key: str, stat: str | None):
 
 def compare_runs(base: dict, other: dict) -> list[dict]:
     """Per concurrency present in both runs: each metric's two values and the change in %."""
-    by_c = {lv.get("concurrency"): lv for lv in base["levels"]}
+    def key(lv: dict) -> tuple:
+        return lv.get("concurrency"), lv.get("request_rate")  # open-loop levels are matched by rate too
+
+    by_c = {key(lv): lv for lv in base["levels"]}
     rows = []
     for level in other["levels"]:
         c = level.get("concurrency")
-        if c not in by_c:
+        if key(level) not in by_c:
             continue
-        row = {"concurrency": c, "status": [by_c[c].get("status"), level.get("status")], "metrics": {}}
-        for key, stat in COMPARED:
-            a, b = _pick(by_c[c], key, stat), _pick(level, key, stat)
-            name = key if stat is None else f"{key}.{stat}"
+        old = by_c[key(level)]
+        row = {"concurrency": c, "status": [old.get("status"), level.get("status")], "metrics": {}}
+        if level.get("request_rate") is not None:
+            row["request_rate"] = level["request_rate"]
+        for key_name, stat in COMPARED:
+            a, b = _pick(old, key_name, stat), _pick(level, key_name, stat)
+            name = key_name if stat is None else f"{key_name}.{stat}"
             change = (b - a) / a * 100 if a not in (None, 0) and b is not None else None
             row["metrics"][name] = {"base": a, "other": b, "change_pct": change}
         rows.append(row)

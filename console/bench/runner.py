@@ -6,9 +6,17 @@ thousands of idle tasks). Every second a tick reports the tokens that
 arrived, requests in flight, completions, failures, the client's own
 event-loop lag and, when the server has Prometheus metrics, its own view.
 
+A level is either closed loop (a concurrency) or open loop (a request rate,
+optionally capped by a concurrency); see drive.py.
+
+Before level 1 the server must answer `/v1/models` and list the model, or
+the run does not start (`NotStarted`). Every step has a deadline and gives
+way at once to `stop()`: nothing waits on a server for ever.
+
 A level is `ok` when every request succeeded, `partial` when some failed and
-`failed` when none succeeded or the server died. After a failed level the
-remaining levels are `skipped`, unless keep_going.
+`failed` when none succeeded, the server died or hung. A server the
+operator stopped from gpudeck during the level is said so, not "died".
+After a failed level the remaining levels are `skipped`, unless keep_going.
 """
 from __future__ import annotations
 
@@ -21,18 +29,30 @@ from urllib.parse import urlsplit
 import httpx
 
 from . import events
-from .client import StreamClient, request_body
-from .drive import drive
-from .launched import death_details, launch_for_port, launch_summary
+from .client import HUNG, StreamClient, default_timeout, request_body
+from .drive import arrivals, drive
+from .launched import death_details, launch_for_port, launch_summary, operator_stop
 from .metrics import RequestRecord, distribution, percentile, summarize
 from .prom import Scraper
 from .results import RunStore
 from .shard import ShardedLevel, plan_workers
-from .workload import Tokenizer, build_workload
+from .workload import Tokenizer, build_workload, dataset_workload, load_dataset
 
 DEATH_ERRORS = ("connection refused", "server disconnected", "stream cut off mid-response",
                 "connection reset")
 MAX_DISTINCT_ERRORS = 5
+MODELS_DEADLINE_S = 15.0       # /v1/models before level 1
+PROBE_DEADLINE_S = 20.0        # /tokenize and /detokenize probe
+CHECK_DEADLINE_S = 5.0         # the one check of a server that hung
+SCRAPE_DEADLINE_S = 10.0       # the server's /metrics at the end of a level that had none yet
+
+
+class NotStarted(Exception):
+    """The server is not ready for a sweep (no answer, or the model not listed): nothing was sent."""
+
+
+class _Stopped(Exception):
+    """stop() was called while a preliminary step was waiting."""
 
 
 @dataclass
@@ -56,6 +76,22 @@ class BenchConfig:
     server_launch: dict | None = None
     workers: int | None = None         # client processes per level; None: 1 unless the client lags
     server_port: int | None = None     # the server's port on its host, when the URL is a tunnel's end
+    server_url: str | None = None      # the server's own URL, when `url` is a tunnel's local end
+    request_rates: list[float] | None = None   # open loop: one level per rate (req/s; inf: all at once)
+    burstiness: float = 1.0            # gamma shape of the gaps; 1 is Poisson
+    ramp_up: tuple | None = None       # (strategy, start_rps): the rate ramps to the level's over the level
+    max_concurrency: int | None = None  # open loop: cap on requests in flight
+    shared_prefix_len: int = 0
+    range_ratio: float = 0.0
+    dataset: str | None = None         # path of a JSONL or ShareGPT file
+    dataset_format: str = "random"     # random, jsonl, sharegpt
+    fixed_output_len: bool = False     # dataset: use output_len for every request
+    temperature: float | None = None
+    top_p: float | None = None
+    extra_body: dict | None = None
+    headers: dict | None = None        # sent, never saved (names only)
+    api_key_env: str | None = None     # the variable the API key came from (the key is never saved)
+    percentiles: list[float] | None = None
 
     def prompts_for(self, concurrency: int) -> int:
         if self.num_prompts:
@@ -65,7 +101,29 @@ class BenchConfig:
         return max(8 * concurrency, 32)
 
     def to_json(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        """The configuration as saved: header values (they may be secrets) are left out."""
+        doc = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        doc["headers"] = sorted(self.headers or {})
+        if self.server_url:  # the tunnel's local port is throwaway: the run names the server
+            doc["url"] = self.server_url
+            doc.pop("server_url")
+        return doc
+
+    @property
+    def open_loop(self) -> bool:
+        return bool(self.request_rates)
+
+    def level_specs(self) -> list[tuple[int | None, float | None]]:
+        """(concurrency, rate) per level: rates with the cap, or concurrencies."""
+        if self.request_rates:
+            return [(self.max_concurrency, r) for r in self.request_rates]
+        return [(c, None) for c in self.concurrency]
+
+    def request_timeout(self) -> float:
+        return self.timeout_s or default_timeout(self.output_len)
+
+    def request_options(self) -> dict:
+        return {"temperature": self.temperature, "top_p": self.top_p, "extra_body": self.extra_body}
 
 
 class LagMonitor:
@@ -115,9 +173,35 @@ def _server_refuses(url: str) -> bool:
         return False
 
 
-def skipped_level(concurrency: int, num_prompts: int, reason: str) -> dict:
+def level_label(concurrency: int | None, rate: float | None) -> str:
+    """`c=64`, `4/s`, `4/s ≤64`: how a level is named in tables and charts."""
+    if rate is None:
+        return f"c={concurrency}"
+    text = "inf/s" if rate == float("inf") else f"{rate:g}/s"
+    return text + (f" ≤{concurrency}" if concurrency else "")
+
+
+async def _check_server(url: str, headers: dict | None) -> str:
+    """One look at a server that stopped answering: refused, silent, or answering."""
+    if await asyncio.to_thread(_server_refuses, url):
+        return "refuses connections"
+    try:
+        async with httpx.AsyncClient(base_url=url, timeout=CHECK_DEADLINE_S, headers=headers) as c:
+            resp = await asyncio.wait_for(c.get("/v1/models"), CHECK_DEADLINE_S)
+        return f"/v1/models answers HTTP {resp.status_code}"
+    except (asyncio.TimeoutError, httpx.TimeoutException):
+        return f"/v1/models gave no answer within {CHECK_DEADLINE_S:g} s"
+    except httpx.HTTPError as exc:
+        return f"/v1/models failed: {type(exc).__name__}"
+
+
+def skipped_level(concurrency: int | None, num_prompts: int, reason: str, rate: float | None = None) -> dict:
     none_dist = distribution([])
-    return {"concurrency": concurrency, "status": "skipped", "num_prompts": num_prompts,
+    if rate is not None:
+        concurrency, cap = None, concurrency
+    return {"concurrency": concurrency,
+            **({"request_rate": rate, "max_concurrency": cap} if rate is not None else {}),
+            "status": "skipped", "num_prompts": num_prompts,
             "completed": 0, "failed": 0, "errors": [], "skipped_because": reason,
             "duration_s": None, "input_tokens": None, "output_tokens": None,
             "request_throughput": None, "output_throughput": None, "total_token_throughput": None,
@@ -138,99 +222,213 @@ class Sweep:
         self.started = time.time()
         self.doc: dict = {}
         self._previous_lag_p99: float | None = None
+        self._dataset = None
+        self._refused = False
 
     def stop(self) -> None:
         self.stop_requested.set()
 
+    async def _or_stop(self, coro, deadline: float | None):
+        """Await `coro` unless stop() comes first (_Stopped) or the deadline passes (TimeoutError)."""
+        task = asyncio.ensure_future(coro)
+        stopper = asyncio.ensure_future(self.stop_requested.wait())
+        try:
+            done, _ = await asyncio.wait({task, stopper}, timeout=deadline, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopper.cancel()
+        if task in done:
+            return task.result()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        if self.stop_requested.is_set():
+            raise _Stopped()
+        raise asyncio.TimeoutError()
+
     async def run(self) -> dict:
         cfg = self.config
-        async with httpx.AsyncClient(base_url=cfg.url, timeout=10.0) as control:
-            model = cfg.model or await self._discover_model(control)
+        if cfg.dataset:
+            try:
+                self._dataset = load_dataset(cfg.dataset, cfg.dataset_format)
+            except ValueError as exc:
+                raise NotStarted(str(exc)) from None
+        async with httpx.AsyncClient(base_url=cfg.url, timeout=10.0, headers=cfg.headers) as control:
+            try:
+                model = await self._or_stop(self._check_models(control), MODELS_DEADLINE_S)
+            except asyncio.TimeoutError:
+                raise NotStarted(f"{self._shown_url}/v1/models gave no answer within "
+                                 f"{MODELS_DEADLINE_S:g} s") from None
+            except _Stopped:
+                raise NotStarted("stopped by the operator before level 1") from None
             tokenizer = Tokenizer(control, model)
-            has_tokenizer = await tokenizer.probe()
+            try:
+                has_tokenizer = await self._or_stop(tokenizer.probe(), PROBE_DEADLINE_S)
+            except (asyncio.TimeoutError, _Stopped):
+                has_tokenizer = False
+                tokenizer.dialect = None
+            specs = cfg.level_specs()
             self.doc = {
                 "run_id": self.store.run_id if self.store else None,
                 "path": str(self.store.path) if self.store else None,
                 "requests_path": str(self.store.requests_path) if self.store else None,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
-                "url": cfg.url, "model": model, "api": cfg.api, "profile": cfg.profile,
+                "url": self._shown_url, "model": model, "api": cfg.api, "profile": cfg.profile,
                 "tunnelled": cfg.tunnelled,
                 "server_launch": cfg.server_launch or launch_summary(
                     launch_for_port(cfg.profile, cfg.server_port or urlsplit(cfg.url).port)),
                 "workload": {"input_len": cfg.input_len, "output_len": cfg.output_len,
                              "ignore_eos": True, "input_len_method": None,
-                             "num_prompts": cfg.num_prompts, "warmup": cfg.warmup, "seed": cfg.seed},
+                             "num_prompts": cfg.num_prompts, "warmup": cfg.warmup, "seed": cfg.seed,
+                             "dataset": cfg.dataset_format, "dataset_path": cfg.dataset,
+                             "shared_prefix_len": cfg.shared_prefix_len, "range_ratio": cfg.range_ratio,
+                             "request_rates": cfg.request_rates, "burstiness": cfg.burstiness,
+                             "ramp_up": list(cfg.ramp_up) if cfg.ramp_up else None,
+                             "max_concurrency": cfg.max_concurrency},
                 "config": cfg.to_json(),
                 "status": "running", "levels": [],
             }
-            self.emit(events.make("run-start", run_id=self.doc["run_id"], url=cfg.url, model=model,
-                                  api=cfg.api, workload=self.doc["workload"], levels=cfg.concurrency,
+            self.emit(events.make("run-start", run_id=self.doc["run_id"], url=self._shown_url, model=model,
+                                  api=cfg.api, workload=self.doc["workload"],
+                                  levels=[c if r is None else None for c, r in specs],
+                                  level_labels=[level_label(c, r) for c, r in specs],
                                   tunnelled=cfg.tunnelled, path=self.doc["path"]))
             self._save()
             scraper = Scraper(control)
             halted: str | None = None
-            for i, c in enumerate(cfg.concurrency):
-                n = cfg.prompts_for(c)
+            numbered = 0
+            self._prompts_in_run = sum(self._level_size(c, r) + cfg.warmup for c, r in specs)
+            if self.link is not None:   # room for each level to be rerun once after a lost link
+                self._prompts_in_run *= 2
+            for i, (c, rate) in enumerate(specs):
+                n = self._level_size(c, rate)
                 if halted or self.stop_requested.is_set():
-                    level = skipped_level(c, n, halted or "stopped by the operator")
+                    level = skipped_level(c, n, halted or "stopped by the operator", rate)
                 else:
-                    level = await self._level(i, c, n, model, tokenizer if has_tokenizer else None, scraper)
+                    tok = tokenizer if has_tokenizer else None
+                    level = await self._level(i, c, rate, n, model, tok, scraper, numbered)
+                    numbered += n + cfg.warmup
                     if self.link is not None:  # a lost SSH link is not a dead server (see linkcheck)
-                        level = await self.link.settle(level, self.doc.get("server_launch"), lambda i=i, c=c, n=n: (
-                            self._level(i, c, n, model, tokenizer if has_tokenizer else None, scraper)))
+                        rerun_from = numbered   # a rerun sends fresh prompts: none repeats in the run
+                        level = await self.link.settle(level, self.doc.get("server_launch"), lambda i=i, c=c, rate=rate, n=n, start=rerun_from: (
+                            self._level(i, c, rate, n, model, tok, scraper, start)))
+                        if level.get("interrupted_attempt"):
+                            numbered += n + cfg.warmup
                         halted = level.get("halt") or halted
-                    if level["status"] == "failed" and not cfg.keep_going:
-                        halted = f"level {c} failed"
                     if level.get("stopped"):
                         halted = "stopped by the operator"
+                    elif level.get("server_stopped"):
+                        halted = "server stopped by operator"
+                    elif level["status"] == "failed" and not cfg.keep_going:
+                        halted = f"level {level_label(c, rate)} failed" if rate is not None \
+                            else f"level {c} failed"
+                level["label"] = level_label(c, rate)
                 self.doc["levels"].append(level)
-                self.emit(events.make("level-end", level=i, concurrency=c, summary=level))
+                self.emit(events.make("level-end", level=i, concurrency=level.get("concurrency"), summary=level))
                 self._save()
         self.doc["status"] = "ok" if all(lv["status"] == "ok" for lv in self.doc["levels"]) else "not ok"
         self.doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         self._save()
         return self.doc
 
-    async def _discover_model(self, control: httpx.AsyncClient) -> str | None:
+    def _level_size(self, c: int | None, rate: float | None) -> int:
+        """Requests in a level: as configured; for a rate without a count, 8 s of it (at least 32)."""
+        cfg = self.config
+        if rate is None or cfg.num_prompts or cfg.prompts_per_stream:
+            return cfg.prompts_for(c or 1)
+        return max(32, int(min(rate, 1000) * 8))
+
+    @property
+    def _shown_url(self) -> str:
+        """The server's own URL: a tunnel's throwaway local port is never what a run records."""
+        return self.config.server_url or self.config.url
+
+    async def _check_models(self, control: httpx.AsyncClient) -> str:
+        """The model to send: it must be listed by /v1/models, or the run does not start."""
+        where = f"{self._shown_url}/v1/models"
         try:
             resp = await control.get("/v1/models")
+        except httpx.ConnectError:
+            raise NotStarted(f"{where}: connection refused (is the server up?)") from None
+        except httpx.HTTPError as exc:
+            raise NotStarted(f"{where}: {type(exc).__name__} {exc}".strip()) from None
+        if resp.status_code != 200:
+            raise NotStarted(f"{where} answered HTTP {resp.status_code}")
+        try:
             data = resp.json().get("data") or []
-            return data[0].get("id") if data else None
-        except (httpx.HTTPError, ValueError, AttributeError, IndexError):
-            self.emit(events.make("error", level=None,
-                                  message=f"cannot list models at {self.config.url}; sending no model name"))
-            return None
+            ids = [m.get("id") for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
+        except (ValueError, AttributeError):
+            raise NotStarted(f"{where} did not answer with a model list") from None
+        if not ids:
+            raise NotStarted(f"{where} lists no model (still loading?)")
+        wanted = self.config.model
+        if wanted and wanted not in ids:
+            shown = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
+            raise NotStarted(f"model {wanted!r} is not served at {self._shown_url} (it lists {shown})")
+        return wanted or ids[0]
 
     def _save(self) -> None:
         if self.store is not None:
             self.store.save(self.doc)
 
-    async def _level(self, i: int, c: int, n: int, model: str | None,
-                     tokenizer: Tokenizer | None, scraper: Scraper) -> dict:
+    async def _workload(self, i: int, n: int, tokenizer: Tokenizer | None, numbered: int, total: int):
+        cfg = self.config
+        if self._dataset is not None:
+            return await dataset_workload(self._dataset, tokenizer, n, cfg.output_len, seed=cfg.seed + i,
+                                          fixed_output=cfg.fixed_output_len)
+        return await build_workload(tokenizer, n, cfg.input_len, seed=cfg.seed + i,
+                                    shared_prefix_len=cfg.shared_prefix_len, range_ratio=cfg.range_ratio,
+                                    output_len=cfg.output_len, first_number=numbered, total=total,
+                                    run_seed=cfg.seed)
+
+    async def _level(self, i: int, c: int | None, rate: float | None, n: int, model: str | None,
+                     tokenizer: Tokenizer | None, scraper: Scraper, numbered: int) -> dict:
         cfg = self.config
         warmup = min(cfg.warmup, n) if cfg.warmup > 0 else 0
+        total = self._prompts_in_run
+        # tokenizing costs a few round trips per prompt: allow for that, but not for ever
+        deadline = 60.0 + 0.2 * (n + warmup)
         try:
-            workload = await build_workload(tokenizer, n + warmup, cfg.input_len, seed=cfg.seed + i)
-        except httpx.HTTPError as exc:
-            self.emit(events.make("error", level=i, message=f"tokenizing the prompts failed: {exc}; "
+            workload = await self._or_stop(self._workload(i, n + warmup, tokenizer, numbered, total), deadline)
+        except _Stopped:
+            return self._stopped_before(c, rate, n)
+        except (httpx.HTTPError, asyncio.TimeoutError) as exc:
+            why = "took too long" if isinstance(exc, asyncio.TimeoutError) else f"failed: {exc}"
+            self.emit(events.make("error", level=i, message=f"tokenizing the prompts {why}; "
                                   "using approximate prompt lengths"))
-            workload = await build_workload(None, n + warmup, cfg.input_len, seed=cfg.seed + i)
+            workload = await self._workload(i, n + warmup, None, numbered, total)
         self.doc["workload"]["input_len_method"] = workload.method
-        bodies = [request_body(cfg.api, model, p, cfg.output_len) for p in workload.prompts]
-        workers = plan_workers(c, cfg.workers, self._previous_lag_p99)
-        self.emit(events.make("level-start", level=i, concurrency=c, num_prompts=n, warmup=warmup,
-                              workers=workers, time=time.strftime("%H:%M:%S")))
-        async with StreamClient(cfg.url, cfg.api, timeout_s=cfg.timeout_s, stall_s=cfg.stall_s) as client:
+        outs = workload.output_lens or [cfg.output_len] * len(workload.prompts)
+        options = cfg.request_options()
+        bodies = [request_body(cfg.api, model, p, o, options) for p, o in zip(workload.prompts, outs)]
+        workers = 1 if rate is not None else plan_workers(c, cfg.workers, self._previous_lag_p99)
+        self.emit(events.make("level-start", level=i, concurrency=c if rate is None else None,
+                              max_concurrency=c if rate is not None else None, num_prompts=n, warmup=warmup,
+                              workers=workers, time=time.strftime("%H:%M:%S"), request_rate=rate,
+                              label=level_label(c, rate)))
+        async with StreamClient(cfg.url, cfg.api, timeout_s=cfg.request_timeout(), stall_s=cfg.stall_s,
+                                headers=cfg.headers) as client:
             if warmup:
-                await asyncio.gather(*(client.send(-1 - k, bodies[k]) for k in range(warmup)))
+                try:
+                    await self._or_stop(asyncio.gather(*(client.send(-1 - k, bodies[k]) for k in range(warmup))),
+                                        cfg.request_timeout() + 5)
+                except _Stopped:
+                    return self._stopped_before(c, rate, n)
+                except asyncio.TimeoutError:
+                    self.emit(events.make("error", level=i, message="the warm-up request did not finish in time"))
             client.live.tokens = 0
-            level = await self._timed(i, c, n, client, list(enumerate(bodies[warmup:])), scraper,
-                                      workload.approximate, workers)
+            client.live.peak_in_flight = 0
+            level = await self._timed(i, c, rate, n, client, list(enumerate(bodies[warmup:])), scraper,
+                                      workload.approximate, workers, sum(outs[warmup:]))
         self._previous_lag_p99 = level["client_lag_ms"]["p99"]
         return level
 
-    async def _timed(self, i: int, c: int, n: int, client: StreamClient, bodies: list[tuple[int, bytes]],
-                     scraper: Scraper, approximate: bool, workers: int) -> dict:
+    def _stopped_before(self, c: int | None, rate: float | None, n: int) -> dict:
+        level = skipped_level(c, n, "stopped by the operator", rate)
+        level.update({"status": "partial", "stopped": True, "not_sent": n})
+        return level
+
+    async def _timed(self, i: int, c: int | None, rate: float | None, n: int, client: StreamClient,
+                     bodies: list[tuple[int, bytes]], scraper: Scraper, approximate: bool, workers: int,
+                     wanted_tokens: int) -> dict:
         records: list[RequestRecord] = []
         failed = 0
         emit = self.emit
@@ -243,13 +441,19 @@ class Sweep:
             emit(events.make("request", level=i, index=record.index, ok=record.ok,
                              ttft_ms=_ms_or_none(record.ttft), tpot_ms=_ms_or_none(record.tpot),
                              e2el_ms=_ms_or_none(record.e2el), output_tokens=record.output_tokens,
-                             input_tokens=record.input_tokens, error=record.error))
+                             input_tokens=record.input_tokens, error=record.error,
+                             queue_ms=_ms_or_none(record.queue_s)))
 
         cfg = self.config
         sharded = None
         if workers > 1:
-            sharded = ShardedLevel(cfg.url, cfg.api, cfg.timeout_s, cfg.stall_s, bodies, c, workers, on_record)
+            sharded = ShardedLevel(cfg.url, cfg.api, cfg.request_timeout(), cfg.stall_s, bodies, c, workers,
+                                   on_record, headers=cfg.headers)
             live, job = sharded.live, sharded.run()
+        elif rate is not None:
+            schedule = arrivals(len(bodies), rate, cfg.burstiness, seed=cfg.seed + i,
+                                ramp=(cfg.ramp_up[0], cfg.ramp_up[1], rate) if cfg.ramp_up else None)
+            live, job = client.live, drive(client, bodies, c or 0, on_record, schedule=schedule)
         else:
             live, job = client.live, drive(client, bodies, c, on_record)
         lag = LagMonitor()
@@ -272,9 +476,24 @@ class Sweep:
             for task in (ticker, lag_task, stop_wait):
                 task.cancel()
             await asyncio.gather(ticker, lag_task, stop_wait, return_exceptions=True)
+        # one last tick for the part-second since the last one: every level has at least one
+        await self._final_tick(i, c, live, records, failed, lag, scraper, start, per_second)
         if running.done() and not running.cancelled() and running.exception() is not None:
             raise running.exception()
-        level = self._verdict(c, n, records, duration, approximate, lag, scraper, stopped)
+        self._refused = await self._refuses_soon(records) if not stopped else False
+        level = self._verdict(c, n, records, duration, approximate, lag, scraper, stopped,
+                              start if sharded is None else (sharded.start or start), wanted_tokens)
+        if rate is not None:
+            # not a closed-loop concurrency: reports and the roofline, which read `concurrency`, skip it
+            level["concurrency"] = None
+            level["max_concurrency"] = c
+            level["request_rate"] = rate
+            level["burstiness"] = cfg.burstiness
+        level["max_concurrent_requests"] = live.peak_in_flight if sharded is None else None
+        hung = client.hung or next((r.error for r in records if r.error == HUNG), None)
+        if hung and not stopped:
+            await self._hung(level, client.hung or f"{HUNG}: every stream went silent for {cfg.stall_s:g} s",
+                             client.hung_at)
         level["workers"] = workers
         level["ticks"] = per_second  # output tokens in each second: the chart of a saved run
         if sharded is not None:
@@ -285,6 +504,70 @@ class Sweep:
         if self.store is not None:
             self.store.append_requests(i, c, records, start)
         return level
+
+    async def _hung(self, level: dict, why: str, hung_at: float | None) -> None:
+        """Every stream went silent: check the server once and say what was found."""
+        since = time.strftime("%H:%M:%S", time.localtime(hung_at or time.time()))
+        stop_time = self._operator_stop()
+        level["status"] = "failed"
+        if stop_time:
+            level["server_stopped"] = {"at": stop_time,
+                                       "message": f"server stopped by operator at {stop_time}"}
+            return
+        try:
+            check = await self._or_stop(_check_server(self.config.url, self.config.headers), CHECK_DEADLINE_S + 3)
+        except (_Stopped, asyncio.TimeoutError):
+            check = "not checked"
+        message = f"{why} (last byte {since}); server check: {check}"
+        if check == "refuses connections":
+            # it went silent, then away: what gpudeck knows of its end, as for a death
+            launch = (self.doc.get("server_launch") or {}).get("launch")
+            details = death_details(self.config.profile, launch, self.started)
+            if details["pid"] is not None:
+                message += f"; server pid {details['pid']} exited"
+            if details["crash_record"]:
+                message += f"; crash record {details['crash_record']}"
+        level["server_hung"] = {"since": since, "check": check, "message": message}
+
+    async def _refuses_soon(self, records: list[RequestRecord]) -> bool:
+        """After failures that look like a death: does the port refuse connections (within 3 s)?
+
+        A crashing server resets its connections a moment before its listening
+        socket goes away; one look right away could miss the death.
+        """
+        if not any(r.error in DEATH_ERRORS for r in records):
+            return False
+        for attempt in range(12):
+            if await asyncio.to_thread(_server_refuses, self.config.url):
+                return True
+            if self.stop_requested.is_set():
+                return False
+            await asyncio.sleep(0.25)
+        return False
+
+    def _operator_stop(self) -> str | None:
+        launch = (self.doc.get("server_launch") or {}).get("launch")
+        return operator_stop(self.config.profile, launch)
+
+    async def _final_tick(self, i, c, live, records, failed, lag, scraper, start, per_second) -> None:
+        elapsed = time.perf_counter() - start
+        span = elapsed - len(per_second)
+        tokens = live.tokens - sum(per_second)
+        if span <= 0:
+            return
+        answering = any(r.ok for r in records)
+        if scraper.latest is None and scraper.available is not False and answering \
+                and not self.stop_requested.is_set():
+            # a level shorter than a scrape still gets the server's view: one scrape, bounded,
+            # given way to a stop
+            try:
+                await self._or_stop(scraper.scrape(timeout=SCRAPE_DEADLINE_S), SCRAPE_DEADLINE_S + 1)
+            except (_Stopped, asyncio.TimeoutError):
+                pass
+        self.emit(events.make(
+            "tick", level=i, concurrency=c, second=round(elapsed, 3), output_tokens=tokens, final=True,
+            span_s=round(span, 3), in_flight=live.in_flight, completed=len(records) - failed, failed=failed,
+            lag_ms=round(lag.take_window() * 1000, 3), live=_live_percentiles(records), server=scraper.latest))
 
     async def _ticks(self, i, c, live, records, failed, lag, scraper, start, per_second) -> None:
         last_tokens = 0
@@ -307,7 +590,8 @@ class Sweep:
         finally:
             scrape.cancel()
 
-    def _verdict(self, c, n, records, duration, approximate, lag, scraper, stopped) -> dict:
+    def _verdict(self, c, n, records, duration, approximate, lag, scraper, stopped, level_start,
+                 wanted_tokens) -> dict:
         ok = [r for r in records if r.ok]
         bad = [r for r in records if not r.ok]
         counts: dict[str, int] = {}
@@ -315,24 +599,32 @@ class Sweep:
             counts[r.error or "unknown"] = counts.get(r.error or "unknown", 0) + 1
         level = {"concurrency": c, "status": "ok", "num_prompts": n, "completed": len(ok),
                  "failed": len(bad), "errors": list(counts)[:MAX_DISTINCT_ERRORS], "error_counts": counts}
-        level.update(summarize(records, duration if records else None, self.config.slo))
+        level.update(summarize(records, duration if records else None, self.config.slo,
+                               self.config.percentiles or (), level_start))
+        not_sent = n - len(records)
+        if not_sent:
+            level["not_sent"] = not_sent
         if stopped:
             level["stopped"] = True
-            not_sent = n - len(records)
-            if not_sent:
-                level["not_sent"] = not_sent
         level["input_len_approximate"] = approximate
-        level["short_outputs"] = sum(1 for r in ok if (r.output_tokens or 0) < self.config.output_len)
+        # with per-request output lengths (datasets, range ratio) "short" has no single meaning
+        level["short_outputs"] = sum(1 for r in ok if (r.output_tokens or 0) < self.config.output_len) \
+            if not self.config.dataset and not self.config.range_ratio else None
         level["client_lag_ms"] = {"p99": round(percentile(sorted(lag.samples), 99) * 1000, 3)
                                   if lag.samples else None,
                                   "max": round(max(lag.samples) * 1000, 3) if lag.samples else None}
         level["server"] = scraper.latest
         server_tpot = [r.server_tpot_ms for r in ok if r.server_tpot_ms is not None]
         level["server_tpot_ms_mean"] = sum(server_tpot) / len(server_tpot) if server_tpot else None
-        level["server_died"] = self._death(bad)
-        if level["server_died"] or not ok:
+        stop_time = self._operator_stop() if any(r.error in DEATH_ERRORS for r in bad) else None
+        if stop_time:
+            level["server_stopped"] = {"at": stop_time, "message": f"server stopped by operator at {stop_time}"}
+            level["server_died"] = None
+        else:
+            level["server_died"] = self._death(bad)
+        if level["server_died"] or (not ok and not stopped):
             level["status"] = "failed"
-        elif bad or stopped:
+        elif bad or stopped or not_sent:
             level["status"] = "partial"
         return level
 
@@ -340,7 +632,7 @@ class Sweep:
         """When the failures look like a dead server and it refuses connections now, say so."""
         if not any(r.error in DEATH_ERRORS for r in bad):
             return None
-        if not _server_refuses(self.config.url):
+        if not self._refused:
             return None
         times = [r.failed_at for r in bad if r.error in DEATH_ERRORS and r.failed_at]
         first = min(times) if times else time.time()

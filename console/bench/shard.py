@@ -40,8 +40,9 @@ class ShardedLevel:
 
     def __init__(self, url: str, api: str, timeout_s: float | None, stall_s: float,
                  bodies: list[tuple[int, bytes]], concurrency: int, workers: int,
-                 on_record: Callable[[RequestRecord], None]):
+                 on_record: Callable[[RequestRecord], None], headers: dict | None = None):
         self.url, self.api, self.timeout_s, self.stall_s = url, api, timeout_s, stall_s
+        self.headers = headers
         self.bodies = bodies
         self.concurrency = concurrency
         self.workers = workers
@@ -60,7 +61,7 @@ class ShardedLevel:
                 sys.executable, "-m", "console.bench.shard", stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE, limit=2**24)
             job = {"url": self.url, "api": self.api, "timeout_s": self.timeout_s, "stall_s": self.stall_s,
-                   "concurrency": conc, "bodies": [[i, b.decode()] for i, b in share]}
+                   "concurrency": conc, "headers": self.headers, "bodies": [[i, b.decode()] for i, b in share]}
             proc.stdin.write(json.dumps(job).encode() + b"\n")
             await proc.stdin.drain()
             procs.append(proc)
@@ -123,7 +124,8 @@ async def _worker_main() -> None:
         out.write(json.dumps(doc, separators=(",", ":")) + "\n")
         out.flush()
 
-    async with StreamClient(job["url"], job["api"], timeout_s=job["timeout_s"], stall_s=job["stall_s"]) as client:
+    async with StreamClient(job["url"], job["api"], timeout_s=job["timeout_s"], stall_s=job["stall_s"],
+                            headers=job.get("headers")) as client:
         send({"k": "ready"})
         await reader.readline()
         start = time.perf_counter()

@@ -1,16 +1,26 @@
-"""Random prompts of a fixed input length.
+"""The prompts of a level: random ones of a set length, or a dataset's.
 
-With a server that tokenizes (llama.cpp and vLLM expose `/tokenize` and
-`/detokenize`), a pool of random words is tokenized once and every prompt is
-a random window of exactly `input_len` tokens, detokenized and checked. A
-server without them gets prompts of `input_len` random common words, about
-one token each, and the workload is flagged approximate.
+Random prompts never repeat by accident, so a server's prefix cache can't
+flatter TTFT: every prompt starts with a prefix unique to it in the run
+(its number, written in the alphabet's symbols through a scrambling
+bijection), then random symbols. `shared_prefix_len` puts the same leading
+symbols on every prompt, to measure prefix caching on purpose.
+
+The alphabet: with a server that tokenizes (llama.cpp and vLLM expose
+`/tokenize` and `/detokenize`), the token ids that tokenizing random
+pseudo-words yields (thousands of ordinary tokens and never a special one,
+since plain text never tokenizes to one); each prompt is detokenized and
+re-tokenized to exactly its length. Otherwise common words, about one token
+each, and the workload is flagged approximate.
 """
 from __future__ import annotations
 
 import asyncio
 import random
+import json
+import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 
@@ -32,10 +42,11 @@ _WORDS = (
 class Workload:
     """The prompts of one level and how exact their lengths are."""
 
-    prompts: list[str]
+    prompts: list                    # text, or chat messages (a dataset's)
     input_len: int
     method: str                      # "tokenize" or "approximate"
     lengths: list[int | None] = field(default_factory=list)
+    output_lens: list[int] | None = None   # per request; None: the run's output length for all
 
     @property
     def approximate(self) -> bool:
@@ -49,6 +60,7 @@ class Tokenizer:
         self.client = client
         self.model = model
         self.dialect: str | None = None
+        self.alphabet: list[int] | None = None
 
     async def probe(self) -> bool:
         for dialect in ("llama.cpp", "vllm"):
@@ -87,32 +99,116 @@ class Tokenizer:
         return doc["content"] if "content" in doc else doc["prompt"]
 
 
+
+_SYLLABLES = ("ba be bi bo bu da de di do du fa fe fi fo fu ga ge gi go gu ka ke ki ko ku la le li lo lu "
+              "ma me mi mo mu na ne ni no nu pa pe pi po pu ra re ri ro ru sa se si so su ta te ti to tu "
+              "va ve vi vo vu za ze zi zo zu an en in on un ar er ir or ur ex ix ox").split()
+
+
 def random_words(rng: random.Random, count: int) -> str:
     return " ".join(rng.choice(_WORDS) for _ in range(count))
 
 
+def _pseudo_words(rng: random.Random, count: int) -> str:
+    words = []
+    for _ in range(count):
+        word = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(1, 4)))
+        words.append(word.capitalize() if rng.random() < 0.2 else word)
+    return " " + " ".join(words)
+
+
+async def token_alphabet(tokenizer: Tokenizer, seed: int = 0) -> list[int]:
+    """Distinct ordinary token ids, from tokenizing random pseudo-words and common words."""
+    if tokenizer.alphabet is None:
+        rng = random.Random(seed)
+        seen: set[int] = set()
+        seen.update(await tokenizer.tokenize(" " + " ".join(_WORDS)))
+        for _ in range(6):
+            seen.update(await tokenizer.tokenize(_pseudo_words(rng, 600)))
+        tokenizer.alphabet = sorted(seen)
+    return tokenizer.alphabet
+
+
+class UniquePrefix:
+    """Request number -> a few symbols, different for every number (a scrambled bijection)."""
+
+    def __init__(self, alphabet_size: int, total: int, rng: random.Random):
+        self.base = alphabet_size
+        self.digits = 2
+        while alphabet_size ** self.digits < total:
+            self.digits += 1
+        self.space = alphabet_size ** self.digits
+        self.mul = 1_000_003
+        while math.gcd(self.mul, self.space) != 1:
+            self.mul += 2
+        self.add = rng.randrange(self.space)
+
+    def symbols(self, number: int) -> list[int]:
+        x = (number * self.mul + self.add) % self.space
+        out = []
+        for _ in range(self.digits):
+            x, digit = divmod(x, self.base)
+            out.append(digit)
+        return out
+
+
+def lengths_for(rng: random.Random, count: int, length: int, range_ratio: float) -> list[int]:
+    """`count` lengths, uniform in [length*(1-r), length*(1+r)] (vLLM's --random-range-ratio)."""
+    if range_ratio <= 0:
+        return [length] * count
+    low = max(1, int(length * (1 - range_ratio)))
+    high = max(low, int(length * (1 + range_ratio)))
+    return [rng.randint(low, high) for _ in range(count)]
+
+
+def symbol_prompts(alphabet_size: int, lengths: list[int], rng: random.Random, *, shared_prefix_len: int = 0,
+                   first_number: int = 0, total: int | None = None, shared_rng: random.Random | None = None
+                   ) -> list[list[int]]:
+    """Prompts as symbol indexes: shared prefix, then a unique prefix, then random symbols."""
+    unique = UniquePrefix(alphabet_size, max(total or 0, first_number + len(lengths)), shared_rng or rng)
+    shared = [(shared_rng or rng).randrange(alphabet_size) for _ in range(shared_prefix_len)]
+    out = []
+    for k, length in enumerate(lengths):
+        head = shared + unique.symbols(first_number + k)
+        rest = max(0, length - len(head))
+        out.append((head + [rng.randrange(alphabet_size) for _ in range(rest)])[:max(length, len(head))])
+    return out
+
+
 async def build_workload(tokenizer: Tokenizer | None, count: int, input_len: int,
-                         seed: int = 0, parallel: int = 8) -> Workload:
-    """`count` random prompts of `input_len` tokens (exact when the server tokenizes)."""
+                         seed: int = 0, parallel: int = 8, *, shared_prefix_len: int = 0,
+                         range_ratio: float = 0.0, output_len: int | None = None,
+                         first_number: int = 0, total: int | None = None,
+                         run_seed: int | None = None) -> Workload:
+    """`count` random prompts of `input_len` tokens (exact when the server tokenizes), none alike.
+
+    `first_number`/`total` number the prompts across a whole run and
+    `run_seed` (the same for every level) fixes the scrambling and the shared
+    prefix, so no two levels share a unique prefix either.
+    """
     rng = random.Random(seed)
+    shared_rng = random.Random(f"{seed if run_seed is None else run_seed}-run")
+    lengths = lengths_for(rng, count, input_len, range_ratio)
+    outputs = lengths_for(rng, count, output_len, range_ratio) if output_len and range_ratio > 0 else None
     if tokenizer is None or tokenizer.dialect is None:
-        prompts = [random_words(rng, input_len) for _ in range(count)]
-        return Workload(prompts, input_len, "approximate", [None] * count)
-    pool: list[int] = []
-    while len(pool) < input_len * 4 + 64:
-        pool += await tokenizer.tokenize(" " + random_words(rng, max(input_len * 2, 256)))
-    starts = [rng.randrange(0, len(pool) - input_len) for _ in range(count)]
+        symbols = symbol_prompts(len(_WORDS), lengths, rng, shared_prefix_len=shared_prefix_len,
+                                 first_number=first_number, total=total, shared_rng=shared_rng)
+        prompts = [" ".join(_WORDS[i] for i in p) for p in symbols]
+        return Workload(prompts, input_len, "approximate", [None] * count, outputs)
+    alphabet = await token_alphabet(tokenizer)
+    symbols = symbol_prompts(len(alphabet), lengths, rng, shared_prefix_len=shared_prefix_len,
+                             first_number=first_number, total=total, shared_rng=shared_rng)
     gate = asyncio.Semaphore(parallel)
 
-    async def one(start: int) -> tuple[str, int]:
+    async def one(p: list[int], length: int) -> tuple[str, int]:
         async with gate:
-            return await _exact_prompt(tokenizer, pool[start:start + input_len], input_len)
+            return await _exact_prompt(tokenizer, [alphabet[i] for i in p], length)
 
-    made = await asyncio.gather(*(one(s) for s in starts))
+    made = await asyncio.gather(*(one(p, n) for p, n in zip(symbols, lengths)))
     prompts = [text for text, _ in made]
-    lengths = [n for _, n in made]
-    method = "tokenize" if all(n == input_len for n in lengths) else "approximate"
-    return Workload(prompts, input_len, method, lengths)
+    got = [n for _, n in made]
+    method = "tokenize" if all(n == want for n, want in zip(got, lengths)) else "approximate"
+    return Workload(prompts, input_len, method, got, outputs)
 
 
 async def _exact_prompt(tokenizer: Tokenizer, window: list[int], input_len: int) -> tuple[str, int]:
@@ -128,3 +224,120 @@ async def _exact_prompt(tokenizer: Tokenizer, window: list[int], input_len: int)
         else:
             text = text + " the" * (input_len - len(again))
     return text, len(await tokenizer.tokenize(text))
+
+
+# ---------------------------------------------------------------- datasets
+
+
+@dataclass
+class DatasetItem:
+    prompt: str | list               # text, or chat messages
+    output_len: int | None = None    # from the file; None: the reply's length or --output-len
+    reply: str | None = None         # ShareGPT: the answer whose length sets output_len
+
+
+def load_dataset(path: str | Path, kind: str) -> list[DatasetItem]:
+    """A JSONL file of {prompt | messages, output_len}, or a ShareGPT-format JSON list.
+
+    Raises ValueError with a one-line reason for a file that is not one.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read dataset {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    items = _jsonl(text, path) if kind == "jsonl" else _sharegpt(text, path)
+    if not items:
+        raise ValueError(f"dataset {path} has no usable prompts")
+    return items
+
+
+def _jsonl(text: str, path: Path) -> list[DatasetItem]:
+    items = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            raise ValueError(f"dataset {path} line {n}: not JSON") from None
+        if not isinstance(doc, dict):
+            raise ValueError(f"dataset {path} line {n}: expected an object with prompt or messages")
+        out_len = doc.get("output_len")
+        if out_len is not None and (not isinstance(out_len, int) or isinstance(out_len, bool) or out_len <= 0):
+            raise ValueError(f"dataset {path} line {n}: output_len must be an integer > 0")
+        if isinstance(doc.get("prompt"), str):
+            items.append(DatasetItem(doc["prompt"], out_len))
+        elif _is_messages(doc.get("messages")):
+            items.append(DatasetItem(doc["messages"], out_len))
+        else:
+            raise ValueError(f"dataset {path} line {n}: needs \"prompt\" (text) or \"messages\" (a chat)")
+    return items
+
+
+def _is_messages(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+        for m in value)
+
+
+def _sharegpt(text: str, path: Path) -> list[DatasetItem]:
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        raise ValueError(f"dataset {path}: not JSON (ShareGPT format is one JSON list)") from None
+    if not isinstance(doc, list):
+        raise ValueError(f"dataset {path}: ShareGPT format is a JSON list of conversations")
+    items = []
+    for entry in doc:
+        turns = entry.get("conversations") if isinstance(entry, dict) else None
+        if not isinstance(turns, list) or len(turns) < 2:
+            continue
+        first, second = turns[0], turns[1]
+        if not (isinstance(first, dict) and isinstance(second, dict)):
+            continue
+        prompt, reply = first.get("value"), second.get("value")
+        if isinstance(prompt, str) and isinstance(reply, str) and prompt and reply:
+            items.append(DatasetItem(prompt, None, reply))
+    return items
+
+
+def _text_of(prompt: str | list) -> str:
+    return prompt if isinstance(prompt, str) else "\n".join(m["content"] for m in prompt)
+
+
+async def dataset_workload(items: list[DatasetItem], tokenizer: Tokenizer | None, count: int,
+                           output_len: int, seed: int = 0, fixed_output: bool = False,
+                           parallel: int = 8) -> Workload:
+    """`count` requests drawn from a dataset (shuffled with the seed, cycled when it is short).
+
+    Input lengths are the server's token counts when it tokenizes (for chat
+    messages, the contents without the chat template: approximate); else about
+    4 characters a token, flagged approximate. A ShareGPT reply's length sets
+    the output length unless `fixed_output`.
+    """
+    rng = random.Random(seed)
+    order = list(range(len(items)))
+    rng.shuffle(order)
+    picked = [items[order[k % len(order)]] for k in range(count)]
+    exact = tokenizer is not None and tokenizer.dialect is not None
+    gate = asyncio.Semaphore(parallel)
+
+    async def count_tokens(text: str) -> int:
+        if not exact:
+            return max(1, round(len(text) / 4))
+        async with gate:
+            return len(await tokenizer.tokenize(text))
+
+    lengths = await asyncio.gather(*(count_tokens(_text_of(it.prompt)) for it in picked))
+    outputs = []
+    for it in picked:
+        if it.output_len is not None and not fixed_output:
+            outputs.append(it.output_len)
+        elif it.reply is not None and not fixed_output:
+            outputs.append(max(1, await count_tokens(it.reply)))
+        else:
+            outputs.append(output_len)
+    method = "tokenize" if exact and all(isinstance(it.prompt, str) for it in picked) else "approximate"
+    mean_len = round(sum(lengths) / len(lengths)) if lengths else 0
+    return Workload([it.prompt for it in picked], mean_len, method, list(lengths), outputs)

@@ -359,7 +359,9 @@ class HostRuntime:
             url, tunnelled = await self.reachable_url(values["url"])
         except Exception as exc:  # noqa: BLE001 - a tunnel that can't open is reported, not raised
             raise RuntimeError(f"cannot reach {values['url']} through the SSH tunnel: {exc}") from None
-        argv = (launcher or sweep_argv)({**values, "url": url, "server_port": loopback_port(values["url"])},
+        argv = (launcher or sweep_argv)({**values, "url": url, "server_port": loopback_port(values["url"]),
+                                         # the run records the server's URL, never the tunnel's end
+                                         **({"server_url": values["url"]} if tunnelled else {})},
                                         self.name, tunnelled)
         proc = SweepProcess(argv)
         try:

@@ -7,6 +7,27 @@ prints client CPU-seconds (user + sys) per 10,000 tokens, the ratio
 gpudeck / vLLM-style, and whether the offered rate was sustained.
 
     .venv/bin/python tests/bench/client_cpu.py [--streams 64,256,512] [--tokens 64] [--interval-ms 40]
+
+`--interval-ms 0` makes the source unpaced: each response is written whole
+at once and arrives in one or two reads, so per-request costs dominate.
+`vllm-style` opens a connection per request; `vllm-pooled` keeps them alive,
+as vLLM's current benchmark session does.
+
+Figures (2-core VM shared with other jobs, load average ~10, 2026-11-30;
+CPU-seconds per 10k tokens, gpudeck / aiohttp client):
+
+    paced, 20 ms a token, 512 streams, 64 tokens x 2 rounds:
+        gpudeck 0.113, vllm-style 0.173, vllm-pooled 0.170  -> 0.65x / 0.66x
+        (the previous one-connection-per-request client: 0.109-0.124 here, the same)
+    unpaced, 64 tokens x 10 rounds:
+        64 streams:  gpudeck 0.042, vllm-style 0.134, vllm-pooled 0.099  -> 0.31x / 0.42x
+        256 streams: gpudeck 0.042, vllm-style 0.147, vllm-pooled 0.125  -> 0.29x / 0.34x
+    unpaced, 4 tokens x 100 rounds, 64 streams:
+        gpudeck 0.156, vllm-pooled 0.486 -> 0.32x (0.47 before connections were kept alive: 0.9x)
+
+What brought the unpaced case down: kept-alive connections (connect, send
+and close of a new socket per request were most of a short request's cost)
+and one body callback per read instead of one per chunk.
 """
 from __future__ import annotations
 
@@ -57,10 +78,16 @@ class _Stream(asyncio.Protocol):
                 length = int(line.split(b":")[1])
         if len(body) < length:
             return
+        self.buf = b""
+        if self.source.unpaced:
+            # the whole response at once: it arrives in one or two reads
+            self.transport.write(self.source.whole)
+            if not self.source.keepalive or b"connection: close" in head.lower():
+                self.transport.close()
+            return
         self.transport.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                              b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
         self.source.active[self] = 0
-        self.buf = b""
 
     def connection_lost(self, exc):
         self.source.active.pop(self, None)
@@ -69,12 +96,16 @@ class _Stream(asyncio.Protocol):
 class Source:
     """Every `interval` s, one token chunk to every open stream."""
 
-    def __init__(self, tokens: int, interval: float):
+    def __init__(self, tokens: int, interval: float, keepalive: bool = True):
         self.tokens = tokens
         self.interval = interval
+        self.unpaced = interval <= 0
+        self.keepalive = keepalive
         self.active: dict[_Stream, int] = {}
         self.token_chunk = _event(" tok")
         self.final = _event("", final=True, tokens=tokens) + _chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
+        self.whole = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                      + self.token_chunk * tokens + self.final)
 
     async def pump(self):
         next_at = time.perf_counter()
@@ -101,21 +132,29 @@ async def serve(port: int, tokens: int, interval: float) -> None:
     server = await loop.create_server(lambda: _Stream(source), "127.0.0.1", port, backlog=2048)
     print("ready", flush=True)
     async with server:
+        if source.unpaced:
+            await asyncio.Event().wait()
         await source.pump()
 
 
 # ---------------------------------------------------------------- the clients
 
 
-async def vllm_style(url: str, streams: int, requests: int, tokens: int) -> int:
-    """What vLLM's serving benchmark does per chunk: line iteration, json.loads, timestamps."""
+async def vllm_style(url: str, streams: int, requests: int, tokens: int, pooled: bool = False) -> int:
+    """What vLLM's serving benchmark does per chunk: line iteration, json.loads, timestamps.
+
+    `pooled`: keep-alive connections reused across requests, as vLLM's current
+    benchmark session does; otherwise a new connection per request.
+    """
     import aiohttp
 
     received = 0
     gate = asyncio.Semaphore(streams)
     body = {"prompt": "hi", "max_tokens": tokens, "stream": True, "ignore_eos": True,
             "stream_options": {"include_usage": True}}
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=True),
+    connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=60) if pooled else \
+        aiohttp.TCPConnector(limit=0, force_close=True)
+    async with aiohttp.ClientSession(connector=connector,
                                      timeout=aiohttp.ClientTimeout(total=6 * 3600)) as session:
         async def one() -> None:
             nonlocal received
@@ -191,7 +230,12 @@ async def httpx_lines(url: str, streams: int, requests: int, tokens: int) -> int
     return received
 
 
-CLIENTS = {"gpudeck": gpudeck_client, "vllm-style": vllm_style, "httpx-lines": httpx_lines}
+async def vllm_pooled(url: str, streams: int, requests: int, tokens: int) -> int:
+    return await vllm_style(url, streams, requests, tokens, pooled=True)
+
+
+CLIENTS = {"gpudeck": gpudeck_client, "vllm-style": vllm_style, "vllm-pooled": vllm_pooled,
+           "httpx-lines": httpx_lines}
 
 
 def client_main(name: str, url: str, streams: int, requests: int, tokens: int) -> None:
@@ -249,7 +293,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=64, help="tokens per request")
     parser.add_argument("--rounds", type=int, default=2, help="requests per stream")
     parser.add_argument("--interval-ms", type=float, default=40.0, help="per-stream token interval")
-    parser.add_argument("--clients", default="gpudeck,vllm-style,httpx-lines")
+    parser.add_argument("--clients", default="gpudeck,vllm-style,vllm-pooled")
     parser.add_argument("--client")
     parser.add_argument("--serve", action="store_true")
     parser.add_argument("--port", type=int)
@@ -275,7 +319,7 @@ def main() -> None:
         print(f"{'streams':>7} {'client':<12} {'tokens':>8} {'offered/s':>10} {'got/s':>8} "
               f"{'cpu s/10k tok':>14} {'lag max ms':>11}  ratio vs vllm-style")
         for streams in (int(s) for s in args.streams.split(",")):
-            offered = streams * 1000 / args.interval_ms
+            offered = streams * 1000 / args.interval_ms if args.interval_ms > 0 else float("inf")
             results = {name: measure(name, url, streams, args.rounds, args.tokens) for name in names}
             base = results.get("vllm-style")
             for name, r in results.items():

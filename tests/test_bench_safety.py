@@ -1,0 +1,299 @@
+"""The load generator never hangs and never loses a run (issue 11, items 4, 5 and 8).
+
+A small misbehaving server (its own thread) plays what real ones do: one that
+goes silent mid-stream with its sockets open (llama.cpp after SIGTERM), one
+that trickles bytes for ever, one that closes its side and waits.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from console.bench.client import StreamClient, request_body
+from console.bench.results import RunStore
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = json.dumps({"object": "list", "data": [{"id": "fake-model", "object": "model"}]}).encode()
+CHUNK = b'data: {"choices":[{"index":0,"text":" tok"}]}\n\n'
+
+
+def _chunked(payload: bytes) -> bytes:
+    return f"{len(payload):x}\r\n".encode() + payload + b"\r\n"
+
+
+class FakeServer:
+    """An HTTP server whose completions misbehave as `mode` says.
+
+    silent:     headers and one content chunk, then nothing, socket kept open
+    trickle:    a content chunk every 0.2 s, for ever
+    half-close: headers, then the server shuts its sending side and waits
+    whole:      a whole short response at once, connection kept alive (or, with
+                `drop_reused`, dropped when a second request comes on it)
+    Any mode with `models_trickle` makes /v1/models send its head and then
+    one byte every 0.2 s, for ever.
+    """
+
+    def __init__(self, mode: str, models_trickle: bool = False, drop_reused: bool = False):
+        self.mode = mode
+        self.drop_reused = drop_reused
+        self.connections = 0
+        self.dropped = 0
+        self.models_trickle = models_trickle
+        self.loop = asyncio.new_event_loop()
+        self.requests: list[tuple[str, dict]] = []
+        self.got_request = threading.Event()
+        self.models_asked = threading.Event()
+        self.client_closed = threading.Event()
+        self.writers: list[asyncio.StreamWriter] = []
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._sock = sock
+        self._ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        self._ready.wait(10)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+
+        async def main():
+            self.server = await asyncio.start_server(self._handle, sock=self._sock)
+            self._ready.set()
+            await self.server.serve_forever()
+
+        try:
+            self.loop.run_until_complete(main())
+        except (asyncio.CancelledError, RuntimeError):
+            pass
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.writers.append(writer)
+        self.connections += 1
+        served = 0
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            if self.mode == "whole" and served and self.drop_reused:
+                self.dropped += 1
+                writer.transport.abort()  # a kept-alive connection this server no longer serves
+                return
+            served += 1
+            if not await self._one(head, reader, writer):
+                return
+
+    async def _one(self, head: bytes, reader, writer) -> bool:
+        lines = head.decode("latin-1").split("\r\n")
+        method, path = lines[0].split(" ")[:2]
+        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
+        length = int(headers.get("content-length", 0))
+        if length:
+            await reader.readexactly(length)
+        self.requests.append((path, headers))
+        if self.mode == "whole" and path.startswith("/v1/") and path != "/v1/models":
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         + _chunked(CHUNK) * 3 + _chunked(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+            await writer.drain()
+            return True
+        if path == "/v1/models":
+            self.models_asked.set()
+            if self.models_trickle:
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
+                while True:
+                    writer.write(b" ")
+                    await asyncio.sleep(0.2)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                         + str(len(MODELS)).encode() + b"\r\nConnection: close\r\n\r\n" + MODELS)
+            await writer.drain()
+            writer.close()
+            return False
+        if not path.startswith("/v1/"):
+            writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            await writer.drain()
+            writer.close()
+            return False
+        self.got_request.set()
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+        if self.mode == "half-close":
+            await writer.drain()
+            writer.write_eof()
+            if await reader.read(1) == b"":
+                self.client_closed.set()
+            return False
+        writer.write(_chunked(CHUNK))
+        await writer.drain()
+        if self.mode == "trickle":
+            while True:
+                await asyncio.sleep(0.2)
+                writer.write(_chunked(CHUNK))
+        await asyncio.Event().wait()  # silent: hold the socket open, send nothing
+
+    def close(self) -> None:
+        def stop():
+            for w in self.writers:
+                w.transport.abort()
+            self.server.close()
+            for task in asyncio.all_tasks(self.loop):
+                task.cancel()
+
+        self.loop.call_soon_threadsafe(stop)
+        self.thread.join(10)
+
+
+@pytest.fixture
+def fake(request):
+    servers = []
+
+    def make(mode: str, **kw) -> FakeServer:
+        server = FakeServer(mode, **kw)
+        servers.append(server)
+        return server
+
+    yield make
+    for server in servers:
+        server.close()
+
+
+def bench(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "console.bench", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=kw.pop("timeout", 120), env=kw.pop("env", os.environ.copy()))
+
+
+def test_streams_stalling_together_end_the_level_as_server_hung(fake):
+    server = fake("silent")
+    out = bench("--url", server.url, "--concurrency", "2,4", "--num-prompts", "8", "--warmup", "0",
+                "--input-len", "8", "--output-len", "16", "--stall-timeout", "1", "--json")
+    assert out.returncode == 3, out.stderr
+    assert "Traceback" not in out.stderr
+    first, second = json.loads(out.stdout)["levels"]
+    assert first["status"] == "failed"
+    assert first["server_hung"]["message"].startswith("server hung: no bytes on any of 2 streams for 1 s")
+    assert first["server_hung"]["check"] == "/v1/models answers HTTP 200"
+    # the two streams in flight ended together; the six others were never sent
+    assert first["failed"] == 2 and first["not_sent"] == 6
+    assert second["status"] == "skipped" and second["skipped_because"] == "level 2 failed"
+    completions = [p for p, _ in server.requests if p == "/v1/completions"]
+    assert len(completions) == 2
+
+
+async def test_client_closes_a_connection_the_server_closed(fake):
+    server = fake("half-close")
+    async with StreamClient(server.url) as client:
+        record = await client.send(0, request_body("completions", None, "hi", 4))
+    assert record.error == "stream cut off mid-response"
+    # the server sees our FIN: nothing stays in CLOSE-WAIT on our side
+    assert await asyncio.to_thread(server.client_closed.wait, 30)
+
+
+async def test_every_request_has_an_overall_deadline(fake):
+    server = fake("trickle")  # bytes keep coming, so only the overall deadline can end it
+    async with StreamClient(server.url, timeout_s=1.5, stall_s=60) as client:
+        record = await client.send(0, request_body("completions", None, "hi", 1000))
+    assert record.error == "timed out after 1.5 s"
+    assert len(record.chunk_times) >= 1
+
+
+def test_sigterm_during_a_trickling_models_request_stops_at_once(fake, gpudeck_home):
+    server = fake("silent", models_trickle=True)
+    proc = subprocess.Popen([sys.executable, "-m", "console.bench", "--url", server.url, "--concurrency", "1",
+                             "--events"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=os.environ.copy())
+    try:
+        assert server.models_asked.wait(60), "the bench never asked /v1/models"
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 4
+    assert err.strip() == "gpudeck bench: not started: stopped by the operator before level 1"
+    assert json.loads(out.splitlines()[-1]) == {"event": "run-end", "status": "not started", "exit_code": 4,
+                                                "path": None}
+
+
+def test_sigint_mid_level_marks_it_stopped_and_saves(fake, gpudeck_home):
+    server = fake("silent")
+    proc = subprocess.Popen([sys.executable, "-m", "console.bench", "--url", server.url, "--concurrency", "2",
+                             "--num-prompts", "6", "--warmup", "0", "--input-len", "4", "--events"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=os.environ.copy())
+    try:
+        assert server.got_request.wait(60)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 3 and "Traceback" not in err
+    events = [json.loads(line) for line in out.splitlines()]
+    level = next(e["summary"] for e in events if e["event"] == "level-end")
+    assert level["stopped"] is True and level["failed"] == 2 and level["not_sent"] == 4
+    saved = json.loads(Path(events[-1]["path"]).read_text())
+    assert saved["levels"][0]["stopped"] is True
+
+
+def test_headers_and_api_key_reach_the_server_but_not_the_saved_run(fake, gpudeck_home):
+    server = fake("silent")
+    env = os.environ.copy()
+    env["BENCH_TEST_KEY"] = "sk-secret-123"
+    out = bench("--url", server.url, "--concurrency", "1", "--num-prompts", "1", "--warmup", "0",
+                "--input-len", "4", "--stall-timeout", "1", "--header", "X-Team: infra",
+                "--api-key-env", "BENCH_TEST_KEY", "--json", env=env)
+    assert out.returncode == 3, out.stderr
+    sent = [h for p, h in server.requests if p == "/v1/completions"][0]
+    assert sent["authorization"] == "Bearer sk-secret-123" and sent["x-team"] == "infra"
+    models = [h for p, h in server.requests if p == "/v1/models"][0]
+    assert models["authorization"] == "Bearer sk-secret-123"
+    doc = json.loads(out.stdout)
+    saved = Path(doc["path"]).read_text()
+    assert "sk-secret-123" not in saved and "infra" not in saved
+    assert doc["config"]["headers"] == ["Authorization", "X-Team"]
+    assert doc["config"]["api_key_env"] == "BENCH_TEST_KEY"
+
+
+def test_run_ids_are_unique_across_processes(gpudeck_home):
+    code = ("import sys; from console.bench.results import RunStore; "
+            "s = RunStore('local', 'sweep-same'); print(s.run_id)")
+    procs = [subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                              env=os.environ.copy()) for _ in range(6)]
+    ids = [p.communicate(timeout=60)[0].strip() for p in procs]
+    assert len(set(ids)) == 6
+    runs = gpudeck_home / "data" / "profiles" / "local" / "runs"
+    assert {p.name for p in runs.iterdir()} == {f"{i}.json" for i in ids} | {f"{i}.requests.jsonl" for i in ids}
+
+
+def test_a_stray_requests_file_is_never_appended_to():
+    stray = RunStore("local", "sweep-y")
+    stray.path.unlink()  # a run file lost, its requests file left behind
+    store = RunStore("local", "sweep-y")
+    assert store.run_id == "sweep-y-2"
+    assert store.requests_path != stray.requests_path
+
+
+async def test_connections_are_reused(fake):
+    server = fake("whole")
+    async with StreamClient(server.url) as client:
+        records = [await client.send(i, request_body("completions", None, "hi", 3)) for i in range(10)]
+    assert all(r.ok and len(r.chunk_times) == 3 for r in records)
+    assert server.connections == 1
+
+
+async def test_a_stale_kept_alive_connection_never_fails_a_request(fake):
+    server = fake("whole", drop_reused=True)
+    async with StreamClient(server.url) as client:
+        records = [await client.send(i, request_body("completions", None, "hi", 3)) for i in range(6)]
+    assert [r.error for r in records] == [None] * 6
+    # requests 2..6 each went out on the kept-alive connection, were dropped, and went again on a new one
+    assert server.dropped == 5 and server.connections == 6
