@@ -10,6 +10,7 @@ with the campaign's plan, and a bin dir put first on PATH that holds
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -57,6 +58,19 @@ class Demo:
                 except (ProcessLookupError, PermissionError):
                     pass
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+SIM_COMMAND = re.compile(r"console\.demo_sglang|\b(gpudeck|console) sim serve")
+
+
+def simulated_process(command: str, port: int | None) -> bool:
+    """Whether a process is one of this simulated host's servers: a simulator on the profile's port.
+
+    A simulated host shows only its simulated processes, never a real server of
+    the machine the demo runs on (another user's llama-server, another demo)."""
+    if not SIM_COMMAND.search(command):
+        return False
+    return port is None or re.search(rf"--port[ =]{port}\b", command) is not None
 
 
 def _free_port() -> int:
@@ -123,6 +137,10 @@ def setup(root: Path | None = None, port: int | None = None) -> Demo:
         "ui": {"simulated": True},
     })
     store.save(profile)
+    # inside the demo, PATH puts the nvidia-smi stand-in first: `local` shows simulated GPUs too
+    store.save(profile_from_dict("local", {
+        "transport": "local", "description": "SIMULATED inside gpudeck demo (the nvidia-smi stand-in)",
+        "ui": {"simulated": True}}))
     store.set_last_used("demo")
 
     from profiles.tasks import TaskBoard

@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -29,6 +30,9 @@ STATE_BADGE = {
 }
 
 
+FLAG_COLUMNS = ("flag", "script", "effective (log)")
+
+
 class ServerPane(Pane):
     TAB_TITLE = "Server"
     DESTRUCTIVE_ACTIONS = frozenset({"launch", "kill", "adopt"})
@@ -38,6 +42,12 @@ class ServerPane(Pane):
         Binding("d", "diff", "diff"),
         Binding("a", "adopt", "adopt"),
         Binding("f", "follow", "follow"),
+        Binding("end", "follow_end", "follow", show=False),
+        # log keys beyond the footer's room; the log head line names them
+        Binding("number_sign", "numbers", "line #", show=False),
+        Binding("y", "copy_line", "copy line", show=False),
+        Binding("Y", "copy_excerpt", "copy crash", show=False),
+        Binding("escape", "leave_diff", "leave diff"),
         Binding("slash", "search", "search"),
         Binding("n", "next_match", "next", show=False),
         Binding("N", "prev_match", "prev", show=False),
@@ -84,6 +94,7 @@ class ServerPane(Pane):
         self.last_crash: dict | None = None
         self.search_text = ""
         self.search_mode = "search"
+        self.diffing = False
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top"):
@@ -100,7 +111,7 @@ class ServerPane(Pane):
         table = self.query_one("#configs", DataTable)
         table.add_columns("config", "state", "since")
         flags = self.query_one("#flags", DataTable)
-        flags.add_columns("flag", "script", "effective (log) / other")
+        flags.add_columns(*FLAG_COLUMNS)
 
     async def set_session(self, session: HostSession) -> None:
         await super().set_session(session)
@@ -127,6 +138,12 @@ class ServerPane(Pane):
             from console.servers.procs import inference_processes
 
             running = await inference_processes(session.host)
+            if session.profile.ui.simulated:  # a simulated host lists only its simulators
+                from console.bench.endpoint import loopback_port
+                from console.demo import simulated_process
+
+                port = loopback_port(session.profile.server.url or "")
+                running = [p for p in running if simulated_process(p.command, port)]
         except HostError as exc:
             self.query_one("#loghead", Static).update(f"[red]✖ {exc}[/red]")
             self.set_summary("?")
@@ -148,6 +165,8 @@ class ServerPane(Pane):
                 self._watch(record)
         if self.configs and self.selected is None:
             self._select(self.configs[0].name)
+        elif self.configs:  # a reload: put the log head back in place of "loading configs …"
+            self._restore_loghead()
         elif not self.configs:
             self.query_one("#loghead", Static).update(
                 f"{session.name}: no launch configs — set [server] scripts_dir or configs in its profile")
@@ -230,10 +249,16 @@ class ServerPane(Pane):
         if record is None:
             return
         log = self.query_one(LogView)
-        follow = "[green]●[/]" if log.follow else "○"
         flt = f"'{log.filter}'" if log.filter else "off"
-        self.query_one("#loghead", Static).update(
-            f"log  {record.log or '(unknown path)'}   follow {follow}   filter {flt}")
+        self.query_one("#loghead", Static).update(Text.assemble(
+            f"log  {record.log or '(unknown path)'}   follow ", ("●", "green") if log.follow else "○",
+            f"   filter {flt}   ", ("f/End follow · # numbers · y line · Y crash copy", "dim")))
+
+    def _restore_loghead(self) -> None:
+        if self.shown_record is not None:
+            self._update_loghead()
+        elif self.selected:
+            self.query_one("#loghead", Static).update(f"log  {self.selected}: never launched  ·  l launch")
 
     @work(group="oldlog", exclusive=True)
     async def _show_old_log(self, record: LaunchRecord) -> None:
@@ -258,8 +283,7 @@ class ServerPane(Pane):
     def _draw_flags(self, config: cfgs.LaunchConfig | None) -> None:
         from widgets.server_flags import flag_rows
 
-        table = self.query_one("#flags", DataTable)
-        table.clear()
+        table = self._flag_table(FLAG_COLUMNS)
         promise = self.query_one("#promise", Static)
         if config is None:
             promise.update("")
@@ -343,6 +367,8 @@ class ServerPane(Pane):
         self._watch(record)
         self._draw_configs()
         self._select(config.name, force=True)
+        self.query_one(LogView).follow_end()  # a new launch is watched live, whatever an earlier search left
+        self._update_loghead()
         self.notify(f"launched {config.name} (pgid {record.pgid})")
 
     def action_kill(self) -> None:
@@ -358,7 +384,7 @@ class ServerPane(Pane):
 
         try:
             group = [p for p in await processes(self.session.host) if p.pgid == record.pgid]
-            lines = [f"pid {p.pid}  {p.command[:90]}" for p in group] or [f"process group {record.pgid}"]
+            lines = [f"pid {p.pid}  {p.command}" for p in group] or [f"process group {record.pgid}"]
             grace = self.session.profile.server.kill_grace_s
             lines.append(f"SIGTERM to the group, SIGKILL after {grace:g}s, then a GPU memory check.")
             if not await self.app.push_screen_wait(Confirm(f"Kill {record.config}?", lines, "Kill")):
@@ -404,18 +430,69 @@ class ServerPane(Pane):
         # each press compares with the next config in the list
         self._diff_index = (getattr(self, "_diff_index", -1) + 1) % len(others)
         other = others[self._diff_index]
-        table = self.query_one("#flags", DataTable)
-        table.clear()
+        table = self._flag_table(("flag", config.name, other.name))
         for row in diff_rows(config.parsed, other.parsed):
             table.add_row(*row)
-        self.query_one("#promise", Static).update(f"diff: {config.name}  vs  {other.name}   (d: next config)")
+        self.diffing = True
+        self.refresh_bindings()
+        self.query_one("#promise", Static).update(
+            Text(f"diff: {config.name}  vs  {other.name}   (d: next config · Esc: back)"))
+
+    def _flag_table(self, columns: tuple[str, ...]) -> DataTable:
+        """The flags table emptied, with these column headers (a diff names its two configs)."""
+        table = self.query_one("#flags", DataTable)
+        if tuple(str(c.label) for c in table.columns.values()) != columns:
+            table.clear(columns=True)
+            table.add_columns(*columns)
+        else:
+            table.clear()
+        self.diffing = False
+        return table
+
+    def action_leave_diff(self) -> None:
+        self._diff_index = -1
+        self._draw_flags(self._selected_config())
+        self.refresh_bindings()
 
     def action_follow(self) -> None:
         log = self.query_one(LogView)
-        log.follow = not log.follow
         if log.follow:
-            log.scroll_end(animate=False)
+            log.follow = False
+        else:
+            log.follow_end()
         self._update_loghead()
+
+    def action_follow_end(self) -> None:
+        self.query_one(LogView).follow_end()
+        self._update_loghead()
+
+    def action_numbers(self) -> None:
+        shown = self.query_one(LogView).toggle_numbers()
+        self.notify(f"line numbers {'on' if shown else 'off'}", timeout=2)
+
+    def action_copy_line(self) -> None:
+        found = self.query_one(LogView).current_line()
+        if found is None:
+            self.notify("no log line to copy", severity="warning")
+            return
+        self._copy(found[1], f"line {found[0]}")
+
+    def action_copy_excerpt(self) -> None:
+        doc = self.last_crash
+        if not doc or not doc.get("excerpt"):
+            self.notify("no crash excerpt to copy", severity="warning")
+            return
+        self._copy("\n".join(doc["excerpt"]) + "\n", f"crash excerpt of {doc.get('config')}")
+
+    def _copy(self, text: str, what: str) -> None:
+        from .clipboard import copy_text
+
+        copy_text(self.app, text, what, self.session.name if self.session else "local")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "leave_diff" and not self.diffing:
+            return False
+        return super().check_action(action, parameters)
 
     def action_search(self) -> None:
         self.search_mode = "search"
@@ -445,8 +522,8 @@ class ServerPane(Pane):
             log.set_filter(event.value)
         else:
             self.search_text = event.value
-            if log.find(self.search_text) is None:
-                self.notify(f"'{self.search_text}' not found", severity="warning")
+            log.current = None  # a new search starts from the top of the view
+            self._report_match(log.find(self.search_text))
         self._update_loghead()
         log.focus()
 
@@ -458,10 +535,20 @@ class ServerPane(Pane):
             event.stop()
 
     def action_next_match(self) -> None:
-        self.query_one(LogView).find(self.search_text, forward=True)
+        self._report_match(self.query_one(LogView).find(self.search_text, forward=True))
 
     def action_prev_match(self) -> None:
-        self.query_one(LogView).find(self.search_text, forward=False)
+        self._report_match(self.query_one(LogView).find(self.search_text, forward=False))
+
+    def _report_match(self, found) -> None:
+        if not self.search_text:
+            self.notify("no search yet: / to search", severity="warning")
+        elif found is None:
+            self.notify(f"'{self.search_text}' not found", severity="warning")
+        else:
+            self.notify(found.describe(self.search_text), severity="warning" if found.wrapped else "information",
+                        timeout=4)
+        self._update_loghead()
 
     def action_jump(self) -> None:
         doc = self.last_crash
@@ -472,6 +559,8 @@ class ServerPane(Pane):
         if record and record.config != self.selected:
             self._select(record.config)
             self._draw_configs()
-        if not self.query_one(LogView).jump_to_number(int(doc["line"])):
+        log = self.query_one(LogView)
+        log.mark_decisive(int(doc["line"]))
+        if not log.jump_to_number(int(doc["line"])):
             self.notify(f"line {doc['line']} is outside the loaded window", severity="warning")
         self._update_loghead()
