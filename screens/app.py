@@ -45,7 +45,7 @@ class GpudeckApp(App):
     BINDINGS = [
         Binding("q", "quit", "quit"),
         Binding("escape", "close_help", "close keys"),
-        Binding("escape", "leave_field", "leave field"),
+        Binding("escape", "leave_field", "leave field, then 1-5 tabs"),
         Binding("1", "tab('gpus')", "tabs", key_display="1-5"),
         Binding("2", "tab('server')", "Server", show=False),
         Binding("3", "tab('bench')", "Bench", show=False),

@@ -36,11 +36,11 @@ class Pane(Vertical):
 
     def focus_body(self) -> None:
         """Give the focus to the pane's first focusable widget, so its keys work at once."""
-        from textual.widgets import Input
+        from textual.widgets import Button, Input, Select
 
-        # not an Input: digits must still switch tabs until the operator chooses to type
+        # a table or log, not a field (digits must still switch tabs) nor a button (Enter would press it)
         for widget in self.query("*"):
-            if widget.focusable and widget.display and not isinstance(widget, Input):
+            if widget.focusable and widget.display and not isinstance(widget, (Input, Select, Button)):
                 widget.focus()
                 return
 
