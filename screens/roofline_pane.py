@@ -35,6 +35,9 @@ class RooflinePane(Pane):
     RooflinePane #rl-body { height: 1fr; }
     RooflinePane #rl-assumptions { height: auto; max-height: 6; color: $text-muted; padding: 0 1; }
     RooflinePane #rl-status { height: 1; padding: 0 1; color: $error; }
+    RooflinePane RooflineTable { width: auto; max-width: 100%; }
+    RooflinePane RooflinePlot { width: 1fr; min-width: 40; }
+    RooflinePane.narrow RooflinePlot { display: none; }
     RooflinePane WhatIf { display: none; }
     RooflinePane.whatif WhatIf { display: block; }
     """
@@ -64,8 +67,14 @@ class RooflinePane(Pane):
         self._fill_whatif()
         self.recompute()
 
+    # below this width the chart would squeeze the table: the table (all the numbers) stays, the chart goes
+    NARROW = 130
+
     def on_mount(self) -> None:
         self.set_interval(3.0, self._pick_up_new_runs)
+
+    def on_resize(self, event) -> None:
+        self.set_class(event.size.width < self.NARROW, "narrow")
 
     def _runs_signature(self) -> tuple:
         """Names and mtimes of the saved runs: cheap to read, changes when a sweep saves."""

@@ -1,4 +1,10 @@
-"""One row per level: status, progress, done/failed, throughput, live or final percentiles, why."""
+"""One row per level: status, progress, done/failed, throughput, live or final percentiles, why.
+
+Narrower than NARROW columns, the table gives way in this order: the
+progress bar column goes (a running level shows its percentage in the status
+cell), then ITL p99 goes; the note ("why") is never cut: it takes the
+remaining width and wraps onto more lines.
+"""
 from __future__ import annotations
 
 from rich.text import Text
@@ -45,8 +51,26 @@ def level_cells(level: LevelView) -> list[Text]:
     ]
 
 
+NARROW = 140
+NARROW_DROPS = ("progress", "ITL p99")
+NOTE_MIN = 20
+
+
+def narrow_cells(level: LevelView) -> list[Text]:
+    """The row without the columns a narrow table drops; the progress moves into the status cell."""
+    cells = dict(zip(COLUMNS, level_cells(level)))
+    if level.status == "running" and level.progress is not None:
+        cells["status"] = Text(f"■ {level.progress * 100:.0f}%", style="cyan")
+    return [cell for name, cell in cells.items() if name not in NARROW_DROPS]
+
+
 class BenchLevelTable(DataTable):
     DEFAULT_CSS = "BenchLevelTable { height: auto; max-height: 14; width: 1fr; }"
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.narrow = False
+        self._levels: list[LevelView] = []
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
@@ -54,7 +78,33 @@ class BenchLevelTable(DataTable):
         for name in COLUMNS:
             self.add_column(name, key=name)
 
+    def on_resize(self) -> None:
+        narrow = 0 < self.size.width < NARROW
+        if narrow != self.narrow or narrow:
+            self.narrow = narrow
+            self.clear(columns=True)
+            names = [n for n in COLUMNS if not (narrow and n in NARROW_DROPS)]
+            for name in names:
+                self.add_column(name, key=name, width=self._note_width(names) if narrow and name == "note" else None)
+            self.show(self._levels)
+
+    def _note_width(self, names: list[str]) -> int:
+        fixed = {"conc": 4, "status": 9, "done/fail": 9, "out tok/s": 9, "TTFT p50/p99 ms": 15, "TPOT p50/p99 ms": 15}
+        used = sum(fixed.get(n, 0) + 2 for n in names if n != "note") + 2
+        return max(NOTE_MIN, self.size.width - used - 2)
+
     def show(self, levels: list[LevelView]) -> None:
+        self._levels = levels
+        if self.narrow:  # few rows: rebuilt each time, so a wrapped note gets its height
+            row = self.cursor_row
+            self.clear()
+            for i, level in enumerate(levels):
+                cells = narrow_cells(level)
+                cells[-1] = Text(cells[-1].plain, style=cells[-1].style, overflow="fold")
+                self.add_row(*cells, key=str(i), height=None)
+            if levels:
+                self.move_cursor(row=min(row, len(levels) - 1), animate=False)
+            return
         if self.row_count != len(levels):
             self.clear()
             for i, level in enumerate(levels):
