@@ -466,6 +466,9 @@ class ServerPane(Pane):
         self.query_one(LogView).follow_end()
         self._update_loghead()
 
+    def on_log_view_follow_changed(self, message: LogView.FollowChanged) -> None:
+        self._update_loghead()
+
     def action_numbers(self) -> None:
         shown = self.query_one(LogView).toggle_numbers()
         self.notify(f"line numbers {'on' if shown else 'off'}", timeout=2)

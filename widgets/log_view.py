@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from rich.highlighter import Highlighter
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import Log
 
@@ -60,6 +62,11 @@ class Found:
 
 class LogView(Log):
     """Textual's Log with a line window, error highlighting, search, filter, line numbers and marks."""
+
+    BINDINGS = [Binding("end", "follow_end", "follow", show=False)]
+
+    class FollowChanged(Message):
+        """Follow mode went on or off from a key on the view itself."""
 
     DEFAULT_CSS = """
     LogView { height: 1fr; border-left: blank; }
@@ -210,6 +217,10 @@ class LogView(Log):
         self.current = None
         self.scroll_end(animate=False)
         self._redraw()
+
+    def action_follow_end(self) -> None:
+        self.follow_end()
+        self.post_message(self.FollowChanged())
 
     # -- copying ------------------------------------------------------------------------
     def current_line(self) -> tuple[int, str] | None:
