@@ -44,20 +44,30 @@ class Demo:
     state_dir: Path
     port: int
 
-    def close(self) -> None:
-        """Stop every simulator the demo launched, then remove every trace. Safe to call
-        from a signal handler: plain system calls, no event loop."""
+    def stop(self) -> None:
+        """Stop every simulator the demo launched (kept or not, nothing may outlive the demo).
+        Safe to call from a signal handler: plain system calls, no event loop."""
         import signal
 
         from .servers import records
 
         for record in records.load_all("demo"):
-            if record.pgid:  # whatever its last known state: nothing may outlive the demo
+            if record.pgid:  # whatever its last known state
                 try:
                     os.killpg(record.pgid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
+
+    def close(self) -> None:
+        """Stop the simulators, then remove every trace."""
+        self.stop()
         shutil.rmtree(self.root, ignore_errors=True)
+
+    def written(self) -> list[Path]:
+        """What the operator made in the demo that a removal would lose: reports, for now."""
+        from profiles.paths import profile_data_dir
+
+        return sorted(p for p in profile_data_dir("demo").glob("*.md") if p.is_file())
 
 
 SIM_COMMAND = re.compile(r"console\.demo_sglang|\b(gpudeck|console) sim serve")
