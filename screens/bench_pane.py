@@ -48,7 +48,7 @@ class BenchPane(Pane):
     ]
     DEFAULT_CSS = """
     BenchPane { height: 1fr; }
-    BenchPane #bp-head { height: 1; padding: 0 1; text-style: bold; }
+    BenchPane #bp-head { height: auto; max-height: 3; padding: 0 1; text-style: bold; }
     BenchPane #bp-status { height: auto; padding: 0 1; color: $text-muted; }
     BenchPane #bp-error { height: auto; padding: 0 1; color: $error; }
     BenchPane BenchCompareTable { display: none; }
