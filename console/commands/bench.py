@@ -154,6 +154,7 @@ async def _sweep(config, args) -> int:
         sys.stderr.write(f"gpudeck: bench stopped: {type(exc).__name__}: {exc}\n")
         return 1
     code = exit_code(doc)
+    _judge_efficiency(config.profile, store.run_id, doc)
     emit(events.make("run-end", status=doc["status"], exit_code=code, path=doc.get("path")))
     if args.out:
         from profiles.atomic import write_atomic
@@ -167,6 +168,17 @@ async def _sweep(config, args) -> int:
     elif not args.events:
         sys.stdout.write(format_table(doc))
     return code
+
+
+def _judge_efficiency(profile_name: str, run_id: str, doc: dict) -> None:
+    """The saved run's efficiency against the roofline: one suggestion on the task board if it is low."""
+    try:
+        from console.clikit import load_profile
+        from console.report import offer_run_efficiency
+
+        offer_run_efficiency(load_profile(profile_name), run_id, doc)
+    except Exception:  # noqa: BLE001 - a suggestion is a courtesy; it never fails a finished sweep
+        pass
 
 
 def _fmt(value, digits: int = 1) -> str:
