@@ -114,6 +114,9 @@ class GpudeckApp(App):
         self.sub_title = name
 
     async def switch_host(self, name: str) -> None:
+        if name not in self.fleet.profiles and store.exists(name):  # added from the host switcher
+            self.fleet.add(store.load(name))
+            self._refresh_chips()
         if name in self.fleet.profiles and name != self.current:
             await self._open(name)
             self.notify(f"opened {name}", timeout=2)
