@@ -1,9 +1,9 @@
 """One row per level: status, progress, done/failed, throughput, live or final percentiles, why.
 
-Narrower than NARROW columns, the table gives way in this order: the
-progress bar column goes (a running level shows its percentage in the status
-cell), then ITL p99 goes; the note ("why") is never cut: it takes the
-remaining width and wraps onto more lines.
+The note ("why") is never cut: it takes the width the other columns leave
+and wraps onto more lines. Narrower than NARROW columns, the table first
+gives way in this order: the progress bar column goes (a running level shows
+its percentage in the status cell), then ITL p99 goes.
 """
 from __future__ import annotations
 
@@ -70,6 +70,7 @@ class BenchLevelTable(DataTable):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.narrow = False
+        self._fitted = False  # columns laid out for the current width (the note wraps in what is left)
         self._levels: list[LevelView] = []
 
     def on_mount(self) -> None:
@@ -79,27 +80,29 @@ class BenchLevelTable(DataTable):
             self.add_column(name, key=name)
 
     def on_resize(self) -> None:
-        narrow = 0 < self.size.width < NARROW
-        if narrow != self.narrow or narrow:
-            self.narrow = narrow
-            self.clear(columns=True)
-            names = [n for n in COLUMNS if not (narrow and n in NARROW_DROPS)]
-            for name in names:
-                self.add_column(name, key=name, width=self._note_width(names) if narrow and name == "note" else None)
-            self.show(self._levels)
+        if not self.size.width:
+            return
+        self.narrow = self.size.width < NARROW
+        self.clear(columns=True)
+        names = [n for n in COLUMNS if not (self.narrow and n in NARROW_DROPS)]
+        for name in names:
+            self.add_column(name, key=name, width=self._note_width(names) if name == "note" else None)
+        self._fitted = True
+        self.show(self._levels)
 
     def _note_width(self, names: list[str]) -> int:
-        fixed = {"conc": 4, "status": 9, "done/fail": 9, "out tok/s": 9, "TTFT p50/p99 ms": 15, "TPOT p50/p99 ms": 15}
+        fixed = {"conc": 4, "status": 9, "progress": 15, "done/fail": 9, "out tok/s": 9, "TTFT p50/p99 ms": 17,
+                 "TPOT p50/p99 ms": 15, "ITL p99": 7}
         used = sum(fixed.get(n, 0) + 2 for n in names if n != "note") + 2
         return max(NOTE_MIN, self.size.width - used - 2)
 
     def show(self, levels: list[LevelView]) -> None:
         self._levels = levels
-        if self.narrow:  # few rows: rebuilt each time, so a wrapped note gets its height
+        if self._fitted:  # few rows: rebuilt each time, so a wrapped note gets its height
             row = self.cursor_row
             self.clear()
             for i, level in enumerate(levels):
-                cells = narrow_cells(level)
+                cells = narrow_cells(level) if self.narrow else level_cells(level)
                 cells[-1] = Text(cells[-1].plain, style=cells[-1].style, overflow="fold")
                 self.add_row(*cells, key=str(i), height=None)
             if levels:
