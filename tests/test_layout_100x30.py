@@ -103,3 +103,22 @@ def test_tasks_at_100x30(snap_compare):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(BOARD)
     assert snap_compare(TasksApp(), terminal_size=SIZE)
+
+
+async def test_flags_grow_when_a_later_sample_flags_more():
+    """A host that turns STALE after starting IDLE shows the whole badge, at 100 and 160 columns."""
+    from console.gpus.model import GPU
+
+    for size in (SIZE, (160, 45)):
+        app = GPUsApp(None)
+        async with app.run_test(size=size) as pilot:
+            table = app.query_one(GPUTable)
+            idle = [GPU(index=i, name="NVIDIA RTX PRO 6000 Blackwell Server Edition", flags=["idle"]) for i in range(2)]
+            table.show(idle, {})
+            await pilot.pause()
+            stale = [GPU(index=i, name="NVIDIA RTX PRO 6000 Blackwell Server Edition", flags=["stale"])
+                     for i in range(2)]
+            table.show(stale, {})
+            await pilot.pause()
+            flags = table.columns[next(k for k in table.columns if k.value == "flags")]
+            assert flags.get_render_width(table) >= len(" STALE ") + 2

@@ -150,7 +150,8 @@ class GPUTable(DataTable):
             old = self._cells[key]
             for column, value in cells.items():
                 if old.get(column) != value:
-                    self.update_cell(key, column, value)
+                    # Flags has no fixed width: it grows with what a sample flags, never cuts it
+                    self.update_cell(key, column, value, update_width=column == "flags")
                     self.cell_updates += 1
             self._cells[key] = cells
 
