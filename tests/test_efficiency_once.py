@@ -1,4 +1,4 @@
-"""Efficiency is judged once per run, when the run is saved: one suggestion naming the worst level."""
+"""Suggestions come once: efficiency once per run (when it is saved), a crash once whoever sees it first."""
 from __future__ import annotations
 
 from console.report import offer_run_efficiency
@@ -37,3 +37,19 @@ def test_an_efficient_run_suggests_nothing(shared_dir, gpudeck_home):
     TaskBoard.for_profile("h200-lab").set_threshold(0.001)
     assert offer_run_efficiency(profile, "sweep-x", RUN) is None
     assert TaskBoard.for_profile("h200-lab").suggestions == []
+
+
+def test_a_crash_seen_by_the_server_tab_and_by_a_scan_is_offered_once(gpudeck_home):
+    import json
+
+    from profiles.paths import profile_data_dir
+    from profiles.tasks import scan_events, suggest_from_crash
+
+    doc = {"id": "20261130-082540-run_x", "class": "cuda-illegal-address", "config": "run_x",
+           "time": "2026-11-30T08:25:40"}
+    crashes = profile_data_dir("local") / "crashes"
+    crashes.mkdir(parents=True)
+    (crashes / "20261130-082540-run_x.json").write_text(json.dumps(doc))
+    assert suggest_from_crash("local", doc, record=doc["id"]) is not None  # the Server tab, at once
+    assert scan_events("local") == []  # the Tasks tab's scan finds the same crash: nothing new
+    assert len(TaskBoard.for_profile("local").suggestions) == 1
