@@ -58,6 +58,7 @@ class ServerPane(Pane):
     DEFAULT_CSS = """
     ServerPane #top { height: 14; }
     ServerPane #configs { width: 52; border-right: solid $panel-lighten-2; }
+    ServerPane.narrow #configs { width: 38; }
     ServerPane #flags-box { width: 1fr; }
     ServerPane #promise { color: $warning; height: auto; }
     ServerPane #flags { height: 1fr; }
@@ -106,6 +107,12 @@ class ServerPane(Pane):
         yield Static("log  (select a config)", id="loghead")
         yield LogView(id="log")
         yield Input(placeholder="search the log (Enter: find, Esc: close)", id="search")
+
+    # below this width the configs list gives up its "since" column (it scrolls) so the flags stay whole
+    NARROW = 130
+
+    def on_resize(self, event) -> None:
+        self.set_class(event.size.width < self.NARROW, "narrow")
 
     def on_mount(self) -> None:
         table = self.query_one("#configs", DataTable)

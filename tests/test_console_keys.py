@@ -226,3 +226,19 @@ def test_a_simulated_host_lists_only_its_simulators():
     assert demo.simulated_process(own, 35279)
     assert not demo.simulated_process(other_demo, 35279)
     assert not demo.simulated_process(real, 35279)
+
+
+async def test_server_flags_are_whole_at_100_columns(demo_world):
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.panes["server"]
+        await pilot.press("2")
+        await _until(pilot, lambda: len(pane.configs) == 3, what="configs")
+        await pilot.pause()
+        assert pane.has_class("narrow")
+        flags = pane.query_one("#flags")
+        assert sum(c.get_render_width(flags) for c in flags.columns.values()) <= flags.size.width
+        configs = pane.query_one("#configs")
+        state = [c for c in configs.columns.values() if str(c.label) == "state"][0]
+        name = [c for c in configs.columns.values() if str(c.label) == "config"][0]
+        assert name.get_render_width(configs) + state.get_render_width(configs) <= configs.size.width
