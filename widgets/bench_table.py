@@ -72,6 +72,8 @@ class BenchLevelTable(DataTable):
         self.narrow = False
         self._fitted = False  # columns laid out for the current width (the note wraps in what is left)
         self._levels: list[LevelView] = []
+        self._fitted_width = 0
+        self._notes: list[str] | None = None  # the notes drawn: rows are rebuilt only when one changes
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
@@ -79,15 +81,17 @@ class BenchLevelTable(DataTable):
         for name in COLUMNS:
             self.add_column(name, key=name)
 
-    def on_resize(self) -> None:
-        if not self.size.width:
-            return
+    def on_resize(self, event) -> None:
+        if not event.size.width or event.size.width == self._fitted_width:
+            return  # a height change (rows wrapping) needs no new columns
+        self._fitted_width = event.size.width
         self.narrow = self.size.width < NARROW
         self.clear(columns=True)
         names = [n for n in COLUMNS if not (self.narrow and n in NARROW_DROPS)]
         for name in names:
             self.add_column(name, key=name, width=self._note_width(names) if name == "note" else None)
         self._fitted = True
+        self._notes = None
         self.show(self._levels)
 
     def _note_width(self, names: list[str]) -> int:
@@ -98,11 +102,20 @@ class BenchLevelTable(DataTable):
 
     def show(self, levels: list[LevelView]) -> None:
         self._levels = levels
-        if self._fitted:  # few rows: rebuilt each time, so a wrapped note gets its height
+        if self._fitted:
+            rows = [narrow_cells(level) if self.narrow else level_cells(level) for level in levels]
+            notes = [cells[-1].plain for cells in rows]
+            keys = [str(k.value) for k in self.columns]
+            if notes == self._notes and self.row_count == len(rows):  # same heights: update in place
+                for i, cells in enumerate(rows):
+                    for key, cell in zip(keys[:-1], cells[:-1]):
+                        self.update_cell(str(i), key, cell)
+                return
+            # a note changed: rebuilt, so each wrapped note gets its height
+            self._notes = notes
             row = self.cursor_row
             self.clear()
-            for i, level in enumerate(levels):
-                cells = narrow_cells(level) if self.narrow else level_cells(level)
+            for i, cells in enumerate(rows):
                 cells[-1] = Text(cells[-1].plain, style=cells[-1].style, overflow="fold")
                 self.add_row(*cells, key=str(i), height=None)
             if levels:
