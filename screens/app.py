@@ -194,6 +194,11 @@ class GpudeckApp(App):
 
     def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
                markup: bool = False) -> None:
-        """Every toast goes away within a few seconds; external text in it is never markup."""
+        """Every toast goes away within a few seconds; its text (often from outside: paths, errors,
+        config names) is never read as markup, whatever the caller asked."""
         timeout = TOAST_TIMEOUT_S if timeout is None else min(timeout, TOAST_TIMEOUT_S)
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
+    def action_help_quit(self) -> None:
+        """ctrl+c does not quit; say which key does (plain text: toasts take no markup here)."""
+        self.notify("press q to quit", title="Do you want to quit?")

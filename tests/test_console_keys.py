@@ -206,8 +206,11 @@ async def test_toasts_go_within_five_seconds_and_sit_at_the_top(demo_world):
         await pilot.pause()
         app.notify("something went wrong [b]here[/b]", severity="error", timeout=20)
         await pilot.pause()
+        app.query_one("#pane-server").notify("pid 7 [not ours]", timeout=15)  # a pane's toast, with brackets
+        await pilot.pause()
         notes = list(app._notifications)
-        assert notes and all(n.timeout <= 5 for n in notes)
+        assert len(notes) == 2 and all(n.timeout <= 5 for n in notes)
+        assert not any(n.markup for n in notes)
         from textual.widgets._toast import ToastRack
 
         rack = app.screen.get_child_by_type(ToastRack)
