@@ -7,6 +7,7 @@ title with `self.set_summary("✖ crashed")`.
 """
 from __future__ import annotations
 
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 
@@ -17,6 +18,8 @@ class Pane(Vertical):
     """Base class of the five tab bodies."""
 
     TAB_TITLE = "?"
+    # first in every tab's footer, so the way to every other key is never cut off a narrow footer
+    BINDINGS = [Binding("question_mark", "app.help", "keys")]
     # Actions removed (not just greyed) from this pane when the console is --readonly.
     DESTRUCTIVE_ACTIONS: frozenset[str] = frozenset()
 
