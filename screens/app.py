@@ -198,6 +198,11 @@ class GpudeckApp(App):
         config names) is never read as markup, whatever the caller asked."""
         timeout = TOAST_TIMEOUT_S if timeout is None else min(timeout, TOAST_TIMEOUT_S)
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+        # a toast that expires while a busy pane redraws can leave its cells on screen: repaint after it
+        self.set_timer(timeout + 0.5, self._repaint_after_toast)
+
+    def _repaint_after_toast(self) -> None:
+        self.screen.refresh(layout=True)
 
     def action_help_quit(self) -> None:
         """ctrl+c does not quit; say which key does (plain text: toasts take no markup here)."""
