@@ -27,11 +27,26 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(f"console.commands.{name}").register(sub)
+    _globals_after_commands(sub)
     return parser
 
 
 # Commands that hand the terminal to the Textual app: it draws through its own driver.
 _OWN_TERMINAL = {None, "tui", "demo"}
+
+
+def _globals_after_commands(sub) -> None:
+    """`gpudeck demo --readonly` works like `gpudeck --readonly demo`: each command accepts the
+    global options too, unless it has its own option of that name. SUPPRESS keeps an absent
+    option from overwriting the value given before the command."""
+    for name, command in sub.choices.items():
+        taken = command._option_string_actions
+        if "--readonly" not in taken:
+            command.add_argument("--readonly", action="store_true", default=argparse.SUPPRESS,
+                                 help="TUI without any destructive key")
+        if name != "demo" and "--profile" not in taken and "-p" not in taken:  # the demo has its own
+            command.add_argument("--profile", "-p", default=argparse.SUPPRESS,
+                                 help="profile to open (default: the last used, else 'local')")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,6 +10,7 @@ with the campaign's plan, and a bin dir put first on PATH that holds
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -72,9 +73,9 @@ class Demo:
     state_dir: Path
     port: int
 
-    def close(self) -> None:
-        """Stop every simulator the demo launched, then remove every trace. Safe to call
-        from a signal handler: plain system calls, no event loop."""
+    def stop(self) -> None:
+        """Stop every simulator the demo launched (kept or not, nothing may outlive the demo).
+        Safe to call from a signal handler: plain system calls, no event loop."""
         import signal
 
         from .campaign import state as campaign_state
@@ -88,12 +89,35 @@ class Demo:
                 except (ProcessLookupError, PermissionError):
                     pass
         for record in records.load_all("demo"):
-            if record.pgid:  # whatever its last known state: nothing may outlive the demo
+            if record.pgid:  # whatever its last known state
                 try:
                     os.killpg(record.pgid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
+
+    def close(self) -> None:
+        """Stop the simulators, then remove every trace."""
+        self.stop()
         shutil.rmtree(self.root, ignore_errors=True)
+
+    def written(self) -> list[Path]:
+        """What the operator made in the demo that a removal would lose: reports, for now."""
+        from profiles.paths import profile_data_dir
+
+        return sorted(p for p in profile_data_dir("demo").glob("*.md") if p.is_file())
+
+
+SIM_COMMAND = re.compile(r"console\.demo_sglang|\b(gpudeck|console) sim serve")
+
+
+def simulated_process(command: str, port: int | None) -> bool:
+    """Whether a process is one of this simulated host's servers: a simulator on the profile's port.
+
+    A simulated host shows only its simulated processes, never a real server of
+    the machine the demo runs on (another user's llama-server, another demo)."""
+    if not SIM_COMMAND.search(command):
+        return False
+    return port is None or re.search(rf"--port[ =]{port}\b", command) is not None
 
 
 def _free_port() -> int:
@@ -160,6 +184,10 @@ def setup(root: Path | None = None, port: int | None = None) -> Demo:
         "ui": {"simulated": True},
     })
     store.save(profile)
+    # inside the demo, PATH puts the nvidia-smi stand-in first: `local` shows simulated GPUs too
+    store.save(profile_from_dict("local", {
+        "transport": "local", "description": "SIMULATED inside gpudeck demo (the nvidia-smi stand-in)",
+        "ui": {"simulated": True}}))
     store.set_last_used("demo")
 
     from .campaign.state import campaign_file

@@ -73,3 +73,8 @@ class Fleet:
     async def close(self) -> None:
         await asyncio.gather(*(r.close() for r in self.runtimes.values()), return_exceptions=True)
         await asyncio.gather(*(h.close() for h in self.hosts.values()), return_exceptions=True)
+
+    def add(self, profile: Profile) -> None:
+        """A profile created while the console runs (the host switcher's add form)."""
+        self.profiles[profile.name] = profile
+        self.hosts[profile.name] = host_for(profile)

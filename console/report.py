@@ -279,20 +279,50 @@ def refresh_document(existing: str | None, rendered: dict[str, str]) -> str:
 
 
 def offer_efficiency_suggestions(profile: Profile, data: ReportData) -> list[str]:
-    """Measured levels below the board's efficiency threshold become suggestions (never tasks)."""
-    from profiles.tasks import suggest_from_efficiency
-
+    """Runs with levels below the board's efficiency threshold become suggestions (never tasks):
+    one per run, naming its worst level, so a report never multiplies them."""
     if data.roofline is None or data.board is None or data.board.error is not None:
         return []
-    ideal = {lv.get("batch"): lv.get("tok_s_ideal") for lv in data.roofline.get("levels") or []
-             if isinstance(lv, dict)}
-    offered = []
+    ideal = _ideal_by_batch(data.roofline)
+    per_run: dict[str, list[tuple[int, float | None]]] = {}
     for batch, (tok, run) in sorted(measured_by_concurrency(data.runs).items()):
-        pct = sections.efficiency_pct(tok, ideal.get(batch))
-        s = suggest_from_efficiency(profile, f"concurrency {batch} in {run}", pct, run=run)
-        if s is not None:
-            offered.append(s.text)
-    return offered
+        per_run.setdefault(run, []).append((batch, sections.efficiency_pct(tok, ideal.get(batch))))
+    return [text for run, levels in per_run.items() if (text := _offer_worst(profile, run, levels))]
+
+
+def offer_run_efficiency(profile: Profile, run_name: str, doc: dict[str, Any]) -> str | None:
+    """Judge a run's efficiency once, when it is saved: at most one suggestion, for its worst level."""
+    levels = {}
+    for level in doc.get("levels") or []:
+        if isinstance(level, dict) and level.get("status") in ("ok", "partial"):
+            conc, tok = level.get("concurrency"), level.get("output_throughput")
+            if isinstance(conc, int) and not isinstance(conc, bool) and conc > 0 and isinstance(tok, (int, float)):
+                levels[conc] = float(tok)
+    if not levels:
+        return None
+    roof, _ = _roofline(profile, sorted(levels))
+    if roof is None:
+        return None
+    ideal = _ideal_by_batch(roof)
+    return _offer_worst(profile, run_name, [(b, sections.efficiency_pct(t, ideal.get(b))) for b, t in levels.items()])
+
+
+def _ideal_by_batch(roof: dict[str, Any]) -> dict[Any, Any]:
+    return {lv.get("batch"): lv.get("tok_s_ideal") for lv in roof.get("levels") or [] if isinstance(lv, dict)}
+
+
+def _offer_worst(profile: Profile, run: str, levels: list[tuple[int, float | None]]) -> str | None:
+    from profiles.tasks import TaskBoard, suggest_from_efficiency
+
+    known = [(b, pct) for b, pct in levels if pct is not None]
+    if not known:
+        return None
+    threshold = TaskBoard.for_profile(profile.name, readonly=True).threshold_pct
+    below = [x for x in known if threshold is not None and x[1] < threshold]
+    batch, worst = min(known, key=lambda x: x[1])
+    label = f"concurrency {batch} of {run} ({len(below)} of {len(known)} levels below)"
+    s = suggest_from_efficiency(profile, label, worst, run=run, key=f"efficiency:{run}")
+    return s.text if s is not None else None
 
 
 def write_report(profile: Profile, out: Path | None = None, live: bool = True,

@@ -65,7 +65,9 @@ def crash_suggestion(crash: dict[str, Any], record: str | None = None) -> Sugges
     config = crash.get("config") or "the server"
     when = _clock(crash.get("time"))
     text = f"Investigate {kind} in {config}" + (f" ({when})" if when else "")
-    key = f"crash:{record}" if record else f"crash:{config}:{crash.get('time')}:{kind}"
+    # one key per crash record, whether it is named by its id (the Server tab) or its file (a scan)
+    file = record if not record or record.endswith(".json") else f"{record}.json"
+    key = f"crash:{file}" if record else f"crash:{config}:{crash.get('time')}:{kind}"
     return Suggestion(key=key, text=text, kind="crash", priority="high", crash=record,
                       config=crash.get("config") if isinstance(crash.get("config"), str) else None)
 
@@ -107,12 +109,15 @@ def sweep_suggestions(run: dict[str, Any], run_name: str) -> list[Suggestion]:
 
 
 def efficiency_suggestion(label: str, efficiency_pct: float | None, threshold_pct: float | None,
-                          run: str | None = None, config: str | None = None) -> Suggestion | None:
-    """A suggestion when a measured efficiency falls below the operator's threshold."""
+                          run: str | None = None, config: str | None = None,
+                          key: str | None = None) -> Suggestion | None:
+    """A suggestion when a measured efficiency falls below the operator's threshold.
+
+    `key` says what it is offered once for (e.g. once per run); by default the label."""
     eff, limit = _num(efficiency_pct), _num(threshold_pct)
     if eff is None or limit is None or eff >= limit:
         return None
-    return Suggestion(key=f"efficiency:{label}", kind="efficiency", priority="medium", run=run,
+    return Suggestion(key=key or f"efficiency:{label}", kind="efficiency", priority="medium", run=run,
                       config=config,
                       text=f"Efficiency {eff:.1f}% at {label} is below {limit:g}%: find where the time goes")
 

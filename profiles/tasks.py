@@ -537,10 +537,11 @@ def suggest_from_run(profile: Any, run: dict[str, Any], run_name: str) -> list[S
 
 
 def suggest_from_efficiency(profile: Any, label: str, efficiency_pct: float | None,
-                            run: str | None = None, config: str | None = None) -> Suggestion | None:
-    """An efficiency below the board's threshold becomes a suggested task, once."""
+                            run: str | None = None, config: str | None = None,
+                            key: str | None = None) -> Suggestion | None:
+    """An efficiency below the board's threshold becomes a suggested task, once (per `key`)."""
     board = TaskBoard.for_profile(_profile_name(profile))
-    s = efficiency_suggestion(label, efficiency_pct, board.threshold_pct, run=run, config=config)
+    s = efficiency_suggestion(label, efficiency_pct, board.threshold_pct, run=run, config=config, key=key)
     return s if s is not None and board.suggest(s) else None
 
 

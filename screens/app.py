@@ -7,7 +7,7 @@ import importlib
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Select, TabbedContent, TabPane
 
 from console.fleet import Fleet
 from console.runtime import events as ev
@@ -16,7 +16,10 @@ from profiles import store
 from widgets.host_chips import Chip, HostChips
 
 from .host_switcher import HostSwitcher
+from .palette import KeysProvider
 from .pane import Pane
+
+TOAST_TIMEOUT_S = 5.0  # toasts go by themselves; what must stay is drawn in the panes
 
 # (tab id, title, module, class)
 TABS = [
@@ -39,9 +42,14 @@ class GpudeckApp(App):
     TITLE = "gpudeck"
     CSS_PATH = "app.tcss"
     ENABLE_COMMAND_PALETTE = True
+    COMMANDS = App.COMMANDS | {KeysProvider}
+    # One rule for digits: in a text field or drop-down they belong to the field; anywhere
+    # else 1-5 switch tabs. The footer says which holds now ("1-5 tabs" or "Esc leave field").
     BINDINGS = [
         Binding("q", "quit", "quit"),
-        Binding("1", "tab('gpus')", "GPUs", show=False),
+        Binding("escape", "close_help", "close keys"),
+        Binding("escape", "leave_field", "leave field, then 1-5 tabs"),
+        Binding("1", "tab('gpus')", "tabs", key_display="1-5"),
         Binding("2", "tab('server')", "Server", show=False),
         Binding("3", "tab('bench')", "Bench", show=False),
         Binding("4", "tab('roofline')", "Roofline", show=False),
@@ -136,6 +144,9 @@ class GpudeckApp(App):
         self.sub_title = name
 
     async def switch_host(self, name: str) -> None:
+        if name not in self.fleet.profiles and store.exists(name):  # added from the host switcher
+            self.fleet.add(store.load(name))
+            self._refresh_chips()
         if name in self.fleet.profiles and name != self.current:
             await self._open(name)
             self.notify(f"opened {name}", timeout=2)
@@ -172,5 +183,57 @@ class GpudeckApp(App):
 
         self.push_screen(HostSwitcher(self.chips(), self.profile_errors), chosen)
 
+    def _help_shown(self) -> bool:
+        return bool(self.screen.query("HelpPanel"))
+
+    def _in_field(self) -> bool:
+        """Whether the focus is in a text field or a drop-down (digits and letters are typed there)."""
+        focused = self.focused
+        return focused is not None and (isinstance(focused, (Input, Select)) or isinstance(focused.parent, Select))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "tab":
+            return not self._in_field()
+        if action == "close_help":
+            return self._help_shown()
+        if action == "leave_field":
+            return self._in_field() and not self._help_shown()
+        return True
+
     def action_help(self) -> None:
-        self.action_show_help_panel() if hasattr(self, "action_show_help_panel") else None
+        """`?` opens the keys panel and closes it again."""
+        if self._help_shown():
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    def action_close_help(self) -> None:
+        self.action_hide_help_panel()
+
+    def action_leave_field(self) -> None:
+        """Esc in a field hands the keys back to the tab (its table or log)."""
+        pane = self.panes.get(self.tabs.active)
+        if pane is not None:
+            pane.focus_body()
+
+    async def run_pane_action(self, tab_id: str, action: str) -> None:
+        """Open a tab and run one of its actions, as its key would (the command palette uses this)."""
+        self.action_tab(tab_id)
+        pane = self.panes[tab_id]
+        self.call_after_refresh(pane.run_action, action)
+
+    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
+               markup: bool = False) -> None:
+        """Every toast goes away within a few seconds; its text (often from outside: paths, errors,
+        config names) is never read as markup, whatever the caller asked."""
+        timeout = TOAST_TIMEOUT_S if timeout is None else min(timeout, TOAST_TIMEOUT_S)
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+        # a toast that expires while a busy pane redraws can leave its cells on screen: repaint after it
+        self.set_timer(timeout + 0.5, self._repaint_after_toast)
+
+    def _repaint_after_toast(self) -> None:
+        self.screen.refresh(layout=True)
+
+    def action_help_quit(self) -> None:
+        """ctrl+c does not quit; say which key does (plain text: toasts take no markup here)."""
+        self.notify("press q to quit", title="Do you want to quit?")

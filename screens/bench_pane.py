@@ -45,10 +45,12 @@ class BenchPane(Pane):
         Binding("c", "compare", "compare with…"),
         Binding("f", "toggle_form", "setup"),
         Binding("m", "models", "models"),
+        # in a form field ctrl+u empties the whole field, wherever the cursor is
+        Binding("ctrl+u", "clear_field", "clear field", priority=True),
     ]
     DEFAULT_CSS = """
     BenchPane { height: 1fr; }
-    BenchPane #bp-head { height: 1; padding: 0 1; text-style: bold; }
+    BenchPane #bp-head { height: auto; max-height: 3; padding: 0 1; text-style: bold; }
     BenchPane #bp-status { height: auto; padding: 0 1; color: $text-muted; }
     BenchPane #bp-error { height: auto; padding: 0 1; color: $error; }
     BenchPane #bp-note { height: auto; padding: 0 1; }
@@ -121,11 +123,23 @@ class BenchPane(Pane):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "stop" and self.proc is None and not self.readonly:
             return None
+        if action == "clear_field":
+            from textual.widgets import Input
+
+            return isinstance(self.app.focused, Input) and self.app.focused in self.query(Input)
         return super().check_action(action, parameters)
 
     def action_toggle_form(self) -> None:
         self.toggle_class("hide-form")
+        # a hidden form must not keep the focus: the keys (f r c …) would go nowhere
+        self.query_one(BenchLevelTable).focus()
+        self.refresh_bindings()
 
+    def action_clear_field(self) -> None:
+        from textual.widgets import Input
+
+        if isinstance(self.app.focused, Input):
+            self.app.focused.value = ""
     def action_models(self) -> None:
         url = self.query_one(BenchForm).values()["url"]
         if url:

@@ -15,7 +15,7 @@ from widgets.host_chips import Chip, chip_text
 
 
 class HostSwitcher(ModalScreen[str | None]):
-    BINDINGS = [Binding("escape,q,h", "dismiss(None)", "close")]
+    BINDINGS = [Binding("escape,q,h", "dismiss(None)", "close"), Binding("a", "add_host", "add host")]
     DEFAULT_CSS = """
     HostSwitcher { align: center middle; }
     HostSwitcher > Vertical { width: 90; height: auto; max-height: 80%; border: round $accent; background: $surface; padding: 0 1; }
@@ -29,7 +29,7 @@ class HostSwitcher(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("[b]Hosts[/b]  ↑↓ choose · Enter open · Esc close")
+            yield Static("[b]Hosts[/b]  ↑↓ choose · Enter open · a add a host · Esc close")
             options = []
             for chip in self.chips:
                 options.append(Option(chip_text(chip, full=True), id=chip.name))
@@ -45,3 +45,12 @@ class HostSwitcher(ModalScreen[str | None]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
+
+    def action_add_host(self) -> None:
+        from .add_host import AddHost
+
+        def added(name: str | None) -> None:
+            if name:
+                self.dismiss(name)  # the app adds it to the fleet and opens it
+
+        self.app.push_screen(AddHost(), added)

@@ -13,6 +13,7 @@ the last good reading (the base class does it, from HostConnection events).
 from __future__ import annotations
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import reactive
@@ -33,6 +34,8 @@ class Pane(Vertical):
     """Base class of the five tab bodies."""
 
     TAB_TITLE = "?"
+    # first in every tab's footer, so the way to every other key is never cut off a narrow footer
+    BINDINGS = [Binding("question_mark", "app.help", "keys")]
     # Actions removed (not just greyed) from this pane when the console is --readonly.
     DESTRUCTIVE_ACTIONS: frozenset[str] = frozenset()
     # What a pane given a bare HostSession (a test app, no fleet) starts in its private runtime.
@@ -136,11 +139,11 @@ class Pane(Vertical):
     # ------------------------------------------------------------ the rest
     def focus_body(self) -> None:
         """Give the focus to the pane's first focusable widget, so its keys work at once."""
-        from textual.widgets import Input
+        from textual.widgets import Button, Input, Select
 
-        # not an Input: digits must still switch tabs until the operator chooses to type
+        # a table or log, not a field (digits must still switch tabs) nor a button (Enter would press it)
         for widget in self.query("*"):
-            if widget.focusable and widget.display and not isinstance(widget, Input):
+            if widget.focusable and widget.display and not isinstance(widget, (Input, Select, Button)):
                 widget.focus()
                 return
 

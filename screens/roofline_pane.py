@@ -40,6 +40,9 @@ class RooflinePane(Pane):
     RooflinePane #rl-assumptions { height: auto; max-height: 6; color: $text-muted; padding: 0 1; }
     RooflinePane #rl-status { height: 1; padding: 0 1; color: $error; }
     RooflinePane #rl-calibration { height: auto; max-height: 3; padding: 0 1; }
+    RooflinePane RooflineTable { width: auto; max-width: 100%; }
+    RooflinePane RooflinePlot { width: 1fr; min-width: 40; }
+    RooflinePane.narrow RooflinePlot { display: none; }
     RooflinePane WhatIf { display: none; }
     RooflinePane.whatif WhatIf { display: block; }
     """
@@ -74,6 +77,12 @@ class RooflinePane(Pane):
         self.runs = runs
         self._fill_whatif()
         self.recompute()
+
+    # below this width the chart would squeeze the table: the table (all the numbers) stays, the chart goes
+    NARROW = 130
+
+    def on_resize(self, event) -> None:
+        self.set_class(event.size.width < self.NARROW, "narrow")
 
     def runtime_event(self, event: ev.RuntimeEvent) -> None:
         if isinstance(event, ev.RunSaved):  # a sweep saved a level: its efficiency shows by itself

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -45,6 +46,9 @@ def config_summary(latest: list[LaunchRecord], configs: int) -> str:
     return text or str(configs)
 
 
+FLAG_COLUMNS = ("flag", "script", "effective (log)")
+
+
 class ServerPane(Pane):
     TAB_TITLE = "Server"
     DESTRUCTIVE_ACTIONS = frozenset({"launch", "kill", "adopt"})
@@ -54,6 +58,12 @@ class ServerPane(Pane):
         Binding("d", "diff", "diff"),
         Binding("a", "adopt", "adopt"),
         Binding("f", "follow", "follow"),
+        Binding("end", "follow_end", "follow", show=False),
+        # log keys beyond the footer's room; the log head line names them
+        Binding("number_sign", "numbers", "line #", show=False),
+        Binding("y", "copy_line", "copy line", show=False),
+        Binding("Y", "copy_excerpt", "copy crash", show=False),
+        Binding("escape", "leave_diff", "leave diff"),
         Binding("slash", "search", "search"),
         Binding("n", "next_match", "next", show=False),
         Binding("N", "prev_match", "prev", show=False),
@@ -65,6 +75,7 @@ class ServerPane(Pane):
     DEFAULT_CSS = """
     ServerPane #top { height: 14; }
     ServerPane #configs { width: 52; border-right: solid $panel-lighten-2; }
+    ServerPane.narrow #configs { width: 38; }
     ServerPane #flags-box { width: 1fr; }
     ServerPane #promise { color: $warning; height: auto; }
     ServerPane #flags { height: 1fr; }
@@ -90,6 +101,7 @@ class ServerPane(Pane):
         self.search_mode = "search"
         self.since_column = None
         self.diff_index = -1
+        self.diffing = False
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top"):
@@ -102,12 +114,18 @@ class ServerPane(Pane):
         yield LogView(id="log")
         yield Input(placeholder="search the log (Enter: find, Esc: close)", id="search")
 
+    # below this width the configs list gives up its "since" column (it scrolls) so the flags stay whole
+    NARROW = 130
+
+    def on_resize(self, event) -> None:
+        self.set_class(event.size.width < self.NARROW, "narrow")
+
     def on_mount(self) -> None:
         table = self.query_one("#configs", DataTable)
         self.since_column = table.add_columns("config", "state", "since")[2]
         self.set_interval(1.0, self._tick_since)
         flags = self.query_one("#flags", DataTable)
-        flags.add_columns("flag", "script", "effective (log) / other")
+        flags.add_columns(*FLAG_COLUMNS)
 
     async def set_session(self, session) -> None:
         await super().set_session(session)
@@ -141,6 +159,8 @@ class ServerPane(Pane):
         self._draw_configs()
         if self.configs and self.selected is None:
             self._select(self.configs[0].name)
+        elif self.configs:  # a reload: put the log head back in place of "loading configs …"
+            self._restore_loghead()
         elif not self.configs:
             self.query_one("#loghead", Static).update(safe_text(
                 f"{runtime.name}: no launch configs — set [server] scripts_dir or configs in its profile"))
@@ -227,10 +247,16 @@ class ServerPane(Pane):
         if record is None:
             return
         log = self.query_one(LogView)
-        follow = Text("●", style="green") if log.follow else "○"
         flt = f"'{log.filter}'" if log.filter else "off"
         self.query_one("#loghead", Static).update(Text.assemble(
-            safe_text(f"log  {record.log or '(unknown path)'}   follow "), follow, safe_text(f"   filter {flt}")))
+            safe_text(f"log  {record.log or '(unknown path)'}   follow "), ("●", "green") if log.follow else "○",
+            safe_text(f"   filter {flt}   "), ("f/End follow · # numbers · y line · Y crash copy", "dim")))
+
+    def _restore_loghead(self) -> None:
+        if self.shown_record is not None:
+            self._update_loghead()
+        elif self.selected:
+            self.query_one("#loghead", Static).update(safe_text(f"log  {self.selected}: never launched  ·  l launch"))
 
     @work(group="oldlog", exclusive=True)
     async def _show_old_log(self, record: LaunchRecord) -> None:
@@ -248,8 +274,7 @@ class ServerPane(Pane):
     def _draw_flags(self, config: cfgs.ServerConfig | None) -> None:
         from widgets.server_flags import flag_rows
 
-        table = self.query_one("#flags", DataTable)
-        table.clear()
+        table = self._flag_table(FLAG_COLUMNS)
         promise = self.query_one("#promise", Static)
         if config is None:
             promise.update("")
@@ -319,6 +344,8 @@ class ServerPane(Pane):
         self.selected = config.name
         self._draw_configs()
         self._select(config.name, force=True)
+        self.query_one(LogView).follow_end()  # a new launch is watched live, whatever an earlier search left
+        self._update_loghead()
         self.notify(f"launched {config.name} (pgid {record.pgid})")
 
     def action_kill(self) -> None:
@@ -333,7 +360,7 @@ class ServerPane(Pane):
         runtime = self.runtime  # the host this kill is for, even if the operator switches meanwhile
         try:
             group = await runtime.group_of(record)
-            lines = [f"pid {p.pid}  {p.command[:90]}" for p in group] or [f"process group {record.pgid}"]
+            lines = [f"pid {p.pid}  {p.command}" for p in group] or [f"process group {record.pgid}"]
             grace = runtime.session.profile.server.kill_grace_s
             lines.append(f"SIGTERM to the group, SIGKILL after {grace:g}s, then a GPU memory check.")
             if not await self.app.push_screen_wait(Confirm(f"Kill {record.config}?", lines, "Kill")):
@@ -391,18 +418,72 @@ class ServerPane(Pane):
         # each press compares with the next config in the list
         self.diff_index = (self.diff_index + 1) % len(others)
         other = others[self.diff_index]
-        table = self.query_one("#flags", DataTable)
-        table.clear()
+        table = self._flag_table(("flag", config.name, other.name))
         for row in diff_rows(config.parsed, other.parsed):
             table.add_row(*row)
-        self.query_one("#promise", Static).update(safe_text(f"diff: {config.name}  vs  {other.name}   (d: next config)"))
+        self.diffing = True
+        self.refresh_bindings()
+        self.query_one("#promise", Static).update(
+            safe_text(f"diff: {config.name}  vs  {other.name}   (d: next config · Esc: back)"))
+
+    def _flag_table(self, columns: tuple[str, ...]) -> DataTable:
+        """The flags table emptied, with these column headers (a diff names its two configs)."""
+        table = self.query_one("#flags", DataTable)
+        if tuple(str(c.label) for c in table.columns.values()) != tuple(columns):
+            table.clear(columns=True)
+            table.add_columns(*columns)
+        else:
+            table.clear()
+        self.diffing = False
+        return table
+
+    def action_leave_diff(self) -> None:
+        self.diff_index = -1
+        self._draw_flags(self._selected_config())
+        self.refresh_bindings()
 
     def action_follow(self) -> None:
         log = self.query_one(LogView)
-        log.follow = not log.follow
         if log.follow:
-            log.scroll_end(animate=False)
+            log.follow = False
+        else:
+            log.follow_end()
         self._update_loghead()
+
+    def action_follow_end(self) -> None:
+        self.query_one(LogView).follow_end()
+        self._update_loghead()
+
+    def on_log_view_follow_changed(self, message: LogView.FollowChanged) -> None:
+        self._update_loghead()
+
+    def action_numbers(self) -> None:
+        shown = self.query_one(LogView).toggle_numbers()
+        self.notify(f"line numbers {'on' if shown else 'off'}", timeout=2)
+
+    def action_copy_line(self) -> None:
+        found = self.query_one(LogView).current_line()
+        if found is None:
+            self.notify("no log line to copy", severity="warning")
+            return
+        self._copy(found[1], f"line {found[0]}")
+
+    def action_copy_excerpt(self) -> None:
+        doc = self.last_crash
+        if not doc or not doc.get("excerpt"):
+            self.notify("no crash excerpt to copy", severity="warning")
+            return
+        self._copy("\n".join(doc["excerpt"]) + "\n", f"crash excerpt of {doc.get('config')}")
+
+    def _copy(self, text: str, what: str) -> None:
+        from .clipboard import copy_text
+
+        copy_text(self.app, text, what, self.session.name if self.session else "local")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "leave_diff" and not self.diffing:
+            return False
+        return super().check_action(action, parameters)
 
     def action_search(self) -> None:
         self.search_mode = "search"
@@ -432,8 +513,8 @@ class ServerPane(Pane):
             log.set_filter(event.value)
         else:
             self.search_text = event.value
-            if log.find(self.search_text) is None:
-                self.notify(f"'{self.search_text}' not found", severity="warning")
+            log.current = None  # a new search starts from the top of the view
+            self._report_match(log.find(self.search_text))
         self._update_loghead()
         log.focus()
 
@@ -444,10 +525,20 @@ class ServerPane(Pane):
             self.query_one(LogView).focus()
 
     def action_next_match(self) -> None:
-        self.query_one(LogView).find(self.search_text, forward=True)
+        self._report_match(self.query_one(LogView).find(self.search_text, forward=True))
 
     def action_prev_match(self) -> None:
-        self.query_one(LogView).find(self.search_text, forward=False)
+        self._report_match(self.query_one(LogView).find(self.search_text, forward=False))
+
+    def _report_match(self, found) -> None:
+        if not self.search_text:
+            self.notify("no search yet: / to search", severity="warning")
+        elif found is None:
+            self.notify(f"'{self.search_text}' not found", severity="warning")
+        else:
+            self.notify(found.describe(self.search_text), severity="warning" if found.wrapped else "information",
+                        timeout=4)
+        self._update_loghead()
 
     def action_jump(self) -> None:
         crash = self.last_crash
@@ -457,6 +548,8 @@ class ServerPane(Pane):
         if crash.config and crash.config != self.selected and crash.config in self.latest:
             self._select(crash.config)
             self._draw_configs()
-        if not self.query_one(LogView).jump_to_number(crash.line):
+        log = self.query_one(LogView)
+        log.mark_decisive(int(crash.line))
+        if not log.jump_to_number(int(crash.line)):
             self.notify(f"line {crash.line} is outside the loaded window", severity="warning")
         self._update_loghead()

@@ -41,8 +41,10 @@ async def test_launch_ready_and_kill_from_the_keys(tmp_path):
         pane = app.panes["server"]
         await pilot.press("2")
         assert await _until(pilot, lambda: pane.configs)
+        pane.query_one(LogView).follow = False  # as an earlier search or jump leaves it
         await pilot.press("l")
         assert await _until(pilot, lambda: pane.latest.get("run_smol") and pane.latest["run_smol"].state == "ready")
+        assert pane.query_one(LogView).follow  # a new launch is watched live
         assert await _until(pilot, lambda: app.summaries["server"] == "1 ●")  # one config, ready
         table = pane.query_one("#configs")
         since = str(table.get_cell("run_smol", pane.since_column))

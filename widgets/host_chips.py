@@ -38,6 +38,9 @@ def chip_text(chip: Chip, now: float | None = None, full: bool = False) -> Text:
         append_safe(text, f"  {chip.target}  ", style="grey70")
     else:
         append_safe(text, chip.name + " ", style="bold" if chip.current else "")
+        if chip.simulated:  # every host showing simulated data says so, current or not
+            text.append("SIM", style="bold black on yellow")
+            text.append(" ")
     text.append(dot, style=colour)
     if full or chip.state != "connected":
         if chip.state == "connected":

@@ -19,6 +19,13 @@ FIELDS = (
 )
 
 
+# what each field accepts, enforced as it is typed: a refused key never reaches the value
+_WHOLE = r"[0-9]*"
+_DECIMAL = r"[0-9]*\.?[0-9]*"
+RESTRICT = {"count": _WHOLE, "tp": _WHOLE, "ep": _WHOLE, "context": _WHOLE, "allreduce_alpha_us": _DECIMAL,
+            "allreduce_beta_gbs": _DECIMAL, "mem_efficiency": _DECIMAL, "step_overhead_us": _DECIMAL}
+
+
 class WhatIf(Vertical):
     DEFAULT_CSS = """
     WhatIf { height: auto; border-top: solid $accent; padding: 0 1; }
@@ -33,12 +40,14 @@ class WhatIf(Vertical):
             super().__init__()
 
     def compose(self) -> ComposeResult:
-        yield Label("what-if: edit and everything recomputes (empty = from the profile / catalogue)")
+        yield Label("what-if: edit and everything recomputes (empty = from the profile / catalogue)"
+                    " · Tab next field · Esc back to the table")
         with Horizontal():
             for key, label, width in FIELDS:
                 with Vertical(classes="wi-cell"):
                     yield Label(label)
-                    yield Input(id=f"wi-{key}", placeholder="", compact=True).set_styles(f"width: {width};")
+                    yield Input(id=f"wi-{key}", placeholder="", compact=True,
+                                restrict=RESTRICT.get(key)).set_styles(f"width: {width};")
 
     def fill(self, values: dict[str, Any]) -> None:
         """Show current values without posting a change."""

@@ -430,6 +430,7 @@ async def _sweep_through(config, args, events, RunStore, NotStarted, Sweep, exit
         if link is not None:
             await link.close()
     code = exit_code(doc)
+    _judge_efficiency(config.profile, store.run_id, doc)
     emit(events.make("run-end", status=doc["status"], exit_code=code, path=doc.get("path")))
     if args.out:
         try:
@@ -462,6 +463,17 @@ def _write_out(doc: dict, args) -> None:
     for level in levels:
         target = path if len(levels) == 1 else level_file(path, level)
         write_atomic(target, json.dumps(level_result(doc, level), indent=2) + "\n", mode=0o644)
+
+
+def _judge_efficiency(profile_name: str, run_id: str, doc: dict) -> None:
+    """The saved run's efficiency against the roofline: one suggestion on the task board if it is low."""
+    try:
+        from console.clikit import load_profile
+        from console.report import offer_run_efficiency
+
+        offer_run_efficiency(load_profile(profile_name), run_id, doc)
+    except Exception:  # noqa: BLE001 - a suggestion is a courtesy; it never fails a finished sweep
+        pass
 
 
 def _fmt(value, digits: int = 1) -> str:

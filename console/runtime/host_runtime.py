@@ -212,6 +212,12 @@ class HostRuntime:
         view = ServerView()
         view.configs = await cfgs.discover(self.session)
         running = await inference_processes(self.session.host)
+        if self.session.profile.ui.simulated:  # a simulated host lists only its own simulators
+            from ..bench.endpoint import loopback_port
+            from ..demo import simulated_process
+
+            port = loopback_port(self.session.profile.server.url or "")
+            running = [p for p in running if simulated_process(p.command, port)]
         self._good()
         found, bad = await asyncio.to_thread(records.scan, self.name)
         view.problems = bad

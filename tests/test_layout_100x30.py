@@ -1,0 +1,124 @@
+"""Every tab readable in a 100x30 tmux split: snapshots, plus checks that the columns an operator
+acts on (GPU flags and P-state, the bench note, the roofline table) are whole."""
+from __future__ import annotations
+
+from console.gpus import parse_text
+from tests.gpus_standin import FIXTURES
+from tests.test_bench_pane import DIED, BenchApp, saved_run
+from tests.test_gpus_pane import PaneApp as GPUsApp
+from tests.test_gpus_pane import local_profile, session_for
+from tests.test_roofline_pane import SWEEP
+from tests.test_roofline_pane import PaneApp as RooflineApp
+from tests.test_roofline_pane import _session as roofline_session
+from widgets.bench_table import BenchLevelTable
+from widgets.gpu_table import GPUTable, fit_for
+
+SIZE = (100, 30)
+
+
+async def _stale_gpus(pilot):
+    from screens.gpus_pane import GPUsPane
+
+    pane = pilot.app.query_one(GPUsPane)
+    pane.session = session_for(local_profile("rtx6000-box", ["x"]))
+    base = 1_800_000_000.0
+    pane.clock = lambda: base + 300.4
+    final = parse_text((FIXTURES / "table-8x-stale-after-crash.txt").read_text())
+    final.taken_at = base + 300
+    pane.show_snapshot(final)
+    await pilot.pause()
+
+
+def test_gpus_at_100x30(snap_compare):
+    assert snap_compare(GPUsApp(None), terminal_size=SIZE, run_before=_stale_gpus)
+
+
+async def test_gpu_flags_and_pstate_are_whole_at_100_columns():
+    app = GPUsApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await _stale_gpus(pilot)
+        table = app.query_one(GPUTable)
+        keys = [str(k.value) for k in table.columns]
+        assert "flags" in keys and "p" in keys
+        assert "spark" not in keys  # the first column to give way
+        total = sum(c.get_render_width(table) for c in table.columns.values())
+        assert total <= table.size.width, "the table is wider than its pane: something is cut"
+        flags = table.get_row_at(0)[keys.index("flags")]
+        assert "STALE" in str(flags)
+
+
+def test_shrink_order_is_the_stated_one():
+    full = [k for k, _, _ in fit_for(160).columns]
+    assert full == ["gpu", "name", "util", "mem", "temp", "power", "sm", "p", "spark", "flags"]
+    assert [k for k, _, _ in fit_for(125).columns] == ["gpu", "name", "util", "mem", "temp", "power", "sm", "p", "flags"]
+    narrow = fit_for(96)
+    assert [k for k, _, _ in narrow.columns] == ["gpu", "name", "util", "mem", "temp", "power", "p", "flags"]
+    assert narrow.short_names
+    assert fit_for(220).name_width > fit_for(160).name_width  # names whole on a wide screen
+
+
+def test_bench_at_100x30(snap_compare):
+    saved_run(DIED, "sweep-20261129-140000")
+    assert snap_compare(BenchApp(url=None), terminal_size=SIZE)
+
+
+async def test_bench_note_is_not_cut_at_100_columns():
+    saved_run(DIED, "sweep-20261129-140000")
+    app = BenchApp(url=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.query_one(BenchLevelTable)
+        await pilot.pause()
+        assert table.narrow
+        keys = [str(k.value) for k in table.columns]
+        assert keys[-1] == "note" and "progress" not in keys
+        total = sum(c.get_render_width(table) for c in table.columns.values())
+        assert total <= table.size.width
+        note = str(table.get_row_at(1)[-1])
+        assert note.startswith("server died")
+
+
+def test_roofline_at_100x30(snap_compare, shared_dir, gpudeck_home):
+    assert snap_compare(RooflineApp(roofline_session(shared_dir, [SWEEP])), terminal_size=SIZE)
+
+
+async def test_roofline_table_header_is_whole_at_100_columns(shared_dir, gpudeck_home):
+    from widgets.roofline_plot import RooflinePlot
+    from widgets.roofline_table import RooflineTable
+
+    app = RooflineApp(roofline_session(shared_dir, [SWEEP]))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.query_one(RooflineTable)
+        assert not app.query_one(RooflinePlot).display  # the chart gives way, the numbers stay
+        assert table.size.width >= sum(c.get_render_width(table) for c in table.columns.values())
+
+
+def test_tasks_at_100x30(snap_compare):
+    from profiles.tasks import tasks_file
+    from tests.tasks_pane_app import TasksApp
+    from tests.test_tasks_pane_snapshot import BOARD
+
+    path = tasks_file("local")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(BOARD)
+    assert snap_compare(TasksApp(), terminal_size=SIZE)
+
+
+async def test_flags_grow_when_a_later_sample_flags_more():
+    """A host that turns STALE after starting IDLE shows the whole badge, at 100 and 160 columns."""
+    from console.gpus.model import GPU
+
+    for size in (SIZE, (160, 45)):
+        app = GPUsApp(None)
+        async with app.run_test(size=size) as pilot:
+            table = app.query_one(GPUTable)
+            idle = [GPU(index=i, name="NVIDIA RTX PRO 6000 Blackwell Server Edition", flags=["idle"]) for i in range(2)]
+            table.show(idle, {})
+            await pilot.pause()
+            stale = [GPU(index=i, name="NVIDIA RTX PRO 6000 Blackwell Server Edition", flags=["stale"])
+                     for i in range(2)]
+            table.show(stale, {})
+            await pilot.pause()
+            flags = table.columns[next(k for k in table.columns if k.value == "flags")]
+            assert flags.get_render_width(table) >= len(" STALE ") + 2

@@ -1,0 +1,77 @@
+"""The Server tab's log keys with Pilot: # numbers, j marks the decisive line, / counts matches, y/Y copy, f/End follow."""
+from __future__ import annotations
+
+from console.clip import clip_file
+from console.servers import records
+from console.servers.records import LaunchRecord
+from profiles import store
+from screens.app import GpudeckApp
+from widgets.log_view import DECISIVE_MARK, LogView
+
+
+async def _until(pilot, predicate, seconds=20.0):
+    for _ in range(int(seconds / 0.1)):
+        if predicate():
+            return True
+        await pilot.pause(0.1)
+    return predicate()
+
+
+def _old_launch(tmp_path):
+    log = tmp_path / "old.log"
+    log.write_text("".join(f"line {i} {'ERROR boom' if i in (40, 70) else 'ok'}\n" for i in range(1, 101)))
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "old.sh").write_text("#!/bin/sh\ntrue\n")
+    profile = store.load("local")
+    profile.server.scripts_dir = str(scripts)
+    store.save(profile)
+    records.save("local", LaunchRecord(id="old-1", config="old", script=str(scripts / "old.sh"), log=str(log),
+                                       exit_file=None, state="crashed", exit_status=1))
+
+
+async def test_log_keys(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUDECK_CLIPBOARD", "file")
+    _old_launch(tmp_path)
+    app = GpudeckApp()
+    async with app.run_test(size=(160, 45), notifications=True) as pilot:
+        pane = app.panes["server"]
+        await pilot.press("2")
+        view = pane.query_one(LogView)
+        assert await _until(pilot, lambda: len(view.lines) == 100)
+        view.focus()
+        # line numbers
+        await pilot.press("number_sign")
+        assert view.numbers
+        # search: k/n, then the wrap is said
+        await pilot.press("slash", *"boom", "enter")
+        await pilot.pause(0.2)
+        said = [n.message for n in app._notifications]
+        assert any("match 1/2" in m for m in said), said
+        await pilot.press("n")
+        await pilot.press("n")
+        await pilot.pause(0.2)
+        said = [n.message for n in app._notifications]
+        assert any("match 1/2" in m and "wrapped" in m for m in said), said
+        # back to following with one key
+        await pilot.press("end")
+        assert view.follow and view.current is None
+        # j: the decisive line is the current line and marked unlike the other error line
+        pane.last_crash = {"line": 70, "launch": "old-1", "config": "old", "class": "cuda-illegal-address",
+                           "excerpt": ["line 69 ok", "line 70 ERROR boom", "line 71 ok"]}
+        await pilot.press("j")
+        await pilot.pause(0.2)
+        assert view.decisive == 70 and view.current_line() == (70, "line 70 ERROR boom")
+        rows = {number: "".join(s.text for s in view._render_line_strip(i, view.rich_style))
+                for i, number in enumerate(view.shown)}
+        assert DECISIVE_MARK in rows[70] and DECISIVE_MARK not in rows[40]
+        # y copies the current line, Y the crash excerpt; this terminal takes no OSC 52: a file, its path shown
+        await pilot.press("y")
+        assert await _until(pilot, lambda: clip_file("local").exists())
+        assert clip_file("local").read_text() == "line 70 ERROR boom"
+        assert await _until(pilot, lambda: any(str(clip_file("local")) in n.message for n in app._notifications))
+        await pilot.press("Y")
+        assert await _until(pilot, lambda: clip_file("local").read_text().startswith("line 69 ok\nline 70"))
+        # f brings follow back after j
+        await pilot.press("f")
+        assert view.follow
