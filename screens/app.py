@@ -44,12 +44,12 @@ class GpudeckApp(App):
     ENABLE_COMMAND_PALETTE = True
     COMMANDS = App.COMMANDS | {KeysProvider}
     # One rule for digits: in a text field or drop-down they belong to the field; anywhere
-    # else 1-5 switch tabs. The footer says which holds now ("1-5 tabs" or "Esc leave field").
+    # else 1-6 switch tabs. The footer says which holds now ("1-6 tabs" or "Esc leave field").
     BINDINGS = [
         Binding("q", "quit", "quit"),
         Binding("escape", "close_help", "close keys"),
-        Binding("escape", "leave_field", "leave field, then 1-5 tabs"),
-        Binding("1", "tab('gpus')", "tabs", key_display="1-5"),
+        Binding("escape", "leave_field", "leave field, then 1-6 tabs"),
+        Binding("1", "tab('gpus')", "tabs", key_display="1-6"),
         Binding("2", "tab('server')", "Server", show=False),
         Binding("3", "tab('bench')", "Bench", show=False),
         Binding("4", "tab('roofline')", "Roofline", show=False),
