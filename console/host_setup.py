@@ -47,13 +47,14 @@ def new_ssh_profile(name: str, target: str, identity_file: str = "", scripts_dir
     return profile
 
 
-def trust_host_key(host: str, port: int, key) -> Path:
-    """Add the key the operator accepted to gpudeck's known_hosts (once)."""
+def trust_host_key(key_name: str, key) -> Path:
+    """Add the key the operator accepted to gpudeck's known_hosts (once), under the name
+    OpenSSH looks it up by (HostKeyAlias, else the host, `[host]:port` off port 22)."""
     from .hosts import known_hosts_line
 
     path = paths.known_hosts_file()
     existing = path.read_text() if path.exists() else ""
-    line = known_hosts_line(host, port, key)
+    line = known_hosts_line(key_name, key)
     if line not in existing:
         write_atomic(path, existing + line)
     return path

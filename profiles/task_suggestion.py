@@ -65,9 +65,9 @@ def crash_suggestion(crash: dict[str, Any], record: str | None = None) -> Sugges
     config = crash.get("config") or "the server"
     when = _clock(crash.get("time"))
     text = f"Investigate {kind} in {config}" + (f" ({when})" if when else "")
-    # one key per crash record, whether it is named by its id (the Server tab) or its file (a scan)
-    file = record if not record or record.endswith(".json") else f"{record}.json"
-    key = f"crash:{file}" if record else f"crash:{config}:{crash.get('time')}:{kind}"
+    # one key per crash record, whether it is named by its id or by its file name
+    record = record[:-5] if record and record.endswith(".json") else record
+    key = f"crash:{record}" if record else f"crash:{config}:{crash.get('time')}:{kind}"
     return Suggestion(key=key, text=text, kind="crash", priority="high", crash=record,
                       config=crash.get("config") if isinstance(crash.get("config"), str) else None)
 

@@ -94,19 +94,19 @@ class AddHost(ModalScreen[str | None]):
         from console.hosts import HostError, fetch_host_key
 
         try:
-            host, port, key = await fetch_host_key(profile)
+            target, key = await fetch_host_key(profile)
         except HostError as exc:
             self._say(f"saved {profile.name}, but its host key could not be fetched: {exc}", "yellow")
             return
         fingerprint = key.get_fingerprint()
         trusted = await self.app.push_screen_wait(Confirm(
-            f"Trust {host}:{port}?", [f"{key.get_algorithm()} key {fingerprint}",
+            f"Trust {target.where}?", [f"{key.get_algorithm()} key {fingerprint}",
                                       "Compare it with the host's own key before you say yes."], "Trust"))
         if not trusted:
             self._say(f"saved {profile.name}; its key is not trusted, so it cannot connect yet "
                       f"(`gpudeck profiles trust {profile.name}` later)", "yellow")
             return
-        await asyncio.to_thread(trust_host_key, host, port, key)
+        await asyncio.to_thread(trust_host_key, target.key_name, key)
         self._say(f"trusted {fingerprint}; checking {profile.name} …")
         from console.probe import check
 

@@ -50,6 +50,9 @@ class CampaignPane(Pane):
         yield CampaignGrid(id="camp-grid")
         yield Static(id="camp-result")
 
+    def on_mount(self) -> None:
+        self.draw()
+
     async def set_session(self, target) -> None:
         await super().set_session(target)
         self.state = self.runtime.campaign
@@ -74,6 +77,8 @@ class CampaignPane(Pane):
             self.draw()
 
     def draw(self) -> None:
+        if not self.is_mounted or not self.query("#camp-title"):
+            return   # an event before the pane is composed: the first draw after mount shows it
         title = self.query_one("#camp-title", Static)
         result = self.query_one("#camp-result", Static)
         grid = self.query_one(CampaignGrid)

@@ -469,11 +469,11 @@ class ServerPane(Pane):
         self._copy(found[1], f"line {found[0]}")
 
     def action_copy_excerpt(self) -> None:
-        doc = self.last_crash
-        if not doc or not doc.get("excerpt"):
+        crash = self.last_crash
+        if crash is None or not crash.excerpt:
             self.notify("no crash excerpt to copy", severity="warning")
             return
-        self._copy("\n".join(doc["excerpt"]) + "\n", f"crash excerpt of {doc.get('config')}")
+        self._copy("\n".join(crash.excerpt) + "\n", f"crash excerpt of {crash.config}")
 
     def _copy(self, text: str, what: str) -> None:
         from .clipboard import copy_text

@@ -333,7 +333,7 @@ async def test_a_stale_no_models_note_clears_once_the_model_is_found(monkeypatch
     async def fake_list(url, timeout=3.0):
         return answers.pop(0) if answers else ["smol"]
 
-    monkeypatch.setattr(bench_pane, "list_models", fake_list)
+    monkeypatch.setattr("console.bench.endpoint.list_models", fake_list)  # what the runtime asks
     app = BenchApp()
     async with app.run_test(size=(150, 45)) as pilot:
         pane = app.query_one(BenchPane)

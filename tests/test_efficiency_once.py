@@ -42,14 +42,15 @@ def test_an_efficient_run_suggests_nothing(shared_dir, gpudeck_home):
 def test_a_crash_seen_by_the_server_tab_and_by_a_scan_is_offered_once(gpudeck_home):
     import json
 
+    from console.store.suggest import offer_new
     from profiles.paths import profile_data_dir
-    from profiles.tasks import scan_events, suggest_from_crash
+    from profiles.tasks import suggest_from_crash
 
     doc = {"id": "20261130-082540-run_x", "class": "cuda-illegal-address", "config": "run_x",
            "time": "2026-11-30T08:25:40"}
     crashes = profile_data_dir("local") / "crashes"
     crashes.mkdir(parents=True)
     (crashes / "20261130-082540-run_x.json").write_text(json.dumps(doc))
-    assert suggest_from_crash("local", doc, record=doc["id"]) is not None  # the Server tab, at once
-    assert scan_events("local") == []  # the Tasks tab's scan finds the same crash: nothing new
+    assert suggest_from_crash("local", doc, record=f"{doc['id']}.json") is not None  # named by its file
+    assert offer_new("local") == []  # the store's scan names it by its id: the same crash, nothing new
     assert len(TaskBoard.for_profile("local").suggestions) == 1

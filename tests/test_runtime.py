@@ -167,6 +167,9 @@ async def test_switching_hosts_mid_sweep_keeps_the_sweep_on_its_host():
         bench.launcher = _replaying(BENCH / "sweep_ok.jsonl", "--hold-after", str(hold), calls=calls)
         await pilot.press("3")
         await pilot.press("r")
+        # the first sweep on a host is larger than any before it: the tab asks first
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ == "Confirm", 10, "the larger-sweep question")
+        await pilot.press("y")
         runtime = app.fleet.runtimes["local"]
         await wait_until(pilot, lambda: runtime.sweeping and bench.view.levels, 15, "the sweep to run")
         run_id = bench.view.run_id

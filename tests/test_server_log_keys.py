@@ -57,8 +57,11 @@ async def test_log_keys(tmp_path, monkeypatch):
         await pilot.press("end")
         assert view.follow and view.current is None
         # j: the decisive line is the current line and marked unlike the other error line
-        pane.last_crash = {"line": 70, "launch": "old-1", "config": "old", "class": "cuda-illegal-address",
-                           "excerpt": ["line 69 ok", "line 70 ERROR boom", "line 71 ok"]}
+        from console.store.crashes import CrashRecord
+
+        pane.last_crash = CrashRecord(id="old-1", config="old", cls="cuda-illegal-address",
+                                      time="2026-11-30T08:00:00", launch="old-1", line=70,
+                                      excerpt=("line 69 ok", "line 70 ERROR boom", "line 71 ok"))
         await pilot.press("j")
         await pilot.pause(0.2)
         assert view.decisive == 70 and view.current_line() == (70, "line 70 ERROR boom")
