@@ -618,11 +618,30 @@ def _int_or_none(value: object) -> int | None:
         return None
 
 
+_MAX_NESTING = 60   # deeper brackets than any real server prints: never handed to the parser
+
+
+def _too_deep(text: str) -> bool:
+    """Log text is hostile: deep nesting would make Python's parser recurse until it fails,
+    and on 3.11 such a failure can leave later ast.parse calls broken for the whole process."""
+    depth = 0
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+            if depth > _MAX_NESTING:
+                return True
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+    return False
+
+
 def _call_kwargs(body: str) -> dict[str, object]:
     """key=value pairs of a logged dataclass repr; unparseable values are skipped."""
     body = body.rstrip()
     end = body.rfind(")")
     text = f"f({body[:end + 1]}" if end >= 0 else f"f({body})"
+    if _too_deep(text):
+        return _pairs(body, r"(\w+)=('(?:[^'\\]|\\.)*'|[^,()]+)")
     try:
         call = ast.parse(text, mode="eval").body
         out = {}
@@ -632,16 +651,18 @@ def _call_kwargs(body: str) -> dict[str, object]:
             except ValueError:
                 out[keyword.arg] = ast.unparse(keyword.value)
         return out
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
         return _pairs(body, r"(\w+)=('(?:[^'\\]|\\.)*'|[^,()]+)")
 
 
 def _dict_literal(body: str) -> dict[str, object]:
     end = body.rfind("}")
+    if _too_deep(body[:end + 1]):
+        return _pairs(body, r"'(\w+)': ('(?:[^'\\]|\\.)*'|[^,{}]+)")
     try:
         value = ast.literal_eval(body[:end + 1])
         return value if isinstance(value, dict) else {}
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, RecursionError, MemoryError, SystemError):
         return _pairs(body, r"'(\w+)': ('(?:[^'\\]|\\.)*'|[^,{}]+)")
 
 
@@ -649,8 +670,8 @@ def _pairs(body: str, pattern: str) -> dict[str, object]:
     out = {}
     for key, value in re.findall(pattern, body):
         try:
-            out[key] = ast.literal_eval(value.strip())
-        except (ValueError, SyntaxError):
+            out[key] = ast.literal_eval(value.strip()) if not _too_deep(value) else value.strip()
+        except (ValueError, SyntaxError, RecursionError, MemoryError, SystemError):
             out[key] = value.strip()
     return out
 

@@ -42,7 +42,7 @@ def test_profile_file_is_private():
 
 @pytest.mark.parametrize("text, expected", [
     ("transport = 'ssh'\n[ssh]\nport = 22\n", "key 'ssh.host'"),
-    ("transport = 'telnet'\n", "key 'transport': expected 'local' or 'ssh'"),
+    ("transport = 'telnet'\n", "key 'transport': expected 'local', 'ssh' or 'prometheus'"),
     ("[ssh]\nport = 'twenty-two'\n", "key 'ssh.port': expected an integer"),
     ("[server]\nprot = 1\n", "key 'server.prot'"),
     ("[gpu]\ncount = true\n", "key 'gpu.count': expected an integer"),

@@ -268,8 +268,9 @@ async def test_a_crashed_configs_logged_flags_survive_a_host_switch_and_a_restar
         await app.switch_host("local")
         await app.switch_host("alpha")
         await wait_until(pilot, lambda: [c.name for c in pane.configs] == ["crashy"], 15, "the config again")
+        await wait_until(pilot, lambda: pane.last_crash is not None, 10, "the crash again")
         assert pane._effective_flags("crashy") == logged
-        assert pane.last_crash is not None and pane.last_crash.cls == "cuda-illegal-address"
+        assert pane.last_crash.cls == "cuda-illegal-address"
     app = GpudeckApp(profile_name="alpha")  # a restarted console: no monitor saw this launch
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.panes["server"]

@@ -154,7 +154,7 @@ def test_crash_suggestion_is_offered_once_and_accepted_linked():
     board = TaskBoard.for_profile("local")
     assert board.tasks == []  # never added silently
     task = board.accept(s.key)
-    assert task.crash == "tp8-ep8-memsafe-20261129-140211.json" and task.config == "tp8-ep8-memsafe"
+    assert task.crash == "tp8-ep8-memsafe-20261129-140211" and task.config == "tp8-ep8-memsafe"  # the bare record id
     assert task.priority == "high" and board.suggestions == []
     assert suggest_from_crash("local", CRASH, record="tp8-ep8-memsafe-20261129-140211.json") is None
 

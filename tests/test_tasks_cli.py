@@ -61,9 +61,9 @@ def test_text_list_hides_done_and_shows_suggestions(capsys):
     assert "Investigate cuda-illegal-address in tp8-ep8-memsafe (14:02)" in out
     assert main(["tasks", "list", "--all"]) == 0
     assert "finished" in capsys.readouterr().out
-    assert main(["tasks", "accept", "crash:c.json", "--json"]) == 0
+    assert main(["tasks", "accept", "crash:c", "--json"]) == 0  # keyed by the bare record id
     accepted = json.loads(capsys.readouterr().out)["task"]
-    assert accepted["crash"] == "c.json" and accepted["source"] == "crash:c.json"
+    assert accepted["crash"] == "c" and accepted["source"] == "crash:c"
 
 
 def test_export_markdown_and_json(capsys):

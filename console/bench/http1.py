@@ -162,7 +162,11 @@ class StreamingResponse(asyncio.BufferedProtocol):
             self._mode = "chunked"
         elif b"content-length" in headers:
             self._mode = "length"
-            self._need = int(headers[b"content-length"])
+            raw = headers[b"content-length"]
+            if not raw.isdigit():   # a server's garbage is a failed request, never a crash of ours
+                self._fail(f"bad content-length {raw[:40]!r}")
+                return
+            self._need = int(raw)
             if self._need == 0:
                 self._finish()
         else:
