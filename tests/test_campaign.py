@@ -1,6 +1,7 @@
 """Campaigns: an unattended run over launch configs, with a real llama.cpp server launched per cell."""
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shlex
@@ -356,3 +357,34 @@ async def test_the_campaign_tab_shows_cells_levels_crash_and_winner(tmp_path):
         assert "winner: a at 31.50 tok/s" in result
         title = str(pane.query_one("#camp-title").render())
         assert "driver is gone" in title          # running on disk, but no live driver: say so
+
+
+async def test_a_stop_by_another_process_is_not_a_crash_to_a_console_watching(tmp_path):
+    """A campaign (its own process) stops a server a console's monitor also follows:
+    the console must read the stop from disk, not record a crash."""
+    import copy
+
+    from console.servers import lifecycle, records
+    from console.servers.monitor import ServerMonitor
+    from console.session import HostSession
+    from profiles import store
+    from profiles.profile import profile_from_dict
+
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "sleepy.sh").write_text("#!/bin/sh\nexec sleep 60\n")
+    (scripts / "sleepy.sh").chmod(0o755)
+    profile = profile_from_dict("box2", {"transport": "local", "server": {
+        "scripts_dir": str(scripts), "log_dir": str(tmp_path / "logs"), "kill_grace_s": 5.0}})
+    store.save(profile)
+    session = HostSession.open(profile)
+    record = await lifecycle.launch(session, "sleepy", str(scripts / "sleepy.sh"))
+    watched = copy.deepcopy(record)            # the console's own copy, as its monitor holds it
+    crashes: list[dict] = []
+    monitor = ServerMonitor(session, watched, on_crash=crashes.append, poll_s=0.2)
+    task = asyncio.create_task(monitor.run())
+    await asyncio.sleep(0.5)
+    await lifecycle.stop(HostSession.open(profile), record)   # the campaign's stop, with its own copy
+    await asyncio.wait_for(task, 20)
+    assert watched.state == "stopped" and crashes == []
+    assert records.get("box2", record.id).crash_record is None

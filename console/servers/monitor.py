@@ -131,6 +131,12 @@ class ServerMonitor:
             record.ready_at = time.time()
             records.save(self.session.name, record)
             self.on_state(record)
+        if not state.alive and record.live and not record.kill_requested:
+            # another process (a campaign, the CLI, a second console) may have stopped it:
+            # its stop is on disk, and a stop is not a crash
+            on_disk = records.get(self.session.name, record.id)
+            if on_disk is not None and on_disk.kill_requested:
+                record.kill_requested = True
         if settle(record, state):
             records.save(self.session.name, record)
             if record.state == "crashed":
@@ -204,7 +210,7 @@ class ServerMonitor:
             except HostError:
                 pass
         verdict = self.triage.result()
-        if verdict.cls in ("healthy", "unknown") and self.record.exit_status in (137, -9):
+        if verdict.cls in ("healthy", "unknown") and self.record.exit_status in (137, -9, 143, -15):
             verdict.cls = "process-killed"
             verdict.summary = f"killed (exit {self.record.exit_status})"
         return verdict
