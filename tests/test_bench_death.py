@@ -95,6 +95,6 @@ def test_server_silent_after_sigterm_ends_the_level_at_once(tmp_path, gpudeck_ho
     assert hung.get("message", "").startswith("server hung: no bytes on any of") or \
         died.get("message", "").startswith("connection refused from "), first
     assert first["completed"] + first["failed"] + first.get("not_sent", 0) == 8
-    if hung:  # only the two streams in flight stalled; nothing more was sent to a silent server
-        assert first["failed"] <= 2, first
+    if hung and first["failed"] >= 4:  # one stall period for them all, not one each (3 s per request)
+        assert first["duration_s"] < 3 * first["failed"], first
     assert second["status"] == "skipped"

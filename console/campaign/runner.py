@@ -238,6 +238,11 @@ class CampaignRunner:
                 await asyncio.wait_for(watcher, 30)
             except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - the monitor's end is not the cell's verdict
                 watcher.cancel()
+        if any(lv.get("status") == "failed" for lv in cell.levels):
+            try:   # a level died and we stopped the server at once: its log decides whether it crashed
+                await monitor.triage_after_stop()
+            except HostError:
+                pass
         crashed = record.crash_class is not None or (record.state == "crashed" and not record.kill_requested)
         if crashed:
             cell.crash_class = record.crash_class or "unknown"

@@ -188,6 +188,17 @@ class ServerMonitor:
         except (httpx.HTTPError, HostError, OSError):
             return False
 
+    async def triage_after_stop(self) -> bool:
+        """A server stopped right after it failed a level may not have had its fatal line read yet:
+        triage the whole log now and record the crash if it shows one. True when it did."""
+        if self.record.crash_class is not None:
+            return True
+        verdict = await self._final_verdict()
+        if verdict.cls in ("healthy", "unknown", "process-killed"):
+            return False
+        await self._write_crash(verdict)
+        return True
+
     async def _write_crash(self, verdict=None) -> None:
         """Save the crash record (triaging the log unless a verdict is given) and report it."""
         verdict = verdict or await self._final_verdict()
