@@ -179,13 +179,16 @@ def test_streams_stalling_together_end_the_level_as_server_hung(fake):
     assert "Traceback" not in out.stderr
     first, second = json.loads(out.stdout)["levels"]
     assert first["status"] == "failed"
-    assert first["server_hung"]["message"].startswith("server hung: no bytes on any of 2 streams for 1 s")
+    # the streams in flight (two, or one when the second had not connected yet on a busy
+    # machine) ended together; the others were never sent
+    in_flight = first["failed"]
+    assert in_flight in (1, 2), first
+    assert first["server_hung"]["message"].startswith(f"server hung: no bytes on any of {in_flight} streams for 1 s")
     assert first["server_hung"]["check"] == "/v1/models answers HTTP 200"
-    # the two streams in flight ended together; the six others were never sent
-    assert first["failed"] == 2 and first["not_sent"] == 6
+    assert first["not_sent"] == 8 - in_flight
     assert second["status"] == "skipped" and second["skipped_because"] == "level 2 failed"
     completions = [p for p, _ in server.requests if p == "/v1/completions"]
-    assert len(completions) == 2
+    assert len(completions) == in_flight
 
 
 async def test_client_closes_a_connection_the_server_closed(fake):
