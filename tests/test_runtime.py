@@ -295,8 +295,8 @@ async def test_the_latency_after_a_reconnect_is_the_links_not_the_outages(ssh_pr
         await fleet.ping("testbox", timeout=20)
         whole_ms = (time.monotonic() - reconnect_started) * 1000
         assert host.status.state == "connected"
-        # the chip's figure is one round trip on the open link, less than the reconnect took
-        assert host.status.latency_ms is not None and host.status.latency_ms < whole_ms / 2
+        # the chip's figure is one round trip on the open link, not the reconnect (which includes it)
+        assert host.status.latency_ms is not None and host.status.latency_ms < whole_ms
     finally:
         await fleet.close()
 
