@@ -41,7 +41,8 @@ class Comparison:
                 "roofline_note": self.roofline_note}
 
 
-def _meets(level: dict, slo: dict) -> bool:
+def meets_slo(level: dict, slo: dict) -> bool:
+    """A level's p99 TTFT and TPOT within the SLOs given (an unmeasured figure never meets one)."""
     for key, field_ in (("ttft_ms", "ttft_p99"), ("tpot_ms", "tpot_p99")):
         limit = slo.get(key)
         if limit is not None and (level.get(field_) is None or level[field_] > limit):
@@ -58,7 +59,7 @@ def result_of(cell: Cell, slo: dict) -> ConfigResult:
             continue
         if out.best_tps is None or tps > out.best_tps:
             out.best_tps, out.best_level = tps, level.get("concurrency")
-        if slo and _meets(level, slo) and (out.best_within_slo is None or tps > out.best_within_slo):
+        if slo and meets_slo(level, slo) and (out.best_within_slo is None or tps > out.best_within_slo):
             out.best_within_slo, out.best_within_slo_level = tps, level.get("concurrency")
     return out
 

@@ -402,13 +402,6 @@ class CampaignRunner:
         slo = self.spec.sweep.slo
         if not slo or cell.status != "done" or not cell.levels:
             return False
-        return all(level["status"] == "ok" and _within(level, slo) for level in cell.levels)
+        from .compare import meets_slo
 
-
-def _within(level: dict, slo: dict) -> bool:
-    checks = (("ttft_ms", "ttft_p99"), ("tpot_ms", "tpot_p99"))
-    for key, field_ in checks:
-        limit = slo.get(key)
-        if limit is not None and (level.get(field_) is None or level[field_] > limit):
-            return False
-    return True
+        return all(level["status"] == "ok" and meets_slo(level, slo) for level in cell.levels)
