@@ -120,7 +120,8 @@ def simulated_process(command: str, port: int | None) -> bool:
     return port is None or re.search(rf"--port[ =]{port}\b", command) is not None
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback port nothing listens on now (the demo's simulators bind it next)."""
     import socket
 
     with socket.socket() as s:
@@ -140,7 +141,7 @@ def setup(root: Path | None = None, port: int | None = None) -> Demo:
     scripts_dir, log_dir = root / "scripts", root / "logs"
     for folder in (home, bin_dir, state_dir, scripts_dir, log_dir):
         folder.mkdir(parents=True, exist_ok=True)
-    port = port or _free_port()
+    port = port or free_port()
     os.environ["GPUDECK_HOME"] = str(home)
     os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
     os.environ["GPUDECK_SIM_STATE_DIR"] = str(state_dir)

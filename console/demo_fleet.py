@@ -19,6 +19,7 @@ from pathlib import Path
 
 import httpx
 
+from .demo import free_port
 from .gpus.prometheus import PromSettings
 from .sim.dcgm import host_dir
 from .sim.hardware import find_gpu
@@ -39,14 +40,6 @@ def prometheus_binary() -> str:
         raise FleetDemoError("gpudeck demo --fleet needs a Prometheus server: install one with "
                              "`apt-get install prometheus` (or put a `prometheus` binary on PATH)")
     return path
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -98,13 +91,13 @@ def setup(keep: Path | None = None, wait_s: float = 30.0) -> FleetDemo:
                                                     "processes": []})
         servers = []
         for i in range(2):
-            port = _free_port()
+            port = free_port()
             demo.procs.append(_start([sys.executable, "-m", "console", "sim", "serve", "--port", str(port),
                                       "--gpu", GPU, "--count", str(GPUS), "--startup-s", "1",
                                       "--state-dir", str(host_dir(state, i)), "--log", str(root / f"server{i}.log")],
                                      root / f"server{i}.err"))
             servers.append(f"127.0.0.1:{port}")
-        prom_port = _free_port()
+        prom_port = free_port()
         (root / "prometheus.yml").write_text(
             "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n"
             f"  - job_name: dcgm\n    static_configs:\n      - targets: {json.dumps(targets)}\n"
