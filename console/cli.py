@@ -5,7 +5,7 @@ import argparse
 import importlib
 import sys
 
-from .clikit import CLIError
+from .commands.kit import CLIError
 from .commands import COMMAND_MODULES
 
 

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator
 from . import paths
 from .atomic import StateFileError, read_toml, write_toml
 from .task_merge import merge_boards
-from .task_model import (DONE_STATUSES, PRIORITIES, STATUSES, Task, TaskFormatError, now_iso,
+from .task_model import (PRIORITIES, STATUSES, Task, TaskFormatError, now_iso,
                          task_from_dict, task_to_dict)
 from .task_suggestion import (Suggestion, crash_suggestion, efficiency_suggestion, promise_suggestion,
                               suggestion_from_dict, suggestion_to_dict, sweep_suggestions)

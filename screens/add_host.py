@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from console.host_setup import SetupError, new_ssh_profile, trust_host_key
+from console.hosts.setup import SetupError, new_ssh_profile, trust_host_key
 
 from .confirm import Confirm
 
@@ -108,7 +108,7 @@ class AddHost(ModalScreen[str | None]):
             return
         await asyncio.to_thread(trust_host_key, target.key_name, key)
         self._say(f"trusted {fingerprint}; checking {profile.name} …")
-        from console.probe import check
+        from console.hosts.probe import check
 
         result = await check(profile)
         if result.reachable:

@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.widgets import Footer, Input, Select, TabbedContent, TabPane
 
-from console.fleet import Fleet
+from console.runtime.fleet import Fleet
 from console.runtime import events as ev
 from console.safe_text import clean, clean_line, safe_text
 from profiles import store
@@ -71,12 +71,6 @@ class GpudeckApp(App):
         self.summaries: dict[str, str] = {}
         self.chip_bar = HostChips(id="chips")
         self.tabs: TabbedContent | None = None
-
-    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
-               markup: bool = True) -> None:
-        """Every toast in the app (panes call this too) shows its text literally: messages carry
-        config names, errors from hosts and task text, never markup or control characters."""
-        super().notify(clean(message), title=clean_line(title), severity=severity, timeout=timeout, markup=False)
 
     def compose(self) -> ComposeResult:
         yield self.chip_bar
@@ -224,10 +218,11 @@ class GpudeckApp(App):
 
     def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
                markup: bool = False) -> None:
-        """Every toast goes away within a few seconds; its text (often from outside: paths, errors,
-        config names) is never read as markup, whatever the caller asked."""
+        """Every toast in the app (panes call this too) goes away within a few seconds and shows its
+        text literally: messages carry config names, errors from hosts and task text, so they are
+        never read as markup, whatever the caller asked, and control characters are removed."""
         timeout = TOAST_TIMEOUT_S if timeout is None else min(timeout, TOAST_TIMEOUT_S)
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+        super().notify(clean(message), title=clean_line(title), severity=severity, timeout=timeout, markup=False)
         # a toast that expires while a busy pane redraws can leave its cells on screen: repaint after it
         self.set_timer(timeout + 0.5, self._repaint_after_toast)
 

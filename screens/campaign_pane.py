@@ -16,7 +16,7 @@ from console.campaign.compare import compare
 from console.campaign.spec import CampaignError
 from console.campaign.state import LockHeld, campaign_file
 from console.fmt import duration
-from console.safe_text import clean_line, safe_text
+from console.safe_text import clean_line
 from console.runtime import events as ev
 from widgets.campaign_grid import CampaignGrid
 

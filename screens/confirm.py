@@ -6,7 +6,6 @@ Every line is shown whole, wrapped at word boundaries (a command is never cut).
 """
 from __future__ import annotations
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical

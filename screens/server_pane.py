@@ -9,7 +9,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
-from rich.text import Text
 from textual.widgets import DataTable, Input, Static
 
 from console.fmt import clock, duration

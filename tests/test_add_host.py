@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.host_setup import SetupError, new_ssh_profile
+from console.hosts.setup import SetupError, new_ssh_profile
 from profiles import store
 from profiles.paths import known_hosts_file
 from screens.add_host import AddHost

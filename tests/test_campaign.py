@@ -72,7 +72,7 @@ def test_a_grid_changes_exactly_the_named_flags():
 def test_a_flag_the_script_lacks_is_added_to_the_server_command_not_its_comment():
     base = (SCRIPTS / "launch EP8 real.sh").read_text()
     out = derive(base, {"--cuda-graph-max-bs": 64, "--max-running-requests": 256})
-    from console.launchconfig import parse_script
+    from console.servers.launch import parse_script
 
     parsed = parse_script(out)
     assert parsed.raw_flags["cuda-graph-max-bs"] == "64" and parsed.raw_flags["max-running-requests"] == "256"

@@ -223,8 +223,8 @@ def test_demo_local_is_labelled_simulated(demo_world):
 
 
 def test_a_simulated_host_lists_only_its_simulators():
-    own = "/usr/bin/python3 -m console.demo_sglang serve --model-path zai-org/GLM-5-NVFP4 --port 35279"
-    other_demo = "/usr/bin/python3 -m console.demo_sglang serve --model-path x --port 41000"
+    own = "/usr/bin/python3 -m console.demo.sglang serve --model-path zai-org/GLM-5-NVFP4 --port 35279"
+    other_demo = "/usr/bin/python3 -m console.demo.sglang serve --model-path x --port 41000"
     real = "llama-server -m model.gguf --host 127.0.0.1 --port 35279"
     assert demo.simulated_process(own, 35279)
     assert not demo.simulated_process(other_demo, 35279)

@@ -214,7 +214,7 @@ async def test_fleet_view_sorts_filters_and_drills_into_a_host(fleet):
 
 
 def test_fleet_demo_starts_sixteen_hosts_and_leaves_nothing_behind():
-    from console.demo_fleet import CRASHED_HOST, HOSTS as DEMO_HOSTS, XID_HOST, setup
+    from console.demo.fleet import CRASHED_HOST, HOSTS as DEMO_HOSTS, XID_HOST, setup
 
     demo = setup()
     try:

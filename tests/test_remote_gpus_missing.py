@@ -6,7 +6,7 @@ import shutil
 
 from console.gpus.sampler import MISSING_RETRY_S, Sampler
 from console.hosts import SSHHost
-from console.probe import check
+from console.hosts.probe import check
 
 
 async def test_gpus_tab_says_nvidia_smi_is_not_found_on_the_host_and_retries_slowly(ssh_profile):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from console.fleet import Fleet
+from console.runtime.fleet import Fleet
 from console.hosts import HostError, SSHHost
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from console.cli import main
 from console.report import ReportError, refresh_document, write_report
-from console.report_sections import roofline_section
+from console.report.sections import roofline_section
 from profiles import store
 from profiles.paths import profile_data_dir
 from profiles.profile import profile_from_dict

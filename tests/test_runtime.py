@@ -280,7 +280,7 @@ async def test_a_crashed_configs_logged_flags_survive_a_host_switch_and_a_restar
 
 
 async def test_the_latency_after_a_reconnect_is_the_links_not_the_outages(ssh_profile, sshd):
-    from console.fleet import Fleet
+    from console.runtime.fleet import Fleet
 
     fleet = Fleet([ssh_profile])
     host = fleet.hosts["testbox"]

@@ -15,7 +15,7 @@ from textual.widgets import Static
 from console.bench.live import LevelView
 from console.gpus.fleet import FleetRow
 from console.gpus.model import GPU, GPUProcess
-from console.launchconfig import FLAG_KEYS
+from console.servers.launch import FLAG_KEYS
 from profiles.task_model import Task
 from profiles.task_suggestion import Suggestion
 from tests.hostile_text import HOSTILE, LINE, MARK, unsafe_chars

@@ -12,7 +12,7 @@ import pytest
 
 from console.servers import crashes, records
 from console.servers.records import LaunchRecord
-from console.triage import TriageResult
+from console.servers.triage import TriageResult
 from profiles import paths, store
 from profiles.atomic import write_atomic
 from profiles.profile import ProfileError, profile_from_dict

@@ -255,6 +255,6 @@ async def test_a_hung_server_is_reported_as_a_hang(tmp_path):
 
 
 def classify_text_of(path: str) -> str:
-    from console.triage import classify_file
+    from console.servers.triage import classify_file
 
     return classify_file(path).cls

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from console.sim.state import read_state
-from console.triage import classify
+from console.servers.triage import classify
 from tests.test_sim_server import start_sim, stop
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from console.triage import CRASH_CLASSES, classify_file
+from console.servers.triage import CRASH_CLASSES, classify_file
 
 FOLDER_CLASS = {
     "cuda-illegal-memory": "cuda-illegal-address",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from console.triage import Triage, classify, classify_file, classify_text
+from console.servers.triage import Triage, classify, classify_file, classify_text
 
 LOGS = Path(__file__).parent / "fixtures" / "logs"
 

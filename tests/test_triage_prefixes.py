@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from console.triage import classify, clean_line
+from console.servers.triage import classify, clean_line
 
 LOGS = Path(__file__).parent / "fixtures" / "logs"
 

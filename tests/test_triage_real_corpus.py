@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from console.triage import CRASH_CLASSES, classify_file
+from console.servers.triage import CRASH_CLASSES, classify_file
 
 CORPUS = Path(__file__).parent / "triage_corpus"
 FLOOR_TUNE = 0.95

@@ -12,7 +12,7 @@ import tracemalloc
 
 import pytest
 
-from console.triage import classify, classify_file
+from console.servers.triage import classify, classify_file
 
 VLLM_START = [
     "INFO 05-11 10:00:01 [api_server.py:1043] vLLM API server version 0.9.1",
@@ -257,7 +257,7 @@ def test_cli_json_has_state_and_class(tmp_path):
 def test_one_pass_prefilter_and_plain_search_give_the_same_verdicts(monkeypatch):
     """The multi-literal pass is an accelerator only: forcing the per-key
     search path must not change a verdict, line or excerpt."""
-    from console.triage import prefilter
+    from console.servers.triage import prefilter
 
     filler = [f"[2025-06-04 11:{i // 60 % 60:02d}:{i % 60:02d} TP0] Decode batch. #running-req: {i % 97}, "
               f"#token: {i * 7}, token usage: 0.{i % 100:02d}, gen throughput (token/s): 812.{i % 10}"
@@ -281,7 +281,7 @@ def test_arbitrary_text_never_raises():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from console.triage import CLASSES, STATES, classify_text
+    from console.servers.triage import CLASSES, STATES, classify_text
 
     @settings(max_examples=300, deadline=None)
     @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400),

@@ -10,7 +10,7 @@ from console.safe_text import safe_text
 
 
 def _show(value) -> str:
-    from console.launchconfig import show
+    from console.servers.launch import show
 
     return show(value)
 
@@ -19,7 +19,7 @@ def flag_rows(parsed, effective: dict | None) -> list[tuple[str, Text, Text]]:
     """(label, script value, effective value) per flag; a mismatch is red with ⚠."""
     if parsed is None:
         return []
-    from console.launchconfig import compare
+    from console.servers.launch import compare
 
     rows = []
     for check in compare(parsed, effective or {}):
@@ -39,7 +39,7 @@ def flag_rows(parsed, effective: dict | None) -> list[tuple[str, Text, Text]]:
 
 def diff_rows(left, right) -> list[tuple[str, Text, Text]]:
     """(label, left value, right value) for every flag either config sets; changes in yellow."""
-    from console.launchconfig import diff
+    from console.servers.launch import diff
 
     rows = []
     for row in diff(left, right):

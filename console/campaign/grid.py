@@ -12,7 +12,7 @@ import re
 import shlex
 from typing import Any
 
-from .. import launchconfig
+from ..servers import launch
 
 
 class GridError(ValueError):
@@ -41,9 +41,9 @@ def _server_block(lines: list[str]) -> tuple[int, int]:
         while end < len(lines) - 1 and lines[end].rstrip().endswith("\\"):
             end += 1
         try:
-            launchconfig.parse_script("\n".join(lines[:end + 1]) + "\n")
+            launch.parse_script("\n".join(lines[:end + 1]) + "\n")
             return start, end
-        except launchconfig.LaunchConfigError:
+        except launch.LaunchConfigError:
             start = end + 1
     raise GridError("no sglang, vLLM, llama.cpp or TensorRT-LLM command found in the base script")
 
@@ -94,7 +94,7 @@ def derive(text: str, flags: dict[str, Any]) -> str:
     for flag, value in flags.items():
         block = _set_one(block, flag, value_text(value))
     out = "\n".join([*lines[:start], *block.split("\n"), *lines[end + 1:]]) + ("\n" if text.endswith("\n") else "")
-    parsed = launchconfig.parse_script(out)
+    parsed = launch.parse_script(out)
     for flag, value in flags.items():
         got = parsed.raw_flags.get(flag.lstrip("-").replace("_", "-"))
         if got is None or str(got) != value_text(value):

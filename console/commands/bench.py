@@ -74,7 +74,7 @@ def register(subparsers) -> None:
 def _positive(name: str, value: int | float | None) -> None:
     import math
 
-    from console.clikit import CLIError
+    from console.commands.kit import CLIError
 
     if value is None:
         return
@@ -88,7 +88,7 @@ def check_url(url: str) -> str:
     """An http(s)://HOST[:PORT][/PATH] URL, or a one-line error (exit 2)."""
     from urllib.parse import urlsplit
 
-    from console.clikit import CLIError
+    from console.commands.kit import CLIError
 
     bad = f"bad --url {url!r}: expected http://HOST:PORT"
     if not url.startswith(("http://", "https://")) or any(ch.isspace() or ord(ch) < 32 for ch in url):
@@ -110,7 +110,7 @@ def check_url(url: str) -> str:
 def parse_rates(text: str) -> list[float]:
     import math
 
-    from console.clikit import CLIError
+    from console.commands.kit import CLIError
 
     rates = []
     for part in filter(None, (p.strip() for p in text.split(","))):
@@ -129,7 +129,7 @@ def parse_rates(text: str) -> list[float]:
 def _out_path(text: str | None):
     from pathlib import Path
 
-    from console.clikit import CLIError
+    from console.commands.kit import CLIError
 
     if not text:
         return None
@@ -144,7 +144,7 @@ def _out_path(text: str | None):
 def _headers(args) -> dict[str, str]:
     import os
 
-    from console.clikit import CLIError
+    from console.commands.kit import CLIError
 
     headers: dict[str, str] = {}
     for item in args.header:
@@ -164,7 +164,7 @@ def _headers(args) -> dict[str, str]:
 
 
 def parse_levels(text: str | None) -> list[int]:
-    from console.clikit import CLIError
+    from console.commands.kit import CLIError
 
     if not text:
         raise CLIError("--concurrency is required, e.g. --concurrency 1,2,10", 2)
@@ -178,7 +178,7 @@ def parse_levels(text: str | None) -> list[int]:
 
 
 def _profile_name(args) -> str:
-    from console.clikit import CLIError
+    from console.commands.kit import CLIError
     from profiles import store
 
     name = args.bench_profile or args.profile or store.last_used()
@@ -194,7 +194,7 @@ def _profile_name(args) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from console.clikit import CLIError
+    from console.commands.kit import CLIError
 
     if args.json and args.events:
         raise CLIError("--json and --events both want stdout: pick one", 2)
@@ -202,7 +202,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.list or args.compare:
         return _saved(args, profile)
     config = build_config(args, profile)
-    from console.clikit import run_async
+    from console.commands.kit import run_async
 
     return run_async(_sweep(config, args))
 
@@ -213,7 +213,7 @@ def build_config(args, profile: str):
     import math
     import random
 
-    from console.clikit import CLIError
+    from console.commands.kit import CLIError
 
     rates = parse_rates(args.request_rate) if args.request_rate else None
     if rates and args.concurrency:
@@ -331,7 +331,7 @@ async def _tunnel(config):
     Returns the host to close afterwards, or None when no tunnel was needed.
     """
     from console.bench.endpoint import loopback_port, with_port
-    from console.clikit import CLIError
+    from console.commands.kit import CLIError
 
     port = loopback_port(config.url)
     if config.tunnelled or port is None or config.profile == "local":
@@ -378,7 +378,7 @@ async def _sweep_through(config, args, events, RunStore, NotStarted, Sweep, exit
     import signal
     import sys
 
-    from console.clikit import CLIError
+    from console.commands.kit import CLIError
 
     emit = events.line_writer(sys.stdout) if args.events else events.discard
     try:
@@ -417,7 +417,7 @@ async def _sweep_through(config, args, events, RunStore, NotStarted, Sweep, exit
         emit(events.make("run-end", status="not started", exit_code=4, path=None))
         sys.stderr.write(f"gpudeck bench: not started: {exc}\n")
         if args.json:
-            from console.clikit import emit_json
+            from console.commands.kit import emit_json
 
             emit_json({"status": "not started", "reason": str(exc), "url": shown, "levels": []})
         return 4
@@ -439,7 +439,7 @@ async def _sweep_through(config, args, events, RunStore, NotStarted, Sweep, exit
             sys.stderr.write(f"gpudeck bench: cannot write --out {args.out}: {exc.strerror or exc}\n")
             code = 1
     if args.json:
-        from console.clikit import emit_json
+        from console.commands.kit import emit_json
 
         emit_json(doc)
     elif not args.events:
@@ -468,7 +468,7 @@ def _write_out(doc: dict, args) -> None:
 def _judge_efficiency(profile_name: str, run_id: str, doc: dict) -> None:
     """The saved run's efficiency against the roofline: one suggestion on the task board if it is low."""
     try:
-        from console.clikit import load_profile
+        from console.commands.kit import load_profile
         from console.report import offer_run_efficiency
 
         offer_run_efficiency(load_profile(profile_name), run_id, doc)
@@ -524,7 +524,7 @@ def _saved(args, profile: str) -> int:
     import sys
 
     from console.bench.results import compare_runs, list_runs, load_run
-    from console.clikit import CLIError, emit_json
+    from console.commands.kit import CLIError, emit_json
     from profiles.atomic import StateFileError
 
     if args.list:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..clikit import CLIError, emit_json, load_profile
+from .kit import CLIError, emit_json, load_profile
 
 
 def register(sub) -> None:

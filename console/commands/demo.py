@@ -23,8 +23,8 @@ def _fleet(args: argparse.Namespace) -> int:
     """`gpudeck demo --fleet`: the fleet view over simulated DCGM exporters and a real Prometheus."""
     from pathlib import Path
 
-    from ..clikit import CLIError
-    from ..demo_fleet import FleetDemoError, setup
+    from .kit import CLIError
+    from ..demo.fleet import FleetDemoError, setup
     from ..gpus.prometheus import PrometheusFleet
 
     print("starting 16 simulated DCGM exporters, 2 simulated servers and Prometheus…", flush=True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..clikit import CLIError, emit_json, load_profile, run_async
+from .kit import CLIError, emit_json, load_profile, run_async
 
 
 def register(sub) -> None:

@@ -6,7 +6,7 @@ import json
 import sys
 import time
 
-from ..clikit import CLIError, emit_json
+from .kit import CLIError, emit_json
 
 
 async def run(profile, args: argparse.Namespace) -> int:

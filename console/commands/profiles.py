@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..clikit import CLIError, emit_json, load_profile, run_async
+from .kit import CLIError, emit_json, load_profile, run_async
 from . import prom_profiles
 
 
@@ -236,7 +236,7 @@ def _trust(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from ..probe import check
+    from ..hosts.probe import check
 
     profile = load_profile(args.name)
     if profile.is_prometheus:

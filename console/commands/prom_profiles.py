@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..clikit import CLIError, emit_json, run_async
+from .kit import CLIError, emit_json, run_async
 
 
 def add_arguments(add: argparse.ArgumentParser, how) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..clikit import CLIError, emit_json, load_profile
+from .kit import CLIError, emit_json, load_profile
 
 
 def register(sub) -> None:

@@ -30,7 +30,7 @@ def register(sub) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..clikit import CLIError, emit_json
+    from .kit import CLIError, emit_json
     from ..roofline import RooflineError
 
     try:
@@ -90,7 +90,7 @@ def _compute(args: argparse.Namespace):
     from pathlib import Path
 
     from .. import roofline as R
-    from ..clikit import CLIError, load_profile
+    from .kit import CLIError, load_profile
     from ..roofline.model_lookup import quant_file_beside, resolve_model
 
     prof_model = prof_gpu = None
@@ -134,7 +134,7 @@ def _compute(args: argparse.Namespace):
 
 
 def _batches(text: str) -> list[int]:
-    from ..clikit import CLIError
+    from .kit import CLIError
 
     try:
         values = [int(v) for v in text.split(",") if v.strip()]
@@ -146,7 +146,7 @@ def _batches(text: str) -> list[int]:
 
 
 def _assumption(text: str) -> tuple[str, object]:
-    from ..clikit import CLIError
+    from .kit import CLIError
 
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():

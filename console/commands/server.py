@@ -6,7 +6,7 @@ import json
 import sys
 import time
 
-from ..clikit import CLIError, emit_json, load_profile, run_async
+from .kit import CLIError, emit_json, load_profile, run_async
 
 
 def register(sub) -> None:
@@ -127,7 +127,6 @@ def _flag_summary(flags: dict) -> str:
 async def _launch(args) -> int:
     from ..servers import configs as cfgs
     from ..servers import lifecycle
-    from ..servers.monitor import ServerMonitor
 
     async def body(session):
         found = await cfgs.discover(session)

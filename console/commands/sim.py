@@ -70,7 +70,7 @@ def register(subparsers) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from console.clikit import CLIError
+    from console.commands.kit import CLIError
     from console.sim.config import DEFAULT_EFFICIENCY, DEFAULT_MODEL, SimConfig
 
     cfg = SimConfig(
@@ -154,7 +154,7 @@ def _dcgm(args: argparse.Namespace) -> int:
     import asyncio
     import tempfile
 
-    from console.clikit import CLIError
+    from console.commands.kit import CLIError
     from console.sim import dcgm
     from console.sim.hardware import find_gpu
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..clikit import CLIError, emit_json
+from .kit import CLIError, emit_json
 from ..safe_text import clean_line
 
 STATUS_MARK = {"in_progress": "▶", "pending": "●", "completed": "✔", "cancelled": "✖"}
@@ -85,7 +85,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def _board(args: argparse.Namespace):
     from profiles.tasks import TaskBoard
 
-    from ..clikit import load_profile
+    from .kit import load_profile
 
     name = getattr(args, "tasks_profile", None) or getattr(args, "profile", None)
     profile = load_profile(name)
@@ -194,7 +194,7 @@ def _export(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(board.to_json())
         return 0
-    from ..report_tasks import board_markdown
+    from ..report.tasks import board_markdown
 
     print(board_markdown(board.tasks, board.suggestions), end="")
     return 0

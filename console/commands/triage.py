@@ -12,8 +12,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from console.clikit import CLIError, emit_json
-    from console.triage import classify_file
+    from console.commands.kit import CLIError, emit_json
+    from console.servers.triage import classify_file
 
     try:
         result = classify_file(args.logfile)

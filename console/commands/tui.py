@@ -12,7 +12,7 @@ def register(sub) -> None:
 def open_tui(args: argparse.Namespace) -> int:
     from profiles import store
 
-    from ..clikit import load_profile
+    from .kit import load_profile
 
     profile = load_profile(getattr(args, "profile", None))
     store.set_last_used(profile.name)
@@ -28,7 +28,7 @@ def open_fleet(profile) -> int:
     """A Prometheus profile opens the fleet view: there is no shell on its hosts to launch or bench from."""
     from console.gpus.prometheus import PrometheusError, PrometheusFleet
 
-    from ..clikit import CLIError
+    from .kit import CLIError
     from .prom_profiles import settings_for
 
     try:

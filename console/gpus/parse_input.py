@@ -13,7 +13,7 @@ import codecs
 from collections import deque
 from typing import BinaryIO, Iterator
 
-from console.triage.carriers import capped_lines, sniff_encoding
+from console.servers.triage.carriers import capped_lines, sniff_encoding
 
 BLOCK = 1 << 20
 HEAD_LINES = 2000

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..safe_text import clean_line
-from .model import NA, Snapshot, known
+from .model import Snapshot, known
 
 
 def gib(mib: Any) -> str:

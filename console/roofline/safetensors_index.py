@@ -30,7 +30,7 @@ def checkpoint_facts(model_dir: Path, num_layers: int) -> dict[str, Any] | None:
         total_size = index.get("metadata", {}).get("total_size")
     except (OSError, ValueError, KeyError, TypeError):
         return {"index": str(index_path), "error": "unreadable safetensors index"}
-    mtp = re.compile(rf"^model\.layers\.(\d+)\.")
+    mtp = re.compile(r"^model\.layers\.(\d+)\.")
     mtp_names = [n for n in weight_map if (m := mtp.match(n)) and int(m.group(1)) >= num_layers]
     facts: dict[str, Any] = {
         "index": str(index_path),

@@ -1,4 +1,4 @@
-"""Host runtimes: everything that outlives a screen, one per profile, owned by the Fleet.
+"""Host runtimes: everything that outlives a screen, one per profile, owned by the Fleet (`fleet.py`).
 
     from console.runtime import HostRuntime
     runtime = HostRuntime(session); runtime.subscribe(print); await runtime.start()

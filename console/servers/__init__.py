@@ -1,9 +1,14 @@
-"""Inference servers on a host: launch configs, detached lifecycle, logs, crash records.
+"""Inference servers on a host: launch configs, detached lifecycle, logs, crashes and their triage.
 
-- `records`  what gpudeck remembers about each launch (for re-attach after a restart)
-- `configs`  the launch scripts a profile names or its scripts_dir holds
+- `launch/`   launch scripts parsed without running them, and the flags a running server reports
+- `configs`   the launch scripts a profile names or its scripts_dir holds
+- `records`   what gpudeck remembers about each launch (for re-attach after a restart)
 - `lifecycle` launch detached, poll state, readiness, clean kill, adopt
-- `logtail`  follow a log by byte offset through the Host, resuming after drops
-- `procs`    inference processes, ports and GPU memory already in use on the host
-- `crashes`  crash records saved under the profile
+- `signals`   signal a server and only the server
+- `monitor`   one launched server followed: log, readiness, end, and why it ended
+- `logtail`   follow a log by byte offset through the Host, resuming after drops
+- `procs`     inference processes, ports and GPU memory already in use on the host
+- `owners`    which launch config owns a GPU process
+- `triage/`   why a server died, read from its log (rules in `triage/rules.toml`)
+- `crashes`   crash records as plain documents (the typed store is `console.store.crashes`)
 """

@@ -20,7 +20,7 @@ class ServerConfig:
     flags: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
-    parsed: object | None = None  # console.launchconfig.LaunchConfig (what the script text says)
+    parsed: object | None = None  # console.servers.launch.LaunchConfig (what the script text says)
 
     @property
     def port(self) -> int | None:
@@ -77,20 +77,20 @@ async def read_config(session: HostSession, script: str) -> ServerConfig:
         config.error = result.stderr.strip() or f"cannot read {script}"
         return config
     config.text = result.stdout
-    from ..remote_env import remote_environ
+    from ..hosts.remote_env import remote_environ
 
     parse_flags(config, await remote_environ(session.host))
     return config
 
 
 def parse_flags(config: ServerConfig, environ: dict[str, str] | None = None) -> None:
-    """Fill flags and promise warnings from the script text (console.launchconfig parses)."""
-    from .. import launchconfig
+    """Fill flags and promise warnings from the script text (console.servers.launch parses)."""
+    from . import launch
 
     try:
-        parsed = launchconfig.parse_script(config.text or "", name=posixpath.basename(config.script),
+        parsed = launch.parse_script(config.text or "", name=posixpath.basename(config.script),
                                            environ=environ)
-    except launchconfig.LaunchConfigError as exc:
+    except launch.LaunchConfigError as exc:
         config.error = str(exc)
         return
     config.parsed = parsed

@@ -8,7 +8,7 @@ from typing import Callable
 
 from ..hosts import HostError
 from ..session import HostSession
-from ..triage import Triage, classify_text
+from .triage import Triage, classify_text
 from . import crashes, records
 from .lifecycle import await_exit_status, probe, settle
 from .logtail import LogTail
@@ -98,7 +98,7 @@ class ServerMonitor:
                 self.on_lines(pending[:])
 
     def _read_effective(self, line: str) -> None:
-        from ..launchconfig import EffectiveReader
+        from .launch import EffectiveReader
 
         if self._effective_reader is None:
             self._effective_reader = EffectiveReader()
@@ -164,7 +164,7 @@ class ServerMonitor:
         silent = now - self._last_line_at
         if now - self._unhealthy_since < self.hang_after_s or silent < self.hang_after_s:
             return
-        from ..triage import TriageResult
+        from .triage import TriageResult
 
         last = time.strftime("%H:%M:%S", time.localtime(time.time() - silent))
         verdict = TriageResult(

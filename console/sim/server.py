@@ -17,7 +17,6 @@ import socket
 import struct
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 from aiohttp import web

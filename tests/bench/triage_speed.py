@@ -2,7 +2,7 @@
 
 Generates a realistic sglang log (startup, a million progress / access
 lines, an illegal-address cascade at the end), then times
-`console.triage.classify_file` and `grep -E -f PATTERNS` (GNU grep, its
+`console.servers.triage.classify_file` and `grep -E -f PATTERNS` (GNU grep, its
 matches written to a file: with stdout on /dev/null GNU grep stops at the
 first match, which would not be the same work) over it, best of three each,
 in the default locale and with LC_ALL=C, and prints the ratios. Goal: <= 3x
@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from console.triage import classify_file, default_rules, prefilter
+from console.servers.triage import classify_file, default_rules, prefilter
 
 
 def write_log(path: Path, count: int) -> None:

@@ -78,8 +78,8 @@ class Demo:
         Safe to call from a signal handler: plain system calls, no event loop."""
         import signal
 
-        from .campaign import state as campaign_state
-        from .servers import records
+        from ..campaign import state as campaign_state
+        from ..servers import records
 
         found, _bad = campaign_state.list_all("demo")
         for campaign in found:   # first the campaign driver, so it launches nothing more
@@ -107,7 +107,7 @@ class Demo:
         return sorted(p for p in profile_data_dir("demo").glob("*.md") if p.is_file())
 
 
-SIM_COMMAND = re.compile(r"console\.demo_sglang|\b(gpudeck|console) sim serve")
+SIM_COMMAND = re.compile(r"console\.demo\.sglang|\b(gpudeck|console) sim serve")
 
 
 def simulated_process(command: str, port: int | None) -> bool:
@@ -147,12 +147,12 @@ def setup(root: Path | None = None, port: int | None = None) -> Demo:
     os.environ["GPUDECK_SIM_STATE_DIR"] = str(state_dir)
 
     python = shlex.quote(sys.executable)
-    from .sim.shim import install_shim
+    from ..sim.shim import install_shim
 
     install_shim(bin_dir, state_dir)
     _write_exec(bin_dir / "sglang",
                 f"#!/bin/sh\n# SIMULATED sglang (gpudeck demo): the simulator with sglang's flags\n"
-                f"exec {python} -m console.demo_sglang \"$@\"\n")
+                f"exec {python} -m console.demo.sglang \"$@\"\n")
 
     for name, (comment, env, mem) in SCRIPTS.items():
         _write_exec(scripts_dir / name, (
@@ -169,7 +169,7 @@ def setup(root: Path | None = None, port: int | None = None) -> Demo:
     from profiles import store
     from profiles.profile import profile_from_dict
 
-    from .sim import data as sim_data
+    from ..sim import data as sim_data
 
     data_dir = Path(sim_data.__file__).parent
     profile = profile_from_dict("demo", {
@@ -191,7 +191,7 @@ def setup(root: Path | None = None, port: int | None = None) -> Demo:
         "ui": {"simulated": True}}))
     store.set_last_used("demo")
 
-    from .campaign.state import campaign_file
+    from ..campaign.state import campaign_file
 
     path = campaign_file("demo")
     path.parent.mkdir(parents=True, exist_ok=True)

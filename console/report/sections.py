@@ -1,6 +1,6 @@
 """The findings report's sections, each drawn from plain data into Markdown.
 
-Nothing here reads files or talks to hosts: console/report.py gathers the
+Nothing here reads files or talks to hosts: report/document.py gathers the
 data, these functions only write it down. Unknown values print as N/A.
 """
 from __future__ import annotations

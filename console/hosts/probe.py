@@ -6,8 +6,8 @@ from dataclasses import asdict, dataclass
 
 from profiles.profile import Profile
 
-from .gpus.errors import NOT_FOUND
-from .hosts import HostError, host_for, ssh_target
+from ..gpus.errors import NOT_FOUND
+from . import HostError, host_for, ssh_target
 
 
 @dataclass

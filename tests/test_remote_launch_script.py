@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from console.launchconfig import compare, effective_from_log, parse_script
-from console.report_sections import configs_section
+from console.servers.launch import compare, effective_from_log, parse_script
+from console.report.sections import configs_section
 from console.servers import configs as cfgs
 from console.servers import lifecycle, records
 from console.servers.monitor import ServerMonitor

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from console.launchconfig import (
+from console.servers.launch import (
     LaunchConfigError, changed, compare, effective_from_log, logical_lines, parse_script, show,
 )
 

@@ -19,8 +19,8 @@ class SetupError(ValueError):
 def new_ssh_profile(name: str, target: str, identity_file: str = "", scripts_dir: str = "",
                     url: str = "") -> Profile:
     """Validate and save a new SSH profile; SetupError on a bad or taken name or target."""
-    from .clikit import CLIError
-    from .commands.profiles import parse_ssh_target
+    from ..commands.kit import CLIError
+    from ..commands.profiles import parse_ssh_target
 
     name = name.strip()
     try:
@@ -50,7 +50,7 @@ def new_ssh_profile(name: str, target: str, identity_file: str = "", scripts_dir
 def trust_host_key(key_name: str, key) -> Path:
     """Add the key the operator accepted to gpudeck's known_hosts (once), under the name
     OpenSSH looks it up by (HostKeyAlias, else the host, `[host]:port` off port 22)."""
-    from .hosts import known_hosts_line
+    from .ssh_config import known_hosts_line
 
     path = paths.known_hosts_file()
     existing = path.read_text() if path.exists() else ""

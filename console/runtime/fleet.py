@@ -8,9 +8,9 @@ from typing import Callable
 
 from profiles.profile import Profile
 
-from .hosts import Host, HostError, HostStatus, host_for
-from .runtime.host_runtime import HostRuntime
-from .session import HostSession
+from ..hosts import Host, HostError, HostStatus, host_for
+from ..session import HostSession
+from .host_runtime import HostRuntime
 
 
 class Fleet:

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .report_sections import cell, fenced, table
+from .sections import cell, fenced, table
 
 
 def derived_flags(state) -> list[list[str]]:
     """One row per grid cell: the flags its derived script passes, read back from the script kept with the results."""
-    from . import launchconfig
+    from ..servers import launch
 
     rows = []
     for c in state.cells:
@@ -16,18 +16,18 @@ def derived_flags(state) -> list[list[str]]:
             continue
         path = state.dir / "scripts" / f"{c.name}.sh"
         try:
-            parsed = launchconfig.parse_script(path.read_text(), name=path.name)
+            parsed = launch.parse_script(path.read_text(), name=path.name)
             passed = ", ".join(f"{flag} {parsed.raw_flags.get(flag.lstrip('-').replace('_', '-'), 'N/A')}"
                                for flag in c.flags)
-        except (OSError, launchconfig.LaunchConfigError) as exc:
+        except (OSError, launch.LaunchConfigError) as exc:
             passed = f"script not readable: {exc}"
         rows.append([cell(c.name), cell(c.base), cell(passed), cell(c.status)])
     return rows
 
 
 def campaigns_section(profile: Any) -> str:
-    from .campaign import state as campaign_state
-    from .campaign.compare import roofline_for, table_lines
+    from ..campaign import state as campaign_state
+    from ..campaign.compare import roofline_for, table_lines
 
     states, errors = campaign_state.list_all(profile.name)
     if not states and not errors:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import weakref
 
-from .hosts import Host, HostError
+from .base import Host, HostError
 
 KNOWN = ("HOME", "USER", "LOGNAME")
 _CACHE: "weakref.WeakKeyDictionary[Host, dict[str, str]]" = weakref.WeakKeyDictionary()

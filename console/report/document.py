@@ -26,10 +26,10 @@ from profiles import paths
 from profiles.profile import Profile
 from profiles.tasks import TaskBoard
 
-from . import report_sections as sections
-from .report_campaigns import campaigns_section
-from .report_tasks import board_markdown
-from .safe_text import clean
+from . import sections
+from .campaigns import campaigns_section
+from .tasks import board_markdown
+from ..safe_text import clean
 
 SECTION_ORDER = [
     ("host", "Host and GPUs"),
@@ -82,7 +82,7 @@ def _broken(problem) -> dict[str, Any]:
 
 def _runs(profile_name: str) -> list[dict[str, Any]]:
     """Every run through the store's one reader, oldest first; a broken one kept with its reason."""
-    from .store.runs import read_runs
+    from ..store.runs import read_runs
 
     scan = read_runs(profile_name)
     found = [_entry(run.id, run.path, run.mtime, run.raw) for run in scan.records]  # the run's one id
@@ -92,7 +92,7 @@ def _runs(profile_name: str) -> list[dict[str, Any]]:
 
 def _crashes(profile_name: str) -> list[dict[str, Any]]:
     """Every crash record through the store's one reader, oldest first."""
-    from .store.crashes import read_crashes
+    from ..store.crashes import read_crashes
 
     scan = read_crashes(profile_name)
     found = []
@@ -105,7 +105,7 @@ def _crashes(profile_name: str) -> list[dict[str, Any]]:
 
 def _configs_from_records(profile_name: str) -> list[dict[str, Any]]:
     """The latest launch record of each config (the launch records' one reader): flags and last state."""
-    from .servers import records
+    from ..servers import records
 
     latest = records.latest_per_config(profile_name)
     return [{"name": name, "script": r.script, "flags": r.flags if isinstance(r.flags, dict) else {},
@@ -135,10 +135,6 @@ def _cli_json(argv: list[str], timeout: float = LIVE_TIMEOUT_S) -> tuple[dict[st
 def _roofline(profile: Profile, batches: list[int]) -> tuple[dict[str, Any] | None, str | None]:
     if not profile.model.config:
         return None, "the profile names no model config (`[model] config` in the profile)"
-    try:
-        import console.roofline  # noqa: F401  (only to know the engine is there)
-    except ImportError:
-        return None, "the roofline engine is not in this build"
     if not profile.gpu.name or not profile.gpu.count:
         return None, "the profile names no GPU model and count (`[gpu] name` and `count`)"
     argv = ["roofline", "--model-config", profile.model.config, "--gpu", profile.gpu.name,
@@ -159,7 +155,7 @@ def _roofline(profile: Profile, batches: list[int]) -> tuple[dict[str, Any] | No
 def measured_by_concurrency(runs: list[dict[str, Any]]) -> dict[int, tuple[float, str]]:
     """Latest measured output tok/s per concurrency over all runs (runs are oldest first);
     which levels count is the store's one rule (LevelResult.measured_tok_s)."""
-    from .store.runs import LevelResult
+    from ..store.runs import LevelResult
 
     out: dict[int, tuple[float, str]] = {}
     for run in runs:
@@ -292,12 +288,13 @@ def offer_efficiency_suggestions(profile: Profile, data: ReportData) -> list[str
 
 def offer_run_efficiency(profile: Profile, run_name: str, doc: dict[str, Any]) -> str | None:
     """Judge a run's efficiency once, when it is saved: at most one suggestion, for its worst level."""
+    from ..store.runs import LevelResult
+
     levels = {}
-    for level in doc.get("levels") or []:
-        if isinstance(level, dict) and level.get("status") in ("ok", "partial"):
-            conc, tok = level.get("concurrency"), level.get("output_throughput")
-            if isinstance(conc, int) and not isinstance(conc, bool) and conc > 0 and isinstance(tok, (int, float)):
-                levels[conc] = float(tok)
+    for raw in doc.get("levels") or []:
+        level = LevelResult.from_doc(raw) if isinstance(raw, dict) else None
+        if level and level.concurrency and level.concurrency > 0 and level.measured_tok_s is not None:
+            levels[level.concurrency] = level.measured_tok_s
     if not levels:
         return None
     roof, _ = _roofline(profile, sorted(levels))

@@ -6,7 +6,7 @@ from typing import Iterable
 from profiles.task_model import Task
 from profiles.task_suggestion import Suggestion
 
-from .safe_text import clean_line
+from ..safe_text import clean_line
 
 GROUPS = (("in_progress", "In progress"), ("pending", "Pending"),
           ("completed", "Completed"), ("cancelled", "Cancelled"))
