@@ -326,7 +326,6 @@ async def test_enter_on_a_level_shows_its_whole_note():
 
 
 async def test_a_stale_no_models_note_clears_once_the_model_is_found(monkeypatch):
-    import screens.bench_pane as bench_pane
 
     answers = [[], ["smol"]]
 

@@ -5,9 +5,7 @@ import json
 import os
 import subprocess
 import sys
-import time
 
-import pytest
 
 
 def gpudeck(*args: str, env_home=None, timeout: float = 60) -> subprocess.CompletedProcess:

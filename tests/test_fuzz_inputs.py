@@ -24,7 +24,6 @@ import traceback
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

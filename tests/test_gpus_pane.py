@@ -1,7 +1,6 @@
 """The GPUs tab in a small host app, driven with Pilot."""
 from __future__ import annotations
 
-from pathlib import Path
 
 
 from console.gpus import parse_text

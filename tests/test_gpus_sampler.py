@@ -11,7 +11,7 @@ import pytest
 from console.gpus import Sampler, sample_once
 from console.hosts import LocalHost, SSHHost
 from profiles.profile import profile_from_dict
-from tests.gpus_standin import FIXTURES, standin_command
+from tests.gpus_standin import standin_command
 
 
 @contextlib.asynccontextmanager

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from console.session import HostSession
 from profiles.profile import profile_from_dict

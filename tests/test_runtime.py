@@ -11,7 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from console.servers import records
 from console.store.crashes import read_crashes

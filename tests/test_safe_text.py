@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from console.safe_text import CleanWriter, clean, clean_line, is_clean, safe_cell, safe_text
+from console.safe_text import CleanWriter, clean, clean_line, safe_cell, safe_text
 from tests.hostile_text import HOSTILE, LINE, MARK, unsafe_chars
 
 ROOT = Path(__file__).resolve().parent.parent

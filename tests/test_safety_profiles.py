@@ -57,7 +57,7 @@ def test_cli_refuses_a_name_with_a_newline(gpudeck_home):
 def test_out_of_range_values_are_one_line_errors(gpudeck_home, section, key, value, expected):
     path = paths.profile_file("bad")
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = f"transport = 'ssh'\n[ssh]\nhost = 'h'\n" + (f"{key} = {value}\n" if section == "ssh"
+    text = "transport = 'ssh'\n[ssh]\nhost = 'h'\n" + (f"{key} = {value}\n" if section == "ssh"
                                                           else f"[{section}]\n{key} = {value}\n")
     path.write_text(text)
     with pytest.raises(ProfileError) as info:
@@ -85,7 +85,7 @@ def _read_only(home: Path) -> list[str]:
     probe = subprocess.run(["unshare", "--mount", "true"], capture_output=True, text=True)
     if probe.returncode != 0:
         pytest.fail(f"unshare --mount is not permitted here: {probe.stderr.strip()}", pytrace=False)
-    return ["unshare", "--mount", "sh", "-c", f'mount --bind -o ro "$0" "$0" && exec "$@"', str(home)]
+    return ["unshare", "--mount", "sh", "-c", 'mount --bind -o ro "$0" "$0" && exec "$@"', str(home)]
 
 
 @pytest.mark.parametrize("prepared", [False, True])

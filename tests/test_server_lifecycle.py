@@ -2,14 +2,11 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import shlex
-import time
 from pathlib import Path
 
 import pytest
 
-from console.hosts import SSHHost
 from console.servers import configs as cfgs
 from console.servers import crashes, lifecycle, records
 from console.servers.monitor import ServerMonitor

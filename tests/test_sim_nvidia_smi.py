@@ -1,7 +1,6 @@
 """The nvidia-smi stand-in: exact CSV fields, -lms streaming, and what gpudeck's GPU parser makes of it."""
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
