@@ -306,13 +306,42 @@ def test_quitting_the_demo_stops_its_running_campaign_and_servers(tmp_path, monk
     try:
         state = control.create("demo")
         pid = control.spawn(state)
-        _wait_for(lambda: any(r.live for r in records.load_all("demo")), what="the first launch")
+        _wait_for(lambda: any(r.live and r.pgid for r in records.load_all("demo")), what="the first launch")
         pgids = [r.pgid for r in records.load_all("demo") if r.pgid]
+        assert pgids
     finally:
         world.close()
     _wait_for(lambda: not st.pid_alive(pid), timeout=10, what="the driver to die")
     for pgid in pgids:
         _wait_for(lambda: not _group_alive(pgid), timeout=10, what=f"process group {pgid} to end")
+
+
+def test_quitting_the_demo_ends_a_launch_caught_before_its_pgid_was_saved(tmp_path, monkeypatch):
+    """A driver killed between a launch's first save and its pgid leaves a record with no group;
+    the launch wrapper's `.pgid` file (written a moment later) still lets the demo end it."""
+    import threading
+
+    from console import demo
+    from console.servers import records
+
+    monkeypatch.setenv("PATH", os.environ["PATH"])
+    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
+    world = demo.setup(tmp_path / "demo")
+    server = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    exit_file = tmp_path / "demo" / "logs" / "run_tp8_cds16-1.log.exit"
+    try:
+        records.save("demo", records.LaunchRecord(id="run_tp8_cds16-1", config="run_tp8_cds16", script=None,
+                                                  log=None, exit_file=str(exit_file)))
+        assert records.load_all("demo")[0].pgid is None
+        late = threading.Timer(0.5, lambda: Path(f"{exit_file}.pgid").write_text(f"{server.pid}\n"))
+        late.start()
+        world.stop()
+        late.join()
+        assert server.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        if server.poll() is None:
+            server.kill()
+        world.close()
 
 
 async def test_the_campaign_tab_shows_cells_levels_crash_and_winner(tmp_path):

@@ -89,9 +89,10 @@ class Demo:
                 except (ProcessLookupError, PermissionError):
                     pass
         for record in records.load_all("demo"):
-            if record.pgid:  # whatever its last known state
+            pgid = record.pgid or _wrapper_pgid(record)  # whatever its last known state
+            if pgid and pgid > 1:
                 try:
-                    os.killpg(record.pgid, signal.SIGKILL)
+                    os.killpg(pgid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
 
@@ -105,6 +106,28 @@ class Demo:
         from profiles.paths import profile_data_dir
 
         return sorted(p for p in profile_data_dir("demo").glob("*.md") if p.is_file())
+
+
+def _wrapper_pgid(record, wait_s: float = 2.0) -> int | None:
+    """The process group of a launch caught between its first save and its pgid: the launch
+    wrapper (in the demo's own folder) writes the group to `<exit file>.pgid` right after it
+    starts the script. A driver killed in between never records it, so read it here."""
+    import time
+
+    if not record.live or not record.exit_file:
+        return None
+    path = Path(record.exit_file + ".pgid")
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            text = path.read_text().strip()
+        except OSError:
+            text = ""
+        if text.isdigit():
+            return int(text)
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.05)
 
 
 SIM_COMMAND = re.compile(r"console\.demo\.sglang|\b(gpudeck|console) sim serve")
