@@ -251,6 +251,44 @@ async def test_a_hung_server_is_reported_as_a_hang(tmp_path):
     assert classify_text_of(record.log) == "healthy"  # the log alone could never have said so
 
 
+async def test_a_launch_whose_launcher_died_before_the_group_is_found_not_called_dead(tmp_path):
+    """The launcher saves a record, starts the wrapper, then dies before reading the group: the
+    next look takes the group from the wrapper's file and follows the running server; a record
+    that has no group yet inside the launch grace is left launching, and only an old one with
+    no group anywhere is settled as crashed."""
+    import os
+    import subprocess
+    import time
+
+    from console.hosts import LocalHost
+
+    host = LocalHost()
+    session = HostSession.open(store.load("local"))
+    server = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        exit_file = tmp_path / "orphan.log.exit"
+        Path(f"{exit_file}.pgid").write_text(f"{server.pid}\n")
+        orphan = records.LaunchRecord(id="orphan-1", config="orphan", script=None, log=None,
+                                      exit_file=str(exit_file))
+        young = records.LaunchRecord(id="young-1", config="young", script=None, log=None,
+                                     exit_file=str(tmp_path / "young.log.exit"))
+        old = records.LaunchRecord(id="old-1", config="old", script=None, log=None,
+                                   exit_file=str(tmp_path / "old.log.exit"),
+                                   started_at=time.time() - lifecycle.LAUNCH_GRACE_S - 5)
+        for record in (orphan, young, old):
+            records.save(session.name, record)
+        await lifecycle.reattach(session)
+        by_id = {r.id: r for r in records.load_all(session.name)}
+        assert by_id["orphan-1"].pgid == server.pid == os.getpgid(server.pid)
+        assert by_id["orphan-1"].state == "loading" and by_id["orphan-1"].live
+        assert by_id["young-1"].state == "launching" and by_id["young-1"].pgid is None
+        assert by_id["old-1"].state == "crashed"
+        assert (await lifecycle.probe(host, by_id["orphan-1"])).alive
+    finally:
+        server.kill()
+        server.wait()
+
+
 def classify_text_of(path: str) -> str:
     from console.servers.triage import classify_file
 

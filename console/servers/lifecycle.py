@@ -130,21 +130,35 @@ async def launch(session: HostSession, config: str, script: str, flags: dict | N
 class ProbeState:
     alive: bool
     exit_status: int | None
+    pgid: int | None = None  # the group the wrapper wrote, for a record saved before it knew one
+
+
+# A launch is saved before its wrapper reports the process group; until then (or until this
+# long has passed) a record without a group is being launched, not dead.
+LAUNCH_GRACE_S = 15.0
 
 
 async def probe(host: Host, record: LaunchRecord) -> ProbeState:
-    """Is the process group alive (zombies aside), and has the wrapper written an exit status?"""
+    """Is the process group alive (zombies aside), and has the wrapper written an exit status?
+
+    A record with neither group nor pid (its launcher died before reading the group)
+    gets the group from the wrapper's `<exit file>.pgid`, so a running server is
+    never taken for a dead one."""
     from .signals import ALIVE_FUNCS
 
-    script = ALIVE_FUNCS + ('st=$(cat -- "$1" 2>/dev/null); '
-                            'if [ -n "$2" ] && group_alive "$2"; then a=1; '
-                            'elif [ -n "$3" ] && pid_alive "$3"; then a=1; else a=0; fi; echo "$a|$st"')
+    script = ALIVE_FUNCS + ('st=$(cat -- "$1" 2>/dev/null); grp=$2; pid=$3; '
+                            'if [ -z "$grp$pid" ]; then grp=$(cat -- "$1.pgid" 2>/dev/null); pid=$grp; fi; '
+                            'case $grp in *[!0-9]*) grp=; pid=;; esac; '
+                            'if [ -n "$grp" ] && group_alive "$grp"; then a=1; '
+                            'elif [ -n "$pid" ] && pid_alive "$pid"; then a=1; else a=0; fi; echo "$a|$st|$grp"')
     # an adopted server's group may hold bystanders (its shell, other jobs): its own pid decides
     group = "" if record.adopted else str(record.pgid or "")
     result = await host.run(["sh", "-c", script, "sh", record.exit_file or "/nonexistent",
                              group, str(record.pid or "")], timeout=15)
-    alive, _, status = result.stdout.strip().partition("|")
-    return ProbeState(alive == "1", int(status) if status.strip().lstrip("-").isdigit() else None)
+    alive, _, rest = result.stdout.strip().partition("|")
+    status, _, grp = rest.partition("|")
+    learned = int(grp) if grp.isdigit() and int(grp) > 1 and record.pgid is None and not record.adopted else None
+    return ProbeState(alive == "1", int(status) if status.strip().lstrip("-").isdigit() else None, learned)
 
 
 async def await_exit_status(host: Host, record: LaunchRecord, state: ProbeState) -> ProbeState:
@@ -158,8 +172,21 @@ async def await_exit_status(host: Host, record: LaunchRecord, state: ProbeState)
 
 
 def settle(record: LaunchRecord, state: ProbeState) -> bool:
-    """Move a live record to stopped/crashed if its process ended. True if it changed."""
-    if not record.live or state.alive:
+    """Move a live record to stopped/crashed if its process ended. True if it changed.
+
+    A record that learns its group from the wrapper takes it (and leaves `launching`);
+    one still without a group inside LAUNCH_GRACE_S is being launched and is left alone."""
+    if not record.live:
+        return False
+    if state.pgid is not None:
+        record.pgid = record.pid = state.pgid
+        if record.state == "launching":
+            record.state = "loading"
+        if state.alive:
+            return True
+    if state.alive:
+        return False
+    if record.state == "launching" and record.pgid is None and time.time() - record.started_at < LAUNCH_GRACE_S:
         return False
     record.exit_status = state.exit_status
     record.stopped_at = record.stopped_at or time.time()
