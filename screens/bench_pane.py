@@ -42,7 +42,7 @@ class BenchPane(Pane):
     BINDINGS = [
         Binding("r", "start", "run sweep"),
         Binding("s", "stop", "stop"),
-        Binding("c", "compare", "compare with…"),
+        Binding("c", "compare", "compare"),
         Binding("f", "toggle_form", "setup"),
         Binding("m", "models", "models"),
         # in a form field ctrl+u empties the whole field, wherever the cursor is
@@ -58,6 +58,8 @@ class BenchPane(Pane):
     BenchPane.comparing BenchCompareTable { display: block; }
     BenchPane.running BenchForm { display: none; }
     BenchPane.hide-form BenchForm { display: none; }
+    BenchPane.short BenchChart { display: none; }
+    BenchPane.short.hide-form BenchChart, BenchPane.short.running BenchChart { display: block; }
     """
 
     RUNTIME_PARTS = {"gpus": False, "servers": False, "watch": False}
@@ -70,6 +72,13 @@ class BenchPane(Pane):
         self.overlay: tuple[str, list[float], list] | None = None
         self.launcher: Callable[[dict, str, bool], list[str]] = sweep_argv
         self.status_note = ""
+
+    # below this height, with the setup form shown, the chart would squeeze the level table out of
+    # sight: the table (all the numbers) stays, the chart comes back when the form is hidden (f)
+    SHORT = 34
+
+    def on_resize(self, event) -> None:
+        self.set_class(event.size.height < self.SHORT, "short")
 
     def compose(self) -> ComposeResult:
         yield Static("no sweep yet: fill in the setup and press Start", id="bp-head", markup=False)

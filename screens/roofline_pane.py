@@ -30,7 +30,7 @@ class RooflinePane(Pane):
     TAB_TITLE = "Roofline"
     BINDINGS = [
         Binding("w", "toggle_whatif", "what-if"),
-        Binding("r", "reload", "reload runs"),
+        Binding("r", "reload", "reload"),
         Binding("z", "reset", "reset what-if"),
         Binding("p", "pick_run", "pick run"),
     ]

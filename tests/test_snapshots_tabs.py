@@ -28,7 +28,7 @@ from console import demo
 from console.fleet import Fleet
 from console.gpus import Snapshot
 from console.gpus import fields as F
-from console.gpus.flags import STALE_SAMPLES, FlagTracker
+from console.gpus.flags import FlagTracker
 from console.gpus.model import OK
 from console.gpus.parse_csv import parse_app_line, parse_gpu_line
 from console.runtime.host_runtime import HostRuntime
@@ -83,32 +83,29 @@ def _put_back_records() -> None:
         target.write_text(source.read_text().replace("{root}", str(ROOT)))
 
 
-def demo_gpus(host: str) -> Snapshot:
-    """The stand-in's recorded answer after the crash, read as the sampler reads its stream:
-    the same sample three times in a row, so the stuck GPUs are flagged STALE as they are live."""
-    lines = (RECORDED / "nvidia-smi-gpus.csv").read_text().splitlines()
-    apps = (RECORDED / "nvidia-smi-apps.csv").read_text().splitlines()
-    tracker = FlagTracker()
-    snap = None
-    for _ in range(STALE_SAMPLES):
-        snap = Snapshot(state=OK, message="", gpus=[parse_gpu_line(line, F.GPU_FIELDS) for line in lines],
-                        processes=[parse_app_line(line) for line in apps if line.strip()], processes_known=True,
-                        taken_at=SAMPLED_AT, host=host, source="nvidia-smi", simulated=True)
-        tracker.apply(snap)
-    return snap
-
-
 class RecordedSampler:
-    """A host runtime's sampler that yields the recorded sample once, then nothing more."""
+    """A host runtime's sampler that answers, every interval, what the stand-in answered after the
+    crash: parsed as the sampler parses its stream, flagged by the same tracker (STALE needs three
+    samples in a row), always stamped SAMPLED_AT."""
 
-    interval_s = 1.0
+    interval_s = 0.2
 
     def __init__(self, session) -> None:
         self.host = session.name
+        self.tracker = FlagTracker()
+
+    def sample(self) -> Snapshot:
+        lines = (RECORDED / "nvidia-smi-gpus.csv").read_text().splitlines()
+        apps = (RECORDED / "nvidia-smi-apps.csv").read_text().splitlines()
+        snap = Snapshot(state=OK, message="", gpus=[parse_gpu_line(line, F.GPU_FIELDS) for line in lines],
+                        processes=[parse_app_line(line) for line in apps if line.strip()], processes_known=True,
+                        taken_at=SAMPLED_AT, host=self.host, source="nvidia-smi", simulated=True)
+        return self.tracker.apply(snap)
 
     async def snapshots(self):
-        yield demo_gpus(self.host)
-        await asyncio.Event().wait()  # the runtime cancels this when the app closes
+        while True:  # the runtime cancels this when the app closes
+            yield self.sample()
+            await asyncio.sleep(self.interval_s)
 
 
 def demo_app() -> GpudeckApp:
@@ -132,7 +129,8 @@ def _loaded(app: GpudeckApp) -> dict[str, bool]:
     panes = app.panes
     server, bench, campaign = panes["server"], panes["bench"], panes["campaign"]
     return {
-        "gpus": panes["gpus"].snapshot is not None and "STALE" in app.summaries.get("gpus", ""),
+        "gpus": "STALE" in app.summaries.get("gpus", "")
+        and "run_tp8_ep8_crash crashed" in str(panes["gpus"].query_one("#gpus-warning").render()),
         "server": len(server.configs) == 3 and server.last_crash is not None
         and server.query_one(LogView).line_count > 0,
         "bench": bool(bench.view.run_id) and bool(bench._error_text),
@@ -148,8 +146,7 @@ def _open_tab(tab: str):
         app.chip_bar.clock = lambda: NOW
         app.panes["gpus"].clock = lambda: NOW
         app._refresh_chips()
-        await wait_until(pilot, lambda: all(_loaded(app).values()),
-                         what=f"every tab drawn ({', '.join(k for k, v in _loaded(app).items() if not v)} not yet)")
+        await wait_until(pilot, lambda: all(_loaded(app).values()), what="every tab drawn (see _loaded)")
         await pilot.press(TABS[tab])
         await pilot.pause()
         assert app.tabs.active == tab
@@ -160,3 +157,45 @@ def _open_tab(tab: str):
 @pytest.mark.parametrize("tab", list(TABS))
 def test_tab(snap_compare, demo_world, tab, size):
     assert snap_compare(demo_app(), terminal_size=SIZES[size], run_before=_open_tab(tab))
+
+
+# ------------------------------------------------------------------ what the pictures rest on
+
+async def test_a_campaigns_derived_scripts_are_not_launch_configs(demo_world):
+    """The campaign left its grid cells' scripts, hidden, in the scripts folder: the Server tab
+    lists the operator's three configs, not those."""
+    from console.servers import configs as cfgs
+    from console.session import HostSession
+
+    assert any(p.name.startswith(".gpudeck-campaign-") for p in (ROOT / "scripts").iterdir())
+    found = await cfgs.discover(HostSession.open(store.load("demo")))
+    assert [c.name for c in found] == ["run_tp8_cds16", "run_tp8_ep8_crash", "run_tp8_ep8_memsafe"]
+
+
+async def test_a_finished_campaign_shows_how_long_it_ran(demo_world):
+    """Its elapsed time comes from its own start and end, even when the tab opens after the
+    runtime first read the campaign (not N/A)."""
+    app = demo_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: all(_loaded(app).values()), what="every tab drawn")
+        title = str(app.panes["campaign"].query_one("#camp-title").render())
+        assert "finished" in title and "elapsed 2m54s" in title, title
+
+
+async def test_footers_fit_a_100_column_split(demo_world):
+    """At 100 columns every tab's footer shows all its keys, the last one whole (Tasks has more
+    keys than 100 columns hold: `?` is first there, and lists them all)."""
+    from textual.widgets._footer import FooterKey
+
+    app = demo_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: all(_loaded(app).values()), what="every tab drawn")
+        for tab, key in TABS.items():
+            await pilot.press(key)
+            await pilot.pause(0.2)
+            keys = list(app.screen.query(FooterKey))
+            assert keys[0].key_display == "?"
+            if tab == "tasks":
+                continue
+            used = sum(k.region.width for k in keys)
+            assert used <= 100, f"the {tab} footer needs {used} columns: {[k.description for k in keys]}"

@@ -34,7 +34,8 @@ def chip_text(chip: Chip, now: float | None = None, full: bool = False) -> Text:
     if full:
         append_safe(text, chip.name, style="bold")
         if chip.simulated:
-            text.append(" SIMULATED", style="bold black on yellow")
+            text.append(" ")
+            text.append("SIMULATED", style="bold black on yellow")
         append_safe(text, f"  {chip.target}  ", style="grey70")
     else:
         append_safe(text, chip.name + " ", style="bold" if chip.current else "")
