@@ -45,7 +45,9 @@ def column_widths(cells: Sequence[dict]) -> tuple[int, int]:
 def row_cells(cell: dict, levels: Sequence[int]) -> list:
     status = cell.get("status", "?")
     label = state_label(cell)
-    why = cell.get("note") or cell.get("crash_class") or ""  # the note names the crash record too
+    # the state names a crash's class; the note says where its record is
+    why = f"crash record {cell['crash_record']}" if status == "crashed" and cell.get("crash_record") \
+        else cell.get("note") or cell.get("crash_class") or ""
     return [safe_text(cell.get("name", "?")), safe_text(f" {label} ", style=STATE_STYLES.get(status, "")),
             *(level_cell(cell, c) for c in levels), safe_text(why, style="dim")]
 
