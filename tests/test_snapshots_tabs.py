@@ -59,6 +59,7 @@ def demo_world(monkeypatch):
         monkeypatch.setenv(name, os.environ.get(name, ""))
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
+    _port_is_free()
     ROOT.parent.mkdir(parents=True, exist_ok=True)
     with open(ROOT.with_name(ROOT.name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another run of these tests waits rather than sharing ROOT
@@ -72,6 +73,15 @@ def demo_world(monkeypatch):
             shutil.rmtree(ROOT, ignore_errors=True)
     monkeypatch.undo()
     time.tzset()
+
+
+def _port_is_free() -> None:
+    import socket
+
+    with socket.socket() as s:
+        if s.connect_ex(("127.0.0.1", PORT)) == 0:
+            pytest.fail(f"something listens on 127.0.0.1:{PORT}, the demo's port here: the Bench tab "
+                        "would ask it for models. Stop it and run again.", pytrace=False)
 
 
 def _put_back_records() -> None:
