@@ -22,7 +22,9 @@ class BenchChart(PlotextPlot):
             plt.plot(list(range(1, len(points) + 1)), points, color="gray", marker="braille",
                      label=name)
         if series:
-            plt.plot(list(range(1, len(series) + 1)), series, color="cyan", marker="braille", label=label)
+            # a legend only tells two runs apart (alone, the headline names the run; the legend would hide labels)
+            plt.plot(list(range(1, len(series) + 1)), series, color="cyan", marker="braille",
+                     label=label if overlay and overlay[1] else None)
         else:
             plt.xlim(0, 10)
         span = max(len(series), len(overlay[1]) if overlay else 0, 10)
