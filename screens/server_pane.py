@@ -268,7 +268,7 @@ class ServerPane(Pane):
         flt = f"'{log.filter}'" if log.filter else "off"
         self.query_one("#loghead", Static).update(Text.assemble(
             safe_text(f"log  {record.log or '(unknown path)'}   follow "), ("●", "green") if log.follow else "○",
-            safe_text(f"   filter {flt}   "), ("f/End follow · / search · x filter · # numbers · y line · Y crash copy · R reload", "dim")))
+            safe_text(f"   filter {flt}   "), ("f/End follow · / search · x filter · # numbers · y/Y copy", "dim")))
 
     def _restore_loghead(self) -> None:
         if self.shown_record is not None:
