@@ -42,7 +42,7 @@ class BenchPane(Pane):
     BINDINGS = [
         Binding("r", "start", "run sweep"),
         Binding("s", "stop", "stop"),
-        Binding("c", "compare", "compare with…"),
+        Binding("c", "compare", "compare"),
         Binding("f", "toggle_form", "setup"),
         Binding("m", "models", "models"),
         # in a form field ctrl+u empties the whole field, wherever the cursor is
@@ -58,6 +58,8 @@ class BenchPane(Pane):
     BenchPane.comparing BenchCompareTable { display: block; }
     BenchPane.running BenchForm { display: none; }
     BenchPane.hide-form BenchForm { display: none; }
+    BenchPane.short BenchChart { display: none; }
+    BenchPane.short.hide-form BenchChart, BenchPane.short.running BenchChart { display: block; }
     """
 
     RUNTIME_PARTS = {"gpus": False, "servers": False, "watch": False}
@@ -70,6 +72,19 @@ class BenchPane(Pane):
         self.overlay: tuple[str, list[float], list] | None = None
         self.launcher: Callable[[dict, str, bool], list[str]] = sweep_argv
         self.status_note = ""
+        self.form_toggled = False  # the operator chose with f whether the setup shows
+
+    # Below this height the setup, the chart and the level table do not fit together: a pane that
+    # shows a run hides the setup until f (then the chart gives way), so the table stays whole.
+    SHORT = 34
+
+    def on_resize(self, event) -> None:
+        self.set_class(event.size.height < self.SHORT, "short")
+        self._fit()
+
+    def _fit(self) -> None:
+        if not self.form_toggled:
+            self.set_class(self.has_class("short") and bool(self.view.levels), "hide-form")
 
     def compose(self) -> ComposeResult:
         yield Static("no sweep yet: fill in the setup and press Start", id="bp-head", markup=False)
@@ -130,6 +145,7 @@ class BenchPane(Pane):
         return super().check_action(action, parameters)
 
     def action_toggle_form(self) -> None:
+        self.form_toggled = True
         self.toggle_class("hide-form")
         # a hidden form must not keep the focus: the keys (f r c …) would go nowhere
         self.query_one(BenchLevelTable).focus()
@@ -259,6 +275,7 @@ class BenchPane(Pane):
 
     def watch_view(self) -> None:
         self.set_class(self.proc is not None, "running")
+        self._fit()
         self.refresh_bindings()
         self._redraw()
 

@@ -56,7 +56,7 @@ class CampaignPane(Pane):
     async def set_session(self, target) -> None:
         await super().set_session(target)
         self.state = self.runtime.campaign
-        self.seen = {}
+        self.seen = self.runtime.campaign_view  # a campaign seen before this pane looked: its elapsed time too
         self.message = ""
         self.draw()
         self.load_roofline()

@@ -30,7 +30,7 @@ class RooflinePane(Pane):
     TAB_TITLE = "Roofline"
     BINDINGS = [
         Binding("w", "toggle_whatif", "what-if"),
-        Binding("r", "reload", "reload runs"),
+        Binding("r", "reload", "reload"),
         Binding("z", "reset", "reset what-if"),
         Binding("p", "pick_run", "pick run"),
     ]
@@ -39,7 +39,7 @@ class RooflinePane(Pane):
     RooflinePane #rl-body { height: 1fr; }
     RooflinePane #rl-assumptions { height: auto; max-height: 6; color: $text-muted; padding: 0 1; }
     RooflinePane #rl-status { height: 1; padding: 0 1; color: $error; }
-    RooflinePane #rl-calibration { height: auto; max-height: 3; padding: 0 1; }
+    RooflinePane #rl-calibration { height: auto; max-height: 6; padding: 0 1; }  /* whole in a 100-column split */
     RooflinePane RooflineTable { width: auto; max-width: 100%; }
     RooflinePane RooflinePlot { width: 1fr; min-width: 40; }
     RooflinePane.narrow RooflinePlot { display: none; }

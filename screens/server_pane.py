@@ -56,19 +56,20 @@ class ServerPane(Pane):
         Binding("k", "kill", "kill"),
         Binding("d", "diff", "diff"),
         Binding("a", "adopt", "adopt"),
-        Binding("f", "follow", "follow"),
+        # the log's own keys are named in the log head line, so the footer fits 100 columns
+        Binding("f", "follow", "follow", show=False),
         Binding("end", "follow_end", "follow", show=False),
         # log keys beyond the footer's room; the log head line names them
         Binding("number_sign", "numbers", "line #", show=False),
         Binding("y", "copy_line", "copy line", show=False),
         Binding("Y", "copy_excerpt", "copy crash", show=False),
         Binding("escape", "leave_diff", "leave diff"),
-        Binding("slash", "search", "search"),
+        Binding("slash", "search", "search", show=False),
         Binding("n", "next_match", "next", show=False),
         Binding("N", "prev_match", "prev", show=False),
-        Binding("x", "filter", "filter"),
+        Binding("x", "filter", "filter", show=False),
         Binding("j", "jump", "jump to crash"),
-        Binding("R", "reload", "reload"),
+        Binding("R", "reload", "reload", show=False),
         Binding("escape", "close_search", "close", show=False),
     ]
     DEFAULT_CSS = """
@@ -117,11 +118,23 @@ class ServerPane(Pane):
     NARROW = 130
 
     def on_resize(self, event) -> None:
-        self.set_class(event.size.width < self.NARROW, "narrow")
+        narrow = event.size.width < self.NARROW
+        self.set_class(narrow, "narrow")
+        self._config_columns(since=not narrow)
+
+    def _config_columns(self, since: bool) -> None:
+        """The configs table's columns; a narrow pane drops "since" whole rather than show a sliver of it."""
+        table = self.query_one("#configs", DataTable)
+        if table.columns and (self.since_column is not None) == since:
+            return
+        table.clear(columns=True)
+        keys = table.add_columns("config", "state", *(["since"] if since else []))
+        self.since_column = keys[2] if since else None
+        if self.configs or self.unmanaged:
+            self._draw_configs()
 
     def on_mount(self) -> None:
-        table = self.query_one("#configs", DataTable)
-        self.since_column = table.add_columns("config", "state", "since")[2]
+        self._config_columns(since=True)
         self.set_interval(1.0, self._tick_since)
         flags = self.query_one("#flags", DataTable)
         flags.add_columns(*FLAG_COLUMNS)
@@ -173,6 +186,8 @@ class ServerPane(Pane):
         """The "since" column of running servers advances by itself."""
         table = self.query_one("#configs", DataTable)
         now = time.time()
+        if self.since_column is None:
+            return
         for config in self.configs:
             record = self.latest.get(config.name)
             if record is not None and record.live and config.name in table.rows:
@@ -187,15 +202,18 @@ class ServerPane(Pane):
             badge, style = STATE_BADGE.get(record.state, (record.state, "")) if record else ("– never run", "grey50")
             since = self._since(record, now) if record else ""
             warn = " ⚠" if config.warnings else ""
-            table.add_row(config.name + warn, Text(badge, style=style), since, key=config.name)
+            table.add_row(config.name + warn, Text(badge, style=style), *self._since_cell(since), key=config.name)
         for proc in self.unmanaged:
-            table.add_row(f"pid {proc.pid} (not ours)", Text("● running", style="yellow"), duration(proc.elapsed_s),
-                          key=f"pid:{proc.pid}")
+            table.add_row(f"pid {proc.pid} (not ours)", Text("● running", style="yellow"),
+                          *self._since_cell(duration(proc.elapsed_s)), key=f"pid:{proc.pid}")
         names = [c.name for c in self.configs]
         if self.selected in names:  # a redraw keeps the operator's place
             table.move_cursor(row=names.index(self.selected), animate=False)
         shown = {c.name for c in self.configs}
         self.set_summary(config_summary([r for name, r in self.latest.items() if name in shown], len(self.configs)))
+
+    def _since_cell(self, text: str) -> tuple[str, ...]:
+        return (text,) if self.since_column is not None else ()
 
     def watch_last_crash(self, crash: CrashRecord | None) -> None:
         from rich.text import Text
@@ -249,7 +267,7 @@ class ServerPane(Pane):
         flt = f"'{log.filter}'" if log.filter else "off"
         self.query_one("#loghead", Static).update(Text.assemble(
             safe_text(f"log  {record.log or '(unknown path)'}   follow "), ("●", "green") if log.follow else "○",
-            safe_text(f"   filter {flt}   "), ("f/End follow · # numbers · y line · Y crash copy", "dim")))
+            safe_text(f"   filter {flt}   "), ("f/End follow · / search · x filter · # numbers · y/Y copy", "dim")))
 
     def _restore_loghead(self) -> None:
         if self.shown_record is not None:

@@ -1,5 +1,6 @@
-"""Every tab readable in a 100x30 tmux split: snapshots, plus checks that the columns an operator
-acts on (GPU flags and P-state, the bench note, the roofline table) are whole."""
+"""Every tab readable in a 100x30 tmux split: checks that the columns an operator acts on (GPU flags
+and P-state, the bench note, the roofline table) are whole. The pictures of every tab of the whole
+app at 100x30 are in tests/test_snapshots_tabs.py; the Tasks board's own one stays here."""
 from __future__ import annotations
 
 from console.gpus import parse_text
@@ -29,10 +30,6 @@ async def _stale_gpus(pilot):
     await pilot.pause()
 
 
-def test_gpus_at_100x30(snap_compare):
-    assert snap_compare(GPUsApp(None), terminal_size=SIZE, run_before=_stale_gpus)
-
-
 async def test_gpu_flags_and_pstate_are_whole_at_100_columns():
     app = GPUsApp(None)
     async with app.run_test(size=SIZE) as pilot:
@@ -57,11 +54,6 @@ def test_shrink_order_is_the_stated_one():
     assert fit_for(220).name_width > fit_for(160).name_width  # names whole on a wide screen
 
 
-def test_bench_at_100x30(snap_compare):
-    saved_run(DIED, "sweep-20261129-140000")
-    assert snap_compare(BenchApp(url=None), terminal_size=SIZE)
-
-
 async def test_bench_note_is_not_cut_at_100_columns():
     saved_run(DIED, "sweep-20261129-140000")
     app = BenchApp(url=None)
@@ -76,10 +68,6 @@ async def test_bench_note_is_not_cut_at_100_columns():
         assert total <= table.size.width
         note = str(table.get_row_at(1)[-1])
         assert note.startswith("server died")
-
-
-def test_roofline_at_100x30(snap_compare, shared_dir, gpudeck_home):
-    assert snap_compare(RooflineApp(roofline_session(shared_dir, [SWEEP])), terminal_size=SIZE)
 
 
 async def test_roofline_table_header_is_whole_at_100_columns(shared_dir, gpudeck_home):

@@ -22,14 +22,21 @@ class BenchChart(PlotextPlot):
             plt.plot(list(range(1, len(points) + 1)), points, color="gray", marker="braille",
                      label=name)
         if series:
-            plt.plot(list(range(1, len(series) + 1)), series, color="cyan", marker="braille", label=label)
+            # a legend only tells two runs apart (alone, the headline names the run; the legend would hide labels)
+            plt.plot(list(range(1, len(series) + 1)), series, color="cyan", marker="braille",
+                     label=label if overlay and overlay[1] else None)
         else:
             plt.xlim(0, 10)
+        span = max(len(series), len(overlay[1]) if overlay else 0, 10)
+        per_char = span / max(10, (self.size.width or 80) - 12)  # the x units one character of the plot takes
         for k, (x, name) in enumerate(boundaries):
             plt.vline(x + 0.5, "yellow")
             # The whole label, starting at its level's line (plotext centres text by default), on
             # alternating rows, so a short level's neighbour does not draw over it ("c=2" for c=256).
+            # A label that would run off the right edge (a level that died at once) ends at its line.
             text = name if isinstance(name, str) else f"c={name}"
-            plt.text(text, x + 0.6, top * (1.0 if k % 2 == 0 else 0.88), color="yellow", alignment="left")
+            right = x + 0.6 + len(text) * per_char > span
+            plt.text(text, x + (0.4 if right else 0.6), top * (1.0 if k % 2 == 0 else 0.88), color="yellow",
+                     alignment="right" if right else "left")
         plt.ylim(0, top * 1.1)
         self.refresh()

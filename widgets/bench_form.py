@@ -27,9 +27,13 @@ FIELDS = (  # id, label, default, width, placeholder
     ("range_ratio", "length spread ±", "", 16, "0: exact"),
     ("api_key_env", "API key env variable", "", 22, "none"),
 )
-ROWS = (("url", "levels", "request_rate", "max_concurrency"),
-        ("input_len", "output_len", "num_prompts", "shared_prefix_len"),
-        ("dataset", "temperature", "burstiness", "range_ratio", "api_key_env"))
+# Four rows, each under 98 columns, so a 100-column split shows every field and the Start button:
+# where and what; the workload's shape; open-loop rates; the rest. ("model", "api" and "start"
+# are the two drop-downs and the button.)
+ROWS = (("url", "levels", "model"),
+        ("input_len", "output_len", "num_prompts", "api", "temperature"),
+        ("request_rate", "max_concurrency", "burstiness", "range_ratio"),
+        ("dataset", "shared_prefix_len", "api_key_env", "start"))
 KEYS = tuple(f[0] for f in FIELDS)
 
 
@@ -51,24 +55,24 @@ class BenchForm(Vertical):
 
     def compose(self) -> ComposeResult:
         spec = {f[0]: f for f in FIELDS}
-        for n, row in enumerate(ROWS):
+        for row in ROWS:
             with Horizontal():
                 for key in row:
-                    _, label, default, _, placeholder = spec[key]
+                    if key == "start":
+                        yield Button("Start", id="bf-start", variant="primary")
+                        continue
                     with Vertical(classes="field"):
-                        yield Label(label)
-                        yield Input(default, id=f"bf-{key}", placeholder=placeholder)
-                if n == 0:
-                    with Vertical(classes="field"):
-                        yield Label("model")
-                        yield Select([], id="bf-model", prompt="(from /v1/models)", allow_blank=True)
-                if n == 1:
-                    with Vertical(classes="field"):
-                        yield Label("API")
-                        yield Select([("completions", "completions"), ("chat", "chat")], id="bf-api",
-                                     value="completions", allow_blank=False)
-                if n == 2:
-                    yield Button("Start", id="bf-start", variant="primary")
+                        if key == "model":
+                            yield Label("model")
+                            yield Select([], id="bf-model", prompt="(from /v1/models)", allow_blank=True)
+                        elif key == "api":
+                            yield Label("API")
+                            yield Select([("completions", "completions"), ("chat", "chat")], id="bf-api",
+                                         value="completions", allow_blank=False)
+                        else:
+                            _, label, default, _, placeholder = spec[key]
+                            yield Label(label)
+                            yield Input(default, id=f"bf-{key}", placeholder=placeholder)
 
     def on_mount(self) -> None:
         for key, _, _, width, _ in FIELDS:

@@ -30,10 +30,24 @@ def level_cell(cell: dict, concurrency: int) -> Text:
     return Text("·", style="dim")
 
 
+def state_label(cell: dict) -> str:
+    status = cell.get("status", "?")
+    return cell.get("crash_class") if status == "crashed" and cell.get("crash_class") else status
+
+
+def column_widths(cells: Sequence[dict]) -> tuple[int, int]:
+    """Config and state columns as wide as their longest entry (capped), so a 100-column pane shows every level."""
+    name = max((len(str(c.get("name", ""))) for c in cells), default=0)
+    state = max((len(str(state_label(c))) + 2 for c in cells), default=0)
+    return min(40, max(12, name)), min(22, max(9, state))
+
+
 def row_cells(cell: dict, levels: Sequence[int]) -> list:
     status = cell.get("status", "?")
-    label = cell.get("crash_class") if status == "crashed" and cell.get("crash_class") else status
-    why = cell.get("crash_class") or cell.get("note") or ""
+    label = state_label(cell)
+    # the state names a crash's class; the note says where its record is
+    why = f"crash record {cell['crash_record']}" if status == "crashed" and cell.get("crash_record") \
+        else cell.get("note") or cell.get("crash_class") or ""
     return [safe_text(cell.get("name", "?")), safe_text(f" {label} ", style=STATE_STYLES.get(status, "")),
             *(level_cell(cell, c) for c in levels), safe_text(why, style="dim")]
 
@@ -44,15 +58,18 @@ class CampaignGrid(SafeDataTable):
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", **kwargs)
         self.levels: list[int] = []
+        self.widths: tuple[int, int] = (0, 0)
 
     def show(self, cells: Sequence[dict], levels: Sequence[int]) -> None:
-        if list(levels) != self.levels or not self.columns:
+        widths = column_widths(cells)
+        if list(levels) != self.levels or widths != self.widths or not self.columns:
             self.clear(columns=True)
             self.levels = list(levels)
-            self.add_column("config", key="config", width=40)
-            self.add_column("state", key="state", width=22)
+            self.widths = widths
+            self.add_column("config", key="config", width=widths[0])
+            self.add_column("state", key="state", width=widths[1])
             for c in self.levels:
-                self.add_column(f"c={c}", key=f"c{c}", width=11)
+                self.add_column(f"c={c}", key=f"c{c}", width=10)
             self.add_column("crash / note", key="note")
         keep = self.cursor_row
         self.clear()

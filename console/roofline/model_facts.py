@@ -186,7 +186,7 @@ def load_model(path: str | Path, name: str | None = None) -> ModelFacts:
 def _name_from_path(path: Path) -> str:
     if path.name == "config.json":
         return path.parent.name or "model"
-    return path.stem
+    return path.stem.removesuffix(".config")  # "GLM-5-NVFP4.config.json" names GLM-5-NVFP4
 
 
 # Architectures whose config class ties the output head to the input table when the config is silent.

@@ -70,6 +70,7 @@ class HostRuntime:
         self._sweep_last_emit = 0.0
         # the campaign (its driver is its own process; this follows its saved state)
         self.campaign = None                             # console.campaign.state.CampaignState, the latest
+        self.campaign_view: dict = {}                    # what control.view says of it (elapsed, time left)
         self._campaign_at = 0.0
         # the link
         self.down_since: float | None = None
@@ -468,6 +469,7 @@ class HostRuntime:
             return state, (control.view(state) if state is not None else {})
         self._campaign_at = time.monotonic()
         self.campaign, view = await asyncio.to_thread(look)
+        self.campaign_view = view
         self.emit(ev.CampaignChanged(self.name, self.campaign, view))
 
     async def _report_problems(self) -> None:

@@ -58,7 +58,8 @@ async def discover(session: HostSession) -> list[ServerConfig]:
         listing = await host.run(["find", scripts_dir, "-maxdepth", "1", "-type", "f", "-name", "*.sh", "-print0"],
                                  timeout=20)
         for line in sorted(listing.stdout.split("\0")):  # a file name may hold a newline
-            if line and line not in paths:
+            # a hidden script is no config of the operator's: a campaign's derived scripts live there
+            if line and line not in paths and not posixpath.basename(line).startswith("."):
                 paths.append(line)
     configs = []
     for path in paths:
