@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from console import demo
-from console.fleet import Fleet
+from console.runtime.fleet import Fleet
 from console.gpus import Snapshot
 from console.gpus import fields as F
 from console.gpus.flags import FlagTracker
