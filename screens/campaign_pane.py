@@ -111,14 +111,15 @@ class CampaignPane(Pane):
         title.update(text)
         grid.show([c.to_json() for c in state.cells], levels)
         comp = compare(state, self.roof, self.roof_note)
+        label, names, rest = comp.verdict()
         if comp.winner:
-            margin = f", {comp.margin_pct:+.1f}% over {comp.runner_up}" if comp.margin_pct is not None else ""
-            text = Text.assemble(("winner: ", "bold"), (clean_line(comp.winner), "bold green"),
-                                 clean_line(f" at {comp.winner_tps:,.2f} tok/s{margin}  ({comp.basis})"))
+            text = Text.assemble((label, "bold"), (clean_line(names), "bold yellow" if comp.tie else "bold green"),
+                                 clean_line(rest))
             best = next(r for r in comp.results if r.cell == comp.winner)
             if best.efficiency_pct is not None:
                 cal = best.calibration or {}
-                text.append(f"\n{best.efficiency_pct:.2f}% of the roofline's ideal at c={best.best_level}")
+                text.append("\n" + clean_line(f"{best.cell}: {best.efficiency_pct:.2f}% of the roofline's ideal "
+                                              f"at c={best.best_level}"))
                 if cal.get("eta"):
                     text.append(f"; fitted: bandwidth efficiency {cal['eta'] * 100:.1f}%, "
                                 f"{cal['overhead_ms']:.1f} ms fixed per step")
@@ -126,7 +127,7 @@ class CampaignPane(Pane):
                 text.append("\n" + clean_line(comp.roofline_note), style="dim")
             result.update(text)
         else:
-            result.update(Text(f"no winner yet ({comp.basis})", style="dim"))
+            result.update(Text(clean_line(label + rest), style="dim"))
         crashed = sum(1 for c in state.cells if c.status == "crashed")
         summary = f"{done}/{len(state.cells)}" + (f" ✖{crashed}" if crashed else "")
         self.set_summary(("▶ " if seen["running"] else "") + summary)

@@ -163,7 +163,8 @@ def test_a_campaign_over_two_real_configs_launches_sweeps_stops_and_compares(lla
     assert doc["comparison"]["winner"] in ("smol+parallel=1", "smol+parallel=2")
     _nothing_left_running("box")
     shown = gpudeck("campaign", "show", doc["id"], "-p", "box")
-    assert "winner:" in shown.stdout and "smol+parallel=2" in shown.stdout
+    label = "tie: " if doc["comparison"]["tie"] else "winner: "
+    assert label in shown.stdout and "smol+parallel=2" in shown.stdout
     report = folder / "findings.md"
     assert gpudeck("report", "-p", "box", "--offline", "--out", str(report)).returncode == 0
     text = report.read_text()
@@ -282,7 +283,8 @@ def test_the_simulated_campaign_triages_a_crash_goes_on_and_names_the_winner(tmp
         winner = doc["comparison"]["winner"]
         assert winner and winner != "run_tp8_ep8_crash"
         table = gpudeck("campaign", "show", doc["id"], "-p", "demo").stdout
-        assert "cuda-illegal-address" in table and f"winner: {winner}" in table
+        label = "tie: " if doc["comparison"]["tie"] else "winner: "
+        assert "cuda-illegal-address" in table and f"{label}{winner}" in table
         best = next(r for r in doc["comparison"]["results"] if r["cell"] == winner)
         assert best["efficiency_pct"] is not None and 0 < best["efficiency_pct"] < 100
         assert best["calibration"] is not None and "against the roofline" in table
@@ -342,6 +344,29 @@ def test_quitting_the_demo_ends_a_launch_caught_before_its_pgid_was_saved(tmp_pa
         if server.poll() is None:
             server.kill()
         world.close()
+
+
+def test_configs_within_one_percent_are_a_tie_not_a_winner():
+    """24.52 against 24.51 tok/s is one sweep's noise: the table says tie and names every config
+    that close; a real margin names the winner and by how much."""
+    from console.campaign import state as st
+    from console.campaign.compare import compare, table_lines
+
+    def campaign(*tps: float):
+        level = lambda x: {"concurrency": 10, "status": "ok", "output_throughput": x, "ttft_p99": 900.0}
+        cells = [st.Cell(name=name, base=name, status="done", levels=[level(x)]) for name, x in zip("abcd", tps)]
+        return st.CampaignState(id="c1", profile="box", spec={"sweep": {"levels": [10], "slo": {"ttft_ms": 8000}}},
+                                cells=cells, status="finished")
+
+    close = compare(campaign(24.52, 24.51))
+    assert close.tie and close.to_json()["tie"] is True and close.tied == ["a", "b"]
+    line = table_lines(campaign(24.52, 24.51))[-1]
+    assert line.startswith("tie: a and b within 1% (24.52 to 24.51 tok/s)") and "winner" not in line
+    three = compare(campaign(24.50, 24.52, 20.0, 24.51))
+    assert three.tied == ["b", "d", "a"] and "".join(three.verdict()).startswith("tie: b, d and a within 1%")
+    clear = compare(campaign(31.5, 10.0))
+    assert not clear.tie and clear.winner == "a" and clear.margin_pct == 215.0
+    assert table_lines(campaign(31.5, 10.0))[-1].startswith("winner: a at 31.50 tok/s, +215.0% over b")
 
 
 async def test_the_campaign_tab_shows_cells_levels_crash_and_winner(tmp_path):

@@ -25,20 +25,44 @@ class ConfigResult:
         return dict(self.__dict__)
 
 
+# Two configs closer than this are within one sweep's run-to-run noise: a tie, not a winner.
+TIE_PCT = 1.0
+
+
 @dataclass
 class Comparison:
     results: list[ConfigResult] = field(default_factory=list)
     roofline_note: str = ""                # why efficiency is N/A, when it is
-    winner: str | None = None
+    winner: str | None = None              # the best config (with `tie`, only the first of the tied)
     winner_tps: float | None = None
     runner_up: str | None = None
+    runner_up_tps: float | None = None
     margin_pct: float | None = None        # how much the winner beats the runner-up
+    tied: list[str] = field(default_factory=list)  # every config within TIE_PCT of the best, best first
+    lowest_tied_tps: float | None = None
     basis: str = ""                        # what the winner was chosen on
+
+    @property
+    def tie(self) -> bool:
+        """Two or more configs are within TIE_PCT of the best: none is named the winner."""
+        return len(self.tied) > 1
+
+    def verdict(self) -> tuple[str, str, str]:
+        """The answer as (label, names, rest), for the CLI table and the Campaign tab alike:
+        ("winner: ", "a", " at 31.50 tok/s, +12.0% over b (basis)"), a tie, or no winner yet."""
+        if not self.winner:
+            return "no winner yet", "", f" ({self.basis})"
+        if self.tie:
+            names = ", ".join(self.tied[:-1]) + f" and {self.tied[-1]}"
+            return ("tie: ", names, f" within {TIE_PCT:g}% ({self.winner_tps:.2f} to {self.lowest_tied_tps:.2f} "
+                                    f"tok/s), no clear best ({self.basis})")
+        margin = f", {self.margin_pct:+.1f}% over {self.runner_up}" if self.margin_pct is not None else ""
+        return "winner: ", self.winner, f" at {self.winner_tps:.2f} tok/s{margin} ({self.basis})"
 
     def to_json(self) -> dict:
         return {"results": [r.to_json() for r in self.results], "winner": self.winner, "winner_tps": self.winner_tps,
-                "runner_up": self.runner_up, "margin_pct": self.margin_pct, "basis": self.basis,
-                "roofline_note": self.roofline_note}
+                "runner_up": self.runner_up, "runner_up_tps": self.runner_up_tps, "margin_pct": self.margin_pct,
+                "tie": self.tie, "tied": list(self.tied), "basis": self.basis, "roofline_note": self.roofline_note}
 
 
 def meets_slo(level: dict, slo: dict) -> bool:
@@ -102,8 +126,11 @@ def compare(state: CampaignState, roof=None, roof_note: str = "") -> Comparison:
         comp.winner, comp.winner_tps = ranked[0].cell, getattr(ranked[0], key)
         if len(ranked) > 1:
             second = getattr(ranked[1], key)
-            comp.runner_up = ranked[1].cell
+            comp.runner_up, comp.runner_up_tps = ranked[1].cell, second
             comp.margin_pct = round((comp.winner_tps / second - 1) * 100, 1) if second else None
+        close = [r for r in ranked if getattr(r, key) * (1 + TIE_PCT / 100) > comp.winner_tps]
+        if len(close) > 1:
+            comp.tied, comp.lowest_tied_tps = [r.cell for r in close], getattr(close[-1], key)
     return comp
 
 
@@ -146,9 +173,5 @@ def table_lines(state: CampaignState, roof=None, roof_note: str = "") -> list[st
             lines.append(f"  {r.cell[:44]:<44} efficiency {eff} at c={r.best_level or 'N/A'} · {eta} · {over}")
     elif comp.roofline_note:
         lines.append(comp.roofline_note)
-    if comp.winner:
-        margin = f", {comp.margin_pct:+.1f}% over {comp.runner_up}" if comp.margin_pct is not None else ""
-        lines.append(f"winner: {comp.winner} at {comp.winner_tps:.2f} tok/s{margin} ({comp.basis})")
-    else:
-        lines.append(f"no winner yet ({comp.basis})")
+    lines.append("".join(comp.verdict()))
     return lines

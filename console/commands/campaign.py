@@ -155,13 +155,14 @@ def _list(args: argparse.Namespace) -> int:
         emit_json({"campaigns": [{"id": s.id, "status": s.status, "cells": len(s.cells),
                                   "done": sum(c.status in st.FINISHED for c in s.cells),
                                   "running": st.is_driver(s.driver_pid, s.id),
-                                  "winner": compare(s).winner} for s in found], "errors": bad})
+                                  "winner": compare(s).winner, "tie": compare(s).tie} for s in found],
+                   "errors": bad})
         return 0
     for s in found:
         done = sum(c.status in st.FINISHED for c in s.cells)
         live = " (driver running)" if st.is_driver(s.driver_pid, s.id) else ""
-        winner = compare(s).winner
-        print(f"{s.id}  {s.status}{live}  {done}/{len(s.cells)} cells" + (f"  winner {winner}" if winner else ""))
+        label, names, _ = compare(s).verdict()
+        print(f"{s.id}  {s.status}{live}  {done}/{len(s.cells)} cells" + (f"  {label}{names}" if names else ""))
     for line in bad:
         print(f"! {line}")
     if not found and not bad:
