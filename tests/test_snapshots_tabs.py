@@ -25,12 +25,12 @@ from pathlib import Path
 import pytest
 
 from console import demo
-from console.runtime.fleet import Fleet
 from console.gpus import Snapshot
 from console.gpus import fields as F
 from console.gpus.flags import FlagTracker
 from console.gpus.model import OK
 from console.gpus.parse_csv import parse_app_line, parse_gpu_line
+from console.runtime.fleet import Fleet
 from console.runtime.host_runtime import HostRuntime
 from profiles import store
 from screens.app import GpudeckApp
