@@ -23,6 +23,9 @@ from .pane import Pane
 UNDO_DEPTH = 20
 
 
+PRIORITY = Binding.Group("priority", compact=True)
+
+
 class TasksPane(Pane):
     TAB_TITLE = "Tasks"
     EDIT_ACTIONS = frozenset({"add", "edit", "cycle", "raise_priority", "lower_priority", "move_up",
@@ -32,15 +35,17 @@ class TasksPane(Pane):
         Binding("a", "add", "add"),
         Binding("e", "edit", "edit"),
         Binding("space", "cycle", "status"),
-        Binding("plus", "raise_priority", "raise"),
-        Binding("minus", "lower_priority", "lower"),
-        Binding("J", "move_down", "down"),
-        Binding("K", "move_up", "up"),
+        Binding("plus", "raise_priority", "raise priority", group=PRIORITY),  # one footer entry: "+- priority"
+        Binding("minus", "lower_priority", "lower priority", group=PRIORITY),
+        Binding("J", "move_down", "move down", show=False),
+        Binding("K", "move_up", "move up", show=False),
         Binding("d", "delete", "delete"),
-        Binding("u", "undo", "undo"),
-        Binding("slash", "filter", "filter"),
-        Binding("h", "toggle_done", "hide done"),
-        Binding("r", "report", "report"),
+        # these and J/K are offered where they apply (the undo on the status line after a delete)
+        # and under `?`: off the footer, so the rest fits a 100-column split
+        Binding("u", "undo", "undo", show=False),
+        Binding("slash", "filter", "filter", show=False),
+        Binding("h", "toggle_done", "hide done", show=False),
+        Binding("r", "report", "report", show=False),
         # y / n are spelled out on the suggestion line itself
         Binding("y", "accept", "accept", show=False),
         Binding("n", "dismiss", "dismiss", show=False),
