@@ -55,7 +55,7 @@ def bench_argv(spec: CampaignSpec, url: str, profile: str, tunnelled: bool, serv
     s = spec.sweep
     argv = [sys.executable, "-m", "console.bench", "--url", url, "--concurrency", ",".join(map(str, s.levels)),
             "--api", s.api, "--input-len", str(s.input_len), "--output-len", str(s.output_len),
-            "--profile", profile, "--events"]
+            "--profile", profile, "--events", "--no-suggest"]
     if s.num_prompts:
         argv += ["--num-prompts", str(s.num_prompts)]
     elif s.prompts_per_stream:

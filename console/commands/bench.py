@@ -61,6 +61,8 @@ def register(subparsers) -> None:
     p.add_argument("--tunnelled", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--server-port", type=int, help=argparse.SUPPRESS)
     p.add_argument("--server-url", help=argparse.SUPPRESS)  # the server's own URL behind a tunnel
+    # the caller judges the run itself (a campaign compares its cells): no efficiency suggestion per run
+    p.add_argument("--no-suggest", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--keep-going", action="store_true", help="run the remaining levels after a failed one")
     p.add_argument("--profile", dest="bench_profile", help="profile whose runs/ keeps the results")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
@@ -430,7 +432,8 @@ async def _sweep_through(config, args, events, RunStore, NotStarted, Sweep, exit
         if link is not None:
             await link.close()
     code = exit_code(doc)
-    _judge_efficiency(config.profile, store.run_id, doc)
+    if not args.no_suggest:
+        _judge_efficiency(config.profile, store.run_id, doc)
     emit(events.make("run-end", status=doc["status"], exit_code=code, path=doc.get("path")))
     if args.out:
         try:
