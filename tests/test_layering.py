@@ -65,3 +65,19 @@ def test_the_scan_sees_imports_inside_functions_and_relative_ones(tmp_path):
     probe.write_text("def f():\n    from textual.app import App\nfrom ...screens import app\nfrom .. import fmt\n")
     found = violations("console", ("textual", "screens"), root=tmp_path)
     assert found == ["console/sub/probe.py:2 imports textual.app", "console/sub/probe.py:3 imports screens"]
+
+
+def test_every_module_ships_in_a_package():
+    """A folder without `__init__.py` is left out of a wheel by the pyproject's package finder,
+    though an editable install still imports it: every module must sit in a found package."""
+    import tomllib
+
+    from setuptools import find_packages
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    include = config["tool"]["setuptools"]["packages"]["find"]["include"]
+    found = set(find_packages(where=str(ROOT), include=include))
+    missing = sorted({str(p.parent.relative_to(ROOT)) for top in ("console", "screens", "widgets", "profiles")
+                      for p in (ROOT / top).rglob("*.py")
+                      if ".".join(p.parent.relative_to(ROOT).parts) not in found})
+    assert not missing, f"not in any package (add an __init__.py): {missing}"
