@@ -85,9 +85,9 @@ def _runs(profile_name: str) -> list[dict[str, Any]]:
     from ..store.runs import read_runs
 
     scan = read_runs(profile_name)
-    found = [_entry(run.id, run.path, run.mtime, run.raw) for run in scan.records]  # the run's one id
-    found += [_broken(u) for u in scan.unreadable]
-    return sorted(found, key=lambda r: (r["mtime"], r["name"]))
+    broken = sorted((_broken(u) for u in scan.unreadable), key=lambda r: r["name"])
+    # oldest first in the store's order (by start time), so "latest" means what it means on the Bench tab
+    return broken + [_entry(run.id, run.path, run.mtime, run.raw) for run in reversed(scan.records)]  # the run's one id
 
 
 def _crashes(profile_name: str) -> list[dict[str, Any]]:
