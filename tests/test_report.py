@@ -173,8 +173,15 @@ def test_roofline_section_efficiency_per_level():
     assert rows["1"][3] == "10.36" and rows["1"][4] == f"{100 * 10.36 / 309:.1f}%" == "3.4%"
     assert rows["1"][5] == f"{100 * 10.36 / 229:.1f}%"
     assert rows["64"][4] == f"{100 * 540.2 / 9000:.1f}%" and rows["64"][6] == "communication"
-    assert rows["512"][3] == "N/A" and rows["512"][4] == "N/A"
+    assert rows["512"][3] == "N/A" and rows["512"][4] == "N/A" and rows["512"][7] == "N/A"  # no run measured it
     assert "- allreduce_alpha_us: 10" in md and "743.9B total" in md
+
+
+def test_a_level_that_reports_no_counts_reads_n_a_in_the_run_table():
+    from console.report.sections import run_table
+
+    rows = _table_rows(run_table([{"concurrency": 2, "status": "failed"}]))
+    assert rows[0][2] == "N/A" and rows[0][3] == "N/A"
 
 
 def test_cli_report_writes_where_told(lab, tmp_path, capsys):
