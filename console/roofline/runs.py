@@ -24,6 +24,7 @@ class MeasuredRun:
     name: str
     mtime: float
     levels: list[MeasuredLevel] = field(default_factory=list)
+    summary: dict = field(default_factory=dict)   # the store's RunDoc.summary, what a run list shows
 
     def tpot_points(self) -> list[tuple[int, float]]:
         """(concurrency, TPOT seconds) of every level that finished, for calibration."""
@@ -73,7 +74,7 @@ def _measured(run) -> MeasuredRun:
     levels = [MeasuredLevel(lv.concurrency, lv.measured_tok_s, lv.status.value,
                             _tpot_s(lv.raw, lv.measured_tok_s is not None))
               for lv in run.levels if lv.concurrency is not None]
-    return MeasuredRun(path=run.path, name=run.id, mtime=run.mtime, levels=levels)
+    return MeasuredRun(path=run.path, name=run.id, mtime=run.mtime, levels=levels, summary=run.summary())
 
 
 def _tpot_s(raw: dict, measured: bool) -> float | None:

@@ -15,6 +15,7 @@ from typing import Any
 from profiles.atomic import StateFileError
 from profiles.paths import profile_data_dir
 
+from ..fmt import UNKNOWN
 from .scan import Scan, Unreadable
 
 KIND = "run"
@@ -95,6 +96,12 @@ class RunDoc:
         """What a run list shows (bench --list, the compare picker)."""
         return {"run_id": self.id, "path": str(self.path), "started": self.started, "url": self.url,
                 "model": self.model, "status": self.status, "levels": [lv.concurrency for lv in self.levels]}
+
+
+def run_line(summary: dict) -> str:
+    """One line per run for every run list (bench --list, the Bench and Roofline pickers), from `RunDoc.summary`."""
+    levels = ",".join(str(c) for c in summary.get("levels") or [])
+    return f"{summary['run_id']}  {summary.get('status') or UNKNOWN:<7} {summary.get('url') or UNKNOWN}  levels {levels}"
 
 
 def runs_dir(profile: str) -> Path:
