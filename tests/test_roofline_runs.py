@@ -80,3 +80,18 @@ def test_the_newest_run_is_the_one_started_last_wherever_it_is_read(tmp_path, gp
     assert read_runs("local").records[0].id == "late"
     assert load_runs(d).latest.name == "late"
     assert measured_by_concurrency(_runs("local")) == {1: (9.0, "late")}
+
+
+def test_a_level_is_measured_exactly_when_the_task_board_sees_nothing_to_rerun():
+    """The store's one rule (LevelResult.measured_tok_s) and the board's (level_problem) read the
+    same level the same way: an `ok` level with failed requests is partial to both; a level cut
+    off by a lost link keeps its own status, never `unknown`."""
+    from console.store.runs import LevelResult, LevelStatus
+    from profiles.task_suggestion import level_problem
+
+    clean = {"concurrency": 1, "status": "ok", "output_throughput": 5.0, "completed": 8, "failed": 0}
+    failing = clean | {"failed": 2}
+    assert LevelResult.from_doc(clean).measured_tok_s == 5.0 and level_problem(clean) is None
+    assert LevelResult.from_doc(failing).measured_tok_s is None and level_problem(failing) == "partial"
+    lost = LevelResult.from_doc({"concurrency": 2, "status": "interrupted", "output_throughput": 3.0})
+    assert lost.status is LevelStatus.INTERRUPTED and lost.measured_tok_s is None

@@ -26,6 +26,7 @@ class LevelStatus(str, Enum):
     PARTIAL = "partial"       # cut short (stop, deadline) or some requests failed
     FAILED = "failed"
     SKIPPED = "skipped"
+    INTERRUPTED = "interrupted"  # the link to the host was lost during the level (bench/linkcheck.py)
     UNKNOWN = "unknown"       # a document that says nothing, or something unheard of
 
     @classmethod
@@ -54,10 +55,13 @@ class LevelResult:
         """The output tok/s this level contributes to efficiency, or None.
 
         The one rule for every view: only a level that ran to the end without
-        failures (`ok`) measured the server's steady state; a partial level's
-        throughput is over a cut-short or partly failing workload.
+        failures (`ok`, no failed request) measured the server's steady state; a
+        partial level's throughput is over a cut-short or partly failing workload.
+        An `ok` level that counts failures is a partial one to the task board too
+        (profiles.task_suggestion.level_problem), so it feeds no efficiency.
         """
-        if self.status is LevelStatus.OK and self.output_throughput is not None and self.output_throughput > 0:
+        if self.status is LevelStatus.OK and not self.failed \
+                and self.output_throughput is not None and self.output_throughput > 0:
             return self.output_throughput
         return None
 
