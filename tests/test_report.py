@@ -249,3 +249,13 @@ def test_roofline_from_the_profiles_model_config(lab, shared_dir):
     assert len(board.tasks) == 3
     write_report(profile, live=False)  # a second report offers nothing new
     assert len(TaskBoard.for_profile("h200-lab").suggestions) == len(board.suggestions)
+
+
+def test_a_live_server_judged_hung_reads_crashed_in_the_report_as_on_the_server_tab():
+    from console.report.document import _configs_from_records
+    from console.servers import records
+
+    records.save("local", records.LaunchRecord(id="a-1", config="a", script=None, log=None, exit_file=None,
+                                               state="ready", crash_class="hang"))
+    assert [c["state"] for c in _configs_from_records("local")] == ["crashed"]
+    assert records.load_all("local")[0].to_json()["shown_state"] == "crashed"  # what `server list --json` gives

@@ -109,7 +109,7 @@ def _configs_from_records(profile_name: str) -> list[dict[str, Any]]:
 
     latest = records.latest_per_config(profile_name)
     return [{"name": name, "script": r.script, "flags": r.flags if isinstance(r.flags, dict) else {},
-             "state": r.state} for name, r in sorted(latest.items())]
+             "state": r.shown_state} for name, r in sorted(latest.items())]  # as the Server tab shows it
 
 
 # ---- live parts through the public CLI --------------------------------------
@@ -186,7 +186,7 @@ def collect(profile: Profile, live: bool = True) -> ReportData:
                     continue
                 latest = c.get("latest") if isinstance(c.get("latest"), dict) else {}
                 flags = latest.get("flags") or c.get("flags") or recorded.get(c.get("name"), {}).get("flags")
-                data.configs.append(c | {"flags": flags or {}, "state": latest.get("state")})
+                data.configs.append(c | {"flags": flags or {}, "state": latest.get("shown_state") or latest.get("state")})
             data.configs_source = "the host's launch scripts, with the flags of the latest launch where there was one"
         elif note:
             data.configs_source += f" (the host could not be asked: {note})"

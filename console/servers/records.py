@@ -58,7 +58,7 @@ class LaunchRecord:
         return round(self.ready_at - self.started_at, 1) if self.ready_at else None
 
     def to_json(self) -> dict:
-        return asdict(self) | {"time_to_ready_s": self.time_to_ready_s}
+        return asdict(self) | {"time_to_ready_s": self.time_to_ready_s, "shown_state": self.shown_state}
 
 
 def records_dir(profile_name: str) -> Path:
