@@ -259,3 +259,23 @@ def test_a_live_server_judged_hung_reads_crashed_in_the_report_as_on_the_server_
                                                state="ready", crash_class="hang"))
     assert [c["state"] for c in _configs_from_records("local")] == ["crashed"]
     assert records.load_all("local")[0].to_json()["shown_state"] == "crashed"  # what `server list --json` gives
+
+
+def test_a_report_judges_a_run_over_all_its_levels_as_when_it_was_saved():
+    """A run's efficiency suggestion names its worst level among all its own measured levels, whichever
+    path offers it first (the save or a report); a campaign's cell run is judged by its campaign only."""
+    from console.campaign import state as st
+    from console.report.document import ReportData, offer_efficiency_suggestions
+
+    profile = profile_from_dict("lab2", {"transport": "local"})
+    store.save(profile)
+    ok = lambda c, tok: {"concurrency": c, "status": "ok", "output_throughput": tok, "failed": 0}
+    runs = [{"name": "old", "doc": {"levels": [ok(1, 50.0), ok(2, 5.0)]}},     # c=2 is later measured by "new"
+            {"name": "new", "doc": {"levels": [ok(2, 8.0)]}},
+            {"name": "cell", "doc": {"levels": [ok(4, 1.0)]}}]                 # a campaign cell's run
+    st.save(st.CampaignState(id="c1", profile="lab2", spec={}, cells=[st.Cell(name="a", base="a", run_id="cell")]))
+    data = ReportData(profile=profile, runs=runs, board=TaskBoard.for_profile("lab2"),
+                      roofline={"levels": [{"batch": b, "tok_s_ideal": 100.0} for b in (1, 2, 4)]})
+    offered = offer_efficiency_suggestions(profile, data)
+    assert sorted(s.key for s in TaskBoard.for_profile("lab2").suggestions) == ["efficiency:new", "efficiency:old"]
+    assert any("concurrency 2 of old (1 of 2 levels below)" in text for text in offered)
