@@ -387,13 +387,12 @@ def test_a_level_that_measured_nothing_never_wins():
 
 async def test_the_campaign_tab_counts_the_finished_cells_campaign_list_counts(tmp_path):
     """A cell the operator's stop cut short has ended: the tab says 3/3 as `campaign list` does."""
-    from textual.app import App
-
     from console.campaign import state as st
     from console.session import HostSession
     from profiles import store
     from profiles.profile import profile_from_dict
     from screens.campaign_pane import CampaignPane
+    from tests.harness import HostApp, wait_until
 
     store.save(profile_from_dict("box", {"transport": "local"}))
     spec = from_dict({"sweep": {"levels": [1]}, "config": [{"name": "a"}, {"name": "b"}, {"name": "c"}]})
@@ -404,19 +403,10 @@ async def test_the_campaign_tab_counts_the_finished_cells_campaign_list_counts(t
     listed = json.loads(gpudeck("campaign", "list", "-p", "box", "--json").stdout)["campaigns"]
     assert [(c["done"], c["cells"]) for c in listed] == [(3, 3)]
 
-    class Host(App):
-        def compose(self):
-            yield CampaignPane(id="pane")
-
-    app = Host()
+    app = HostApp(CampaignPane(), HostSession.open(store.load("box")))
     async with app.run_test(size=(160, 30)) as pilot:
-        pane = app.query_one(CampaignPane)
-        await pane.set_session(HostSession.open(store.load("box")))
-        for _ in range(50):
-            if pane.state is not None:
-                break
-            await pilot.pause(0.1)
-        assert "3/3 cells" in str(pane.query_one("#camp-title").render())
+        await wait_until(pilot, lambda: app.pane.state is not None, 5, "the saved campaign")
+        assert "3/3 cells" in str(app.pane.query_one("#camp-title").render())
 
 
 async def test_the_campaign_tab_shows_cells_levels_crash_and_winner(tmp_path):
