@@ -215,7 +215,7 @@ class BenchPane(Pane):
             if yes and self.runtime is not None and self.runtime.stop_sweep():
                 self.status_note = "stopping: the current level is finishing its records…"
 
-        done = sum(1 for lv in self.view.levels if lv.status in ("ok", "partial", "failed"))
+        done = self.view.finished_levels   # as the tab title counts them
         self.app.push_screen(Confirm("Stop the sweep?", [
             f"{done} of {len(self.view.levels)} levels finished; the running level is cut short and "
             "the remaining levels are skipped.", "What was measured so far is saved."], "Stop"), answer)

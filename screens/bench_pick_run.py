@@ -10,6 +10,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from console.safe_text import safe_text
+from console.store.runs import run_line
 
 
 class PickRun(ModalScreen[str | None]):
@@ -28,9 +29,7 @@ class PickRun(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text(self.title_text, style="bold"))
-            yield OptionList(*[Option(safe_text(f"{r['run_id']}  {r.get('status') or '?':<7} {r.get('url')}  levels "
-                                                f"{','.join(map(str, r.get('levels') or []))}"), id=r["path"])
-                               for r in self.runs])
+            yield OptionList(*[Option(safe_text(run_line(r)), id=r["path"]) for r in self.runs])
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)

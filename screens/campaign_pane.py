@@ -95,7 +95,7 @@ class CampaignPane(Pane):
             return
         seen = self.seen or {"running": False, "elapsed_s": None, "left_s": None, "current": None, "note": ""}
         levels = (state.spec.get("sweep") or {}).get("levels") or []
-        done = sum(1 for c in state.cells if c.status in ("done", "crashed", "start-failed", "skipped"))
+        done = state.finished_cells
         text = Text.assemble((f" {state.id} ", "bold reverse"), f"  {state.status}")
         if seen["running"]:
             text.append("  ● driver running", style="green")

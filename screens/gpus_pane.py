@@ -216,7 +216,8 @@ class GPUsPane(Pane):
         now = self.clock()
         runtimes = self._app_runtimes()
         if runtimes is not None and self.fleet is None:
-            rows = [fleet_row(name, rt.snapshot, now) for name, rt in runtimes.items()]
+            # reachable as each host's chip says (the runtime's link), not only as its last sample says
+            rows = [fleet_row(name, rt.snapshot, now, link_down=not rt.reachable) for name, rt in runtimes.items()]
         elif self.fleet is not None:
             rows = self.fleet.rows(now)
         else:

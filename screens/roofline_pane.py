@@ -112,8 +112,7 @@ class RooflinePane(Pane):
             return
         from .bench_pick_run import PickRun
 
-        listed = [{"run_id": r.name, "path": str(r.path), "status": None, "url": "",
-                   "levels": [lv.concurrency for lv in r.levels]} for r in reversed(self.runs.runs)]
+        listed = [r.summary for r in reversed(self.runs.runs)]   # as the Bench tab's picker lists them
 
         def picked(path: str | None) -> None:
             if path:

@@ -37,12 +37,20 @@ def config_summary(latest: list[LaunchRecord], configs: int) -> str:
     """`1 ● 1 ✖`: how many configs are ready, loading, crashed (a live hang counts as crashed)."""
     counts = {mark: 0 for mark, _ in SUMMARY_MARKS}
     for record in latest:
-        state = "crashed" if record.live and record.crash_class else record.state
+        state = record.shown_state
         for mark, states in SUMMARY_MARKS:
             if state in states:
                 counts[mark] += 1
     text = " ".join(f"{n} {mark}" for mark, n in counts.items() if n)
     return text or str(configs)
+
+
+def state_badge(record: LaunchRecord | None) -> tuple[str, str]:
+    """A config's row mark, from the state its newest launch shows everywhere (LaunchRecord.shown_state)."""
+    if record is None:
+        return "– never run", "grey50"
+    state = record.shown_state
+    return STATE_BADGE.get(state, (state, ""))
 
 
 FLAG_COLUMNS = ("flag", "script", "effective (log)")
@@ -199,7 +207,7 @@ class ServerPane(Pane):
         now = time.time()
         for config in self.configs:
             record = self.latest.get(config.name)
-            badge, style = STATE_BADGE.get(record.state, (record.state, "")) if record else ("– never run", "grey50")
+            badge, style = state_badge(record)
             since = self._since(record, now) if record else ""
             warn = " ⚠" if config.warnings else ""
             table.add_row(config.name + warn, Text(badge, style=style), *self._since_cell(since), key=config.name)

@@ -136,3 +136,10 @@ def test_vllm_format_names_one_file_per_level(tmp_path):
     second = level_result(doc, levels[1])
     assert second["request_rate"] == "inf" and second["errors"] == ["connection refused"]
     assert second["ttfts"] == [0.0] and second["output_lens"] == [0]
+
+
+def test_a_run_list_line_marks_an_unknown_status_n_a():
+    from console.store.runs import run_line
+
+    assert run_line({"run_id": "r", "status": None, "url": None, "levels": [1, 2]}) == "r  N/A     N/A  levels 1,2"
+    assert run_line({"run_id": "r", "status": "ok", "url": "http://h:1/v1", "levels": [4]}) == "r  ok      http://h:1/v1  levels 4"

@@ -370,6 +370,45 @@ def test_configs_within_one_percent_are_a_tie_not_a_winner():
     assert table_lines(campaign(31.5, 10.0))[-1].startswith("winner: a at 31.50 tok/s, +215.0% over b")
 
 
+def test_a_level_that_measured_nothing_never_wins():
+    """A campaign ranks levels by the store's one rule (LevelResult.measured_tok_s), as the report
+    and the Roofline tab do: an `ok` level at 0 tok/s measured nothing, so it is no winner at 0.00."""
+    from console.campaign import state as st
+    from console.campaign.compare import compare
+
+    cells = [st.Cell(name="a", base="a", status="done",
+                     levels=[{"concurrency": 1, "status": "ok", "output_throughput": 0.0}]),
+             st.Cell(name="b", base="b", status="done",
+                     levels=[{"concurrency": 1, "status": "partial", "output_throughput": 7.0}])]
+    comp = compare(st.CampaignState(id="c1", profile="box", spec={"sweep": {"levels": [1]}}, cells=cells))
+    assert comp.winner is None and [r.best_tps for r in comp.results] == [None, None]
+    assert comp.verdict()[0] == "no winner yet"
+
+
+async def test_the_campaign_tab_counts_the_finished_cells_campaign_list_counts(tmp_path):
+    """A cell the operator's stop cut short has ended: the tab says 3/3 as `campaign list` does."""
+    from console.campaign import state as st
+    from console.session import HostSession
+    from profiles import store
+    from profiles.profile import profile_from_dict
+    from screens.campaign_pane import CampaignPane
+    from tests.harness import HostApp, wait_until
+
+    store.save(profile_from_dict("box", {"transport": "local"}))
+    spec = from_dict({"sweep": {"levels": [1]}, "config": [{"name": "a"}, {"name": "b"}, {"name": "c"}]})
+    state = st.CampaignState(id=st.new_id("box"), profile="box", spec=spec.to_json(), cells=[
+        st.Cell(name="a", base="a", status="done"), st.Cell(name="b", base="b", status="crashed"),
+        st.Cell(name="c", base="c", status="interrupted")], status="stopped", driver_pid=None)
+    st.save(state)
+    listed = json.loads(gpudeck("campaign", "list", "-p", "box", "--json").stdout)["campaigns"]
+    assert [(c["done"], c["cells"]) for c in listed] == [(3, 3)]
+
+    app = HostApp(CampaignPane(), HostSession.open(store.load("box")))
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_until(pilot, lambda: app.pane.state is not None, 5, "the saved campaign")
+        assert "3/3 cells" in str(app.pane.query_one("#camp-title").render())
+
+
 async def test_the_campaign_tab_shows_cells_levels_crash_and_winner(tmp_path):
     """The tab renders a saved campaign: every cell, its levels, the crash class, the winner, and no driver."""
     from textual.app import App

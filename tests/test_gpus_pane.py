@@ -139,3 +139,21 @@ def test_main_view_snapshot(snap_compare):
         await pilot.pause()
 
     assert snap_compare(PaneApp(None), terminal_size=(160, 45), run_before=run_before)
+
+
+async def test_the_fleet_view_calls_a_host_unreachable_when_its_chip_says_its_link_is_down():
+    """A lost link re-shows the host's last sample marked stale; the fleet view's Reachable column
+    reads the runtime's link (what the chip reads), not the sample's state alone."""
+    from types import SimpleNamespace
+
+    snap = parse_text((FIXTURES / "table-8x-stale-after-crash.txt").read_text())
+    snap.sample_stale, snap.stale_reason = True, "connection lost; retrying in 2 s"
+    app = PaneApp(None)
+    app.fleet = SimpleNamespace(runtimes={"up": SimpleNamespace(snapshot=snap, reachable=True),
+                                          "lost": SimpleNamespace(snapshot=snap, reachable=False)})
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.query_one(GPUsPane)
+        pane.action_toggle_fleet()
+        await pilot.pause()
+        fleet = pane.query_one(FleetTable)
+        assert "yes" in str(fleet.get_cell("up", "reach")) and "no" in str(fleet.get_cell("lost", "reach"))

@@ -63,6 +63,22 @@ def test_a_death_does_not_claim_a_pid_exited_while_its_record_says_it_lives():
     assert death_details("local", "l9", time.time())["pid"] == 20187
 
 
+def test_a_sweep_names_the_crash_record_the_store_finds_for_its_launch():
+    """One lookup of a launch's crash (store.crashes.crash_of_launch): a record named by the launch's
+    id that does not repeat it in a `launch` field is still that launch's crash to the sweep."""
+    import json
+    import time
+
+    from console.bench.launched import death_details
+    from console.store.crashes import crash_of_launch, crashes_dir
+
+    crashes_dir("local").mkdir(parents=True)
+    (crashes_dir("local") / "l9.json").write_text(json.dumps(
+        {"id": "l9", "config": "smol", "class": "cuda-oom", "time": "2026-11-30T10:00:00+0000"}))
+    assert crash_of_launch("local", "l9").id == "l9"
+    assert death_details("local", "l9", time.time())["crash_record"] == "l9"
+
+
 @pytest.mark.parametrize("said, link, expected", [
     ("connection refused from 10:00:00; server pid 42 exited (1); crash record x.json",
      {"server": "exited", "pid": 42, "exit_status": 137, "dropped": False, "at": None},

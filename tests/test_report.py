@@ -173,8 +173,15 @@ def test_roofline_section_efficiency_per_level():
     assert rows["1"][3] == "10.36" and rows["1"][4] == f"{100 * 10.36 / 309:.1f}%" == "3.4%"
     assert rows["1"][5] == f"{100 * 10.36 / 229:.1f}%"
     assert rows["64"][4] == f"{100 * 540.2 / 9000:.1f}%" and rows["64"][6] == "communication"
-    assert rows["512"][3] == "N/A" and rows["512"][4] == "N/A"
+    assert rows["512"][3] == "N/A" and rows["512"][4] == "N/A" and rows["512"][7] == "N/A"  # no run measured it
     assert "- allreduce_alpha_us: 10" in md and "743.9B total" in md
+
+
+def test_a_level_that_reports_no_counts_reads_n_a_in_the_run_table():
+    from console.report.sections import run_table
+
+    rows = _table_rows(run_table([{"concurrency": 2, "status": "failed"}]))
+    assert rows[0][2] == "N/A" and rows[0][3] == "N/A"
 
 
 def test_cli_report_writes_where_told(lab, tmp_path, capsys):
@@ -242,3 +249,33 @@ def test_roofline_from_the_profiles_model_config(lab, shared_dir):
     assert len(board.tasks) == 3
     write_report(profile, live=False)  # a second report offers nothing new
     assert len(TaskBoard.for_profile("h200-lab").suggestions) == len(board.suggestions)
+
+
+def test_a_live_server_judged_hung_reads_crashed_in_the_report_as_on_the_server_tab():
+    from console.report.document import _configs_from_records
+    from console.servers import records
+
+    records.save("local", records.LaunchRecord(id="a-1", config="a", script=None, log=None, exit_file=None,
+                                               state="ready", crash_class="hang"))
+    assert [c["state"] for c in _configs_from_records("local")] == ["crashed"]
+    assert records.load_all("local")[0].to_json()["shown_state"] == "crashed"  # what `server list --json` gives
+
+
+def test_a_report_judges_a_run_over_all_its_levels_as_when_it_was_saved():
+    """A run's efficiency suggestion names its worst level among all its own measured levels, whichever
+    path offers it first (the save or a report); a campaign's cell run is judged by its campaign only."""
+    from console.campaign import state as st
+    from console.report.document import ReportData, offer_efficiency_suggestions
+
+    profile = profile_from_dict("lab2", {"transport": "local"})
+    store.save(profile)
+    ok = lambda c, tok: {"concurrency": c, "status": "ok", "output_throughput": tok, "failed": 0}
+    runs = [{"name": "old", "doc": {"levels": [ok(1, 50.0), ok(2, 5.0)]}},     # c=2 is later measured by "new"
+            {"name": "new", "doc": {"levels": [ok(2, 8.0)]}},
+            {"name": "cell", "doc": {"levels": [ok(4, 1.0)]}}]                 # a campaign cell's run
+    st.save(st.CampaignState(id="c1", profile="lab2", spec={}, cells=[st.Cell(name="a", base="a", run_id="cell")]))
+    data = ReportData(profile=profile, runs=runs, board=TaskBoard.for_profile("lab2"),
+                      roofline={"levels": [{"batch": b, "tok_s_ideal": 100.0} for b in (1, 2, 4)]})
+    offered = offer_efficiency_suggestions(profile, data)
+    assert sorted(s.key for s in TaskBoard.for_profile("lab2").suggestions) == ["efficiency:new", "efficiency:old"]
+    assert any("concurrency 2 of old (1 of 2 levels below)" in text for text in offered)

@@ -66,6 +66,9 @@ async def test_a_failed_sweep_does_not_hide_an_earlier_measurement_and_another_r
         await pilot.press("p")
         await pilot.pause()
         assert app.screen.__class__.__name__ == "PickRun"
+        from console.bench.results import list_runs
+
+        assert app.screen.runs == list_runs("rtx6000")  # listed as the Bench tab's picker and bench --list list them
         await pilot.press("down", "down", "enter")  # newest first: failed, SWEEP, other
         await pilot.pause()
         assert "9.78 / 324 tok/s" in str(pane.query_one("#rl-sentence").render())
@@ -78,7 +81,7 @@ async def test_no_runs_says_so_never_zero(shared_dir):
         pane = app.query_one(RooflinePane)
         assert "no measured run yet" in str(pane.query_one("#rl-sentence").render())
         measured = [str(pane.query_one("RooflineTable").get_row(str(b))[3]) for b in (1, 64)]
-        assert measured == ["—", "—"]
+        assert measured == ["N/A", "N/A"]  # the one unknown marker (console.fmt.UNKNOWN)
 
 
 async def test_unreadable_run_is_reported(shared_dir):

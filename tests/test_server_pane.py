@@ -121,3 +121,22 @@ def test_the_tab_title_counts_configs_not_the_worst_state():
     assert config_summary([rec("a", "ready"), rec("b", "loading"), rec("c", "stopped")], 3) == "1 ● 1 ◌"
     assert config_summary([rec("a", "ready", crash_class="hang")], 1) == "1 ✖"  # alive but hung
     assert config_summary([rec("a", "stopped")], 2) == "2"
+
+
+def test_a_hung_server_reads_crashed_in_its_row_as_in_the_tab_title():
+    """One rule (LaunchRecord.shown_state) for the row mark, the tab title and the host chip:
+    a server alive but judged dead by its log is `crashed` in each, never `ready` in one of them."""
+    from console.runtime.host_runtime import HostRuntime
+    from console.servers.records import LaunchRecord
+    from console.session import HostSession
+    from profiles import store
+    from profiles.profile import profile_from_dict
+    from screens.server_pane import config_summary, state_badge
+
+    hung = LaunchRecord(id="a", config="a", script=None, log=None, exit_file=None, state="ready", crash_class="hang")
+    assert state_badge(hung)[0] == "✖ crashed" and config_summary([hung], 1) == "1 ✖"
+    store.save(profile_from_dict("box", {"transport": "local"}))
+    runtime = HostRuntime(HostSession.open(store.load("box")))
+    runtime.launches["a"] = hung
+    assert runtime.crashed_class() == "hang"
+    assert state_badge(None)[0] == "– never run"

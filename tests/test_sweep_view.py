@@ -20,3 +20,12 @@ def test_client_lag_of_a_finished_sweep_is_the_saved_one():
         again = view_from_run(saved)
         assert live.lag_max_ms is not None
         assert live.lag_max_ms == again.lag_max_ms, recording
+
+
+def test_a_level_cut_off_by_a_lost_link_has_ended_for_the_title_and_the_stop_question():
+    """The tab title and the Bench tab's stop question count finished levels one way (FINAL)."""
+    from console.bench.live import LevelView
+
+    view = SweepView(running=True, levels=[LevelView(1, status="ok"), LevelView(2, status="interrupted"),
+                                           LevelView(4, status="running")])
+    assert view.finished_levels == 2 and view.summary_text() == "■ 2/3"

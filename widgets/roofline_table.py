@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from console.fmt import UNKNOWN
 from console.safe_text import safe_text
 
 from console.roofline.compare import Row
@@ -27,14 +28,14 @@ class RooflineTable(SafeDataTable):
             if r.measured_tok_s is not None:
                 measured = Text(f"{r.measured_tok_s:,.1f}", justify="right")
                 eff = Text(f"{r.efficiency_pct:.1f}%", justify="right", style="bold")
-            elif r.measured_status and r.measured_status not in ("ok", "done"):
+            elif r.measured_status and r.measured_status != "ok":
                 measured = safe_text(r.measured_status, style="red", justify="right")
-                eff = Text("—", justify="right")
+                eff = Text(UNKNOWN, justify="right")
             else:
-                measured = Text("—", style="dim", justify="right")
-                eff = Text("—", style="dim", justify="right")
+                measured = Text(UNKNOWN, style="dim", justify="right")
+                eff = Text(UNKNOWN, style="dim", justify="right")
             fitted = (Text(f"{r.fitted_tok_s:,.1f}", justify="right", style="italic")
-                      if r.fitted_tok_s is not None else Text("N/A", style="dim", justify="right"))
+                      if r.fitted_tok_s is not None else Text(UNKNOWN, style="dim", justify="right"))
             bound_style = {"memory": "cyan", "compute": "magenta"}.get(r.bound.split(":")[0], "yellow")
             self.add_row(Text(str(r.batch), justify="right"),
                          Text(f"{r.ideal_tok_s:,.0f}", justify="right"),

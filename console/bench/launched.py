@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import time
 
-from console.servers import crashes, records
+from console.servers import records
+from console.store.crashes import crash_of_launch, read_crashes
 
 
 def launch_for_port(profile: str, port: int | None) -> records.LaunchRecord | None:
@@ -44,12 +45,12 @@ def death_details(profile: str, launch_id: str | None, since: float) -> dict:
                     out["crash_record"] = record.crash_record
                 break
     if out["crash_record"] is None:
-        for doc in crashes.load_all(profile):
-            same_launch = launch_id is not None and doc.get("launch") == launch_id
-            recent = _epoch(doc.get("time")) >= since - 5
-            if same_launch or (launch_id is None and recent):
-                out["crash_record"] = doc.get("id")  # the crash record's one id
-                break
+        if launch_id is not None:   # the store's one lookup of a launch's crash (its id is the launch's)
+            crash = crash_of_launch(profile, launch_id)
+        else:
+            crash = next((c for c in read_crashes(profile).records if _epoch(c.time) >= since - 5), None)
+        if crash is not None:
+            out["crash_record"] = crash.id  # the crash record's one id
     return out
 
 

@@ -172,10 +172,15 @@ class SweepView:
         self.path = e.get("path") or self.path
 
     # -- what the tab title and status line say
+    @property
+    def finished_levels(self) -> int:
+        """Levels that have ended, however (FINAL): the count the tab title and the stop question give."""
+        return sum(1 for lv in self.levels if lv.status in FINAL)
+
     def summary_text(self) -> str:
         if not self.levels:
             return ""
-        finished = sum(1 for lv in self.levels if lv.status in FINAL)
+        finished = self.finished_levels
         total = len(self.levels)
         if self.running:
             return f"■ {finished}/{total}"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..store.runs import LevelResult
 from .state import CampaignState, Cell
 
 
@@ -78,8 +79,8 @@ def result_of(cell: Cell, slo: dict) -> ConfigResult:
     out = ConfigResult(cell=cell.name, status=cell.status, flags=dict(cell.flags), levels=list(cell.levels),
                        crash_class=cell.crash_class, note=cell.note)
     for level in cell.levels:
-        tps = level.get("output_throughput")
-        if level.get("status") != "ok" or tps is None:
+        tps = LevelResult.from_doc(level).measured_tok_s   # the store's one rule for a measured level
+        if tps is None:
             continue
         if out.best_tps is None or tps > out.best_tps:
             out.best_tps, out.best_level = tps, level.get("concurrency")

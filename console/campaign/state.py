@@ -73,6 +73,11 @@ class CampaignState:
     def cell(self, name: str) -> Cell:
         return next(c for c in self.cells if c.name == name)
 
+    @property
+    def finished_cells(self) -> int:
+        """How many cells have ended, however (the count `campaign list` and the Campaign tab show)."""
+        return sum(1 for c in self.cells if c.status in FINISHED)
+
     def to_json(self) -> dict:
         doc = asdict(self)
         doc["cells"] = [c.to_json() for c in self.cells]

@@ -535,9 +535,10 @@ def _saved(args, profile: str) -> int:
         if args.json:
             emit_json({"profile": profile, "runs": runs})
         else:
+            from console.store.runs import run_line
+
             for run in runs:
-                sys.stdout.write(f"{run['run_id']}  {run['status'] or '?':<7} {run['url']}  "
-                                 f"levels {','.join(map(str, run['levels']))}\n")
+                sys.stdout.write(run_line(run) + "\n")
         return 0
     try:
         base, other = (load_run(ref, profile) for ref in args.compare)

@@ -153,13 +153,13 @@ def _list(args: argparse.Namespace) -> int:
     found, bad = st.list_all(profile.name)
     if args.json:
         emit_json({"campaigns": [{"id": s.id, "status": s.status, "cells": len(s.cells),
-                                  "done": sum(c.status in st.FINISHED for c in s.cells),
+                                  "done": s.finished_cells,
                                   "running": st.is_driver(s.driver_pid, s.id),
                                   "winner": compare(s).winner, "tie": compare(s).tie} for s in found],
                    "errors": bad})
         return 0
     for s in found:
-        done = sum(c.status in st.FINISHED for c in s.cells)
+        done = s.finished_cells
         live = " (driver running)" if st.is_driver(s.driver_pid, s.id) else ""
         label, names, _ = compare(s).verdict()
         print(f"{s.id}  {s.status}{live}  {done}/{len(s.cells)} cells" + (f"  {label}{names}" if names else ""))

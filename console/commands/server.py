@@ -296,7 +296,7 @@ async def _status(args) -> int:
             crash = f" · {r.crash_class}" if r.crash_class else ""
             if r.escaped:
                 crash += " · still running: " + ", ".join(f"pid {p}" for p in r.escaped)
-            print(f"{r.config:<32} {r.state:<9} started {when}{extra}{crash}  pgid {r.pgid}  {r.log}")
+            print(f"{r.config:<32} {r.shown_state:<9} started {when}{extra}{crash}  pgid {r.pgid}  {r.log}")
         return 0
 
     return await _with_session(args, body)

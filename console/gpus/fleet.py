@@ -48,11 +48,13 @@ class FleetRow:
         return dict(self.__dict__)
 
 
-def fleet_row(name: str, snap: Snapshot | None, now: float | None = None) -> FleetRow:
+def fleet_row(name: str, snap: Snapshot | None, now: float | None = None, link_down: bool = False) -> FleetRow:
+    """`link_down`: the host's runtime has lost its link (what its chip says); its last sample,
+    re-shown marked stale, does not make the host reachable."""
     now = time.time() if now is None else now
     if snap is None:
         return FleetRow(name, None, "waiting", None, 0, 0, 0, None, None, None, False, "no sample yet")
-    reachable = snap.state != "unreachable"
+    reachable = snap.state != "unreachable" and not link_down
     used = [g.memory_used_mib for g in snap.gpus if known(g.memory_used_mib)]
     total = [g.memory_total_mib for g in snap.gpus if known(g.memory_total_mib)]
     return FleetRow(

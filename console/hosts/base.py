@@ -70,12 +70,11 @@ class HostStatus:
 
     def describe(self) -> str:
         """One line for a pane's stale mark: "reconnecting since 06:38:04 · last good reading 06:37:58"."""
-        def clock(t: float | None) -> str:
-            return time.strftime("%H:%M:%S", time.localtime(t)) if t else "N/A"
+        from ..fmt import clock
 
         if not self.stale:
             return self.state
-        return f"{self.link} since {clock(self.down_since)} · last good reading {clock(self.last_good)}"
+        return f"{self.link} since {clock(self.down_since or None)} · last good reading {clock(self.last_good or None)}"
 
 
 class HostError(Exception):

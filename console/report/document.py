@@ -85,9 +85,9 @@ def _runs(profile_name: str) -> list[dict[str, Any]]:
     from ..store.runs import read_runs
 
     scan = read_runs(profile_name)
-    found = [_entry(run.id, run.path, run.mtime, run.raw) for run in scan.records]  # the run's one id
-    found += [_broken(u) for u in scan.unreadable]
-    return sorted(found, key=lambda r: (r["mtime"], r["name"]))
+    broken = sorted((_broken(u) for u in scan.unreadable), key=lambda r: r["name"])
+    # oldest first in the store's order (by start time), so "latest" means what it means on the Bench tab
+    return broken + [_entry(run.id, run.path, run.mtime, run.raw) for run in reversed(scan.records)]  # the run's one id
 
 
 def _crashes(profile_name: str) -> list[dict[str, Any]]:
@@ -109,7 +109,7 @@ def _configs_from_records(profile_name: str) -> list[dict[str, Any]]:
 
     latest = records.latest_per_config(profile_name)
     return [{"name": name, "script": r.script, "flags": r.flags if isinstance(r.flags, dict) else {},
-             "state": r.state} for name, r in sorted(latest.items())]
+             "state": r.shown_state} for name, r in sorted(latest.items())]  # as the Server tab shows it
 
 
 # ---- live parts through the public CLI --------------------------------------
@@ -152,19 +152,24 @@ def _roofline(profile: Profile, batches: list[int]) -> tuple[dict[str, Any] | No
     return doc, None
 
 
-def measured_by_concurrency(runs: list[dict[str, Any]]) -> dict[int, tuple[float, str]]:
-    """Latest measured output tok/s per concurrency over all runs (runs are oldest first);
-    which levels count is the store's one rule (LevelResult.measured_tok_s)."""
+def run_levels(doc: dict[str, Any]) -> dict[int, float]:
+    """A run's measured output tok/s per concurrency, by the store's one rule (LevelResult.measured_tok_s)."""
     from ..store.runs import LevelResult
 
+    levels: dict[int, float] = {}
+    for raw in doc.get("levels") or []:
+        level = LevelResult.from_doc(raw) if isinstance(raw, dict) else None
+        if level is not None and level.concurrency is not None and level.measured_tok_s is not None:
+            levels[level.concurrency] = level.measured_tok_s
+    return levels
+
+
+def measured_by_concurrency(runs: list[dict[str, Any]]) -> dict[int, tuple[float, str]]:
+    """Latest measured output tok/s per concurrency over all runs (runs are oldest first)."""
     out: dict[int, tuple[float, str]] = {}
     for run in runs:
-        for raw in (run.get("doc") or {}).get("levels") or []:
-            if not isinstance(raw, dict):
-                continue
-            level = LevelResult.from_doc(raw)
-            if level.concurrency is not None and level.measured_tok_s is not None:
-                out[level.concurrency] = (level.measured_tok_s, run["name"])
+        for concurrency, tok_s in run_levels(run.get("doc") or {}).items():
+            out[concurrency] = (tok_s, run["name"])
     return out
 
 
@@ -186,7 +191,7 @@ def collect(profile: Profile, live: bool = True) -> ReportData:
                     continue
                 latest = c.get("latest") if isinstance(c.get("latest"), dict) else {}
                 flags = latest.get("flags") or c.get("flags") or recorded.get(c.get("name"), {}).get("flags")
-                data.configs.append(c | {"flags": flags or {}, "state": latest.get("state")})
+                data.configs.append(c | {"flags": flags or {}, "state": latest.get("shown_state") or latest.get("state")})
             data.configs_source = "the host's launch scripts, with the flags of the latest launch where there was one"
         elif note:
             data.configs_source += f" (the host could not be asked: {note})"
@@ -276,25 +281,38 @@ def refresh_document(existing: str | None, rendered: dict[str, str]) -> str:
 
 def offer_efficiency_suggestions(profile: Profile, data: ReportData) -> list[str]:
     """Runs with levels below the board's efficiency threshold become suggestions (never tasks):
-    one per run, naming its worst level, so a report never multiplies them."""
+    one per run, naming its worst level, so a report never multiplies them.
+
+    The runs looked at are those that hold the latest measurement of some concurrency; each is
+    judged over all its own levels, as when it was saved (offer_run_efficiency), and a campaign's
+    cell runs are left to the campaign's result table, as they are when saved."""
     if data.roofline is None or data.board is None or data.board.error is not None:
         return []
     ideal = _ideal_by_batch(data.roofline)
-    per_run: dict[str, list[tuple[int, float | None]]] = {}
-    for batch, (tok, run) in sorted(measured_by_concurrency(data.runs).items()):
-        per_run.setdefault(run, []).append((batch, sections.efficiency_pct(tok, ideal.get(batch))))
-    return [text for run, levels in per_run.items() if (text := _offer_worst(profile, run, levels))]
+    latest = {run for _, run in measured_by_concurrency(data.runs).values()}
+    skipped = _campaign_runs(profile.name)
+    out = []
+    for run in data.runs:
+        if run["name"] not in latest or run["name"] in skipped:
+            continue
+        levels = sorted(run_levels(run.get("doc") or {}).items())
+        text = _offer_worst(profile, run["name"], [(b, sections.efficiency_pct(t, ideal.get(b))) for b, t in levels])
+        if text:
+            out.append(text)
+    return out
+
+
+def _campaign_runs(profile_name: str) -> set[str]:
+    """Run ids of campaign cells (each campaign judges its own cells)."""
+    from ..campaign import state as campaign_state
+
+    states, _errors = campaign_state.list_all(profile_name)
+    return {c.run_id for state in states for c in state.cells if c.run_id}
 
 
 def offer_run_efficiency(profile: Profile, run_name: str, doc: dict[str, Any]) -> str | None:
     """Judge a run's efficiency once, when it is saved: at most one suggestion, for its worst level."""
-    from ..store.runs import LevelResult
-
-    levels = {}
-    for raw in doc.get("levels") or []:
-        level = LevelResult.from_doc(raw) if isinstance(raw, dict) else None
-        if level and level.concurrency and level.concurrency > 0 and level.measured_tok_s is not None:
-            levels[level.concurrency] = level.measured_tok_s
+    levels = run_levels(doc)
     if not levels:
         return None
     roof, _ = _roofline(profile, sorted(levels))

@@ -9,7 +9,7 @@ import math
 import re
 from typing import Any, Iterable
 
-NA = "N/A"
+from ..fmt import UNKNOWN as NA
 
 
 def num(value: Any, digits: int = 1) -> str:
@@ -131,7 +131,7 @@ def run_table(levels: list[dict[str, Any]]) -> str:
         ttft, tpot = level.get("ttft_ms"), level.get("tpot_ms")
         done, failed = level.get("completed"), level.get("failed")
         rows.append([cell(level.get("concurrency")), cell(level.get("status")),
-                     "–" if done is None and failed is None else f"{cell(done)}/{cell(failed)}", num(level.get("output_throughput"), 2),
+                     NA if done is None and failed is None else f"{cell(done)}/{cell(failed)}", num(level.get("output_throughput"), 2),
                      f"{num(_pct(ttft, 'median'))} / {num(_pct(ttft, 'p99'))}",
                      f"{num(_pct(tpot, 'median'), 2)} / {num(_pct(tpot, 'p99'), 2)}"])
     return table(["concurrency", "status", "done/failed", "output tok/s", "TTFT p50 / p99 ms",
@@ -200,7 +200,7 @@ def roofline_section(roof: dict[str, Any] | None, note: str | None,
                      num(got[0], 2) if got else NA,
                      _efficiency(got[0] if got else None, tok_ideal),
                      _efficiency(got[0] if got else None, tok_real),
-                     cell(level.get("bound")), cell(got[1]) if got else "–"])
+                     cell(level.get("bound")), cell(got[1]) if got else NA])
     out.append("")
     out.append(table(["batch", "ideal tok/s", "realistic tok/s", "measured tok/s", "efficiency (ideal)",
                       "efficiency (realistic)", "bound", "run"], rows))

@@ -1,4 +1,4 @@
-"""Measured benchmark runs of a profile, read defensively from `<profile data>/runs/*.json`.
+"""Measured benchmark runs of a profile as the roofline reads them, through the store (`console.store.runs`).
 
 A run file has top-level `levels[]`, each with `concurrency`, `output_throughput`,
 `status` and (for calibration) `tpot_ms.median`. A missing folder means no measurement; a file that does not
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -25,6 +24,7 @@ class MeasuredRun:
     name: str
     mtime: float
     levels: list[MeasuredLevel] = field(default_factory=list)
+    summary: dict = field(default_factory=dict)   # the store's RunDoc.summary, what a run list shows
 
     def tpot_points(self) -> list[tuple[int, float]]:
         """(concurrency, TPOT seconds) of every level that finished, for calibration."""
@@ -50,10 +50,11 @@ class RunsFound:
 
 
 def load_one_run(path: Path) -> MeasuredRun:
-    """One saved run by path; ValueError (or StateFileError) says why it cannot be read."""
-    from ..bench.results import load_run
+    """One saved run by path, through the store's one reader (StateFileError says why it cannot be read),
+    so `roofline --run` counts the same levels as the Roofline tab and the report."""
+    from ..store.runs import read_run
 
-    return _run_from(load_run(path), Path(path))
+    return _measured(read_run(path))
 
 
 def load_runs(runs_dir: Path) -> RunsFound:
@@ -63,13 +64,17 @@ def load_runs(runs_dir: Path) -> RunsFound:
     scan = read_runs(folder=runs_dir)
     found = RunsFound([], [(u.path, u.reason.splitlines()[0][:120]) for u in scan.unreadable])
     found.unreadable.sort(key=lambda item: item[0].name)
-    for run in scan.records:
-        levels = [MeasuredLevel(lv.concurrency, lv.measured_tok_s, lv.status.value,
-                                _tpot_s(lv.raw, lv.measured_tok_s is not None))
-                  for lv in run.levels if lv.concurrency is not None]
-        found.runs.append(MeasuredRun(path=run.path, name=run.id, mtime=run.mtime, levels=levels))
-    found.runs.sort(key=lambda r: (r.mtime, r.name))
+    # the store's order (newest first by start time) decides which run is the newest, as on the Bench tab
+    found.runs = [_measured(run) for run in reversed(scan.records)]
     return found
+
+
+def _measured(run) -> MeasuredRun:
+    """A store RunDoc as the roofline reads it; the level rule for efficiency is LevelResult.measured_tok_s."""
+    levels = [MeasuredLevel(lv.concurrency, lv.measured_tok_s, lv.status.value,
+                            _tpot_s(lv.raw, lv.measured_tok_s is not None))
+              for lv in run.levels if lv.concurrency is not None]
+    return MeasuredRun(path=run.path, name=run.id, mtime=run.mtime, levels=levels, summary=run.summary())
 
 
 def _tpot_s(raw: dict, measured: bool) -> float | None:
@@ -78,24 +83,3 @@ def _tpot_s(raw: dict, measured: bool) -> float | None:
     tpot = tpot.get("median") if isinstance(tpot, dict) else None
     ok = isinstance(tpot, (int, float)) and not isinstance(tpot, bool) and tpot > 0
     return float(tpot) / 1e3 if measured and ok else None
-
-
-def _run_from(doc: Any, path: Path) -> MeasuredRun:
-    if not isinstance(doc, dict) or not isinstance(doc.get("levels"), list):
-        raise ValueError("no 'levels' list")
-    levels = []
-    for raw in doc["levels"]:
-        if not isinstance(raw, dict):
-            continue
-        conc = raw.get("concurrency")
-        if isinstance(conc, bool) or not isinstance(conc, int) or conc < 1:
-            continue
-        status = str(raw.get("status") or "unknown")
-        tok = raw.get("output_throughput")
-        ok = isinstance(tok, (int, float)) and not isinstance(tok, bool) and tok > 0 and status in ("ok", "done", "unknown")
-        tpot = raw.get("tpot_ms")
-        tpot = tpot.get("median") if isinstance(tpot, dict) else None
-        tpot_ok = isinstance(tpot, (int, float)) and not isinstance(tpot, bool) and tpot > 0
-        levels.append(MeasuredLevel(conc, float(tok) if ok else None, status, float(tpot) / 1e3 if ok and tpot_ok else None))
-    name = str(doc.get("name") or doc.get("id") or path.stem)
-    return MeasuredRun(path=path, name=name, mtime=path.stat().st_mtime, levels=levels)

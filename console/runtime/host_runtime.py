@@ -272,7 +272,7 @@ class HostRuntime:
     def crashed_class(self) -> str | None:
         """The crash class of a config whose newest launch crashed (or hangs while alive), else None."""
         for record in self.launches.values():
-            if record.state == "crashed" or (record.live and record.crash_class):
+            if record.shown_state == "crashed":
                 return record.crash_class or "crashed"
         return None
 

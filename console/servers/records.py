@@ -48,11 +48,17 @@ class LaunchRecord:
         return self.state in LIVE_STATES
 
     @property
+    def shown_state(self) -> str:
+        """The state every view shows: `crashed` also for a server alive but judged dead by its log
+        or its silence (a hang, an engine error), so the row, the tab title and the chip agree."""
+        return "crashed" if self.live and self.crash_class else self.state
+
+    @property
     def time_to_ready_s(self) -> float | None:
         return round(self.ready_at - self.started_at, 1) if self.ready_at else None
 
     def to_json(self) -> dict:
-        return asdict(self) | {"time_to_ready_s": self.time_to_ready_s}
+        return asdict(self) | {"time_to_ready_s": self.time_to_ready_s, "shown_state": self.shown_state}
 
 
 def records_dir(profile_name: str) -> Path:

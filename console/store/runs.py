@@ -15,6 +15,7 @@ from typing import Any
 from profiles.atomic import StateFileError
 from profiles.paths import profile_data_dir
 
+from ..fmt import UNKNOWN
 from .scan import Scan, Unreadable
 
 KIND = "run"
@@ -25,6 +26,7 @@ class LevelStatus(str, Enum):
     PARTIAL = "partial"       # cut short (stop, deadline) or some requests failed
     FAILED = "failed"
     SKIPPED = "skipped"
+    INTERRUPTED = "interrupted"  # the link to the host was lost during the level (bench/linkcheck.py)
     UNKNOWN = "unknown"       # a document that says nothing, or something unheard of
 
     @classmethod
@@ -53,10 +55,13 @@ class LevelResult:
         """The output tok/s this level contributes to efficiency, or None.
 
         The one rule for every view: only a level that ran to the end without
-        failures (`ok`) measured the server's steady state; a partial level's
-        throughput is over a cut-short or partly failing workload.
+        failures (`ok`, no failed request) measured the server's steady state; a
+        partial level's throughput is over a cut-short or partly failing workload.
+        An `ok` level that counts failures is a partial one to the task board too
+        (profiles.task_suggestion.level_problem), so it feeds no efficiency.
         """
-        if self.status is LevelStatus.OK and self.output_throughput is not None and self.output_throughput > 0:
+        if self.status is LevelStatus.OK and not self.failed \
+                and self.output_throughput is not None and self.output_throughput > 0:
             return self.output_throughput
         return None
 
@@ -95,6 +100,12 @@ class RunDoc:
         """What a run list shows (bench --list, the compare picker)."""
         return {"run_id": self.id, "path": str(self.path), "started": self.started, "url": self.url,
                 "model": self.model, "status": self.status, "levels": [lv.concurrency for lv in self.levels]}
+
+
+def run_line(summary: dict) -> str:
+    """One line per run for every run list (bench --list, the Bench and Roofline pickers), from `RunDoc.summary`."""
+    levels = ",".join(str(c) for c in summary.get("levels") or [])
+    return f"{summary['run_id']}  {summary.get('status') or UNKNOWN:<7} {summary.get('url') or UNKNOWN}  levels {levels}"
 
 
 def runs_dir(profile: str) -> Path:
