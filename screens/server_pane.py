@@ -50,6 +50,8 @@ def state_badge(record: LaunchRecord | None) -> tuple[str, str]:
     if record is None:
         return "– never run", "grey50"
     state = record.shown_state
+    if state == "crashed" and record.live:  # judged dead by its log or silence, but the process runs on
+        return "✖ crashed (running)", "bold red"
     return STATE_BADGE.get(state, (state, ""))
 
 

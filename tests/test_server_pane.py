@@ -134,7 +134,7 @@ def test_a_hung_server_reads_crashed_in_its_row_as_in_the_tab_title():
     from screens.server_pane import config_summary, state_badge
 
     hung = LaunchRecord(id="a", config="a", script=None, log=None, exit_file=None, state="ready", crash_class="hang")
-    assert state_badge(hung)[0] == "✖ crashed" and config_summary([hung], 1) == "1 ✖"
+    assert state_badge(hung)[0] == "✖ crashed (running)" and config_summary([hung], 1) == "1 ✖"
     store.save(profile_from_dict("box", {"transport": "local"}))
     runtime = HostRuntime(HostSession.open(store.load("box")))
     runtime.launches["a"] = hung
