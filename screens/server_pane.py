@@ -129,8 +129,11 @@ class ServerPane(Pane):
 
     def on_resize(self, event) -> None:
         narrow = event.size.width < self.NARROW
+        changed = narrow != self.has_class("narrow")
         self.set_class(narrow, "narrow")
         self._config_columns(since=not narrow)
+        if changed and not self.diffing and self.is_mounted:
+            self._draw_flags(self._selected_config())  # model paths shortened or whole again
 
     def _config_columns(self, since: bool) -> None:
         """The configs table's columns; a narrow pane drops "since" whole rather than show a sliver of it."""
@@ -308,7 +311,7 @@ class ServerPane(Pane):
             return
         promise.update(safe_text("\n".join(f"⚠ {w}" for w in config.warnings)
                                  or (f"✖ {config.error}" if config.error else ""), newlines=True))
-        for row in flag_rows(config.parsed, self._effective_flags(config.name)):
+        for row in flag_rows(config.parsed, self._effective_flags(config.name), short=self.has_class("narrow")):
             table.add_row(*row)
 
     def _effective_flags(self, name: str) -> dict | None:
@@ -446,7 +449,7 @@ class ServerPane(Pane):
         self.diff_index = (self.diff_index + 1) % len(others)
         other = others[self.diff_index]
         table = self._flag_table(("flag", config.name, other.name))
-        for row in diff_rows(config.parsed, other.parsed):
+        for row in diff_rows(config.parsed, other.parsed, short=self.has_class("narrow")):
             table.add_row(*row)
         self.diffing = True
         self.refresh_bindings()

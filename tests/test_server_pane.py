@@ -140,3 +140,20 @@ def test_a_hung_server_reads_crashed_in_its_row_as_in_the_tab_title():
     runtime.launches["a"] = hung
     assert runtime.crashed_class() == "hang"
     assert state_badge(None)[0] == "– never run"
+
+
+def test_a_narrow_pane_shortens_model_paths_to_their_last_part():
+    """In a 100-column split the flags table keeps the model's last path part ("…/GLM-5-NVFP4"), so
+    the script and effective columns both fit; a wide pane and the other flags show values whole."""
+    from console.servers.launch import parse_script
+    from widgets.server_flags import diff_rows, flag_rows
+
+    parsed = parse_script("sglang serve --model-path zai-org/GLM-5-NVFP4 --tp 8\n", "a.sh")
+    effective = {"model": "zai-org/GLM-5-NVFP4", "tp": 8}
+    wide = {label: (str(s), str(e)) for label, s, e in flag_rows(parsed, effective)}
+    narrow = {label: (str(s), str(e)) for label, s, e in flag_rows(parsed, effective, short=True)}
+    assert wide["model"] == ("zai-org/GLM-5-NVFP4", "zai-org/GLM-5-NVFP4")
+    assert narrow["model"] == ("…/GLM-5-NVFP4", "…/GLM-5-NVFP4")
+    assert narrow["tensor parallel"] == wide["tensor parallel"] == ("8", "8")
+    other = parse_script("sglang serve --model-path /models/Qwen3-8B --tp 8\n", "b.sh")
+    assert [str(c) for c in diff_rows(parsed, other, short=True)[0][1:]] == ["…/GLM-5-NVFP4", "…/Qwen3-8B"]
