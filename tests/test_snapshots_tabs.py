@@ -210,3 +210,16 @@ async def test_footers_fit_a_100_column_split(demo_world):
             assert all(k.region.width > 0 for k in keys), f"the {tab} footer hides keys: {shown}"
             right = max(k.region.right for k in keys)
             assert right <= palette.region.x, f"the {tab} footer runs to column {right}, under the palette: {shown}"
+
+
+def test_the_recording_names_no_checkout_and_brings_no_profile():
+    """The recorded world must work from any clone: no path into a source checkout (the recorder's
+    own, gone on another machine), and no profile (demo.setup() writes those with this checkout's paths)."""
+    import re
+
+    checkout_path = re.compile(r"/[\w.+-]+/console/")
+    world = RECORDED / "world"
+    assert not (world / "home" / "config").exists()
+    named = [str(p.relative_to(RECORDED)) for p in world.rglob("*") if p.is_file()
+             and checkout_path.search(p.read_text(errors="replace"))]
+    assert not named, f"recorded files name a source checkout: {named}"
