@@ -214,12 +214,13 @@ async def test_footers_fit_a_100_column_split(demo_world):
 
 def test_the_recording_names_no_checkout_and_brings_no_profile():
     """The recorded world must work from any clone: no path into a source checkout (the recorder's
-    own, gone on another machine), and no profile (demo.setup() writes those with this checkout's paths)."""
+    own, gone on another machine), and no profile or launch script (demo.setup() writes those)."""
     import re
 
     checkout_path = re.compile(r"/[\w.+-]+/console/")
     world = RECORDED / "world"
     assert not (world / "home" / "config").exists()
+    assert not [name for name in demo.SCRIPTS if (world / "scripts" / name).exists()]
     named = [str(p.relative_to(RECORDED)) for p in world.rglob("*") if p.is_file()
              and checkout_path.search(p.read_text(errors="replace"))]
     assert not named, f"recorded files name a source checkout: {named}"

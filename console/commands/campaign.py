@@ -152,10 +152,11 @@ def _list(args: argparse.Namespace) -> int:
     profile = _profile(args)
     found, bad = st.list_all(profile.name)
     if args.json:
+        compared = [(s, compare(s)) for s in found]
         emit_json({"campaigns": [{"id": s.id, "status": s.status, "cells": len(s.cells),
                                   "done": s.finished_cells,
                                   "running": st.is_driver(s.driver_pid, s.id),
-                                  "winner": compare(s).winner, "tie": compare(s).tie} for s in found],
+                                  "winner": comp.winner, "tie": comp.tie} for s, comp in compared],
                    "errors": bad})
         return 0
     for s in found:
