@@ -273,7 +273,7 @@ class SSHHost(Host):
         await self._connection()
         tunnel = self._tunnels.get(key)
         if tunnel is None:
-            tunnel = self._tunnels[key] = Tunnel(self, remote_host, remote_port)
+            tunnel = self._tunnels[key] = Tunnel(lambda: self._conn, remote_host, remote_port)
             await tunnel.start()
         return tunnel.port
 

@@ -3,10 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .ssh import SSHHost
+from typing import Any, Callable
 
 class Tunnel:
     """A local port that reaches remote_host:remote_port through the host's current connection.
@@ -19,8 +16,9 @@ class Tunnel:
     gives up). While the link is down a new socket is closed straight away.
     """
 
-    def __init__(self, host: "SSHHost", remote_host: str, remote_port: int):
-        self.host = host
+    def __init__(self, connection: Callable[[], Any], remote_host: str, remote_port: int):
+        # the host's current connection (None while the link is down), asked at each accept
+        self._connection = connection
         self.remote_host = remote_host
         self.remote_port = remote_port
         self.port = 0
@@ -36,7 +34,7 @@ class Tunnel:
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
-        conn = self.host._conn
+        conn = self._connection()
         if conn is None or conn.is_closed():
             writer.close()
             return
