@@ -216,16 +216,16 @@ def test_resume_after_kill_9_keeps_finished_cells_and_redoes_the_interrupted_one
 
 
 def test_two_campaigns_never_drive_one_host(llama_box):
-    from console.campaign import state as st
+    from console.campaign import lock
 
     folder, _scripts, _port = llama_box
-    st.acquire_lock("box", "campaign-someone-else", pid=os.getpid())
+    lock.acquire(lock.local_identity(), None, "campaign-someone-else", "box", pid=os.getpid())
     try:
         out = gpudeck("campaign", "run", str(_campaign_file(folder)), "-p", "box", "--foreground")
         assert out.returncode == 1
-        assert f"driven by campaign campaign-someone-else (pid {os.getpid()}" in out.stderr
+        assert f"driven by campaign campaign-someone-else of profile box (pid {os.getpid()}" in out.stderr
     finally:
-        st.release_lock("box", "campaign-someone-else")
+        lock.release(lock.local_identity(), None, "campaign-someone-else", pid=os.getpid())
 
 
 def test_gpu_memory_not_freed_stops_the_campaign_before_the_next_config(llama_box, tmp_path):

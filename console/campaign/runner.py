@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Callable
 
-from profiles.atomic import private_dirs
+from profiles.atomic import private_dirs, write_atomic
 from profiles.profile import Profile
 
 from ..hosts import HostError
@@ -24,6 +24,7 @@ from ..servers import configs as cfgs
 from ..servers import lifecycle, records
 from ..servers.monitor import ServerMonitor
 from ..session import HostSession
+from . import lock as locks
 from . import state as st
 from .grid import GridError, derive
 from .spec import CampaignSpec, from_dict
@@ -78,12 +79,12 @@ def level_row(summary: dict) -> dict:
     def stat(key: str, which: str):
         return (summary.get(key) or {}).get(which)
 
-    return {"concurrency": summary.get("concurrency"), "status": summary.get("status"),
+    return st.clean_level({"concurrency": summary.get("concurrency"), "status": summary.get("status"),
             "completed": summary.get("completed"), "failed": summary.get("failed"),
             "output_throughput": summary.get("output_throughput"),
             "ttft_p50": stat("ttft_ms", "median"), "ttft_p99": stat("ttft_ms", "p99"),
             "tpot_p50": stat("tpot_ms", "median"), "tpot_p99": stat("tpot_ms", "p99"),
-            "goodput": summary.get("goodput"), "note": _level_note(summary)}
+            "goodput": summary.get("goodput"), "note": _level_note(summary)})
 
 
 def _level_note(summary: dict) -> str:
@@ -116,15 +117,32 @@ class CampaignRunner:
     def _save(self) -> None:
         st.save(self.state)
 
+    def _save_quietly(self) -> bool:
+        """Save where a failure must not stop what follows (a stop, the lock's release): say it, go on."""
+        try:
+            st.save(self.state)
+            return True
+        except (OSError, ValueError) as exc:
+            self._log(f"could not save the campaign's state: {exc}")
+            return False
+
     def _log(self, text: str) -> None:
         self.say(time.strftime("%H:%M:%S ") + text)
 
     async def run(self) -> st.CampaignState:
         state = self.state
-        st.acquire_lock(state.profile, state.id)
-        state.status, state.note = "running", ""
-        self._save()
         try:
+            identity = await locks.host_identity(self.profile)
+        except HostError as exc:
+            state.status, state.note = "failed", f"cannot tell which machine the profile is (for the lock): {exc}"
+            self._save_quietly()
+            await self.session.host.close()
+            return state
+        port = locks.lock_port(self.profile, state.spec)
+        locks.acquire(identity, port, state.id, state.profile)
+        try:
+            state.status, state.note = "running", ""
+            self._save()
             for cell in state.cells:
                 if self.stop_requested.is_set():
                     raise CampaignStopped()
@@ -145,15 +163,13 @@ class CampaignRunner:
             for cell in state.cells:
                 if cell.status in st.IN_PROGRESS:
                     cell.status, cell.note = "interrupted", "campaign stopped during this cell"
-        except st.LockHeld:
-            raise
         except Exception as exc:  # noqa: BLE001 - a failed campaign says why and keeps every finished cell
             state.status, state.note = "failed", f"{type(exc).__name__}: {exc}"
             self._log(f"campaign failed: {state.note}")
         finally:
             state.finished_at = time.time()
-            self._save()
-            st.release_lock(state.profile, state.id)
+            self._save_quietly()              # a full disk still releases the lock and closes the host
+            locks.release(identity, port, state.id)
             await self.session.host.close()
         return state
 
@@ -191,7 +207,7 @@ class CampaignRunner:
         self._save()
         try:
             config = await self._with_retries(lambda: self._script_for(cell))
-        except (GridError, LookupError, OSError, HostError) as exc:
+        except (GridError, LookupError, OSError, HostError, ValueError) as exc:
             cell.status, cell.note, cell.ended_at = "start-failed", str(exc), time.time()
             self._save()
             return
@@ -227,13 +243,14 @@ class CampaignRunner:
             elif record.live:
                 cell.note = f"not ready within {policy.ready_timeout_s:g} s"
         finally:
+            # stop first, then save: a save that fails (a full disk) never leaves the server running
             if record.live:
                 cell.status = "stopping"
-                self._save()
                 try:
                     await lifecycle.stop(self.session, record)
                 except (lifecycle.LaunchError, HostError) as exc:
                     cell.note = (cell.note + "; " if cell.note else "") + f"stop failed: {exc}"
+                self._save_quietly()
             try:
                 await asyncio.wait_for(watcher, 30)
             except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - the monitor's end is not the cell's verdict
@@ -288,10 +305,10 @@ class CampaignRunner:
             cell.script = base.script
             return base
         text = derive(base.text or "", cell.flags)
-        local = self.state.dir / "scripts" / f"{cell.name}.sh"
-        private_dirs(local.parent)
-        local.write_text(text)
-        remote = posixpath.join(posixpath.dirname(base.script), f".gpudeck-{self.state.id}-{lifecycle.safe_stem(cell.name)}.sh")
+        private_dirs(st.inside(self.state.dir / "scripts", self.state.dir))
+        write_atomic(st.script_file(self.state, cell.name), text, mode=0o600)   # replaces, never follows, a link
+        remote = posixpath.join(posixpath.dirname(base.script),
+                                f".gpudeck-{st.check_id(self.state.id)}-{st.file_stem(cell.name)}.sh")
         wrote = await self.session.host.run(["sh", "-c", 'cat > "$1" && chmod 755 "$1"', "sh", remote],
                                             input=text, timeout=30)
         if not wrote.ok:
