@@ -52,6 +52,24 @@ def plan_cells(spec: CampaignSpec) -> list[st.Cell]:
     return cells
 
 
+def remote_script_path(base_script: str, campaign_id: str, cell_name: str) -> str:
+    """Where a grid cell's derived script goes on the host: beside its base script, a hidden file
+    whose name is built only from the checked id and the cell's file-safe stem (no `/`, no leading `-`)."""
+    folder = posixpath.dirname(base_script) or "."
+    name = f".gpudeck-{st.check_id(campaign_id)}-{st.file_stem(cell_name)}.sh"
+    path = posixpath.join(folder, name)
+    if posixpath.dirname(path) != folder:
+        raise st.PathRefused(f"{path}: outside {folder}")
+    return path
+
+
+async def write_remote_script(host, path: str, text: str) -> None:
+    """Write the derived script on the host (the path is an argument, never shell text) and make it runnable."""
+    wrote = await host.run(["sh", "-c", 'cat > "$1" && chmod 755 "$1"', "sh", path], input=text, timeout=30)
+    if not wrote.ok:
+        raise OSError(f"cannot write {path}: {(wrote.stderr or wrote.stdout).strip()}")
+
+
 def bench_argv(spec: CampaignSpec, url: str, profile: str, tunnelled: bool, server_port: int | None) -> list[str]:
     s = spec.sweep
     argv = [sys.executable, "-m", "console.bench", "--url", url, "--concurrency", ",".join(map(str, s.levels)),
@@ -224,13 +242,13 @@ class CampaignRunner:
             self._save()
             return
         cell.launch_id, cell.status = record.id, "waiting"
-        self._save()
         changed = asyncio.Event()
         monitor = ServerMonitor(self.session, record, on_state=lambda rec: changed.set(),
                                 on_crash=lambda doc: changed.set(), poll_s=0.5, sweep=lambda: self._label)
         watcher = asyncio.create_task(monitor.run())
         ready = False
-        try:
+        try:   # from here on the server runs: whatever fails (a save on a full disk too), the finally stops it
+            self._save()
             ready = await self._wait_ready(record, changed, policy.ready_timeout_s)
             if ready:
                 cell.status = "sweeping"
@@ -307,12 +325,8 @@ class CampaignRunner:
         text = derive(base.text or "", cell.flags)
         private_dirs(st.inside(self.state.dir / "scripts", self.state.dir))
         write_atomic(st.script_file(self.state, cell.name), text, mode=0o600)   # replaces, never follows, a link
-        remote = posixpath.join(posixpath.dirname(base.script),
-                                f".gpudeck-{st.check_id(self.state.id)}-{st.file_stem(cell.name)}.sh")
-        wrote = await self.session.host.run(["sh", "-c", 'cat > "$1" && chmod 755 "$1"', "sh", remote],
-                                            input=text, timeout=30)
-        if not wrote.ok:
-            raise OSError(f"cannot write {remote}: {(wrote.stderr or wrote.stdout).strip()}")
+        remote = remote_script_path(base.script, self.state.id, cell.name)
+        await write_remote_script(self.session.host, remote, text)
         cell.script = remote
         config = cfgs.ServerConfig(name=cell.name, script=remote, text=text)
         cfgs.parse_flags(config)
