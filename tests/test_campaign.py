@@ -299,7 +299,8 @@ def test_the_simulated_campaign_triages_a_crash_goes_on_and_names_the_winner(tmp
 
 def test_quitting_the_demo_stops_its_running_campaign_and_servers(tmp_path, monkeypatch):
     from console import demo
-    from console.campaign import control, state as st
+    from console.campaign import control
+    from console.pids import pid_alive
     from console.servers import records
 
     monkeypatch.setenv("PATH", os.environ["PATH"])
@@ -314,7 +315,7 @@ def test_quitting_the_demo_stops_its_running_campaign_and_servers(tmp_path, monk
         assert pgids
     finally:
         world.close()
-    _wait_for(lambda: not st.pid_alive(pid), timeout=10, what="the driver to die")
+    _wait_for(lambda: not pid_alive(pid), timeout=10, what="the driver to die")
     for pgid in pgids:
         _wait_for(lambda: not _group_alive(pgid), timeout=10, what=f"process group {pgid} to end")
 
