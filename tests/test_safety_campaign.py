@@ -506,3 +506,76 @@ def test_a_fifo_as_campaign_file_is_refused_not_waited_on(box):
     assert out.returncode == 2 and "not a regular file" in out.stderr
     _one_line(out.stderr)
 
+
+
+# ---------------------------------------------------------------- 6, generated: any field, any value
+
+def _paths(doc, prefix=()):
+    """Every place in a JSON document a value can be swapped."""
+    yield prefix
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            yield from _paths(value, (*prefix, key))
+    elif isinstance(doc, list):
+        for i, value in enumerate(doc):
+            yield from _paths(value, (*prefix, i))
+
+
+def _swap(doc, path, value):
+    if not path:
+        return value
+    copy = json.loads(json.dumps(doc))
+    here = copy
+    for key in path[:-1]:
+        here = here[key]
+    here[path[-1]] = value
+    return copy
+
+
+def test_any_value_in_any_field_is_read_or_refused_in_one_line_and_every_view_draws_it():
+    """Generated state files: each is read into a typed state or refused with StateRefused;
+    whatever is read, the result table, the comparison, the view and the grid rows draw it."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as hs
+
+    from console.campaign.compare import compare, table_lines
+    from widgets.campaign_grid import column_widths, row_cells
+
+    cells = [st.Cell(name="a", base="a", status="done", flags={"--x": 1}, started_at=1.0, ended_at=2.0,
+                     levels=[{"concurrency": 1, "status": "ok", "output_throughput": 5.0, "ttft_p99": 3.0,
+                              "tpot_p99": 2.0, "completed": 1, "failed": 0}],
+                     live={"concurrency": 1, "tok_s": 3.0}),
+             st.Cell(name="b", base="b", status="crashed", crash_class="oom")]
+    spec = from_dict({"sweep": {"levels": [1, 4], "slo": {"ttft_ms": 10}}, "config": [{"name": "a"}]})
+    good = st.CampaignState(id="campaign-x", profile="box", spec=spec.to_json(), cells=cells).to_json()
+    places = list(_paths(good))
+    leaf = hs.one_of(hs.none(), hs.booleans(), hs.integers(-(1 << 70), 1 << 70), hs.floats(),
+                     hs.text(max_size=12), hs.just(LINE))
+    value = hs.recursive(leaf, lambda inner: hs.one_of(hs.lists(inner, max_size=3),
+                                                       hs.dictionaries(hs.text(max_size=8), inner, max_size=3)),
+                         max_leaves=6)
+    counts = {"read": 0, "refused": 0}
+
+    @settings(max_examples=300, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(hs.sampled_from(places), value)
+    def check(path, new):
+        doc = _swap(good, path, new)
+        try:
+            state = st.state_from_doc(doc, "campaign-x", "box")
+        except st.StateRefused as exc:
+            assert "\n" not in str(exc)
+            counts["refused"] += 1
+            return
+        counts["read"] += 1
+        lines = table_lines(state)
+        compare(state).to_json()
+        control.view(state)
+        levels = state.spec.get("sweep", {}).get("levels") or []
+        rows = [row_cells(c.to_json(), levels) for c in state.cells]
+        column_widths([c.to_json() for c in state.cells])
+        assert len(rows) == len(state.cells) and len(lines) >= 2 * len(state.cells)
+
+    check()
+    print(f"generated state files: {counts['read']} read, {counts['refused']} refused")
+    assert counts["read"] and counts["refused"]

@@ -46,6 +46,7 @@ CAMPAIGN_STATES = ("running", "finished", "stopped", "failed")
 # What `new_id` makes (campaign-20261201-154812-1), and any other plain name: never a path.
 CAMPAIGN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 TOKEN = re.compile(r"[0-9a-f]{32}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 class StateRefused(ValueError):
@@ -282,6 +283,8 @@ def _cell(doc: Any, where: str) -> Cell:
         raise StateRefused(f"{where}: expected a table, got {type(doc).__name__}")
     name = _text(doc, "name", where, optional=False, cap=1000)
     base = _text(doc, "base", where, optional=False, cap=1000)
+    if _CONTROL.search(name) or _CONTROL.search(base) or not name:   # names a campaign file could never give
+        raise StateRefused(f"{where}.name: not a cell name gpudeck writes")
     flags = doc.get("flags") or {}
     if not isinstance(flags, dict) or len(flags) > limits.MAX_GRID_FLAGS or not all(
             isinstance(k, str) and len(k) <= 100 and isinstance(v, (int, float, str)) and not isinstance(v, bool)

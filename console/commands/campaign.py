@@ -148,10 +148,17 @@ def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
 
     roof, note = roofline_for(profile)
     if as_json:
-        emit_json(final.to_json() | {"comparison": compare(final, roof, note).to_json()})
+        emit_json(_shown(final) | {"comparison": compare(final, roof, note).to_json()})
     else:
         print("\n".join(table_lines(final, roof, note)))
     return 0 if final.status == "finished" else 1
+
+
+def _shown(state) -> dict:
+    """The state as printed: without the driver's token (it proves the driver; it is nobody's to copy)."""
+    doc = state.to_json()
+    doc.pop("driver_token", None)
+    return doc
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -191,7 +198,7 @@ def _show(args: argparse.Namespace) -> int:
     state.note = seen["note"]
     roof, note = roofline_for(profile)
     if args.json:
-        emit_json(state.to_json() | {"driver_running": seen["running"], "elapsed_s": seen["elapsed_s"],
+        emit_json(_shown(state) | {"driver_running": seen["running"], "elapsed_s": seen["elapsed_s"],
                                      "left_s": seen["left_s"], "comparison": compare(state, roof, note).to_json()})
         return 0
     print("\n".join(table_lines(state, roof, note)))
