@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+from profiles.atomic import write_atomic
+
 from .. import limits
 from . import driver
 from . import lock as locks
@@ -63,8 +65,6 @@ def create(profile_name: str, file: Path | str | None = None, max_cells: int | N
     except (OSError, FileRefused) as exc:
         raise CampaignError(f"{path}: cannot read: {exc}") from None
     state = st.CampaignState(id=st.new_id(profile_name), profile=profile_name, spec=spec.to_json(), cells=cells)
-    from profiles.atomic import write_atomic
-
     write_atomic(st.inside(state.dir / "campaign.toml", state.dir), raw)
     st.save(state)
     return state

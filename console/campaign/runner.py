@@ -97,12 +97,13 @@ def level_row(summary: dict) -> dict:
     def stat(key: str, which: str):
         return (summary.get(key) or {}).get(which)
 
-    return st.clean_level({"concurrency": summary.get("concurrency"), "status": summary.get("status"),
-            "completed": summary.get("completed"), "failed": summary.get("failed"),
-            "output_throughput": summary.get("output_throughput"),
-            "ttft_p50": stat("ttft_ms", "median"), "ttft_p99": stat("ttft_ms", "p99"),
-            "tpot_p50": stat("tpot_ms", "median"), "tpot_p99": stat("tpot_ms", "p99"),
-            "goodput": summary.get("goodput"), "note": _level_note(summary)})
+    row = {"concurrency": summary.get("concurrency"), "status": summary.get("status"),
+           "completed": summary.get("completed"), "failed": summary.get("failed"),
+           "output_throughput": summary.get("output_throughput"),
+           "ttft_p50": stat("ttft_ms", "median"), "ttft_p99": stat("ttft_ms", "p99"),
+           "tpot_p50": stat("tpot_ms", "median"), "tpot_p99": stat("tpot_ms", "p99"),
+           "goodput": summary.get("goodput"), "note": _level_note(summary)}
+    return st.clean_level(row)     # a figure outside its physical range is kept as unknown
 
 
 def _level_note(summary: dict) -> str:
@@ -157,7 +158,11 @@ class CampaignRunner:
             await self.session.host.close()
             return state
         port = locks.lock_port(self.profile, state.spec)
-        locks.acquire(identity, port, state.id, state.profile)
+        try:
+            locks.acquire(identity, port, state.id, state.profile)
+        except locks.LockHeld:
+            await self.session.host.close()
+            raise
         try:
             state.status, state.note = "running", ""
             self._save()
