@@ -14,7 +14,7 @@ MAX_PROMPTS = 1_000_000          # requests in one level (num_prompts, or per st
 MAX_PROMPTS_PER_STREAM = 10_000
 
 MAX_CELLS = 1_000                # cells in one campaign unless its file or `--max-cells` raises it
-MAX_CELLS_CEILING = 100_000      # the most any campaign may raise it to
+MAX_CELLS_CEILING = 10_000       # the most any campaign may raise it to (its state stays well under the cap below)
 MAX_GRID_FLAGS = 16              # flags one grid varies
 MAX_GRID_VALUES = 1_000          # values one grid flag takes
 MAX_CONFIGS = 1_000              # [[config]] entries
