@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
 import tomllib
 from pathlib import Path
@@ -26,16 +27,33 @@ class StateFileError(Exception):
         super().__init__(f"{where}: {reason}")
 
 
+def _parts_under(folder: Path, root: Path) -> tuple[str, ...]:
+    """`folder`'s parts below `root`, read as text (empty when it is not under it)."""
+    try:
+        return folder.relative_to(root).parts
+    except ValueError:
+        return ()
+
+
 def private_dirs(folder: Path) -> None:
     """Create `folder` (and missing parents) mode 0700; inside gpudeck's own config
     and data dirs, also tighten existing folders to 0700 (logs, prompts and task
-    text can hold secrets; a folder closed to others closes everything below it)."""
+    text can hold secrets; a folder closed to others closes everything below it).
+
+    Only folders that are provably gpudeck's own are ever tightened: a path in
+    its folders that holds `..` is refused, every step must be a real folder (not a link) owned by
+    this user, and it must resolve inside the config or data dir. A folder
+    elsewhere keeps its mode, whatever path was asked for."""
     from . import paths
 
     folder = Path(folder)
+    roots = (paths.config_dir(), paths.data_dir())
+    for root in roots:   # gpudeck builds its own paths without `..`: one that has them was built from input
+        if ".." in _parts_under(folder, root):
+            raise ValueError(f"{folder}: a path in gpudeck's own folders may not contain '..'")
     missing = []
     probe = folder
-    while not probe.exists() and probe != probe.parent:
+    while not os.path.lexists(probe) and probe != probe.parent:
         missing.append(probe)
         probe = probe.parent
     for item in reversed(missing):
@@ -43,19 +61,24 @@ def private_dirs(folder: Path) -> None:
             os.mkdir(item, 0o700)
         except FileExistsError:
             pass
-    for root in (paths.config_dir(), paths.data_dir()):
-        try:
-            inside = folder.relative_to(root)
-        except ValueError:
+    for root in roots:
+        inside = _parts_under(folder, root)
+        if not inside and folder != Path(root):
             continue
-        here = root
-        for part in ("", *inside.parts):
+        real_root = os.path.realpath(root)
+        here = Path(root)
+        for part in ("", *inside):
             here = here / part if part else here
             try:
-                if os.stat(here).st_mode & 0o077:
+                info = os.lstat(here)
+                real = os.path.realpath(here)
+                if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() \
+                        or os.path.commonpath([real_root, real]) != real_root:
+                    break              # a link, someone else's folder, or outside: not ours to change
+                if info.st_mode & 0o077:
                     os.chmod(here, 0o700)
             except OSError:
-                pass
+                break
 
 
 def write_atomic(path: Path, data: bytes | str, mode: int = 0o600) -> None:

@@ -216,16 +216,16 @@ def test_resume_after_kill_9_keeps_finished_cells_and_redoes_the_interrupted_one
 
 
 def test_two_campaigns_never_drive_one_host(llama_box):
-    from console.campaign import state as st
+    from console.campaign import lock
 
     folder, _scripts, _port = llama_box
-    st.acquire_lock("box", "campaign-someone-else", pid=os.getpid())
+    lock.acquire(lock.local_identity(), None, "campaign-someone-else", "box", pid=os.getpid())
     try:
         out = gpudeck("campaign", "run", str(_campaign_file(folder)), "-p", "box", "--foreground")
         assert out.returncode == 1
-        assert f"driven by campaign campaign-someone-else (pid {os.getpid()}" in out.stderr
+        assert f"driven by campaign campaign-someone-else of profile box (pid {os.getpid()}" in out.stderr
     finally:
-        st.release_lock("box", "campaign-someone-else")
+        lock.release(lock.local_identity(), None, "campaign-someone-else", pid=os.getpid())
 
 
 def test_gpu_memory_not_freed_stops_the_campaign_before_the_next_config(llama_box, tmp_path):
@@ -299,7 +299,8 @@ def test_the_simulated_campaign_triages_a_crash_goes_on_and_names_the_winner(tmp
 
 def test_quitting_the_demo_stops_its_running_campaign_and_servers(tmp_path, monkeypatch):
     from console import demo
-    from console.campaign import control, state as st
+    from console.campaign import control
+    from console.pids import pid_alive
     from console.servers import records
 
     monkeypatch.setenv("PATH", os.environ["PATH"])
@@ -314,7 +315,7 @@ def test_quitting_the_demo_stops_its_running_campaign_and_servers(tmp_path, monk
         assert pgids
     finally:
         world.close()
-    _wait_for(lambda: not st.pid_alive(pid), timeout=10, what="the driver to die")
+    _wait_for(lambda: not pid_alive(pid), timeout=10, what="the driver to die")
     for pgid in pgids:
         _wait_for(lambda: not _group_alive(pgid), timeout=10, what=f"process group {pgid} to end")
 

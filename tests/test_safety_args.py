@@ -127,6 +127,55 @@ async def _run_every_builder(session: HostSession, box: Path, values: list[str] 
         else:
             if launched.script != str(box / value) or not launched.log.startswith(str(box / f"{value}.logs") + "/"):
                 problems.append(f"launch paths not absolute in the sandbox: {launched.script!r} {launched.log!r}")
+        problems += await _campaign_builders(session, box, value)
+    return problems
+
+
+async def _campaign_builders(session: HostSession, box: Path, value: str) -> list[str]:
+    """Every campaign path builder with the value as a campaign id, a cell name, a flag name and a grid value."""
+    from console.campaign import state as cst
+    from console.campaign.grid import PLAIN_VALUE, GridError, derive
+    from console.campaign.runner import remote_script_path, write_remote_script
+    from console.servers.launch import parse_script
+
+    problems = []
+    try:
+        cst.campaign_dir(session.profile.name, value)
+        problems.append(f"campaign id {value!r} accepted")
+    except cst.StateRefused:
+        pass
+    state = cst.CampaignState(id="campaign-20260101-000000", profile=session.profile.name, spec={}, cells=[])
+    local = cst.script_file(state, value)
+    if local.parent != state.dir / "scripts" or local.name.startswith("."):
+        problems.append(f"cell {value!r}: local script {local}")
+    remote = remote_script_path(str(box / "canary.sh"), state.id, value)
+    if os.path.dirname(remote) != str(box) or not os.path.basename(remote).startswith(".gpudeck-"):
+        problems.append(f"cell {value!r}: remote script {remote!r} outside {box}")
+    else:
+        await write_remote_script(session.host, remote, "#!/bin/sh\necho derived\n")
+        written = Path(remote)
+        if not written.is_file() or written.read_text() != "#!/bin/sh\necho derived\n":
+            problems.append(f"cell {value!r}: derived script not written at {remote!r}")
+        written.unlink(missing_ok=True)
+    base = "#!/bin/sh\nexec llama-server -m /m.gguf --port 1 --parallel 1\n"
+    try:                           # as a flag name: refused, or set as that flag and nothing else
+        parsed = parse_script(derive(base, {value: 1}))
+        if parsed.raw_flags.get(value.lstrip("-")) != "1":
+            problems.append(f"flag {value!r} derived as {parsed.raw_flags}")
+    except GridError:
+        pass
+    if "\n" not in value:       # as a grid value (the campaign file refuses newlines): one word, or refused
+        try:
+            if parse_script(derive(base, {"--parallel": value})).raw_flags.get("parallel") != value:
+                problems.append(f"value {value!r} not passed as one word")
+        except GridError:
+            pass
+        try:                       # where the shell reads the command twice, only a plain value is written
+            derive(base.replace("exec ", "eval "), {"--parallel": value})
+            if not PLAIN_VALUE.fullmatch(value):
+                problems.append(f"value {value!r} derived inside an eval")
+        except GridError:
+            pass
     return problems
 
 

@@ -14,17 +14,22 @@ STATE_STYLES = {"queued": "dim", "launching": "cyan", "waiting": "cyan", "sweepi
                 "interrupted": "yellow", "skipped": "dim"}
 
 
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def level_cell(cell: dict, concurrency: int) -> Text:
-    for level in cell.get("levels") or []:
-        if level.get("concurrency") == concurrency:
+    levels = cell.get("levels")
+    for level in levels if isinstance(levels, list) else []:
+        if isinstance(level, dict) and level.get("concurrency") == concurrency:
             tps = level.get("output_throughput")
-            if level.get("status") == "ok" and tps is not None:
+            if level.get("status") == "ok" and _number(tps):
                 return Text(f"✔ {tps:,.1f}", style="green")
             return safe_text(f"✖ {level.get('status')}", style="bold red")
     live = cell.get("live")
-    if live and live.get("concurrency") == concurrency:
+    if isinstance(live, dict) and live.get("concurrency") == concurrency:
         tps = live.get("tok_s")
-        return Text(f"▶ {tps:,.0f}/s" if tps is not None else "▶ …", style="bold cyan")
+        return Text(f"▶ {tps:,.0f}/s" if _number(tps) else "▶ …", style="bold cyan")
     if cell.get("status") in ("crashed", "start-failed", "skipped", "interrupted"):
         return Text("–", style="dim")
     return Text("·", style="dim")

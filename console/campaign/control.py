@@ -2,42 +2,81 @@
 
 A campaign runs as its own detached process (`gpudeck campaign _drive ID`), so
 it outlives the console, the tmux pane and the SSH connection. This module
-is the one place that spawns it, signals it (only a pid whose /proc command
-line names the campaign), and reads its state for the screens.
+is the one place that spawns it, signals it (only a driver proven by its pid,
+start time and spawn token: `driver`), and reads its state for the screens.
+The host lock is checked before anything is created, so a refused start
+leaves no campaign behind.
 """
 from __future__ import annotations
 
+import asyncio
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from profiles.atomic import write_atomic
+
+from .. import limits
+from . import driver
+from . import lock as locks
 from . import state as st
+from .files import FileRefused, read_capped
 from .runner import plan_cells
-from .spec import load
+from .spec import CampaignError, load
 
 
 class ControlError(Exception):
     """A campaign cannot be started, resumed or stopped; one line saying why."""
 
 
-def create(profile_name: str, file: Path | str | None = None) -> st.CampaignState:
-    """A new campaign from a file (default: the profile's campaign.toml), saved, not yet running."""
+def running(state: st.CampaignState) -> bool:
+    """Is the campaign's driver alive and proven ours (pid, start time, token)?"""
+    return driver.is_driver(state.driver_pid, state.driver_start, state.driver_token)
+
+
+def check_lock(profile_name: str, spec: dict, campaign_id: str | None = None) -> None:
+    """Refuse at once when another campaign drives this host and port, not later in the background."""
+    from profiles import store
+
+    from ..hosts import HostError
+
+    try:
+        profile = store.load(profile_name)
+        identity = locks.local_identity() if profile.transport != "ssh" else \
+            asyncio.run(locks.host_identity(profile))
+        locks.check_free(identity, locks.lock_port(profile, spec), profile_name, campaign_id)
+    except locks.LockHeld as exc:
+        raise ControlError(str(exc)) from None
+    except HostError as exc:
+        raise ControlError(f"cannot tell which machine {profile_name} is (for the campaign lock): {exc}") from None
+
+
+def create(profile_name: str, file: Path | str | None = None, max_cells: int | None = None) -> st.CampaignState:
+    """A new campaign from a file (default: the profile's campaign.toml), saved, not yet running.
+    Everything is checked (the file, its caps, the host lock) before its folder is made."""
     path = Path(file) if file else st.campaign_file(profile_name)
-    spec = load(path)                       # CampaignError names the file and key
+    spec = load(path, max_cells=max_cells)   # CampaignError names the file and key
     cells = plan_cells(spec)
+    check_lock(profile_name, spec.to_json())
+    try:
+        raw = read_capped(path, limits.MAX_CAMPAIGN_FILE_BYTES)
+    except (OSError, FileRefused) as exc:
+        raise CampaignError(f"{path}: cannot read: {exc}") from None
     state = st.CampaignState(id=st.new_id(profile_name), profile=profile_name, spec=spec.to_json(), cells=cells)
-    (state.dir / "campaign.toml").write_bytes(path.read_bytes())
+    write_atomic(st.inside(state.dir / "campaign.toml", state.dir), raw)
     st.save(state)
     return state
 
 
 def prepare_resume(profile_name: str, campaign_id: str) -> st.CampaignState:
     state = st.load(profile_name, campaign_id)
-    if st.is_driver(state.driver_pid, state.id):
+    if running(state):
         raise ControlError(f"campaign {state.id} is running (driver pid {state.driver_pid}); nothing to resume")
     if state.status == "finished":
         raise ControlError(f"campaign {state.id} is finished; nothing to resume")
+    check_lock(profile_name, state.spec, state.id)
     for cell in state.cells:   # a cell a stop cut short is redone; one a kill cut short is found mid-way
         if cell.status == "interrupted":
             cell.status, cell.note = "queued", "redone after the campaign was stopped during it"
@@ -45,36 +84,28 @@ def prepare_resume(profile_name: str, campaign_id: str) -> st.CampaignState:
     return state
 
 
-def check_lock(profile_name: str, campaign_id: str) -> None:
-    """Refuse at once when another campaign drives this host, not later in the background."""
-    try:
-        st.acquire_lock(profile_name, campaign_id)
-        st.release_lock(profile_name, campaign_id)
-    except st.LockHeld as exc:
-        raise ControlError(str(exc)) from None
-
-
 def spawn(state: st.CampaignState) -> int:
-    """Start the detached driver; returns its pid."""
-    check_lock(state.profile, state.id)
-    with open(state.dir / "driver.log", "ab") as log:
+    """Start the detached driver with a fresh token in its environment; returns its pid."""
+    check_lock(state.profile, state.spec, state.id)
+    token = driver.new_token()
+    folder = st.inside(state.dir, st.campaigns_dir(state.profile))
+    fd = os.open(folder / "driver.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+                 0o600)
+    with os.fdopen(fd, "ab") as log:
         proc = subprocess.Popen([sys.executable, "-m", "console", "campaign", "_drive", state.id,
                                  "--profile", state.profile], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                start_new_session=True)
-    state.driver_pid = proc.pid
+                                start_new_session=True, env={**os.environ, driver.TOKEN_ENV: token})
+    state.driver_pid, state.driver_start, state.driver_token = proc.pid, driver.start_ticks(proc.pid), token
     st.save(state)
     return proc.pid
 
 
 def stop(profile_name: str, campaign_id: str) -> int:
-    """Ask a running campaign to stop (it stops its server and saves); returns the driver's pid."""
-    import os
-    import signal
-
+    """Ask a running campaign to stop (it stops its server and saves); returns the driver's pid.
+    Only a driver proven by pid, start time and token is signalled."""
     state = st.load(profile_name, campaign_id)
-    if not st.is_driver(state.driver_pid, state.id):
+    if not driver.signal_driver(state.driver_pid, state.driver_start, state.driver_token):
         raise ControlError(f"campaign {state.id} has no running driver (status {state.status})")
-    os.kill(state.driver_pid, signal.SIGTERM)   # proven ours: its /proc command line names this campaign
     return state.driver_pid
 
 
@@ -86,7 +117,7 @@ def latest(profile_name: str) -> st.CampaignState | None:
 def view(state: st.CampaignState, now: float | None = None) -> dict:
     """What a screen shows besides the cells: is the driver alive, elapsed, an estimate of time left."""
     now = time.time() if now is None else now
-    running = st.is_driver(state.driver_pid, state.id)
+    alive = running(state)
     finished = [c for c in state.cells if c.status in st.FINISHED and c.started_at and c.ended_at]
     left_cells = [c for c in state.cells if c.status not in st.FINISHED]
     per_cell = (sum(c.ended_at - c.started_at for c in finished) / len(finished)) if finished else None
@@ -98,8 +129,8 @@ def view(state: st.CampaignState, now: float | None = None) -> dict:
             left = max(0.0, left - (now - current.started_at))
     end = state.finished_at if state.status != "running" and state.finished_at else now
     note = state.note
-    if state.status == "running" and not running:
+    if state.status == "running" and not alive:
         note = "its driver is gone (killed or the machine rebooted): resume continues it"
-    return {"running": running, "elapsed_s": max(0.0, end - state.created_at),
-            "left_s": left if state.status == "running" and running else None,
+    return {"running": alive, "elapsed_s": max(0.0, end - state.created_at),
+            "left_s": left if state.status == "running" and alive else None,
             "current": current.name if current else None, "note": note}

@@ -5,6 +5,12 @@ uses; each flag's value is replaced where the script sets it, or the flag is
 added right after the server command when it does not. The result is parsed
 again and must carry every requested value, else the derivation is refused:
 a grid cell never runs a script that is not what it claims.
+
+Values are shell-quoted, which protects them only where the shell reads the
+command once. Where the server command sits in an unquoted heredoc, a
+here-string, an `eval` or a `sh -c` string, the shell reads it a second time,
+so there only plain values (`[A-Za-z0-9._:/=,+-]+`) are written, and any
+other value is refused, saying why.
 """
 from __future__ import annotations
 
@@ -19,6 +25,13 @@ class GridError(ValueError):
     """A derived script could not be written as asked."""
 
 
+PLAIN_VALUE = re.compile(r"[A-Za-z0-9._:/=,+-]+")
+_HEREDOC = re.compile(r"<<-?[ \t]*(?P<q>['\"]?)\\?(?P<word>[A-Za-z_][A-Za-z0-9_]*)(?P=q)")
+_REREAD = [(re.compile(r"<<<"), "a here-string (<<<)"),
+           (re.compile(r"(?:^|[\s;&|(`])eval(?:\s|$)"), "an eval"),
+           (re.compile(r"(?:^|[\s;&|(`/])(?:ba|da|z|k|c|tc)?sh\s+(?:-[A-Za-z]+\s+)*-[A-Za-z]*c\b"), "a `sh -c` string")]
+
+
 def value_text(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -29,6 +42,28 @@ def cell_name(base: str, flags: dict[str, Any]) -> str:
     """`run_tp8+cuda-graph-max-bs=32+max-running-requests=256`: what the cell is, readable and file-safe."""
     parts = [f"{name.lstrip('-')}={re.sub(r'[^A-Za-z0-9._-]', '_', value_text(v))}" for name, v in flags.items()]
     return "+".join([base, *parts])
+
+
+def reread_context(lines: list[str], start: int, end: int) -> str | None:
+    """Why the shell would read the server command twice (so quoting alone would not hold), or None."""
+    open_doc: tuple[str, bool, bool] | None = None      # (delimiter, strip tabs, expands)
+    for number, line in enumerate(lines[:end + 1]):
+        if open_doc is not None:
+            word, tabs, expands = open_doc
+            if (line.lstrip("\t") if tabs else line) == word:
+                open_doc = None
+            elif number >= start and expands:
+                return f"the server command sits in an unquoted heredoc (<<{word})"
+            continue
+        found = _HEREDOC.search(line)
+        if found:
+            quoted = bool(found.group("q")) or "\\" in found.group(0)
+            open_doc = (found.group("word"), found.group(0).startswith("<<-"), not quoted)
+    block = "\n".join(lines[start:end + 1])
+    for pattern, what in _REREAD:
+        if pattern.search(block):
+            return f"the server command is inside {what}"
+    return None
 
 
 def _server_block(lines: list[str]) -> tuple[int, int]:
@@ -88,8 +123,20 @@ def _set_one(block: str, flag: str, value: str) -> str:
 
 def derive(text: str, flags: dict[str, Any]) -> str:
     """The base script's text with each `--flag` set to its value; GridError if that can't be made true."""
+    from .spec import FLAG_NAME, known_flags
+
+    for flag in flags:      # checked when the file was read; checked again before it becomes script text
+        if not isinstance(flag, str) or not (FLAG_NAME.fullmatch(flag) or flag in known_flags()):
+            raise GridError(f"refused flag name {flag!r}: not a server flag (lower-case letters, digits, '-' and '.')")
     lines = text.splitlines()
     start, end = _server_block(lines)
+    reread = reread_context(lines, start, end)
+    if reread:
+        for flag, value in flags.items():
+            if not PLAIN_VALUE.fullmatch(value_text(value)):
+                raise GridError(f"{reread}, where the shell reads it twice: {flag} {value_text(value)!r} "
+                                "would be read as shell code; only values of letters, digits and ._:/=,+- "
+                                "can be set there")
     block = "\n".join(lines[start:end + 1])
     for flag, value in flags.items():
         block = _set_one(block, flag, value_text(value))

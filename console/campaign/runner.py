@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Callable
 
-from profiles.atomic import private_dirs
+from profiles.atomic import private_dirs, write_atomic
 from profiles.profile import Profile
 
 from ..hosts import HostError
@@ -24,6 +24,7 @@ from ..servers import configs as cfgs
 from ..servers import lifecycle, records
 from ..servers.monitor import ServerMonitor
 from ..session import HostSession
+from . import lock as locks
 from . import state as st
 from .grid import GridError, derive
 from .spec import CampaignSpec, from_dict
@@ -49,6 +50,24 @@ def plan_cells(spec: CampaignSpec) -> list[st.Cell]:
             raise ValueError(f"the campaign names {cell.name} twice")
         seen.add(cell.name)
     return cells
+
+
+def remote_script_path(base_script: str, campaign_id: str, cell_name: str) -> str:
+    """Where a grid cell's derived script goes on the host: beside its base script, a hidden file
+    whose name is built only from the checked id and the cell's file-safe stem (no `/`, no leading `-`)."""
+    folder = posixpath.dirname(base_script) or "."
+    name = f".gpudeck-{st.check_id(campaign_id)}-{st.file_stem(cell_name)}.sh"
+    path = posixpath.join(folder, name)
+    if posixpath.dirname(path) != folder:
+        raise st.PathRefused(f"{path}: outside {folder}")
+    return path
+
+
+async def write_remote_script(host, path: str, text: str) -> None:
+    """Write the derived script on the host (the path is an argument, never shell text) and make it runnable."""
+    wrote = await host.run(["sh", "-c", 'cat > "$1" && chmod 755 "$1"', "sh", path], input=text, timeout=30)
+    if not wrote.ok:
+        raise OSError(f"cannot write {path}: {(wrote.stderr or wrote.stdout).strip()}")
 
 
 def bench_argv(spec: CampaignSpec, url: str, profile: str, tunnelled: bool, server_port: int | None) -> list[str]:
@@ -78,12 +97,13 @@ def level_row(summary: dict) -> dict:
     def stat(key: str, which: str):
         return (summary.get(key) or {}).get(which)
 
-    return {"concurrency": summary.get("concurrency"), "status": summary.get("status"),
-            "completed": summary.get("completed"), "failed": summary.get("failed"),
-            "output_throughput": summary.get("output_throughput"),
-            "ttft_p50": stat("ttft_ms", "median"), "ttft_p99": stat("ttft_ms", "p99"),
-            "tpot_p50": stat("tpot_ms", "median"), "tpot_p99": stat("tpot_ms", "p99"),
-            "goodput": summary.get("goodput"), "note": _level_note(summary)}
+    row = {"concurrency": summary.get("concurrency"), "status": summary.get("status"),
+           "completed": summary.get("completed"), "failed": summary.get("failed"),
+           "output_throughput": summary.get("output_throughput"),
+           "ttft_p50": stat("ttft_ms", "median"), "ttft_p99": stat("ttft_ms", "p99"),
+           "tpot_p50": stat("tpot_ms", "median"), "tpot_p99": stat("tpot_ms", "p99"),
+           "goodput": summary.get("goodput"), "note": _level_note(summary)}
+    return st.clean_level(row)     # a figure outside its physical range is kept as unknown
 
 
 def _level_note(summary: dict) -> str:
@@ -116,15 +136,36 @@ class CampaignRunner:
     def _save(self) -> None:
         st.save(self.state)
 
+    def _save_quietly(self) -> bool:
+        """Save where a failure must not stop what follows (a stop, the lock's release): say it, go on."""
+        try:
+            st.save(self.state)
+            return True
+        except (OSError, ValueError) as exc:
+            self._log(f"could not save the campaign's state: {exc}")
+            return False
+
     def _log(self, text: str) -> None:
         self.say(time.strftime("%H:%M:%S ") + text)
 
     async def run(self) -> st.CampaignState:
         state = self.state
-        st.acquire_lock(state.profile, state.id)
-        state.status, state.note = "running", ""
-        self._save()
         try:
+            identity = await locks.host_identity(self.profile)
+        except HostError as exc:
+            state.status, state.note = "failed", f"cannot tell which machine the profile is (for the lock): {exc}"
+            self._save_quietly()
+            await self.session.host.close()
+            return state
+        port = locks.lock_port(self.profile, state.spec)
+        try:
+            locks.acquire(identity, port, state.id, state.profile)
+        except locks.LockHeld:
+            await self.session.host.close()
+            raise
+        try:
+            state.status, state.note = "running", ""
+            self._save()
             for cell in state.cells:
                 if self.stop_requested.is_set():
                     raise CampaignStopped()
@@ -145,15 +186,13 @@ class CampaignRunner:
             for cell in state.cells:
                 if cell.status in st.IN_PROGRESS:
                     cell.status, cell.note = "interrupted", "campaign stopped during this cell"
-        except st.LockHeld:
-            raise
         except Exception as exc:  # noqa: BLE001 - a failed campaign says why and keeps every finished cell
             state.status, state.note = "failed", f"{type(exc).__name__}: {exc}"
             self._log(f"campaign failed: {state.note}")
         finally:
             state.finished_at = time.time()
-            self._save()
-            st.release_lock(state.profile, state.id)
+            self._save_quietly()              # a full disk still releases the lock and closes the host
+            locks.release(identity, port, state.id)
             await self.session.host.close()
         return state
 
@@ -191,7 +230,7 @@ class CampaignRunner:
         self._save()
         try:
             config = await self._with_retries(lambda: self._script_for(cell))
-        except (GridError, LookupError, OSError, HostError) as exc:
+        except (GridError, LookupError, OSError, HostError, ValueError) as exc:
             cell.status, cell.note, cell.ended_at = "start-failed", str(exc), time.time()
             self._save()
             return
@@ -208,13 +247,13 @@ class CampaignRunner:
             self._save()
             return
         cell.launch_id, cell.status = record.id, "waiting"
-        self._save()
         changed = asyncio.Event()
         monitor = ServerMonitor(self.session, record, on_state=lambda rec: changed.set(),
                                 on_crash=lambda doc: changed.set(), poll_s=0.5, sweep=lambda: self._label)
         watcher = asyncio.create_task(monitor.run())
         ready = False
-        try:
+        try:   # from here on the server runs: whatever fails (a save on a full disk too), the finally stops it
+            self._save()
             ready = await self._wait_ready(record, changed, policy.ready_timeout_s)
             if ready:
                 cell.status = "sweeping"
@@ -227,13 +266,14 @@ class CampaignRunner:
             elif record.live:
                 cell.note = f"not ready within {policy.ready_timeout_s:g} s"
         finally:
+            # stop first, then save: a save that fails (a full disk) never leaves the server running
             if record.live:
                 cell.status = "stopping"
-                self._save()
                 try:
                     await lifecycle.stop(self.session, record)
                 except (lifecycle.LaunchError, HostError) as exc:
                     cell.note = (cell.note + "; " if cell.note else "") + f"stop failed: {exc}"
+                self._save_quietly()
             try:
                 await asyncio.wait_for(watcher, 30)
             except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - the monitor's end is not the cell's verdict
@@ -288,14 +328,10 @@ class CampaignRunner:
             cell.script = base.script
             return base
         text = derive(base.text or "", cell.flags)
-        local = self.state.dir / "scripts" / f"{cell.name}.sh"
-        private_dirs(local.parent)
-        local.write_text(text)
-        remote = posixpath.join(posixpath.dirname(base.script), f".gpudeck-{self.state.id}-{lifecycle.safe_stem(cell.name)}.sh")
-        wrote = await self.session.host.run(["sh", "-c", 'cat > "$1" && chmod 755 "$1"', "sh", remote],
-                                            input=text, timeout=30)
-        if not wrote.ok:
-            raise OSError(f"cannot write {remote}: {(wrote.stderr or wrote.stdout).strip()}")
+        private_dirs(st.inside(self.state.dir / "scripts", self.state.dir))
+        write_atomic(st.script_file(self.state, cell.name), text, mode=0o600)   # replaces, never follows, a link
+        remote = remote_script_path(base.script, self.state.id, cell.name)
+        await write_remote_script(self.session.host, remote, text)
         cell.script = remote
         config = cfgs.ServerConfig(name=cell.name, script=remote, text=text)
         cfgs.parse_flags(config)

@@ -23,16 +23,29 @@
     gpu_idle_timeout_s = 120      # wait for GPU memory to return to idle between cells
     gpu_idle_mib = 1024           # per GPU, what counts as idle
     stop_at_first_slo = false     # stop at the first config that meets every SLO
+    max_cells = 1000              # refuse a bigger campaign unless raised here (or by --max-cells)
+
+Everything in the file is checked before anything runs: flag names follow the
+servers' own grammar (a name becomes part of a shell script), config names are
+names, never paths, and every size has a cap (`console.limits`).
 """
 from __future__ import annotations
 
 import itertools
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import limits
+from .files import FileRefused, read_capped
+
+# What a server flag looks like: `--max-running-requests`, `--speculative-config.num-steps`.
+FLAG_NAME = re.compile(r"--[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*")
+# A launch config's name as the Server tab lists it: never a path.
+_BAD_NAME = re.compile(r"[/\x00-\x1f\x7f]")
 
 class CampaignError(Exception):
     """A campaign file or command is wrong; one line naming the file and key."""
@@ -61,6 +74,7 @@ class Policy:
     gpu_idle_timeout_s: float = 120.0
     gpu_idle_mib: float = 1024.0
     stop_at_first_slo: bool = False
+    max_cells: int = limits.MAX_CELLS
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -106,20 +120,62 @@ def _positive(where: str, key: str, value: Any, integer: bool = True, allow_none
     return value
 
 
-def load(path: Path | str) -> CampaignSpec:
+def _capped(where: str, key: str, value: Any, cap: int) -> Any:
+    if value is not None and value > cap:
+        _fail(where, key, f"at most {cap:,}", value)
+    return value
+
+
+def known_flags() -> set[str]:
+    """Every flag the launch parser's table knows, as written on a command line (`--port`, `-np`)."""
+    from ..servers.launch.table import FLAGS
+
+    out = set()
+    for table in FLAGS.values():
+        for name in table:
+            out.add(f"--{name}")
+            if len(name) <= 3:
+                out.add(f"-{name}")
+    return out
+
+
+def check_flag_name(where: str, key: str, name: Any) -> str:
+    """A grid flag name exactly as a server would read it; anything else (`$(...)`, `/`, `..`) is refused."""
+    if not isinstance(name, str) or not (FLAG_NAME.fullmatch(name) or name in known_flags()) or len(name) > 100:
+        _fail(where, key, "flag names written as on the command line, e.g. --max-running-requests "
+                          "(lower-case letters, digits, '-' and '.')", name)
+    return name
+
+
+def check_config_name(where: str, key: str, name: Any) -> str:
+    """A launch config's name (as `gpudeck server list` shows it), never a path."""
+    if not isinstance(name, str) or not name.strip() or len(name) > 200 or _BAD_NAME.search(name) \
+            or name.strip() in (".", ".."):
+        _fail(where, key, "a launch config name as `gpudeck server list` shows it (not a path)", name)
+    return name.strip()
+
+
+def load(path: Path | str, max_cells: int | None = None) -> CampaignSpec:
+    """Read a campaign file: a regular file under the size cap, valid TOML, every key checked."""
     where = str(path)
     try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise CampaignError(f"{where}: cannot read: {exc.strerror or exc}") from None
+        raw = read_capped(path, limits.MAX_CAMPAIGN_FILE_BYTES)
+    except FileNotFoundError:
+        raise CampaignError(f"{where}: cannot read: no such file") from None
+    except FileRefused as exc:
+        raise CampaignError(str(exc)) from None
     try:
         doc = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise CampaignError(f"{where}: not valid TOML: {exc}") from None
-    return from_dict(doc, where)
+        raise CampaignError(f"{where}: not valid TOML: {str(exc).splitlines()[0] if str(exc) else exc}") from None
+    except RecursionError:
+        raise CampaignError(f"{where}: not valid TOML: nested too deep") from None
+    return from_dict(doc, where, max_cells=max_cells)
 
 
-def from_dict(doc: dict, where: str = "<campaign>") -> CampaignSpec:
+def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None) -> CampaignSpec:
+    if not isinstance(doc, dict):
+        _fail(where, "sweep", "a campaign document (a table)", type(doc).__name__)
     for key in doc:
         if key not in ("sweep", "config", "grid", "policy"):
             _fail(where, key, "one of sweep, config, grid, policy", "unknown key")
@@ -133,14 +189,18 @@ def from_dict(doc: dict, where: str = "<campaign>") -> CampaignSpec:
     levels = sweep_doc.get("levels")
     if not isinstance(levels, list) or not levels:
         _fail(where, "sweep.levels", "a list of concurrency levels, e.g. [1, 4, 16]", levels)
+    if len(levels) > limits.MAX_LEVELS:
+        _fail(where, "sweep.levels", f"at most {limits.MAX_LEVELS} levels", len(levels))
     for level in levels:
-        _positive(where, "sweep.levels", level, allow_none=False)
+        _capped(where, "sweep.levels", _positive(where, "sweep.levels", level, allow_none=False),
+                limits.MAX_CONCURRENCY)
     api = sweep_doc.get("api", "completions")
     if api not in ("completions", "chat"):
         _fail(where, "sweep.api", "'completions' or 'chat'", api)
     for key in ("model", "url"):
-        if sweep_doc.get(key) is not None and not isinstance(sweep_doc[key], str):
-            _fail(where, f"sweep.{key}", "a string", sweep_doc[key])
+        if sweep_doc.get(key) is not None and (not isinstance(sweep_doc[key], str) or len(sweep_doc[key]) > 2000
+                                               or any(c in sweep_doc[key] for c in "\n\r\x00")):
+            _fail(where, f"sweep.{key}", "a one-line string", sweep_doc[key])
     url = sweep_doc.get("url")
     if url is not None and not url.startswith(("http://", "https://")):
         _fail(where, "sweep.url", "an http:// or https:// URL", url)
@@ -151,43 +211,60 @@ def from_dict(doc: dict, where: str = "<campaign>") -> CampaignSpec:
         _positive(where, f"sweep.slo.{key}", value, integer=False, allow_none=False)
     sweep = SweepSpec(
         levels=[int(v) for v in levels],
-        input_len=_positive(where, "sweep.input_len", sweep_doc.get("input_len", 1024), allow_none=False),
-        output_len=_positive(where, "sweep.output_len", sweep_doc.get("output_len", 256), allow_none=False),
-        num_prompts=_positive(where, "sweep.num_prompts", sweep_doc.get("num_prompts")),
-        prompts_per_stream=_positive(where, "sweep.prompts_per_stream", sweep_doc.get("prompts_per_stream")),
+        input_len=_capped(where, "sweep.input_len", _positive(where, "sweep.input_len", sweep_doc.get("input_len", 1024),
+                                                              allow_none=False), limits.MAX_TOKENS),
+        output_len=_capped(where, "sweep.output_len", _positive(where, "sweep.output_len",
+                                                                sweep_doc.get("output_len", 256), allow_none=False),
+                           limits.MAX_TOKENS),
+        num_prompts=_capped(where, "sweep.num_prompts", _positive(where, "sweep.num_prompts",
+                                                                  sweep_doc.get("num_prompts")), limits.MAX_PROMPTS),
+        prompts_per_stream=_capped(where, "sweep.prompts_per_stream",
+                                   _positive(where, "sweep.prompts_per_stream", sweep_doc.get("prompts_per_stream")),
+                                   limits.MAX_PROMPTS_PER_STREAM),
         api=api, model=sweep_doc.get("model"), url=url, slo={k: float(v) for k, v in slo.items()})
 
     configs = []
-    for i, entry in enumerate(doc.get("config", []) if isinstance(doc.get("config", []), list) else [None]):
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"].strip():
+    config_doc = doc.get("config", [])
+    if isinstance(config_doc, list) and len(config_doc) > limits.MAX_CONFIGS:
+        _fail(where, "config", f"at most {limits.MAX_CONFIGS} [[config]] entries", len(config_doc))
+    for i, entry in enumerate(config_doc if isinstance(config_doc, list) else [None]):
+        if not isinstance(entry, dict):
             _fail(where, f"config[{i}].name", "a launch config name (its script name)", entry)
-        configs.append(entry["name"].strip())
+        configs.append(check_config_name(where, f"config[{i}].name", entry.get("name")))
     grids = []
-    for i, entry in enumerate(doc.get("grid", []) if isinstance(doc.get("grid", []), list) else [None]):
-        if not isinstance(entry, dict) or not isinstance(entry.get("base"), str):
+    grid_doc = doc.get("grid", [])
+    if isinstance(grid_doc, list) and len(grid_doc) > limits.MAX_CONFIGS:
+        _fail(where, "grid", f"at most {limits.MAX_CONFIGS} [[grid]] entries", len(grid_doc))
+    for i, entry in enumerate(grid_doc if isinstance(grid_doc, list) else [None]):
+        if not isinstance(entry, dict):
             _fail(where, f"grid[{i}].base", "the launch config the grid starts from", entry)
+        base = check_config_name(where, f"grid[{i}].base", entry.get("base"))
         flags = entry.get("flags")
         if not isinstance(flags, dict) or not flags:
             _fail(where, f"grid[{i}].flags", 'a table of flag = [values], e.g. { "--cuda-graph-max-bs" = [16, 32] }',
                   flags)
+        if len(flags) > limits.MAX_GRID_FLAGS:
+            _fail(where, f"grid[{i}].flags", f"at most {limits.MAX_GRID_FLAGS} flags", len(flags))
         for name, values in flags.items():
-            if not name.startswith("--") or len(name) < 3 or any(c.isspace() for c in name):
-                _fail(where, f"grid[{i}].flags", "flag names written as on the command line, e.g. --max-running-requests",
-                      name)
+            check_flag_name(where, f"grid[{i}].flags", name)
             if not isinstance(values, list) or not values or not all(
                     isinstance(v, (int, float, str)) and not isinstance(v, bool) for v in values):
                 _fail(where, f"grid[{i}].flags.{name}", "a non-empty list of numbers or strings", values)
+            if len(values) > limits.MAX_GRID_VALUES:
+                _fail(where, f"grid[{i}].flags.{name}", f"at most {limits.MAX_GRID_VALUES} values", len(values))
             for v in values:
-                if isinstance(v, str) and (not v or any(c in v for c in "\n\r\x00")):
-                    _fail(where, f"grid[{i}].flags.{name}", "values without newlines", v)
-        grids.append(GridSpec(base=entry["base"].strip(), flags={k: list(v) for k, v in flags.items()}))
+                if isinstance(v, str) and (not v or len(v) > 1000 or any(c in v for c in "\n\r\x00")):
+                    _fail(where, f"grid[{i}].flags.{name}", "one-line values of at most 1000 characters", v)
+                if isinstance(v, float) and not math.isfinite(v):
+                    _fail(where, f"grid[{i}].flags.{name}", "finite numbers", v)
+        grids.append(GridSpec(base=base, flags={k: list(v) for k, v in flags.items()}))
     if not configs and not grids:
         _fail(where, "config", "at least one [[config]] or [[grid]]")
 
     policy_doc = doc.get("policy", {})
     if not isinstance(policy_doc, dict):
         _fail(where, "policy", "a [policy] table", policy_doc)
-    pknown = {"ready_timeout_s", "on_crash", "gpu_idle_timeout_s", "gpu_idle_mib", "stop_at_first_slo"}
+    pknown = {"ready_timeout_s", "on_crash", "gpu_idle_timeout_s", "gpu_idle_mib", "stop_at_first_slo", "max_cells"}
     for key in policy_doc:
         if key not in pknown:
             _fail(where, f"policy.{key}", "one of " + ", ".join(sorted(pknown)), "unknown key")
@@ -205,5 +282,18 @@ def from_dict(doc: dict, where: str = "<campaign>") -> CampaignSpec:
                                            policy_doc.get("gpu_idle_timeout_s", 120.0), integer=False, allow_none=False)),
         gpu_idle_mib=float(_positive(where, "policy.gpu_idle_mib", policy_doc.get("gpu_idle_mib", 1024.0),
                                      integer=False, allow_none=False)),
-        stop_at_first_slo=stop_first)
+        stop_at_first_slo=stop_first,
+        max_cells=_capped(where, "policy.max_cells", _positive(where, "policy.max_cells",
+                                                               policy_doc.get("max_cells", limits.MAX_CELLS),
+                                                               allow_none=False), limits.MAX_CELLS_CEILING))
+    if max_cells is not None:    # the command line's --max-cells, kept with the campaign
+        policy.max_cells = _capped(where, "--max-cells", _positive(where, "--max-cells", max_cells, allow_none=False),
+                                   limits.MAX_CELLS_CEILING)
+    if sweep.prompts_per_stream and sweep.prompts_per_stream * max(sweep.levels) > limits.MAX_PROMPTS:
+        _fail(where, "sweep.prompts_per_stream", f"at most {limits.MAX_PROMPTS:,} prompts at the highest level",
+              sweep.prompts_per_stream * max(sweep.levels))
+    cells = len(configs) + sum(math.prod(len(v) for v in g.flags.values()) for g in grids)
+    if cells > policy.max_cells:
+        raise CampaignError(f"{where}: {cells:,} cells, more than the limit of {policy.max_cells:,} "
+                            "(raise it with [policy] max_cells or --max-cells)")
     return CampaignSpec(sweep=sweep, configs=configs, grids=grids, policy=policy, source=where)

@@ -1,26 +1,40 @@
-"""A campaign on disk: its cells and their states, saved after every step; the host lock.
+"""A campaign on disk: its cells and their states, saved after every step.
 
     <profile data>/campaigns/<id>/state.json     the spec, every cell, the campaign's status
     <profile data>/campaigns/<id>/scripts/       each derived script, exactly as it ran
     <profile data>/campaigns/<id>/driver.log     what the detached runner printed
-    <profile data>/campaigns/lock.json           who drives this host now (one campaign at a time)
 
 A reboot or a `kill -9` loses nothing that finished: `resume` reads state.json,
 keeps every finished cell, and redoes the one that was in progress.
+
+state.json is hostile input like any other file: `read_state` is its one
+reader. It reads only a regular file under a size cap, checks every field's
+type, turns numbers outside a metric's physical range into None (shown N/A),
+caps notes, and refuses anything else with one line naming the file. Ids and
+cell names become paths only through `campaign_dir` and `script_file`, which
+check the grammar and that the result lies inside its folder.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
-import socket
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from profiles import paths
 from profiles.atomic import private_dirs, write_atomic
 
-from ..pids import pid_alive
+from .. import limits
+from ..store.scan import Scan, Unreadable
+from .files import FileRefused, read_capped
+from .lock import LockHeld  # noqa: F401 - screens catch it from here
+
+KIND = "campaign state"
 
 # A cell moves queued -> launching -> waiting -> sweeping -> stopping -> done;
 # it ends instead as start-failed, crashed, interrupted or skipped.
@@ -28,6 +42,19 @@ IN_PROGRESS = ("launching", "waiting", "sweeping", "stopping")
 FINISHED = ("done", "crashed", "start-failed", "skipped", "interrupted")
 CELL_STATES = ("queued", *IN_PROGRESS, *FINISHED)
 CAMPAIGN_STATES = ("running", "finished", "stopped", "failed")
+
+# What `new_id` makes (campaign-20261201-154812-1), and any other plain name: never a path.
+CAMPAIGN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+TOKEN = re.compile(r"[0-9a-f]{32}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+class StateRefused(ValueError):
+    """A campaign's state file (or id) is not what gpudeck writes; one line naming it."""
+
+
+class PathRefused(ValueError):
+    """A path built from a name would land outside its folder."""
 
 
 @dataclass
@@ -64,14 +91,16 @@ class CampaignState:
     finished_at: float | None = None
     driver_pid: int | None = None
     driver_host: str | None = None
+    driver_start: int | None = None    # the driver's start time (clock ticks after boot, /proc/PID/stat)
+    driver_token: str | None = None    # the secret in the driver's environment, written at spawn
     note: str = ""
 
     @property
     def dir(self) -> Path:
         return campaign_dir(self.profile, self.id)
 
-    def cell(self, name: str) -> Cell:
-        return next(c for c in self.cells if c.name == name)
+    def cell(self, name: str) -> Cell | None:
+        return next((c for c in self.cells if c.name == name), None)
 
     @property
     def finished_cells(self) -> int:
@@ -84,6 +113,36 @@ class CampaignState:
         return doc
 
 
+# ---------------------------------------------------------------- paths
+
+def check_id(campaign_id: Any) -> str:
+    """A campaign id as `new_id` makes them; anything else (`../x`, `/x`, a newline) is refused."""
+    if not isinstance(campaign_id, str) or not CAMPAIGN_ID.fullmatch(campaign_id):
+        shown = repr(campaign_id)[:80]
+        raise StateRefused(f"bad campaign id {shown}: expected a name like campaign-20261201-154812")
+    return campaign_id
+
+
+def inside(path: Path, folder: Path) -> Path:
+    """`path`, once every link and `..` is resolved, lies inside `folder` (resolved too); else PathRefused."""
+    real_folder = os.path.realpath(folder)
+    real = os.path.realpath(path)
+    if os.path.commonpath([real_folder, real]) != real_folder or real == real_folder:
+        raise PathRefused(f"{path}: outside {folder}")
+    return Path(path)
+
+
+def file_stem(name: str) -> str:
+    """A cell's name as a file name: the readable part kept, anything else `_`, never hidden or too long."""
+    stem = re.sub(r"[^A-Za-z0-9._+=-]+", "_", name).strip("_") or "cell"
+    if stem.startswith("."):
+        stem = "_" + stem
+    if len(stem) > 150 or stem != name:    # changed: a digest keeps two names from meeting in one file
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+        stem = f"{stem[:138]}-{digest}"
+    return stem
+
+
 def campaigns_dir(profile: str) -> Path:
     return paths.profile_data_dir(profile) / "campaigns"
 
@@ -94,7 +153,15 @@ def campaign_file(profile: str) -> Path:
 
 
 def campaign_dir(profile: str, campaign_id: str) -> Path:
-    return campaigns_dir(profile) / campaign_id
+    """The campaign's folder; its id is checked first, so the folder is always one level under campaigns/."""
+    base = campaigns_dir(profile)
+    return base / check_id(campaign_id)
+
+
+def script_file(state: CampaignState, cell_name: str) -> Path:
+    """Where a grid cell's derived script is kept, checked to lie in the campaign's scripts folder."""
+    folder = state.dir / "scripts"
+    return inside(folder / f"{file_stem(cell_name)}.sh", folder)
 
 
 def new_id(profile: str, now: float | None = None) -> str:
@@ -113,87 +180,229 @@ def new_id(profile: str, now: float | None = None) -> str:
 
 
 def save(state: CampaignState) -> None:
-    state.updated_at = time.time()
-    write_atomic(state.dir / "state.json", json.dumps(state.to_json(), indent=1) + "\n", mode=0o600)
+    folder = inside(state.dir, campaigns_dir(state.profile))
+    write_atomic(folder / "state.json", json.dumps(state.to_json(), indent=1) + "\n", mode=0o600)
+
+
+# ---------------------------------------------------------------- the one reader
+
+def _cut(text: str, cap: int = limits.MAX_NOTE_CHARS) -> str:
+    return text if len(text) <= cap else text[:cap - 1] + "…"
+
+
+def _text(doc: dict, key: str, where: str, optional: bool = True, cap: int = 4096) -> str | None:
+    value = doc.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise StateRefused(f"{where}.{key}: expected text, got {type(value).__name__}")
+    if len(value) > cap:
+        raise StateRefused(f"{where}.{key}: {len(value)} characters, more than {cap}")
+    return value
+
+
+def _note(doc: dict, key: str, where: str) -> str:
+    value = doc.get(key, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise StateRefused(f"{where}.{key}: expected text, got {type(value).__name__}")
+    return _cut(value)
+
+
+def _int(doc: dict, key: str, where: str, lo: int = 0, hi: int = 1 << 62) -> int | None:
+    value = doc.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise StateRefused(f"{where}.{key}: expected a whole number from {lo} to {hi}, got {str(value)[:40]}")
+    return value
+
+
+def _time(doc: dict, key: str, where: str) -> float | None:
+    value = doc.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise StateRefused(f"{where}.{key}: expected a time in seconds, got {str(value)[:40]}")
+    return float(value)
+
+
+def metric(value: Any, hi: float, whole: bool = False) -> float | int | None:
+    """A measured figure within its physical range, else None (shown N/A, never a 309-digit number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if not math.isfinite(value) or value < 0 or value > hi:
+        return None
+    if whole:
+        return int(value) if float(value).is_integer() else None
+    return value
+
+
+# The physical ranges: a level's throughput, latencies and counts.
+_TOK_S = 1e8            # output tokens per second, a whole cluster's worth and more
+_MS = 1e9               # a latency in milliseconds (11 days)
+_COUNT = 1e12
+
+
+def clean_level(row: Any, where: str = "level") -> dict:
+    """One level's row, with every number in range or None; a row that is not a table is refused."""
+    if not isinstance(row, dict):
+        raise StateRefused(f"{where}: expected a table, got {type(row).__name__}")
+    out = dict(row)
+    conc = metric(row.get("concurrency"), limits.MAX_CONCURRENCY, whole=True)
+    out["concurrency"] = conc if conc else None
+    status = row.get("status")
+    out["status"] = status if isinstance(status, str) and len(status) <= 40 else ("unknown" if status else None)
+    for key in ("completed", "failed"):
+        out[key] = metric(row.get(key), _COUNT, whole=True)
+    for key in ("output_throughput", "goodput"):
+        if key in row:
+            out[key] = metric(row.get(key), _TOK_S)
+    for key in ("ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99"):
+        if key in row:
+            out[key] = metric(row.get(key), _MS)
+    note = row.get("note")
+    out["note"] = _cut(note, 300) if isinstance(note, str) else ""
+    return out
+
+
+def _clean_live(live: Any, where: str) -> dict | None:
+    if live is None:
+        return None
+    if not isinstance(live, dict):
+        raise StateRefused(f"{where}.live: expected a table, got {type(live).__name__}")
+    conc = metric(live.get("concurrency"), limits.MAX_CONCURRENCY, whole=True)
+    return {"concurrency": conc if conc else None, "second": metric(live.get("second"), _MS),
+            "tok_s": metric(live.get("tok_s"), _TOK_S), "completed": metric(live.get("completed"), _COUNT, True),
+            "failed": metric(live.get("failed"), _COUNT, True)}
+
+
+def _cell(doc: Any, where: str) -> Cell:
+    if not isinstance(doc, dict):
+        raise StateRefused(f"{where}: expected a table, got {type(doc).__name__}")
+    name = _text(doc, "name", where, optional=False, cap=1000)
+    base = _text(doc, "base", where, optional=False, cap=1000)
+    if _CONTROL.search(name) or _CONTROL.search(base) or not name:   # names a campaign file could never give
+        raise StateRefused(f"{where}.name: not a cell name gpudeck writes")
+    flags = doc.get("flags") or {}
+    if not isinstance(flags, dict) or len(flags) > limits.MAX_GRID_FLAGS or not all(
+            isinstance(k, str) and len(k) <= 100 and isinstance(v, (int, float, str)) and not isinstance(v, bool)
+            and (not isinstance(v, str) or len(v) <= 1000) for k, v in flags.items()):
+        raise StateRefused(f"{where}.flags: expected a table of flag = number or text")
+    status = doc.get("status", "queued")
+    if status not in CELL_STATES:
+        raise StateRefused(f"{where}.status: expected one of {', '.join(CELL_STATES)}, got {str(status)[:40]!r}")
+    levels = doc.get("levels") or []
+    if not isinstance(levels, list):
+        raise StateRefused(f"{where}.levels: expected a list of levels, got {type(levels).__name__}")
+    if len(levels) > 10 * limits.MAX_LEVELS:
+        raise StateRefused(f"{where}.levels: {len(levels)} levels, more than {10 * limits.MAX_LEVELS}")
+    return Cell(name=name, base=base, flags=dict(flags), status=status,
+                attempts=_int(doc, "attempts", where, 0, 1_000_000) or 0,
+                script=_text(doc, "script", where), launch_id=_text(doc, "launch_id", where, cap=200),
+                run_id=_text(doc, "run_id", where, cap=200), crash_class=_text(doc, "crash_class", where, cap=200),
+                crash_record=_text(doc, "crash_record", where, cap=200), note=_note(doc, "note", where),
+                levels=[clean_level(row, f"{where}.levels[{i}]") for i, row in enumerate(levels)],
+                live=_clean_live(doc.get("live"), where),
+                started_at=_time(doc, "started_at", where), ended_at=_time(doc, "ended_at", where))
+
+
+def state_from_doc(doc: Any, campaign_id: str, profile: str) -> CampaignState:
+    """A CampaignState from a parsed state.json, every field checked; StateRefused says which is wrong."""
+    from .spec import CampaignError, from_dict
+
+    if not isinstance(doc, dict):
+        raise StateRefused(f"expected a table, got {type(doc).__name__}")
+    if doc.get("id") != campaign_id:
+        raise StateRefused(f"id {str(doc.get('id'))[:80]!r} is not its folder's name {campaign_id!r}")
+    if doc.get("profile") != profile:
+        raise StateRefused(f"profile {str(doc.get('profile'))[:80]!r} is not {profile!r}")
+    spec = doc.get("spec")
+    if not isinstance(spec, dict):
+        raise StateRefused(f"spec: expected a table, got {type(spec).__name__}")
+    if spec:
+        try:
+            from_dict(spec, "spec")
+        except CampaignError as exc:
+            raise StateRefused(str(exc)) from None
+    status = doc.get("status", "running")
+    if status not in CAMPAIGN_STATES:
+        raise StateRefused(f"status: expected one of {', '.join(CAMPAIGN_STATES)}, got {str(status)[:40]!r}")
+    cells = doc.get("cells")
+    if not isinstance(cells, list):
+        raise StateRefused(f"cells: expected a list, got {type(cells).__name__}")
+    if len(cells) > limits.MAX_CELLS_CEILING:
+        raise StateRefused(f"cells: {len(cells)} cells, more than {limits.MAX_CELLS_CEILING}")
+    token = doc.get("driver_token")
+    if token is not None and not (isinstance(token, str) and TOKEN.fullmatch(token)):
+        raise StateRefused("driver_token: not a token gpudeck writes")
+    now = time.time()
+    return CampaignState(
+        id=campaign_id, profile=profile, spec=spec, status=status,
+        cells=[_cell(c, f"cells[{i}]") for i, c in enumerate(cells)],
+        created_at=_time(doc, "created_at", "state") or now, updated_at=_time(doc, "updated_at", "state") or now,
+        finished_at=_time(doc, "finished_at", "state"),
+        driver_pid=_int(doc, "driver_pid", "state", 1, 1 << 31), driver_host=_text(doc, "driver_host", "state", cap=255),
+        driver_start=_int(doc, "driver_start", "state", 0), driver_token=token, note=_note(doc, "note", "state"))
+
+
+def read_state(path: Path, campaign_id: str, profile: str) -> CampaignState:
+    """The one reader of state.json: FileNotFoundError when there is none, StateRefused (one line) when bad."""
+    try:
+        raw = read_capped(path, limits.MAX_STATE_FILE_BYTES)
+    except FileRefused as exc:
+        raise StateRefused(f"{path}: unreadable {KIND} ({str(exc).removeprefix(str(path) + ': ')})") from None
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+        return state_from_doc(doc, campaign_id, profile)
+    except StateRefused as exc:
+        raise StateRefused(f"{path}: unreadable {KIND} ({exc})") from None
+    except RecursionError:
+        raise StateRefused(f"{path}: unreadable {KIND} (nested too deep)") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise StateRefused(f"{path}: unreadable {KIND} (not JSON: {str(exc)[:120]})") from None
 
 
 def load(profile: str, campaign_id: str) -> CampaignState:
-    path = campaign_dir(profile, campaign_id) / "state.json"
+    """One campaign by id: LookupError when there is none, StateRefused (one line) for a bad id or file."""
+    folder = campaign_dir(profile, campaign_id)
+    path = folder / "state.json"
     try:
-        doc = json.loads(path.read_text())
-        cells = [Cell(**{k: v for k, v in c.items() if k in Cell.__dataclass_fields__}) for c in doc["cells"]]
-        known = set(CampaignState.__dataclass_fields__) - {"cells"}
-        return CampaignState(cells=cells, **{k: v for k, v in doc.items() if k in known})
+        inside(path, campaigns_dir(profile))
+        return read_state(path, campaign_id, profile)
     except FileNotFoundError:
         raise LookupError(f"no campaign {campaign_id!r} in profile {profile!r}") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{path}: unreadable campaign state ({exc})") from None
+    except PathRefused as exc:
+        raise StateRefused(f"{path}: unreadable {KIND} ({exc})") from None
+
+
+def scan(profile: str) -> Scan[CampaignState]:
+    """Every campaign of the profile that reads, and one line per one that does not."""
+    out: Scan[CampaignState] = Scan()
+    base = campaigns_dir(profile)
+    try:
+        entries = sorted(base.iterdir())
+    except OSError:
+        return out
+    for entry in entries:
+        path = entry / "state.json"
+        if not entry.is_dir() or entry.is_symlink() or not os.path.lexists(path):
+            continue
+        if not CAMPAIGN_ID.fullmatch(entry.name):
+            out.unreadable.append(Unreadable(path, KIND, "its folder's name is not a campaign id"))
+            continue
+        try:
+            out.records.append(read_state(path, entry.name, profile))
+        except FileNotFoundError:
+            continue
+        except StateRefused as exc:
+            reason = str(exc).removeprefix(f"{path}: unreadable {KIND} (").removesuffix(")")
+            out.unreadable.append(Unreadable(path, KIND, reason))
+    return out
 
 
 def list_all(profile: str) -> tuple[list[CampaignState], list[str]]:
-    out, bad = [], []
-    base = campaigns_dir(profile)
-    if not base.is_dir():
-        return out, bad
-    for entry in sorted(base.iterdir()):
-        if entry.is_dir() and (entry / "state.json").exists():
-            try:
-                out.append(load(profile, entry.name))
-            except ValueError as exc:
-                bad.append(str(exc))
-    return out, bad
-
-
-# ---------------------------------------------------------------- the host lock
-
-def is_driver(pid: int | None, campaign_id: str) -> bool:
-    """Is `pid` really this campaign's driver on this machine? (Read from /proc, never assumed.)"""
-    if not pid_alive(pid):
-        return False
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    return b"campaign" in cmdline and campaign_id.encode() in cmdline
-
-
-class LockHeld(Exception):
-    """Another campaign drives this host; the message names it and its owner."""
-
-
-def acquire_lock(profile: str, campaign_id: str, pid: int | None = None) -> None:
-    path = campaigns_dir(profile) / "lock.json"
-    private_dirs(path.parent)
-    doc = {"campaign": campaign_id, "pid": pid or os.getpid(), "host": socket.gethostname(), "since": time.time()}
-    for _ in range(2):
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            try:
-                held = json.loads(path.read_text())
-            except (OSError, ValueError):
-                held = {}
-            same_machine = held.get("host") == socket.gethostname()
-            if held.get("campaign") == campaign_id and (held.get("pid") == doc["pid"] or not pid_alive(held.get("pid"))):
-                path.unlink(missing_ok=True)          # our own lock, left by an earlier driver of this campaign
-                continue
-            if same_machine and not pid_alive(held.get("pid")):
-                path.unlink(missing_ok=True)          # its driver is gone: the lock is stale
-                continue
-            since = time.strftime("%H:%M:%S", time.localtime(held.get("since", 0)))
-            raise LockHeld(f"profile {profile} is driven by campaign {held.get('campaign')} "
-                           f"(pid {held.get('pid')} on {held.get('host')}, since {since})") from None
-        with os.fdopen(fd, "w") as fh:
-            json.dump(doc, fh)
-        return
-    raise LockHeld(f"cannot take the campaign lock of profile {profile}")
-
-
-def release_lock(profile: str, campaign_id: str) -> None:
-    path = campaigns_dir(profile) / "lock.json"
-    try:
-        held = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return
-    if held.get("campaign") == campaign_id:
-        path.unlink(missing_ok=True)
+    """`scan` as (campaigns, one line per unreadable one)."""
+    found = scan(profile)
+    return found.records, [u.line for u in found.unreadable]

@@ -15,6 +15,8 @@ def register(sub) -> None:
     run.add_argument("file", nargs="?", help="the campaign file (default: the profile's campaign.toml)")
     _common(run)
     run.add_argument("--foreground", action="store_true", help="run in this process, printing each step")
+    run.add_argument("--max-cells", type=int, metavar="N",
+                     help="allow a campaign of up to N cells (default 1000, or the file's [policy] max_cells)")
     run.set_defaults(func=_run)
 
     resume = ps.add_parser("resume", help="continue a campaign: finished cells are kept, an interrupted one redone")
@@ -65,14 +67,16 @@ def _load(profile, campaign_id: str):
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..campaign.control import create
+    from ..campaign.control import ControlError, create
     from ..campaign.spec import CampaignError
 
     profile = _profile(args)
     try:
-        state = create(profile.name, args.file)
+        state = create(profile.name, args.file, max_cells=args.max_cells)
     except (CampaignError, ValueError) as exc:
         raise CLIError(str(exc), 2) from None
+    except (ControlError, OSError) as exc:     # the host is driven by another campaign; nothing was created
+        raise CLIError(str(exc)) from None
     return _start(args, profile, state)
 
 
@@ -88,14 +92,13 @@ def _resume(args: argparse.Namespace) -> int:
 
 
 def _start(args, profile, state) -> int:
-    from ..campaign.control import ControlError, check_lock, spawn
+    from ..campaign.control import ControlError, spawn
 
     try:
-        check_lock(profile.name, state.id)
         if args.foreground:
             return _drive_now(profile, state, echo=True, as_json=args.json)
         pid = spawn(state)
-    except ControlError as exc:
+    except (ControlError, OSError) as exc:
         raise CLIError(str(exc)) from None
     if args.json:
         emit_json({"id": state.id, "profile": profile.name, "driver_pid": pid, "cells": len(state.cells),
@@ -117,13 +120,19 @@ def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
     import signal
     import socket
 
+    from ..campaign import driver
     from ..campaign import state as st
     from ..campaign.compare import table_lines
     from ..campaign.runner import CampaignRunner
+    from ..campaign.spec import CampaignError
 
     state.driver_pid, state.driver_host = os.getpid(), socket.gethostname()
+    state.driver_start, state.driver_token = driver.start_ticks(os.getpid()), driver.own_token()
     say = (lambda text: print(text, file=sys.stderr if as_json else sys.stdout, flush=True)) if echo else None
-    runner = CampaignRunner(state, profile, say=say)
+    try:
+        runner = CampaignRunner(state, profile, say=say)
+    except CampaignError as exc:
+        raise CLIError(str(exc)) from None
 
     async def main():
         loop = asyncio.get_running_loop()
@@ -139,15 +148,23 @@ def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
 
     roof, note = roofline_for(profile)
     if as_json:
-        emit_json(final.to_json() | {"comparison": compare(final, roof, note).to_json()})
+        emit_json(_shown(final) | {"comparison": compare(final, roof, note).to_json()})
     else:
         print("\n".join(table_lines(final, roof, note)))
     return 0 if final.status == "finished" else 1
 
 
+def _shown(state) -> dict:
+    """The state as printed: without the driver's token (it proves the driver; it is nobody's to copy)."""
+    doc = state.to_json()
+    doc.pop("driver_token", None)
+    return doc
+
+
 def _list(args: argparse.Namespace) -> int:
     from ..campaign import state as st
     from ..campaign.compare import compare
+    from ..campaign.control import running
 
     profile = _profile(args)
     found, bad = st.list_all(profile.name)
@@ -155,13 +172,13 @@ def _list(args: argparse.Namespace) -> int:
         compared = [(s, compare(s)) for s in found]
         emit_json({"campaigns": [{"id": s.id, "status": s.status, "cells": len(s.cells),
                                   "done": s.finished_cells,
-                                  "running": st.is_driver(s.driver_pid, s.id),
+                                  "running": running(s),
                                   "winner": comp.winner, "tie": comp.tie} for s, comp in compared],
                    "errors": bad})
         return 0
     for s in found:
         done = s.finished_cells
-        live = " (driver running)" if st.is_driver(s.driver_pid, s.id) else ""
+        live = " (driver running)" if running(s) else ""
         label, names, _ = compare(s).verdict()
         print(f"{s.id}  {s.status}{live}  {done}/{len(s.cells)} cells" + (f"  {label}{names}" if names else ""))
     for line in bad:
@@ -181,7 +198,7 @@ def _show(args: argparse.Namespace) -> int:
     state.note = seen["note"]
     roof, note = roofline_for(profile)
     if args.json:
-        emit_json(state.to_json() | {"driver_running": seen["running"], "elapsed_s": seen["elapsed_s"],
+        emit_json(_shown(state) | {"driver_running": seen["running"], "elapsed_s": seen["elapsed_s"],
                                      "left_s": seen["left_s"], "comparison": compare(state, roof, note).to_json()})
         return 0
     print("\n".join(table_lines(state, roof, note)))

@@ -82,12 +82,13 @@ class Demo:
         from ..servers import records
 
         found, _bad = campaign_state.list_all("demo")
+        from ..campaign.driver import signal_driver
+
         for campaign in found:   # first the campaign driver, so it launches nothing more
-            if campaign_state.is_driver(campaign.driver_pid, campaign.id):
-                try:
-                    os.kill(campaign.driver_pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            try:
+                signal_driver(campaign.driver_pid, campaign.driver_start, campaign.driver_token, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         for record in records.load_all("demo"):
             pgid = record.pgid or _wrapper_pgid(record)  # whatever its last known state
             if pgid and pgid > 1:

@@ -8,18 +8,19 @@ from .sections import cell, fenced, table
 
 def derived_flags(state) -> list[list[str]]:
     """One row per grid cell: the flags its derived script passes, read back from the script kept with the results."""
+    from ..campaign.state import script_file
     from ..servers import launch
 
     rows = []
     for c in state.cells:
         if not c.flags:
             continue
-        path = state.dir / "scripts" / f"{c.name}.sh"
         try:
+            path = script_file(state, c.name)
             parsed = launch.parse_script(path.read_text(), name=path.name)
             passed = ", ".join(f"{flag} {parsed.raw_flags.get(flag.lstrip('-').replace('_', '-'), 'N/A')}"
                                for flag in c.flags)
-        except (OSError, launch.LaunchConfigError) as exc:
+        except (OSError, ValueError, launch.LaunchConfigError) as exc:
             passed = f"script not readable: {exc}"
         rows.append([cell(c.name), cell(c.base), cell(passed), cell(c.status)])
     return rows

@@ -463,13 +463,18 @@ class HostRuntime:
     async def _campaign_update(self) -> None:
         """The latest campaign and its view (driver alive, elapsed, time left), read off the loop."""
         from ..campaign import control
+        from ..campaign import state as campaign_state
+        from ..store.scan import first_time
 
         def look():
-            state = control.latest(self.name)
-            return state, (control.view(state) if state is not None else {})
+            found = campaign_state.scan(self.name)     # a bad state file is one line; the others still show
+            state = max(found.records, key=lambda s: s.created_at) if found.records else None
+            return state, (control.view(state) if state is not None else {}), first_time(found.unreadable)
         self._campaign_at = time.monotonic()
-        self.campaign, view = await asyncio.to_thread(look)
+        self.campaign, view, problems = await asyncio.to_thread(look)
         self.campaign_view = view
+        if problems:
+            self.emit(ev.StoreProblems(self.name, tuple(problems)))
         self.emit(ev.CampaignChanged(self.name, self.campaign, view))
 
     async def _report_problems(self) -> None:
