@@ -41,7 +41,9 @@ def settings_for(profile):
     from console.gpus.prometheus import PromSettings
 
     p = profile.prometheus
-    extra = {k: v for k, v in {"dcgm_job": p.dcgm_job}.items() if v}
+    extra = {k: v for k, v in {"dcgm_job": p.dcgm_job, "timeout_s": p.timeout_s}.items() if v}
+    if p.max_answer_mb:
+        extra["max_answer_bytes"] = int(p.max_answer_mb * (1 << 20))
     return PromSettings(url=p.url, selector=p.selector or "", bearer_token_env=p.bearer_token_env,
                         bearer_token_file=p.bearer_token_file, basic_user=p.basic_user,
                         basic_password_env=p.basic_password_env, scrape_interval_s=p.scrape_interval_s, **extra)
