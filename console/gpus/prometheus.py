@@ -32,7 +32,7 @@ from profiles.prom_selector import selector_matchers
 from console.safe_text import clean_line
 
 from . import prom_answer
-from .dcgm import CANNOT_SHOW, SERIES_NAMES, Series, fold, host_of
+from .dcgm import CANNOT_SHOW, SERIES_NAMES, Series, clean, fold, host_of
 from .flags import FlagTracker
 from .model import UNREACHABLE, Snapshot
 from .prom_answer import AnswerShapeError
@@ -140,11 +140,11 @@ class PromClient:
     the series skipped since the caller last took the count.
     """
 
-    def __init__(self, settings: PromSettings):
+    def __init__(self, settings: PromSettings, transport: httpx.AsyncBaseTransport | None = None):
         self.settings = settings
         headers, auth = auth_for(settings)
         self.base = settings.url.rstrip("/")
-        self._http = httpx.AsyncClient(headers=headers, auth=auth, timeout=settings.timeout_s)
+        self._http = httpx.AsyncClient(headers=headers, auth=auth, timeout=settings.timeout_s, transport=transport)
         self.unreadable = 0
 
     async def close(self) -> None:
@@ -293,10 +293,11 @@ class FleetSample:
 class PrometheusFleet:
     """Reads a fleet's GPUs from Prometheus; `sample()` once, or iterate `samples()`."""
 
-    def __init__(self, settings: PromSettings, *, simulated: bool = False):
+    def __init__(self, settings: PromSettings, *, simulated: bool = False,
+                 transport: httpx.AsyncBaseTransport | None = None):
         self.settings = settings
         self.simulated = simulated
-        self.client = PromClient(settings)
+        self.client = PromClient(settings, transport)
         self.matchers = settings.matchers
         self._trackers: dict[str, FlagTracker] = {}
         self._host_of_instance: dict[str, str] = {}
@@ -368,11 +369,11 @@ class PrometheusFleet:
             self._mark(snap, targets, now)
         for target in targets:
             if not target.up:
-                name = target.host or target.instance
+                name = target.host or clean(target.instance)     # label text from outside: made visible
                 since = target.down_since
                 when = time.strftime("%H:%M:%S", time.localtime(since)) if since else "an unknown time"
                 snaps[name] = Snapshot(state=UNREACHABLE, host=name, source="dcgm", simulated=self.simulated,
-                                       message=f"exporter {target.instance} down since {when}",
+                                       message=f"exporter {clean(target.instance)} down since {when}",
                                        taken_at=since)
         hosts = [snaps[k] for k in sorted(snaps)]
         unreadable = self.client.take_unreadable()
@@ -430,6 +431,8 @@ class PrometheusFleet:
             result = await self.client.query_range(f'up{{instance="{escaped}"}}', now - 3600, now, step)
             for _labels, values in result:
                 for at, value in values:
+                    if not now - 86400 <= at <= now + 60:    # a time this range query cannot hold
+                        continue
                     if value == 1.0:
                         since = None
                     elif since is None:
@@ -443,7 +446,7 @@ class PrometheusFleet:
                     f'count by (Hostname) (last_over_time(DCGM_FI_DEV_GPU_UTIL{{instance="{escaped}"}}[1h]))')
                 names = [labels.get("Hostname") for labels, _v, _t in rows if labels.get("Hostname")]
                 if names:
-                    self._host_of_instance[instance] = names[0]
+                    self._host_of_instance[instance] = clean(names[0])
             except PrometheusError:
                 pass
         return self._down_since[instance]
