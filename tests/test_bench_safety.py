@@ -403,6 +403,8 @@ def test_a_key_cut_off_by_a_length_cap_is_masked_too():
     assert redactor.text("key sk-abcdefghijklmnop") == "key [redacted]"
     assert redactor.text("cut off at sk-abcdefgh") == "cut off at [redacted]"
     assert redactor.text("any Bearer other-token-value") == "any Bearer [redacted]"
+    custom = Redactor({"X-Team": "infra", "X-Session-Token": "s3ss10n-value"})
+    assert custom.text("team infra, session s3ss10n-value") == "team infra, session [redacted]"
 
 
 @pytest.mark.parametrize("header", ["Host: x", "host:evil", "Transfer-Encoding: chunked", "Content-Length: 5",

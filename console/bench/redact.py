@@ -3,16 +3,18 @@
 A server that echoes the request's `Authorization` header in an error body
 (a 401 page showing what it got) would put the API key into stdout, `--out`,
 `runs/*.json` and `requests.jsonl`. Every error text from a server passes
-`Redactor.text` before it is kept: the values of the secret-bearing headers
-gpudeck sent are masked, and so is anything that reads `Bearer <token>`.
-A key cut off at the end of a truncated body is masked too (its first four
-characters or more), so no readable part of it survives.
+`Redactor.text` before it is kept: the values of the secret-bearing
+headers gpudeck sent (by name: Authorization, Cookie, anything naming a
+key, token, secret or session) are masked, and so is anything that reads
+`Bearer <token>`. A key cut off at the end of a truncated body is masked
+too (its first four characters or more), so no readable part survives.
 """
 from __future__ import annotations
 
 import re
 
 SECRET_HEADERS = {"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "x-auth-token"}
+SECRET_WORDS = ("auth", "key", "token", "secret", "cookie", "session", "password", "credential", "signature")
 MASK = "[redacted]"
 _BEARER = re.compile(r"(?i)\b(bearer)\s+(?!\[redacted\])[A-Za-z0-9._~+/=:-]{4,}")
 _SHORTEST = 4      # shorter values would mask ordinary words
@@ -24,7 +26,8 @@ class Redactor:
     def __init__(self, headers: dict[str, str] | None):
         secrets: set[str] = set()
         for name, value in (headers or {}).items():
-            if name.strip().lower() not in SECRET_HEADERS:
+            lower = name.strip().lower()
+            if lower not in SECRET_HEADERS and not any(word in lower for word in SECRET_WORDS):
                 continue
             value = value.strip()
             secrets.add(value)
