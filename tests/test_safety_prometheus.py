@@ -62,16 +62,9 @@ def run_cli(*args, timeout: float = 90):
                           env=dict(os.environ), timeout=timeout)
 
 
-def add_profile(name: str, url: str, **extra) -> None:
-    out = run_cli("profiles", "add", name, "--prometheus", url)
+def add_profile(name: str, url: str, *flags: str) -> None:
+    out = run_cli("profiles", "add", name, "--prometheus", url, *flags)
     assert out.returncode == 0, out.stdout + out.stderr
-    if extra:
-        from profiles import paths
-
-        path = paths.profile_file(name)
-        text = path.read_text()
-        assert text.rstrip().rsplit("\n[", 1)[-1].startswith("prometheus]"), text   # the last table
-        path.write_text(text.rstrip() + "\n" + "".join(f"{k} = {v}\n" for k, v in extra.items()))
 
 
 # ---- item 7: malformed answers --------------------------------------------------------------------
@@ -182,7 +175,7 @@ def test_a_trickling_answer_ends_at_the_overall_deadline(peer):
 
 def test_the_cli_and_profiles_check_end_on_a_trickling_prometheus(peer):
     peer.trickle_s = 1.0
-    add_profile("slow", peer.url, timeout_s=2)
+    add_profile("slow", peer.url, "--prom-timeout", "2")
     for argv in (("gpus", "-p", "slow"), ("profiles", "check", "slow")):
         out = run_cli(*argv, timeout=90)
         assert out.returncode == 1, out.stdout + out.stderr
@@ -237,7 +230,7 @@ def test_an_answer_over_the_cap_is_refused_with_one_line(peer, chunked):
 def test_the_cap_is_set_in_the_profile(peer):
     peer.answers["gpu"] = _big_answer(2)
     peer.chunked = True
-    add_profile("big", peer.url, max_answer_mb=1)
+    add_profile("big", peer.url, "--max-answer-mb", "1")
     out = run_cli("gpus", "-p", "big")
     assert out.returncode == 1 and "answer larger than 1 MB, refused" in out.stdout + out.stderr
     assert (out.stdout + out.stderr).count("\n") <= 2 and "Traceback" not in out.stderr
