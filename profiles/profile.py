@@ -12,7 +12,7 @@ The TOML layout (one file per host, `<config>/profiles/<name>.toml`):
     [bench]    concurrency ("1,2,10"), input_len, output_len, num_prompts (Bench tab defaults)
     [ui]       simulated (bool: everything from this host is labelled SIMULATED)
     [prometheus] url, selector, bearer_token_env, bearer_token_file, basic_user,
-               basic_password_env, dcgm_job, scrape_interval_s (transport = "prometheus":
+               basic_password_env, dcgm_job, scrape_interval_s, timeout_s, max_answer_mb (transport = "prometheus":
                a fleet read from Prometheus and NVIDIA's DCGM exporter; secrets come
                from the environment or a file, never from this file)
 
@@ -103,6 +103,8 @@ class PrometheusSection:
     basic_password_env: str | None = None
     dcgm_job: str | None = None
     scrape_interval_s: float | None = None
+    timeout_s: float | None = None        # one request, whole (default 10)
+    max_answer_mb: float | None = None    # a larger answer is refused (default 64)
 
 
 _SECTIONS: dict[str, type] = {
@@ -127,7 +129,7 @@ _SCHEMA: dict[str, dict[str, str]] = {
     "ui": {"simulated": "bool"},
     "prometheus": {"url": "str", "selector": "str", "bearer_token_env": "str", "bearer_token_file": "str",
                    "basic_user": "str", "basic_password_env": "str", "dcgm_job": "str",
-                   "scrape_interval_s": "num"},
+                   "scrape_interval_s": "num", "timeout_s": "num", "max_answer_mb": "num"},
 }
 _TOP: dict[str, str] = {"transport": "str", "description": "str"}
 
@@ -284,6 +286,10 @@ def profile_from_dict(name: str, doc: dict[str, Any], source: Path | str = "<pro
                 fail("prometheus.selector", "a label selector such as '{cluster=\"a\"}'", prom.selector)
         if prom.scrape_interval_s is not None and not 0 < prom.scrape_interval_s < 86400:
             fail("prometheus.scrape_interval_s", "seconds between 0 and 86400", prom.scrape_interval_s)
+        if prom.timeout_s is not None and not 0 < prom.timeout_s <= 600:
+            fail("prometheus.timeout_s", "seconds between 0 and 600", prom.timeout_s)
+        if prom.max_answer_mb is not None and not 0 < prom.max_answer_mb <= 4096:
+            fail("prometheus.max_answer_mb", "megabytes between 0 and 4096", prom.max_answer_mb)
     port = sections["ssh"].port
     if port is not None and not 0 < port < 65536:
         fail("ssh.port", "a port between 1 and 65535", port)

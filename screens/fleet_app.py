@@ -21,6 +21,7 @@ from textual.widgets import Footer, Input, Static
 
 from console.gpus.fleet_table import SORT_KEYS, filter_rows, host_rows, sort_rows
 from console.gpus.prometheus import FleetSample, PrometheusFleet
+from console.gpus.ranges import physical
 from console.gpus.text import age
 from console.safe_text import clean_line
 from widgets.fleet_hosts import FleetHostsTable
@@ -65,7 +66,7 @@ class HostGPUs(Screen):
             return
         for labels, values in series:
             key = labels.get("UUID") or labels.get("gpu")
-            self.sparks[str(key)] = [v for _t, v in values][-SPARK_WIDTH:]
+            self.sparks[str(key)] = [physical("util_gpu_pct", v) for _t, v in values][-SPARK_WIDTH:]
         self.refresh_from(self.app.latest)
 
     def refresh_from(self, sample: FleetSample | None) -> None:
@@ -145,6 +146,8 @@ class FleetApp(App):
         self.query_one(FleetHostsTable).focus()
         self.draw_title()
         self.poll()
+        # a refresh that is late shows at once (the title and the Age column), not when it completes
+        self.set_interval(1.0, self.redraw)
 
     async def on_unmount(self) -> None:
         await self.fleet.close()
@@ -162,10 +165,19 @@ class FleetApp(App):
         if isinstance(self.screen, HostGPUs):
             self.screen.refresh_from(self.latest)
 
+    def late_by(self) -> float | None:
+        """Seconds without a finished refresh when one is overdue; None while refreshes are on time."""
+        return self.fleet.late_by(self.interval_s)
+
     def visible_rows(self):
         if self.latest is None:
             return []
         rows = host_rows(self.latest.hosts, time.time())
+        late = self.late_by()
+        if late is not None:   # nothing is live while the refresh is overdue
+            for row in rows:
+                row.sample_stale = True
+                row.message = f"refresh overdue: no answer from Prometheus for {age(late)}"
         rows = filter_rows(rows, self.filter_text, self.stale_only, self.xid_only)
         return sort_rows(rows, self.sort_column, self.descending)
 
@@ -193,7 +205,14 @@ class FleetApp(App):
             gpus = sum(len(h.gpus) for h in sample.hosts)
             shown = len(self.visible_rows())
             title.append(f"{hosts} hosts · {gpus} GPUs · showing {shown}")
-            title.append(f"  · refreshed {age(time.time() - sample.taken_at)} ago", style="dim")
+            late = self.late_by()
+            if late is not None:
+                title.append(f"  · STALE: refresh overdue, no answer from Prometheus for {age(late)}",
+                             style="bold yellow")
+            else:
+                title.append(f"  · refreshed {age(time.time() - sample.taken_at)} ago", style="dim")
+            if sample.unreadable_line:
+                title.append(f"  · {sample.unreadable_line}", style="bold yellow")
         arrow = "↓" if self.descending else "↑"
         title.append(f"  · sort {self.sort_column} {arrow}", style="dim")
         filters = [f for f, on in (("stale only", self.stale_only), ("XID only", self.xid_only)) if on]

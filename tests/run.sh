@@ -28,7 +28,7 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >&2 2>/dev/null || true
-.venv/bin/python -m pip install -q -e '.[test]' >&2
+.venv/bin/python -m pip install -q -c tests/constraints.txt -e '.[test]' >&2
 
 PYTHON=.venv/bin/python bash tests/fetch_assets.sh
 

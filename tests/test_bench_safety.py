@@ -38,6 +38,8 @@ class FakeServer:
     half-close: headers, then the server shuts its sending side and waits
     whole:      a whole short response at once, connection kept alive (or, with
                 `drop_reused`, dropped when a second request comes on it)
+    echo-401:   401 with the request's Authorization header echoed in the body
+    echo-sse:   200, then an SSE error event echoing the Authorization header
     Any mode with `models_trickle` makes /v1/models send its head and then
     one byte every 0.2 s, for ever.
     """
@@ -102,6 +104,18 @@ class FakeServer:
         if length:
             await reader.readexactly(length)
         self.requests.append((path, headers))
+        if self.mode in ("echo-401", "echo-sse") and path.startswith("/v1/") and path != "/v1/models":
+            echoed = f"invalid API key: got authorization: {headers.get('authorization')}"
+            if self.mode == "echo-401":
+                body = json.dumps({"error": {"message": echoed, "code": 401}}).encode()
+                writer.write(b"HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: "
+                             + str(len(body)).encode() + b"\r\n\r\n" + body)
+            else:
+                event = b"data: " + json.dumps({"error": {"message": echoed}}).encode() + b"\n\n"
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked"
+                             b"\r\n\r\n" + _chunked(event) + _chunked(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+            await writer.drain()
+            return True
         if self.mode == "whole" and path.startswith("/v1/") and path != "/v1/models":
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
                          + _chunked(CHUNK) * 3 + _chunked(b"data: [DONE]\n\n") + b"0\r\n\r\n")
@@ -300,3 +314,176 @@ async def test_a_stale_kept_alive_connection_never_fails_a_request(fake):
     assert [r.error for r in records] == [None] * 6
     # requests 2..6 each went out on the kept-alive connection, were dropped, and went again on a new one
     assert server.dropped == 5 and server.connections == 6
+
+
+# ---- issue 23: caps, a stop at any size, secrets, headers, a full disk ------------------------------
+
+@pytest.mark.parametrize("argv, named", [
+    (["--concurrency", "100000000000"], "--concurrency 100,000,000,000 is above gpudeck's limit of 10,000"),
+    (["--concurrency", "1", "--input-len", "100000000000"], "--input-len 100,000,000,000 is above"),
+    (["--concurrency", "1", "--output-len", "100000000000"], "--output-len 100,000,000,000 is above"),
+    (["--concurrency", "1", "--num-prompts", "100000000000"], "--num-prompts 100,000,000,000 is above"),
+    (["--concurrency", "10000", "--prompts-per-stream", "1000"], "10,000,000 requests in one level is above"),
+    (["--concurrency", ",".join(map(str, range(1, 100)))], "99 levels in one sweep is above"),
+    (["--request-rate", "1e11"], "--request-rate 100,000,000,000 is above"),
+    (["--request-rate", "1", "--max-concurrency", "100000000000"], "--max-concurrency 100,000,000,000 is above"),
+    (["--concurrency", "1", "--warmup", "100000000"], "--warmup 100,000,000 is above"),
+    (["--concurrency", "1", "--timeout", "1e300"], "--timeout 1e+300 is above"),
+    (["--concurrency", "8000", "--input-len", "1000000"], "prompt tokens per level"),
+])
+def test_loads_beyond_sane_maxima_are_refused_with_one_line(argv, named, capsys):
+    from console.cli import main
+
+    code = main(["bench", "--url", "http://127.0.0.1:9", *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and named in err and err.count("\n") == 1, err
+
+
+def test_sigterm_while_the_largest_prompts_are_built_ends_the_bench(fake, gpudeck_home):
+    """The largest level the caps allow (1M-token prompts, as many as fit the per-level cap) takes
+    long to build; one SIGTERM in the middle ends the bench by itself, the run saved as stopped."""
+    from console.bench.limits import MAX_INPUT_LEN, MAX_PROMPT_TOKENS
+
+    server = fake("silent")
+    prompts = MAX_PROMPT_TOKENS // MAX_INPUT_LEN - 1          # with the warm-up: at the cap
+    proc = subprocess.Popen([sys.executable, "-m", "console.bench", "--url", server.url, "--concurrency", "1",
+                             "--num-prompts", str(prompts), "--input-len", str(MAX_INPUT_LEN), "--events"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=os.environ.copy())
+    try:
+        first = json.loads(proc.stdout.readline() or "{}")
+        assert first.get("event") == "run-start", proc.stderr.read()
+        proc.send_signal(signal.SIGTERM)   # the level's prompts are being built now
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 3, err     # ended by itself: a second signal would exit 143
+    assert "Traceback" not in err
+    events = [json.loads(line) for line in out.splitlines()]
+    level = next(e["summary"] for e in events if e["event"] == "level-end")
+    assert level["stopped"] is True and level["not_sent"] == prompts
+    assert not [p for p, _ in server.requests if p == "/v1/completions"]
+
+
+@pytest.mark.parametrize("mode", ["echo-401", "echo-sse"])
+def test_an_api_key_echoed_by_the_server_is_never_printed_or_saved(fake, gpudeck_home, tmp_path, mode):
+    server = fake(mode)
+    key = "sk-live-0123456789abcdefSECRET"
+    env = dict(os.environ, BENCH_TEST_KEY=key)
+    out_file = tmp_path / "out.json"
+    runs = []
+    for fmt in ("--json", "--events", None):
+        argv = ["--url", server.url, "--concurrency", "1", "--num-prompts", "2", "--warmup", "0",
+                "--input-len", "4", "--api-key-env", "BENCH_TEST_KEY", "--out", str(out_file)]
+        out = bench(*argv, *([fmt] if fmt else []), env=env)
+        assert out.returncode == 3, out.stderr
+        shown = out.stdout + out.stderr
+        assert key not in shown and key[:12] not in shown and "[redacted]" in shown
+        saved = out_file.read_text()
+        assert key not in saved and "got authorization: [redacted]" in saved
+        runs.append(out)
+    sent = [h for p, h in server.requests if p == "/v1/completions"]
+    assert sent and all(h["authorization"] == f"Bearer {key}" for h in sent)   # the key did go to the server
+    folder = gpudeck_home / "data" / "profiles" / "local" / "runs"
+    files = sorted(folder.iterdir())
+    assert len(files) == 6
+    for path in files:
+        text = path.read_text()
+        assert key not in text and key[:12] not in text, path
+    assert any("[redacted]" in p.read_text() for p in files if p.name.endswith(".requests.jsonl"))
+
+
+def test_a_key_cut_off_by_a_length_cap_is_masked_too():
+    from console.bench.redact import Redactor
+
+    redactor = Redactor({"Authorization": "Bearer sk-abcdefghijklmnop"})
+    assert redactor.text("echo: Bearer sk-abcdefghijklmnop!") == "echo: [redacted]!"
+    assert redactor.text("key sk-abcdefghijklmnop") == "key [redacted]"
+    assert redactor.text("cut off at sk-abcdefgh") == "cut off at [redacted]"
+    assert redactor.text("any Bearer other-token-value") == "any Bearer [redacted]"
+    custom = Redactor({"X-Team": "infra", "X-Session-Token": "s3ss10n-value"})
+    assert custom.text("team infra, session s3ss10n-value") == "team infra, session [redacted]"
+
+
+@pytest.mark.parametrize("header", ["Host: x", "host:evil", "Transfer-Encoding: chunked", "Content-Length: 5",
+                                    "Connection: close", "Keep-Alive: 5", "TE: trailers", "Upgrade: h2c",
+                                    "Trailer: x", "Expect: 100-continue", "Proxy-Connection: keep-alive"])
+def test_host_framing_and_hop_by_hop_headers_are_refused(header, capsys):
+    from console.cli import main
+
+    code = main(["bench", "--url", "http://127.0.0.1:9", "--concurrency", "1", "--header", header])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and f"--header {header.split(':')[0]}" in err, err
+
+
+@pytest.mark.parametrize("body", ['{"a": NaN}', '{"a": Infinity}', '{"a": [-Infinity]}', '{"a": 1e999}'])
+def test_extra_body_with_a_non_finite_number_is_refused(body, capsys):
+    from console.cli import main
+
+    code = main(["bench", "--url", "http://127.0.0.1:9", "--concurrency", "1", "--extra-body", body])
+    err = capsys.readouterr().err
+    assert code == 2 and "is not a finite number" in err and err.count("\n") == 1, err
+
+
+def _no_file_writes() -> None:
+    """In the child: every write to a regular file fails (EFBIG), as on a full disk; pipes still work."""
+    import resource
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+
+def test_a_full_disk_leaves_no_empty_run_files(fake, gpudeck_home):
+    server = fake("whole")
+    proc = subprocess.run([sys.executable, "-m", "console.bench", "--url", server.url, "--concurrency", "1",
+                           "--num-prompts", "1", "--warmup", "0", "--input-len", "4"], cwd=ROOT,
+                          capture_output=True, text=True, env=os.environ.copy(), timeout=120,
+                          preexec_fn=_no_file_writes)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "cannot save the run: File too large (nothing was saved)" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    folder = gpudeck_home / "data" / "profiles" / "local" / "runs"
+    left = [p.name for p in folder.iterdir()] if folder.exists() else []
+    assert left == [], left
+
+
+_PEAK_RSS = ("import resource, sys\n"
+             "from console.bench.workload import load_dataset\n"
+             "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+             "items = load_dataset(sys.argv[1], 'sharegpt') if sys.argv[1] != '-' else []\n"
+             "print(len(items), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n")
+
+
+def test_a_large_sharegpt_file_is_read_as_a_stream(tmp_path):
+    """What the bench keeps of a conversation is its first two turns: reading the file may not cost
+    its whole size again (json.loads of the file held the text and every object in it)."""
+    path = tmp_path / "sharegpt.json"
+    conversations = 4000
+    with open(path, "w") as fh:
+        fh.write("[")
+        for i in range(conversations):
+            turns = [{"from": "human", "value": f"question {i}"}, {"from": "gpt", "value": f"answer {i}"},
+                     {"from": "human", "value": "long follow-up " * 1200}]
+            fh.write(("," if i else "") + json.dumps({"id": str(i), "conversations": turns}))
+        fh.write("]")
+    size_kib = path.stat().st_size / 1024
+    out = subprocess.run([sys.executable, "-c", _PEAK_RSS, str(path)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300, check=True)
+    kept, grew_kib = map(int, out.stdout.split())
+    print(f"\nShareGPT {size_kib / 1024:.0f} MiB: peak RSS grew {grew_kib / 1024:.1f} MiB while reading it")
+    assert kept == conversations
+    assert grew_kib < size_kib / 4, f"reading {size_kib:.0f} KiB grew the peak RSS by {grew_kib} KiB"
+
+
+def test_a_sharegpt_file_that_is_not_a_list_is_one_line(tmp_path):
+    from console.bench.workload import load_dataset
+
+    for text, why in (("[" * 100_000, "not JSON"), ('[{"conversations": []} {"a": 1}]', "expected ','"),
+                      ('[{"conversations": [', "not JSON"), ('{"a": 1}', "a JSON list of conversations")):
+        path = tmp_path / "bad.json"
+        path.write_text(text)
+        with pytest.raises(ValueError) as info:
+            load_dataset(path, "sharegpt")
+        assert why in str(info.value) and "\n" not in str(info.value), (text[:40], str(info.value))

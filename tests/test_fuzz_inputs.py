@@ -467,3 +467,90 @@ def test_roofline_fuzz_findings_are_one_line_errors(tmp_path):
         path.write_text(json.dumps(doc))
         code, shown = run_cli(["roofline", "--model-config", str(path), "--gpu", "H100 SXM", "--count", "8"])
         assert code == 1 and shown.count("\n") == 1 and shown.startswith("gpudeck: "), (model, key, shown)
+
+
+# ---- Prometheus answers (issue 23) --------------------------------------------------------------
+
+def _prom_series() -> st.SearchStrategy:
+    """One result of an instant query: a real DCGM, `up` or scrape-time series, or one with any part swapped."""
+    names = ["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_GPU_TEMP",
+             "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_XID_ERRORS", "up", "vllm:num_requests_running",
+             "vllm:kv_cache_usage_perc", "sglang:token_usage"]
+    text = st.one_of(st.sampled_from(["node-a", "node-b", "10.0.0.1:9400", "0", "1", "dcgm", "GPU-1"]),
+                     st.sampled_from(HOSTILE), st.text(max_size=12))
+    labels = st.fixed_dictionaries({"__name__": st.sampled_from(names), "instance": text, "Hostname": text,
+                                    "gpu": st.sampled_from(["0", "1", "x"]), "job": st.just("dcgm")},
+                                   optional={"gpudeck_scrape_ts": st.just("1"), "gpudeck_rate": st.just("vllm"),
+                                             "UUID": text, "modelName": text, "pod": text, "GPU_I_ID": text,
+                                             "model_name": text})
+    number = st.one_of(st.sampled_from(["0", "1", "55", "-1", "1e308", "NaN", "+Inf", "-Inf", "abc", ""]),
+                       st.floats().map(str), st.integers(-(1 << 70), 1 << 70).map(str))
+    good = st.builds(lambda m, v: {"metric": m, "value": [1764600000.0, v]}, labels, number)
+    swapped = st.builds(lambda s, key, value: {**s, key: value}, good, st.sampled_from(["metric", "value"]),
+                        JSON_VALUE)
+    return st.one_of(good, good, swapped, JSON_VALUE)
+
+
+def _prom_answers() -> st.SearchStrategy[tuple[bytes, bytes]]:
+    """(answer to every query, answer to the targets API): shaped ones, odd ones and bytes."""
+    def doc(data) -> bytes:
+        return json.dumps({"status": "success", "data": data}).encode()
+
+    vector = st.lists(_prom_series(), max_size=12).map(lambda r: doc({"resultType": "vector", "result": r}))
+    matrix = st.lists(JSON_VALUE, max_size=4).map(lambda r: doc({"resultType": "matrix", "result": r}))
+    target = st.one_of(st.builds(lambda lab, i: {"labels": lab, "scrapeInterval": i},
+                                 st.dictionaries(st.sampled_from(["instance", "job"]), JSON_VALUE | st.text(),
+                                                 max_size=2),
+                                 st.sampled_from(["1s", "15s", "1m30s", "", "9" * 400 + "s"]) | JSON_VALUE),
+                       JSON_VALUE)
+    targets = st.lists(target, max_size=4).map(lambda t: doc({"activeTargets": t}))
+    other = st.one_of(JSON_VALUE.map(lambda v: json.dumps(v).encode()), JSON_VALUE.map(doc),
+                      st.sampled_from([b"[" * 5000, b"", b"\xff\xfe", b'{"status": "error", "error": "\x1b[2J"}']))
+    samples = [doc({"resultType": "vector", "result": [{"metric": {"__name__": "up", "instance": "a:1"},
+                                                        "value": [1.0, "1"]}]})]
+    answer = st.one_of(vector, vector, matrix, other, mutated(samples))
+    return st.tuples(answer, st.one_of(targets, other))
+
+
+def test_fuzz_prometheus_answers():
+    """Every answer shape through the fleet's reader, the CLI table and --json: no traceback, no control byte."""
+    import httpx
+
+    from console.gpus.fleet_table import host_lines
+    from console.gpus.prometheus import PrometheusError, PrometheusFleet, PromSettings
+    from widgets.fleet_servers import server_cells
+
+    loop = asyncio.new_event_loop()
+    current: dict[str, bytes] = {}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = current["targets"] if request.url.path.endswith("/targets") else current["answer"]
+        return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+
+    transport = httpx.MockTransport(handler)
+
+    def run(case) -> str:
+        current["answer"], current["targets"] = case
+
+        async def go() -> str:
+            fleet = PrometheusFleet(PromSettings(url="http://prometheus.test"), transport=transport)
+            try:
+                sample = await fleet.sample()
+                json.dumps(sample.to_json(), allow_nan=True)
+                shown = "\n".join(host_lines(sample))
+                # the fleet view's server rows, as its widget makes them
+                shown += "".join("\n" + " ".join(c.plain for c in server_cells(s)) for s in sample.servers)
+                try:
+                    await fleet.history("DCGM_FI_DEV_GPU_UTIL")
+                except PrometheusError as exc:
+                    shown += f"\n{exc}"
+                return shown
+            finally:
+                await fleet.close()
+
+        return loop.run_until_complete(go())
+
+    try:
+        fuzz("Prometheus answers", _prom_answers(), run)
+    finally:
+        loop.close()

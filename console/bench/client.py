@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from .http1 import Pool, ResponseError, StreamingResponse, Target
 from .metrics import RequestRecord
+from .redact import Redactor
 
 _COMPACT = (b'"text":"', b'"content":"', b'"reasoning_content":"')
 _SPACED = (b'"text": "', b'"content": "', b'"reasoning_content": "')
@@ -172,6 +173,7 @@ class StreamClient:
         self.timeout_s = timeout_s
         self.stall_s = stall_s
         self.headers = headers
+        self.redactor = Redactor(headers)    # a server may echo the API key in an error body
         self.live = Live()
         self.hung: str | None = None          # why the server counts as hung, once it does
         self.hung_at: float | None = None     # wall-clock time of the last byte before the hang
@@ -255,7 +257,7 @@ class StreamClient:
             live.in_flight -= 1
         if status != 200:
             text = proto.error_body.decode("utf-8", "replace").strip().replace("\n", " ")
-            return self._failed(record, f"HTTP {status}: {text[:160]}")
+            return self._failed(record, f"HTTP {status}: {self.redactor.text(text)[:160]}")
         self._finish(record, sse.tail)
         return record
 
@@ -304,7 +306,9 @@ class StreamClient:
             error = doc.get("error")
             if error:
                 message = error.get("message") if isinstance(error, dict) else str(error)
-                record.error = f"server error: {str(message)[:160]}"
+                redactor = getattr(self, "redactor", None)
+                message = redactor.text(str(message)) if redactor is not None else str(message)
+                record.error = f"server error: {message[:160]}"
             usage = doc.get("usage")
             if isinstance(usage, dict):
                 if isinstance(usage.get("completion_tokens"), int):

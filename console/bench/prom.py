@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from console.gpus.ranges import physical
+
 # Counters lose their `_total` suffix in the parser's family names.
 GEN_TOKENS_COUNTER = ("vllm:generation_tokens", "sglang:generation_tokens", "llamacpp:tokens_predicted")
 GEN_TPS_GAUGE = ("sglang:gen_throughput",)
@@ -59,15 +61,16 @@ def parse_metrics(text: str, at: float | None = None) -> ServerSample:
 
 
 def server_view(previous: ServerSample | None, current: ServerSample) -> dict:
-    """The tick's `server` object from two consecutive samples."""
+    """The tick's `server` object from two consecutive samples; impossible values are None (N/A)."""
     gen_tps = current.gen_tps_gauge
-    if (previous is not None and current.gen_tokens_total is not None
-            and previous.gen_tokens_total is not None and current.at > previous.at):
-        delta = current.gen_tokens_total - previous.gen_tokens_total
+    now_total = physical("gen_tokens_total", current.gen_tokens_total)
+    then_total = physical("gen_tokens_total", previous.gen_tokens_total) if previous is not None else None
+    if now_total is not None and then_total is not None and current.at > previous.at:
+        delta = now_total - then_total
         if delta >= 0:  # a counter that went down means the server restarted
             gen_tps = delta / (current.at - previous.at)
-    return {"gen_tps": gen_tps, "running": current.running, "queued": current.queued,
-            "kv_cache": current.kv_cache}
+    return {"gen_tps": physical("gen_tps", gen_tps), "running": physical("running", current.running),
+            "queued": physical("queued", current.queued), "kv_cache": physical("kv_cache", current.kv_cache)}
 
 
 class Scraper:

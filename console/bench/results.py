@@ -62,22 +62,43 @@ class RunStore:
         self.run_id = run_id
         self.path = path
         self.requests_path = requests_path
+        self.redact = None       # text -> text: masks the run's secrets in whatever is written
 
     def discard(self) -> None:
         """Give the id back: the run never started."""
         self.path.unlink(missing_ok=True)
         self.requests_path.unlink(missing_ok=True)
 
+    def drop_if_unsaved(self) -> bool:
+        """After the sweep, however it ended: a run file still empty (its first save failed, e.g. on a
+        full disk) is removed with an empty requests file, so no 0-byte run is left to be skipped
+        later. While the sweep runs, an empty file is a reserved id (a run starting), not a broken one."""
+        try:
+            if self.path.stat().st_size:
+                return False
+        except FileNotFoundError:
+            return False
+        self.path.unlink(missing_ok=True)
+        try:
+            if not self.requests_path.stat().st_size:
+                self.requests_path.unlink()
+        except FileNotFoundError:
+            pass
+        return True
+
+    def _text(self, text: str) -> str:
+        return self.redact(text) if self.redact is not None else text
+
     def save(self, doc: dict) -> Path:
-        write_atomic(self.path, json.dumps(doc, indent=2, default=str) + "\n")
+        write_atomic(self.path, self._text(json.dumps(doc, indent=2, default=str) + "\n"))
         return self.path
 
     def append_requests(self, level: int, concurrency: int, records: list[RequestRecord],
                         level_start: float) -> None:
         with open(self.requests_path, "a", encoding="utf-8") as fh:  # ours: created with O_EXCL
             for record in sorted(records, key=lambda r: r.index):
-                fh.write(json.dumps(request_row(level, concurrency, record, level_start),
-                                    separators=(",", ":")) + "\n")
+                fh.write(self._text(json.dumps(request_row(level, concurrency, record, level_start),
+                                               separators=(",", ":"))) + "\n")
 
 
 def _ms(value: float | None) -> float | None:

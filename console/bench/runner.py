@@ -100,6 +100,12 @@ class BenchConfig:
             return self.prompts_per_stream * concurrency
         return max(8 * concurrency, 32)
 
+    def level_size(self, c: int | None, rate: float | None) -> int:
+        """Requests in a level: as configured; for a rate without a count, 8 s of it (at least 32)."""
+        if rate is None or self.num_prompts or self.prompts_per_stream:
+            return self.prompts_for(c or 1)
+        return max(32, int(min(rate, 1000) * 8))
+
     def to_json(self) -> dict:
         """The configuration as saved: header values (they may be secrets) are left out."""
         doc = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -330,11 +336,7 @@ class Sweep:
         return self.doc
 
     def _level_size(self, c: int | None, rate: float | None) -> int:
-        """Requests in a level: as configured; for a rate without a count, 8 s of it (at least 32)."""
-        cfg = self.config
-        if rate is None or cfg.num_prompts or cfg.prompts_per_stream:
-            return cfg.prompts_for(c or 1)
-        return max(32, int(min(rate, 1000) * 8))
+        return self.config.level_size(c, rate)
 
     @property
     def _shown_url(self) -> str:

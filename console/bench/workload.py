@@ -165,14 +165,19 @@ def symbol_prompts(alphabet_size: int, lengths: list[int], rng: random.Random, *
                    first_number: int = 0, total: int | None = None, shared_rng: random.Random | None = None
                    ) -> list[list[int]]:
     """Prompts as symbol indexes: shared prefix, then a unique prefix, then random symbols."""
+    return list(iter_symbol_prompts(alphabet_size, lengths, rng, shared_prefix_len=shared_prefix_len,
+                                    first_number=first_number, total=total, shared_rng=shared_rng))
+
+
+def iter_symbol_prompts(alphabet_size: int, lengths: list[int], rng: random.Random, *, shared_prefix_len: int = 0,
+                        first_number: int = 0, total: int | None = None, shared_rng: random.Random | None = None):
+    """`symbol_prompts` one prompt at a time (the same prompts): a caller can give way between them."""
     unique = UniquePrefix(alphabet_size, max(total or 0, first_number + len(lengths)), shared_rng or rng)
     shared = [(shared_rng or rng).randrange(alphabet_size) for _ in range(shared_prefix_len)]
-    out = []
     for k, length in enumerate(lengths):
         head = shared + unique.symbols(first_number + k)
         rest = max(0, length - len(head))
-        out.append((head + [rng.randrange(alphabet_size) for _ in range(rest)])[:max(length, len(head))])
-    return out
+        yield (head + [rng.randrange(alphabet_size) for _ in range(rest)])[:max(length, len(head))]
 
 
 async def build_workload(tokenizer: Tokenizer | None, count: int, input_len: int,
@@ -191,9 +196,11 @@ async def build_workload(tokenizer: Tokenizer | None, count: int, input_len: int
     lengths = lengths_for(rng, count, input_len, range_ratio)
     outputs = lengths_for(rng, count, output_len, range_ratio) if output_len and range_ratio > 0 else None
     if tokenizer is None or tokenizer.dialect is None:
-        symbols = symbol_prompts(len(_WORDS), lengths, rng, shared_prefix_len=shared_prefix_len,
-                                 first_number=first_number, total=total, shared_rng=shared_rng)
-        prompts = [" ".join(_WORDS[i] for i in p) for p in symbols]
+        prompts = []
+        for p in iter_symbol_prompts(len(_WORDS), lengths, rng, shared_prefix_len=shared_prefix_len,
+                                     first_number=first_number, total=total, shared_rng=shared_rng):
+            prompts.append(" ".join([_WORDS[i] for i in p]))
+            await asyncio.sleep(0)   # a large level takes seconds to build: a stop must not wait for it
         return Workload(prompts, input_len, "approximate", [None] * count, outputs)
     alphabet = await token_alphabet(tokenizer)
     symbols = symbol_prompts(len(alphabet), lengths, rng, shared_prefix_len=shared_prefix_len,
@@ -241,25 +248,42 @@ def load_dataset(path: str | Path, kind: str) -> list[DatasetItem]:
 
     Raises ValueError with a one-line reason for a file that is not one.
     """
+    from .limits import MAX_DATASET_BYTES
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        size = path.stat().st_size
+        if not path.is_file():
+            raise ValueError(f"dataset {path} is not a regular file")
+        if size > MAX_DATASET_BYTES:
+            raise ValueError(f"dataset {path} is {size / (1 << 30):.1f} GiB, above gpudeck's limit of "
+                             f"{MAX_DATASET_BYTES >> 30} GiB")
+        with open(path, encoding="utf-8") as fh:   # read as a stream: the file never sits in memory whole
+            items = _jsonl(fh, path) if kind == "jsonl" else _sharegpt(fh, path)
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"cannot read dataset {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    items = _jsonl(text, path) if kind == "jsonl" else _sharegpt(text, path)
     if not items:
         raise ValueError(f"dataset {path} has no usable prompts")
     return items
 
 
-def _jsonl(text: str, path: Path) -> list[DatasetItem]:
+def _jsonl(fh, path: Path) -> list[DatasetItem]:
+    from .limits import MAX_DATASET_ITEM_CHARS
+
     items = []
-    for n, line in enumerate(text.splitlines(), 1):
+    n = 0
+    while True:
+        line = fh.readline(MAX_DATASET_ITEM_CHARS + 1)
+        if not line:
+            break
+        n += 1
+        if len(line) > MAX_DATASET_ITEM_CHARS:
+            raise ValueError(f"dataset {path} line {n}: longer than {MAX_DATASET_ITEM_CHARS:,} characters")
         if not line.strip():
             continue
         try:
             doc = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ValueError(f"dataset {path} line {n}: not JSON") from None
         if not isinstance(doc, dict):
             raise ValueError(f"dataset {path} line {n}: expected an object with prompt or messages")
@@ -281,25 +305,36 @@ def _is_messages(value) -> bool:
         for m in value)
 
 
-def _sharegpt(text: str, path: Path) -> list[DatasetItem]:
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        raise ValueError(f"dataset {path}: not JSON (ShareGPT format is one JSON list)") from None
-    if not isinstance(doc, list):
-        raise ValueError(f"dataset {path}: ShareGPT format is a JSON list of conversations")
+def _sharegpt(fh, path: Path) -> list[DatasetItem]:
+    """Each conversation's first two turns, read one conversation at a time (json_stream)."""
+    from .json_stream import iter_json_list
+    from .limits import MAX_DATASET_ITEM_CHARS
+
     items = []
-    for entry in doc:
-        turns = entry.get("conversations") if isinstance(entry, dict) else None
-        if not isinstance(turns, list) or len(turns) < 2:
-            continue
-        first, second = turns[0], turns[1]
-        if not (isinstance(first, dict) and isinstance(second, dict)):
-            continue
-        prompt, reply = first.get("value"), second.get("value")
-        if isinstance(prompt, str) and isinstance(reply, str) and prompt and reply:
-            items.append(DatasetItem(prompt, None, reply))
+    try:
+        for entry in iter_json_list(fh, MAX_DATASET_ITEM_CHARS):
+            item = _sharegpt_item(entry)
+            if item is not None:
+                items.append(item)
+    except ValueError as exc:
+        if str(exc) == "not a JSON list":
+            raise ValueError(f"dataset {path}: ShareGPT format is a JSON list of conversations") from None
+        raise ValueError(f"dataset {path}: {exc} (ShareGPT format is one JSON list)") from None
     return items
+
+
+def _sharegpt_item(entry) -> DatasetItem | None:
+    """A conversation's first turn as the prompt and its second as the reply; None when it has neither."""
+    turns = entry.get("conversations") if isinstance(entry, dict) else None
+    if not isinstance(turns, list) or len(turns) < 2:
+        return None
+    first, second = turns[0], turns[1]
+    if not (isinstance(first, dict) and isinstance(second, dict)):
+        return None
+    prompt, reply = first.get("value"), second.get("value")
+    if isinstance(prompt, str) and isinstance(reply, str) and prompt and reply:
+        return DatasetItem(prompt, None, reply)
+    return None
 
 
 def _text_of(prompt: str | list) -> str:

@@ -125,6 +125,8 @@ def parse_rates(text: str) -> list[float]:
         rates.append(rate)
     if not rates:
         raise CLIError("--request-rate is empty", 2)
+    _within_limits("request-rate", max(rates))
+    _within_limits("levels", len(rates))
     return rates
 
 
@@ -143,17 +145,33 @@ def _out_path(text: str | None):
     return path
 
 
+# Headers that say where a request goes and how its bytes are framed, or that only hop to the next
+# peer: gpudeck's own HTTP client writes the ones it needs; a second one is a smuggling vector.
+FRAMING_HEADERS = {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "proxy-connection",
+                   "te", "trailer", "upgrade", "expect", "proxy-authenticate"}
+
+
 def _headers(args) -> dict[str, str]:
     import os
 
     from console.commands.kit import CLIError
 
+    import re
+
     headers: dict[str, str] = {}
     for item in args.header:
         key, sep, value = item.partition(":")
         key, value = key.strip(), value.strip()
-        if not sep or not key or any(ch in key for ch in " \t\r\n") or any(ch in value for ch in "\r\n"):
+        if not sep or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", key) or \
+                any(ord(ch) < 32 and ch != "\t" or ord(ch) == 127 for ch in value):
             raise CLIError(f"bad --header {item!r}: use Name:value", 2)
+        if key.lower() == "host":
+            raise CLIError(f"--header {key}: the host comes from --url (gpudeck writes Host itself)", 2)
+        if key.lower() in FRAMING_HEADERS:
+            raise CLIError(f"--header {key}: a framing or hop-by-hop header; gpudeck's client writes its own, "
+                           "and a second one would make the request mean two things", 2)
+        if key.lower() in {k.lower() for k in headers}:
+            raise CLIError(f"--header {key} is given twice", 2)
         headers[key] = value
     if args.api_key_env:
         key = os.environ.get(args.api_key_env)
@@ -163,6 +181,23 @@ def _headers(args) -> dict[str, str]:
             raise CLIError(f"--api-key-env {args.api_key_env}: the key holds a line break", 2)
         headers["Authorization"] = f"Bearer {key}"
     return headers
+
+
+class _NotFinite(ValueError):
+    pass
+
+
+def _not_finite(text: str):
+    raise _NotFinite(text)
+
+
+def _finite_float(text: str) -> float:
+    import math
+
+    value = float(text)
+    if not math.isfinite(value):    # 1e999 reads as inf
+        raise _NotFinite(text)
+    return value
 
 
 def parse_levels(text: str | None) -> list[int]:
@@ -176,7 +211,19 @@ def parse_levels(text: str | None) -> list[int]:
         raise CLIError(f"bad --concurrency {text!r}: use comma-separated integers like 1,2,10", 2) from None
     if not levels or any(c <= 0 for c in levels):
         raise CLIError(f"bad --concurrency {text!r}: levels must be integers > 0", 2)
+    _within_limits("concurrency", max(levels))
+    _within_limits("levels", len(levels))
     return levels
+
+
+def _within_limits(name: str, value) -> None:
+    """One line (exit 2) for a value above console.bench.limits' cap."""
+    from console.bench.limits import problem
+    from console.commands.kit import CLIError
+
+    why = problem(name, value)
+    if why:
+        raise CLIError(why, 2)
 
 
 def _profile_name(args) -> str:
@@ -225,6 +272,9 @@ def build_config(args, profile: str):
     for name in ("input_len", "output_len", "num_prompts", "prompts_per_stream", "timeout", "stall_timeout",
                  "workers", "max_concurrency", "top_p"):
         _positive(name.replace("_", "-"), getattr(args, name))
+    for name in ("input_len", "output_len", "num_prompts", "prompts_per_stream", "timeout", "stall_timeout",
+                 "workers", "max_concurrency", "warmup", "shared_prefix_len"):
+        _within_limits(name.replace("_", "-"), getattr(args, name))
     if math.isnan(args.burstiness) or args.burstiness <= 0:  # inf is allowed: evenly spaced requests
         raise CLIError(f"--burstiness must be > 0, got {args.burstiness}", 2)
     if args.warmup < 0:
@@ -256,8 +306,11 @@ def build_config(args, profile: str):
     extra_body = None
     if args.extra_body:
         try:
-            extra_body = json.loads(args.extra_body)
-        except ValueError as exc:
+            extra_body = json.loads(args.extra_body, parse_constant=_not_finite, parse_float=_finite_float)
+        except _NotFinite as exc:
+            raise CLIError(f"bad --extra-body: {exc} is not a finite number (JSON has no NaN or Infinity)",
+                           2) from None
+        except (ValueError, RecursionError) as exc:
             raise CLIError(f"bad --extra-body: not JSON ({exc.args[0] if exc.args else exc})", 2) from None
         if not isinstance(extra_body, dict):
             raise CLIError("bad --extra-body: a JSON object, e.g. '{\"top_k\": 20}'", 2)
@@ -271,12 +324,13 @@ def build_config(args, profile: str):
         from console.bench.workload import load_dataset
 
         try:
-            load_dataset(args.dataset, dataset_format)
+            items = load_dataset(args.dataset, dataset_format)
         except ValueError as exc:
             raise CLIError(str(exc), 2) from None
         if args.api == "completions" and dataset_format == "jsonl" and \
-                any(isinstance(item.prompt, list) for item in load_dataset(args.dataset, dataset_format)):
+                any(isinstance(item.prompt, list) for item in items):
             raise CLIError(f"--dataset {args.dataset!r} holds chat messages: use --api chat", 2)
+        del items   # the sweep reads it again when it starts
     elif args.dataset_format:
         raise CLIError("--dataset-format needs --dataset FILE", 2)
     percentiles = None
@@ -299,7 +353,7 @@ def build_config(args, profile: str):
 
     from console.bench.runner import BenchConfig
 
-    return BenchConfig(url=url, concurrency=levels, model=args.model,
+    config = BenchConfig(url=url, concurrency=levels, model=args.model,
                        input_len=args.input_len, output_len=args.output_len or 256,
                        num_prompts=args.num_prompts, prompts_per_stream=args.prompts_per_stream,
                        api=args.api, warmup=args.warmup,
@@ -315,6 +369,23 @@ def build_config(args, profile: str):
                        fixed_output_len=args.output_len is not None,
                        temperature=args.temperature, top_p=args.top_p, extra_body=extra_body,
                        headers=headers or None, api_key_env=args.api_key_env, percentiles=percentiles)
+    _level_sizes_within_limits(config)
+    return config
+
+
+def _level_sizes_within_limits(config) -> None:
+    """Each level's request count, and its prompts x input length, under console.bench.limits' caps."""
+    from console.bench.limits import MAX_PROMPTS, level_problem
+    from console.commands.kit import CLIError
+
+    for c, rate in config.level_specs():
+        n = config.level_size(c, rate)
+        if n > MAX_PROMPTS:
+            raise CLIError(f"{n:,} requests in one level is above gpudeck's limit of {MAX_PROMPTS:,} "
+                           "(lower --prompts-per-stream or --num-prompts)", 2)
+        why = None if config.dataset else level_problem(n + config.warmup, config.input_len)
+        if why:
+            raise CLIError(why, 2)
 
 
 def _profile_url(profile: str) -> str | None:
@@ -392,6 +463,10 @@ async def _sweep_through(config, args, events, RunStore, NotStarted, Sweep, exit
         from console.bench.linkcheck import for_sweep
 
         link = await for_sweep(config.url, config.profile, config.server_port, host=host)
+    from console.bench.redact import Redactor
+
+    redactor = Redactor(config.headers)
+    store.redact = redactor.text
     sweep = Sweep(config, emit=emit, store=store, link=link)
     loop = asyncio.get_running_loop()
     signals = {"n": 0}
@@ -415,20 +490,28 @@ async def _sweep_through(config, args, events, RunStore, NotStarted, Sweep, exit
         doc = await sweep.run()
     except NotStarted as exc:
         store.discard()
-        emit(events.make("error", level=None, message=f"not started: {exc}"))
+        reason = redactor.text(str(exc))
+        emit(events.make("error", level=None, message=f"not started: {reason}"))
         emit(events.make("run-end", status="not started", exit_code=4, path=None))
-        sys.stderr.write(f"gpudeck bench: not started: {exc}\n")
+        sys.stderr.write(f"gpudeck bench: not started: {reason}\n")
         if args.json:
             from console.commands.kit import emit_json
 
-            emit_json({"status": "not started", "reason": str(exc), "url": shown, "levels": []})
+            emit_json({"status": "not started", "reason": reason, "url": shown, "levels": []})
         return 4
-    except Exception as exc:  # noqa: BLE001 - the sweep's own bug or an I/O error: one line, saved state kept
-        emit(events.make("error", level=None, message=f"{type(exc).__name__}: {exc}"))
-        emit(events.make("run-end", status="error", exit_code=1, path=str(store.path)))
-        sys.stderr.write(f"gpudeck: bench stopped: {type(exc).__name__}: {exc}\n")
+    except Exception as exc:  # noqa: BLE001 - an I/O error or the sweep's own bug: one line, saved state kept
+        unsaved = store.drop_if_unsaved()
+        if isinstance(exc, OSError) and not isinstance(exc, ConnectionError):   # a full disk, say
+            where = "nothing was saved" if unsaved else f"{store.path} keeps the levels saved before"
+            message = f"cannot save the run: {exc.strerror or exc} ({where})"
+        else:
+            message = redactor.text(f"{type(exc).__name__}: {exc}")
+        emit(events.make("error", level=None, message=message))
+        emit(events.make("run-end", status="error", exit_code=1, path=None if unsaved else str(store.path)))
+        sys.stderr.write(f"gpudeck: bench stopped: {message}\n")
         return 1
     finally:
+        store.drop_if_unsaved()
         if link is not None:
             await link.close()
     code = exit_code(doc)

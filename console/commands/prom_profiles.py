@@ -17,13 +17,17 @@ def add_arguments(add: argparse.ArgumentParser, how) -> None:
     add.add_argument("--dcgm-job", metavar="REGEX", help="job name(s) of the DCGM exporter targets (default .*dcgm.*)")
     add.add_argument("--scrape-interval", type=float, metavar="S",
                      help="scrape interval when the targets API does not say (default 15)")
+    add.add_argument("--prom-timeout", type=float, metavar="S",
+                     help="the most one request to Prometheus may take, whole (default 10)")
+    add.add_argument("--max-answer-mb", type=float, metavar="MB",
+                     help="refuse a larger answer from Prometheus (default 64)")
 
 
 def section(args: argparse.Namespace) -> dict | None:
     """The [prometheus] table for `profiles add`, or None when this is not a Prometheus profile."""
     if not getattr(args, "prometheus", None):
         for flag in ("selector", "bearer_token_env", "bearer_token_file", "basic_user", "basic_password_env",
-                     "dcgm_job", "scrape_interval"):
+                     "dcgm_job", "scrape_interval", "prom_timeout", "max_answer_mb"):
             if getattr(args, flag, None) is not None:
                 raise CLIError(f"--{flag.replace('_', '-')} goes with --prometheus", 2)
         return None
@@ -32,7 +36,8 @@ def section(args: argparse.Namespace) -> dict | None:
     values = {"url": args.prometheus, "selector": args.selector, "bearer_token_env": args.bearer_token_env,
               "bearer_token_file": args.bearer_token_file, "basic_user": args.basic_user,
               "basic_password_env": args.basic_password_env, "dcgm_job": args.dcgm_job,
-              "scrape_interval_s": args.scrape_interval}
+              "scrape_interval_s": args.scrape_interval, "timeout_s": args.prom_timeout,
+              "max_answer_mb": args.max_answer_mb}
     return {k: v for k, v in values.items() if v is not None}
 
 
@@ -41,7 +46,9 @@ def settings_for(profile):
     from console.gpus.prometheus import PromSettings
 
     p = profile.prometheus
-    extra = {k: v for k, v in {"dcgm_job": p.dcgm_job}.items() if v}
+    extra = {k: v for k, v in {"dcgm_job": p.dcgm_job, "timeout_s": p.timeout_s}.items() if v}
+    if p.max_answer_mb:
+        extra["max_answer_bytes"] = int(p.max_answer_mb * (1 << 20))
     return PromSettings(url=p.url, selector=p.selector or "", bearer_token_env=p.bearer_token_env,
                         bearer_token_file=p.bearer_token_file, basic_user=p.basic_user,
                         basic_password_env=p.basic_password_env, scrape_interval_s=p.scrape_interval_s, **extra)

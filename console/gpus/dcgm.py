@@ -12,13 +12,13 @@ per-process memory stays unknown and `processes_known` is False.
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterable, NamedTuple
 
 from .model import GPU, NA, OK, MIGDevice, Snapshot, known
+from .ranges import physical
 
 # DCGM field -> GPU attribute. Fields missing from an exporter stay NA.
 GPU_FIELDS = {
@@ -108,7 +108,9 @@ def host_of(labels: dict) -> str:
 
 
 def _number(value: float, attr: str):
-    if value is None or math.isnan(value) or math.isinf(value):
+    """A series value as the GPU attribute reads it; outside the attribute's physical range it is NA."""
+    value = physical(attr, value)
+    if value is None:
         return NA
     return int(round(value)) if attr in INTEGER else round(float(value), 2)
 

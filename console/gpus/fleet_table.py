@@ -130,7 +130,8 @@ def host_lines(sample, now: float | None = None) -> list[str]:
     rows = sort_rows(host_rows(sample.hosts, now), "state")
     sim = " · SIMULATED" if sample.simulated else ""
     gpus = sum(r.gpus or 0 for r in rows)
-    lines = [f"{len(rows)} host(s) · {gpus} GPU(s) from Prometheus{sim}",
+    lines = [f"{len(rows)} host(s) · {gpus} GPU(s) from Prometheus{sim}"
+             + (f" · {sample.unreadable_line}" if getattr(sample, "unreadable", 0) else ""),
              f"{'host':<28} {'state':<12} {'GPUs':>4} {'util':>5} {'memory GiB':>15} {'max C':>5} {'power W':>8} "
              f"{'age':>7}  notes"]
     for r in rows:

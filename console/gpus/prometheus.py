@@ -18,6 +18,7 @@ scrape intervals is marked stale with its age.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import time
@@ -28,14 +29,24 @@ import httpx
 
 from profiles.prom_selector import selector_matchers
 
-from .dcgm import CANNOT_SHOW, SERIES_NAMES, Series, fold, host_of
+from console.safe_text import clean_line
+
+from . import prom_answer
+from .dcgm import CANNOT_SHOW, SERIES_NAMES, Series, clean, fold, host_of
 from .flags import FlagTracker
 from .model import UNREACHABLE, Snapshot
+from .prom_answer import AnswerShapeError
+from .ranges import physical
 
 TS_LABEL = "gpudeck_scrape_ts"
 RATE_LABEL = "gpudeck_rate"
 DEFAULT_SCRAPE_S = 15.0
 SERVERS_EVERY_S = 5.0      # server rates are over a minute; asking every second buys nothing
+DEFAULT_TIMEOUT_S = 10.0   # one request, whole: a slower answer is no answer
+MB = 1 << 20
+DEFAULT_MAX_ANSWER_MB = 64  # a fleet of thousands of GPUs answers in a few MB
+MAX_SCRAPE_INTERVAL_S = 86400.0
+LATE_GRACE_S = 2.0         # a refresh this much past its interval is late: the data is stale from then
 
 # Server families and the series each exposes (names as each server prints them).
 SERVER_GAUGES = {
@@ -64,7 +75,8 @@ class PromSettings:
     basic_password_env: str | None = None
     dcgm_job: str = ".*dcgm.*"         # regex on `job` naming DCGM exporter targets
     scrape_interval_s: float | None = None
-    timeout_s: float = 5.0
+    timeout_s: float = DEFAULT_TIMEOUT_S     # the whole of one request, first byte to last
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_MB * MB
 
     @property
     def matchers(self) -> str:
@@ -118,61 +130,91 @@ def auth_for(s: PromSettings) -> tuple[dict[str, str], Any]:
 
 
 class PromClient:
-    """The few calls of Prometheus's HTTP API that gpudeck makes."""
+    """The few calls of Prometheus's HTTP API that gpudeck makes.
 
-    def __init__(self, settings: PromSettings):
+    Every request has one overall deadline (`timeout_s`, from the first byte
+    sent to the last byte read: a peer trickling a byte a second never trips
+    a per-read timeout) and its body is read as a stream under a size cap
+    (`max_answer_bytes`), so neither a slow nor a huge answer can hold the
+    fleet view. Answers are shape-checked (prom_answer); `unreadable` counts
+    the series skipped since the caller last took the count.
+    """
+
+    def __init__(self, settings: PromSettings, transport: httpx.AsyncBaseTransport | None = None):
         self.settings = settings
         headers, auth = auth_for(settings)
         self.base = settings.url.rstrip("/")
-        self._http = httpx.AsyncClient(headers=headers, auth=auth, timeout=settings.timeout_s)
+        self._http = httpx.AsyncClient(headers=headers, auth=auth, timeout=settings.timeout_s, transport=transport)
+        self.unreadable = 0
 
     async def close(self) -> None:
         await self._http.aclose()
 
+    def take_unreadable(self) -> int:
+        count, self.unreadable = self.unreadable, 0
+        return count
+
     async def _get(self, path: str, params: dict | None = None) -> Any:
-        url = self.base + path
+        deadline = self.settings.timeout_s
         try:
-            response = await self._http.get(url, params=params)
+            return await asyncio.wait_for(self._fetch(path, params), deadline)
+        except (asyncio.TimeoutError, httpx.TimeoutException):
+            raise PrometheusError(f"{self.base}: no whole answer within {deadline:g} s") from None
+
+    async def _fetch(self, path: str, params: dict | None) -> Any:
+        url = self.base + path
+        cap = self.settings.max_answer_bytes
+        try:
+            async with self._http.stream("GET", url, params=params) as response:
+                if response.status_code in (401, 403):
+                    raise PrometheusError(f"{self.base}: authentication refused (HTTP {response.status_code})")
+                length = response.headers.get("content-length", "")
+                if length.isdigit() and int(length) > cap:
+                    raise PrometheusError(_too_big(self.base + path, cap))
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > cap:
+                        raise PrometheusError(_too_big(self.base + path, cap))
+                status = response.status_code
         except httpx.TimeoutException:
-            raise PrometheusError(f"{self.base}: no answer within {self.settings.timeout_s:g} s") from None
+            raise
         except httpx.HTTPError as exc:
             raise PrometheusError(f"{self.base}: cannot connect ({_reason(exc)})") from None
-        if response.status_code in (401, 403):
-            raise PrometheusError(f"{self.base}: authentication refused (HTTP {response.status_code})")
         try:
-            doc = response.json()
-        except ValueError:
-            raise PrometheusError(f"{self.base}{path}: HTTP {response.status_code}, not a Prometheus API answer "
+            doc = json.loads(bytes(body))
+        except (ValueError, RecursionError):
+            raise PrometheusError(f"{self.base}{path}: HTTP {status}, not a Prometheus API answer "
                                   "(is this the Prometheus URL?)") from None
         if not isinstance(doc, dict) or doc.get("status") != "success":
             error = doc.get("error") if isinstance(doc, dict) else None
-            raise PrometheusError(f"{self.base}{path}: {error or f'HTTP {response.status_code}'}")
+            shown = clean_line(error)[:200] if isinstance(error, str) and error else f"HTTP {status}"
+            raise PrometheusError(f"{self.base}{path}: {shown}")
         return doc.get("data")
 
+    def _counted(self, reader, data: Any) -> list:
+        try:
+            counted = reader(data)
+        except AnswerShapeError as exc:
+            raise PrometheusError(f"{self.base}: {exc}") from None
+        self.unreadable += counted.unreadable
+        return counted.rows
+
     async def query(self, expr: str) -> list[tuple[dict, float, float]]:
-        """Instant vector -> [(labels, value, eval time)]."""
-        data = await self._get("/api/v1/query", {"query": expr})
-        if not isinstance(data, dict) or data.get("resultType") != "vector":
-            raise PrometheusError(f"{self.base}: unexpected answer to an instant query")
-        return [(r.get("metric", {}), _float(r["value"][1]), float(r["value"][0])) for r in data.get("result", [])]
+        """Instant vector -> [(labels, value, eval time)]; unreadable series skipped and counted."""
+        return self._counted(prom_answer.vector, await self._get("/api/v1/query", {"query": expr}))
 
     async def query_range(self, expr: str, start: float, end: float, step: float) -> list[tuple[dict, list]]:
         data = await self._get("/api/v1/query_range", {"query": expr, "start": start, "end": end, "step": step})
-        if not isinstance(data, dict) or data.get("resultType") != "matrix":
-            raise PrometheusError(f"{self.base}: unexpected answer to a range query")
-        return [(r.get("metric", {}), [(float(t), _float(v)) for t, v in r.get("values", [])])
-                for r in data.get("result", [])]
+        return self._counted(prom_answer.matrix, data)
 
     async def targets(self) -> list[dict]:
-        data = await self._get("/api/v1/targets", {"state": "active"})
-        return list((data or {}).get("activeTargets", []))
+        return self._counted(prom_answer.targets, await self._get("/api/v1/targets", {"state": "active"}))
 
 
-def _float(text: Any) -> float:
-    try:
-        return float(text)
-    except (TypeError, ValueError):
-        return float("nan")
+def _too_big(where: str, cap: int) -> str:
+    return (f"{where}: answer larger than {cap / MB:g} MB, refused "
+            "(raise max_answer_mb in the profile's [prometheus] table to allow it)")
 
 
 def _reason(exc: Exception) -> str:
@@ -230,10 +272,18 @@ class FleetSample:
     targets: list[Target] = field(default_factory=list)
     error: str | None = None           # Prometheus itself could not be read
     simulated: bool = False
+    unreadable: int = 0                # series skipped because their shape was wrong
+
+    @property
+    def unreadable_line(self) -> str | None:
+        """"3 series unreadable", said wherever the sample is shown; None when every series was read."""
+        return f"{self.unreadable} series unreadable (wrong shape in Prometheus's answer)" \
+            if self.unreadable else None
 
     def to_json(self, now: float | None = None) -> dict:
         now = time.time() if now is None else now
         return {"source": "prometheus", "taken_at": self.taken_at, "error": self.error,
+                "unreadable_series": self.unreadable,
                 "hosts": [h.to_json(now=now) for h in self.hosts],
                 "servers": [s.to_json() for s in self.servers],
                 "cannot_show": list(CANNOT_SHOW),
@@ -243,10 +293,11 @@ class FleetSample:
 class PrometheusFleet:
     """Reads a fleet's GPUs from Prometheus; `sample()` once, or iterate `samples()`."""
 
-    def __init__(self, settings: PromSettings, *, simulated: bool = False):
+    def __init__(self, settings: PromSettings, *, simulated: bool = False,
+                 transport: httpx.AsyncBaseTransport | None = None):
         self.settings = settings
         self.simulated = simulated
-        self.client = PromClient(settings)
+        self.client = PromClient(settings, transport)
         self.matchers = settings.matchers
         self._trackers: dict[str, FlagTracker] = {}
         self._host_of_instance: dict[str, str] = {}
@@ -256,12 +307,34 @@ class PrometheusFleet:
         self._job_re = re.compile(settings.dcgm_job)
         self._servers_at = float("-inf")
         self._server_rows: list[ServerRow] = []
+        self._server_unreadable = 0
+        self.answered_at: float | None = None     # monotonic: when the last refresh ended
+        self.asking_since: float | None = None    # monotonic: when the refresh in progress began
 
     async def close(self) -> None:
         await self.client.close()
 
+    def late_by(self, interval_s: float, now: float | None = None) -> float | None:
+        """Seconds since the last refresh ended when the next one is overdue (it should have ended
+        within `interval_s` plus a grace), else None. The data is stale from that moment, not from
+        when the late refresh finally completes."""
+        if self.answered_at is None:
+            return None
+        now = time.monotonic() if now is None else now
+        waited = now - self.answered_at
+        return waited if waited > interval_s + LATE_GRACE_S else None
+
     async def sample(self) -> FleetSample:
+        self.asking_since = time.monotonic()
+        try:
+            return await self._sample()
+        finally:
+            self.answered_at = time.monotonic()
+            self.asking_since = None
+
+    async def _sample(self) -> FleetSample:
         now = time.time()
+        self.client.take_unreadable()
         try:
             rows = await self.client.query(gpu_query(self.matchers))
             await self._refresh_intervals(now)
@@ -271,7 +344,8 @@ class PrometheusFleet:
         for labels, value, _at in rows:
             instance = labels.get("instance", "?")
             if labels.get(TS_LABEL):
-                scraped[instance] = value
+                if 0 < value < now + 86400:      # a scrape time, not nonsense from a broken peer
+                    scraped[instance] = value
             elif labels.get("__name__") == "up":
                 ups[instance] = (value == 1.0, labels.get("job", ""))
             else:
@@ -295,21 +369,23 @@ class PrometheusFleet:
             self._mark(snap, targets, now)
         for target in targets:
             if not target.up:
-                name = target.host or target.instance
+                name = target.host or clean(target.instance)     # label text from outside: made visible
                 since = target.down_since
                 when = time.strftime("%H:%M:%S", time.localtime(since)) if since else "an unknown time"
                 snaps[name] = Snapshot(state=UNREACHABLE, host=name, source="dcgm", simulated=self.simulated,
-                                       message=f"exporter {target.instance} down since {when}",
+                                       message=f"exporter {clean(target.instance)} down since {when}",
                                        taken_at=since)
         hosts = [snaps[k] for k in sorted(snaps)]
+        unreadable = self.client.take_unreadable()
         if now - self._servers_at >= SERVERS_EVERY_S:
             self._servers_at = now
             try:
                 self._server_rows = await self._servers()
             except PrometheusError:
                 self._server_rows = []
+            self._server_unreadable = self.client.take_unreadable()
         return FleetSample(taken_at=now, hosts=hosts, servers=self._server_rows, targets=targets,
-                           simulated=self.simulated)
+                           simulated=self.simulated, unreadable=unreadable + self._server_unreadable)
 
     def _mark(self, snap: Snapshot, targets: list[Target], now: float) -> None:
         """Flags with per-host streaks; stale when the host's last scrape is older than two intervals."""
@@ -337,9 +413,9 @@ class PrometheusFleet:
         self._intervals_at = now
         try:
             for t in await self.client.targets():
-                interval = parse_duration(t.get("scrapeInterval", ""))
-                instance = (t.get("labels") or {}).get("instance")
-                if instance and interval:
+                interval = parse_duration(t["scrapeInterval"])
+                instance = t["labels"].get("instance")
+                if instance and interval and 0 < interval <= MAX_SCRAPE_INTERVAL_S:
                     self._intervals[instance] = interval
         except PrometheusError:
             pass
@@ -355,6 +431,8 @@ class PrometheusFleet:
             result = await self.client.query_range(f'up{{instance="{escaped}"}}', now - 3600, now, step)
             for _labels, values in result:
                 for at, value in values:
+                    if not now - 86400 <= at <= now + 60:    # a time this range query cannot hold
+                        continue
                     if value == 1.0:
                         since = None
                     elif since is None:
@@ -368,7 +446,7 @@ class PrometheusFleet:
                     f'count by (Hostname) (last_over_time(DCGM_FI_DEV_GPU_UTIL{{instance="{escaped}"}}[1h]))')
                 names = [labels.get("Hostname") for labels, _v, _t in rows if labels.get("Hostname")]
                 if names:
-                    self._host_of_instance[instance] = names[0]
+                    self._host_of_instance[instance] = clean(names[0])
             except PrometheusError:
                 pass
         return self._down_since[instance]
@@ -381,12 +459,14 @@ class PrometheusFleet:
             family = labels.get(RATE_LABEL) or labels.get("__name__", "").split(":", 1)[0]
             row = rows.setdefault((instance, family, model), ServerRow(instance, job, family, model))
             if labels.get(RATE_LABEL):
-                row.gen_tok_s = (row.gen_tok_s or 0.0) + value
+                rate = physical("gen_tok_s", value)
+                if rate is not None:
+                    row.gen_tok_s = physical("gen_tok_s", (row.gen_tok_s or 0.0) + rate)
                 continue
             name = labels.get("__name__", "")
             for attr, names in SERVER_GAUGES.items():
                 if name in names and getattr(row, attr) is None:
-                    setattr(row, attr, value)
+                    setattr(row, attr, physical(attr, value))
         return sorted(rows.values(), key=lambda r: (r.instance, r.family, r.model or ""))
 
     async def samples(self, interval_s: float = 1.0) -> AsyncIterator[FleetSample]:
@@ -425,9 +505,11 @@ async def check(settings: PromSettings) -> CheckResult:
         down = len(sample.targets) - up
         gpus = sum(len(h.gpus) for h in sample.hosts)
         doc = {"ok": True, "latency_ms": round(latency_ms, 1), "dcgm_targets_up": up, "dcgm_targets_down": down,
-               "hosts": len(sample.hosts), "gpus": gpus}
+               "hosts": len(sample.hosts), "gpus": gpus, "unreadable_series": sample.unreadable}
         line = (f"Prometheus answers in {latency_ms:.0f} ms · {up} DCGM target(s) up"
                 + (f", {down} down" if down else "") + f" · {gpus} GPU(s) on {len(sample.hosts)} host(s)")
+        if sample.unreadable_line:
+            line += f" · {sample.unreadable_line}"
         if not sample.targets:
             line += " · no DCGM exporter target found (check the selector and dcgm_job)"
         return CheckResult(True, line, doc)

@@ -1,0 +1,120 @@
+"""Prometheus API answers read as hostile input: each series' shape checked, bad ones counted.
+
+Whatever answers at a Prometheus URL (a broken proxy, an exporter's bug, a
+hostile peer) can send a result without `value`, labels that are lists,
+targets whose labels are not a mapping, numbers written as objects. The
+answer as a whole must be of the kind asked for (`AnswerShapeError`
+otherwise); inside it each series is checked on its own, and a bad one is
+skipped and counted, so one broken series costs one line ("3 series
+unreadable"), never the view.
+
+After these checks labels are `dict[str, str]` and values are floats (NaN
+and infinities included: Prometheus writes them, and the readers show them as
+N/A).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_NUMBER_TEXT = 64     # a sample value longer than this is not a number Prometheus writes
+
+
+class AnswerShapeError(ValueError):
+    """The answer as a whole is not what was asked for (a matrix for an instant query, no result list)."""
+
+
+@dataclass
+class Counted:
+    """What an answer held that could be read, and how many series could not."""
+
+    rows: list = field(default_factory=list)
+    unreadable: int = 0
+
+
+def labels_of(value: Any) -> dict[str, str] | None:
+    """A label set: a mapping of text to text, or None."""
+    if not isinstance(value, dict):
+        return None
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        return None
+    return value
+
+
+def number(value: Any) -> float | None:
+    """A sample value as Prometheus writes it (text such as "12.5", "NaN", "+Inf") or a plain number."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        if len(value) > MAX_NUMBER_TEXT:
+            return None
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)):
+        try:
+            return float(value)
+        except OverflowError:
+            return None
+    return None
+
+
+def point(pair: Any) -> tuple[float, float] | None:
+    """[time, value] -> (time, value); the time must be a finite number."""
+    if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+        return None
+    at, value = number(pair[0]), number(pair[1])
+    if at is None or value is None or not math.isfinite(at):
+        return None
+    return at, value
+
+
+def _results(data: Any, kind: str, asked: str) -> list:
+    if not isinstance(data, dict) or data.get("resultType") != kind or not isinstance(data.get("result"), list):
+        raise AnswerShapeError(f"unexpected answer to {asked}")
+    return data["result"]
+
+
+def vector(data: Any) -> Counted:
+    """An instant query's `data` -> rows of (labels, value, evaluation time)."""
+    out = Counted()
+    for item in _results(data, "vector", "an instant query"):
+        labels = labels_of(item.get("metric", {})) if isinstance(item, dict) else None
+        sample = point(item.get("value")) if isinstance(item, dict) else None
+        if labels is None or sample is None:
+            out.unreadable += 1
+            continue
+        out.rows.append((labels, sample[1], sample[0]))
+    return out
+
+
+def matrix(data: Any) -> Counted:
+    """A range query's `data` -> rows of (labels, [(time, value), ...]); a series with one bad point is skipped."""
+    out = Counted()
+    for item in _results(data, "matrix", "a range query"):
+        labels = labels_of(item.get("metric", {})) if isinstance(item, dict) else None
+        values = item.get("values") if isinstance(item, dict) else None
+        points = [point(p) for p in values] if isinstance(values, list) else None
+        if labels is None or points is None or any(p is None for p in points):
+            out.unreadable += 1
+            continue
+        out.rows.append((labels, points))
+    return out
+
+
+def targets(data: Any) -> Counted:
+    """The targets API's `data` -> rows of {"labels": {...}, "scrapeInterval": text}."""
+    items = data.get("activeTargets") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise AnswerShapeError("unexpected answer to a targets request")
+    out = Counted()
+    for item in items:
+        labels = labels_of(item.get("labels", {})) if isinstance(item, dict) else None
+        interval = item.get("scrapeInterval", "") if isinstance(item, dict) else None
+        if labels is None or not isinstance(interval, str):
+            out.unreadable += 1
+            continue
+        out.rows.append({"labels": labels, "scrapeInterval": interval})
+    return out

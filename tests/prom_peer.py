@@ -1,0 +1,126 @@
+"""A tiny stand-in for Prometheus's HTTP API that answers what a test tells it to, or misbehaves.
+
+A real Prometheus never sends a malformed answer, trickles, or answers with
+200 MB, so for those the peer is this server (its own threads, a real socket):
+
+- `answers[path]` is the JSON document (or raw bytes) for `path`; a query's
+  answer may depend on the expression (`gpu` for the DCGM query, `server`
+  for the inference servers' one);
+- `trickle_s`: send the head, then one byte every `trickle_s` seconds until
+  the test ends (a peer that never trips a per-read timeout);
+- `chunked`: send the body with chunked framing (no Content-Length to refuse early).
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+NOW = time.time
+
+
+def series(name: str, value, instance: str = "10.0.0.1:9400", host: str = "node-a", gpu: str = "0", **labels):
+    """One DCGM series as an instant query returns it."""
+    metric = {"__name__": name, "instance": instance, "job": "dcgm", "gpu": gpu, "UUID": f"GPU-{host}-{gpu}",
+              "Hostname": host, "modelName": "NVIDIA H100 80GB HBM3", **labels}
+    return {"metric": metric, "value": [NOW(), str(value)]}
+
+
+def up(instance: str = "10.0.0.1:9400", value: int = 1):
+    return {"metric": {"__name__": "up", "instance": instance, "job": "dcgm"}, "value": [NOW(), str(value)]}
+
+
+def scraped(instance: str = "10.0.0.1:9400"):
+    return {"metric": {"instance": instance, "job": "dcgm", "gpudeck_scrape_ts": "1"}, "value": [NOW(), str(NOW())]}
+
+
+def vector(results: list) -> dict:
+    return {"status": "success", "data": {"resultType": "vector", "result": results}}
+
+
+def healthy_fleet() -> list:
+    """One host, one GPU, every value sane."""
+    return [series("DCGM_FI_DEV_GPU_UTIL", 55), series("DCGM_FI_DEV_FB_USED", 1000),
+            series("DCGM_FI_DEV_FB_FREE", 80000), series("DCGM_FI_DEV_GPU_TEMP", 40), up(), scraped()]
+
+
+class PromPeer:
+    def __init__(self) -> None:
+        self.answers: dict[str, object] = {
+            "gpu": vector(healthy_fleet()),
+            "server": vector([]),
+            "/api/v1/targets": {"status": "success", "data": {"activeTargets": []}},
+            "/api/v1/query_range": {"status": "success", "data": {"resultType": "matrix", "result": []}},
+            "/api/v1/status/buildinfo": {"status": "success", "data": {"version": "2.45.0"}},
+        }
+        self.trickle_s: float | None = None
+        self.chunked = False
+        self.asked = threading.Event()
+        self.stopping = threading.Event()
+        peer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                peer.asked.set()
+                parts = urlsplit(self.path)
+                key = parts.path
+                if key == "/api/v1/query":
+                    expr = parse_qs(parts.query).get("query", [""])[0]
+                    key = "gpu" if "DCGM" in expr and "count by" not in expr else "server"
+                answer = peer.answers.get(key, {"status": "error", "error": "not here"})
+                body = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
+                try:
+                    if peer.trickle_s is not None:
+                        self._trickle()
+                    elif peer.chunked:
+                        self._chunked(body)
+                    else:
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(body)))
+                        self.end_headers()
+                        self.wfile.write(body)
+                except OSError:   # the client gave up: that is what the tests want
+                    self.close_connection = True
+
+            def _trickle(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "1000000")
+                self.end_headers()
+                self.wfile.flush()
+                for byte in (b'{"status": "success", "data": ' + b" " * 999_000):
+                    if peer.stopping.wait(peer.trickle_s):
+                        break
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                self.close_connection = True
+
+            def _chunked(self, body: bytes) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                step = 1 << 16
+                for at in range(0, len(body), step):
+                    piece = body[at:at + step]
+                    self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                self.wfile.write(b"0\r\n\r\n")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.stopping.set()
+        self.server.shutdown()
+        self.server.server_close()
