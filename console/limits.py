@@ -1,16 +1,16 @@
-"""Sane maxima for what a sweep or a campaign may ask for, in one place.
+"""Sane maxima for what a campaign may ask for, in one place.
 
 A value past one of these is a typo or an attack (10^11 streams, a 10^6-cell
 grid), never a measurement anyone meant: it is refused with one line before
 anything is allocated, launched or written. Campaigns check them in
-`console.campaign.spec`; the bench's own options can use the same numbers.
+`console.campaign.spec`. The load a sweep may generate is capped once, in
+`console.bench.limits`: a campaign's sweep refuses exactly what `bench` refuses.
 """
 from __future__ import annotations
 
-MAX_CONCURRENCY = 100_000        # streams at one level
-MAX_LEVELS = 64                  # concurrency levels in one sweep
-MAX_TOKENS = 10_000_000          # input or output length of one request, in tokens
-MAX_PROMPTS = 1_000_000          # requests in one level (num_prompts, or per stream x concurrency)
+from .bench.limits import MAX_CONCURRENCY, MAX_INPUT_LEN, MAX_LEVELS, MAX_OUTPUT_LEN, MAX_PROMPTS
+
+MAX_TOKENS = max(MAX_INPUT_LEN, MAX_OUTPUT_LEN)   # input or output length of one request, in tokens
 MAX_PROMPTS_PER_STREAM = 10_000
 
 MAX_CELLS = 1_000                # cells in one campaign unless its file or `--max-cells` raises it
