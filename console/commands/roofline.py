@@ -25,6 +25,9 @@ def register(sub) -> None:
                    help="a finished sweep to calibrate against (default with --profile: its latest run)")
     p.add_argument("--assume", action="append", default=[], metavar="KEY=VALUE",
                    help="override an assumption, e.g. allreduce_alpha_us=10 (repeatable)")
+    p.add_argument("--assume-ignored", action="append", default=[], metavar="KEY",
+                   help="accept a config key the roofline does not read as irrelevant (listed in the output's "
+                        "assumptions; repeatable)")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.set_defaults(func=_run)
 
@@ -113,7 +116,7 @@ def _compute(args: argparse.Namespace):
     kv = args.kv_dtype or (prof_model.kv_dtype if prof_model else None)
     quant_file = args.quant_config or (prof_model.quant_config if prof_model else None)
 
-    facts = R.load_model(Path(config).expanduser())
+    facts = R.load_model(Path(config).expanduser(), assume_ignored=tuple(args.assume_ignored))
     if quant_name:
         scheme = R.scheme_from_name(quant_name)
     else:
@@ -190,6 +193,11 @@ def render_text(roof, measured, cal=None, run_name: str | None = None, note: str
                  f"{s.count} x {s.gpu.name} ({s.gpu.bandwidth_gbs / 1000:.2f} TB/s each, {s.gpu.interconnect}) · "
                  f"TP{s.tp}{f' EP{s.ep}' if s.ep > 1 else ''} · ctx {s.context}")
     lines.append(f"quant: {quant_line(s)}")
+    lines.append(f"weights: {roof.weights_from()}")
+    for warning in roof.warnings():
+        lines.append(f"warning: {warning}")
+    for note in roof.assumption_notes():
+        lines.append(f"assumed: {note}")
     lines.append("")
     fit_head = f"  {'fitted tok/s':>12}" if cal else ""
     lines.append(f"{'batch':>6}  {'ideal tok/s':>12}  {'realistic':>10}  {'mem ms':>8}  {'compute ms':>10}  {'comm ms':>8}{fit_head}  bound")

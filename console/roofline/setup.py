@@ -59,6 +59,7 @@ class Setup:
     context: int
     knobs: dict[str, Any]
     totals: Totals
+    warnings: list[str] = field(default_factory=list)   # from the quant config: unknown fields, dead patterns
 
     @property
     def dp(self) -> int:
@@ -78,7 +79,9 @@ class Setup:
 
     @property
     def state_bytes(self) -> float:
-        """Bytes per element of a linear-attention / Mamba state: the checkpoint dtype."""
+        """Bytes per element of a linear-attention / Mamba state: its own dtype field, else the weight dtype."""
+        if self.facts.state_dtype_bytes:
+            return float(self.facts.state_dtype_bytes)
         return float(self.facts.weight_dtype_bytes)
 
     @classmethod
@@ -104,7 +107,19 @@ class Setup:
             if not isinstance(knobs[key], (int, float)) or isinstance(knobs[key], bool) or knobs[key] < 0:
                 raise RooflineError(f"assumption {key!r} must be a number >= 0, got {knobs[key]!r}")
         totals = _fold(facts, gpu, tp, scheme, bool(knobs["embedding_table_read"]))
-        return cls(facts, gpu, count, tp, ep, scheme, kv, context, knobs, totals)
+        return cls(facts, gpu, count, tp, ep, scheme, kv, context, knobs, totals, _quant_warnings(facts, scheme))
+
+
+def _quant_warnings(facts: ModelFacts, scheme: QuantScheme | None) -> list[str]:
+    if scheme is None:
+        return []
+    out = list(scheme.warnings)
+    dead = scheme.unmatched_patterns([c.path for c in facts.components])
+    if dead:
+        shown = ", ".join(repr(p) for p in dead[:5]) + (f" and {len(dead) - 5} more" if len(dead) > 5 else "")
+        out.append(f"{scheme.source}: {len(dead)} of {len(scheme.excluded)} exclusion pattern(s) match no module of "
+                   f"the language model as priced here: {shown}")
+    return out
 
 
 def _check_layout(count: Any, tp: Any, ep: Any, context: Any) -> tuple[int, int, int, int]:
