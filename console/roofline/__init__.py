@@ -60,10 +60,14 @@ __all__ = [
 
 def compute(facts: ModelFacts, gpu: GPUSpec | str, count: int, tp: int | None = None, ep: int | None = None,
             quant: QuantScheme | str | None = None, kv_dtype: str | None = None, context: int = 4096,
-            batches: Iterable[int] = DEFAULT_BATCHES, assumptions: dict[str, Any] | None = None) -> Roofline:
-    """Both bounds for a model on `count` GPUs; tp defaults to count, ep to 1, quant to the model's own config."""
+            batches: Iterable[int] = DEFAULT_BATCHES, assumptions: dict[str, Any] | None = None,
+            checkpoint: Any = None) -> Roofline:
+    """Both bounds for a model on `count` GPUs; tp defaults to count, ep to 1, quant to the model's own config.
+
+    `checkpoint` (shard_headers.CheckpointHeaders, e.g. from `read_remote`) makes the checkpoint the
+    witness; a checkpoint beside a local config.json is used without asking."""
     if isinstance(gpu, str):
         gpu = find_gpu(gpu)
     setup = Setup.build(facts, gpu, count, tp=tp, ep=ep, quant=quant, kv_dtype=kv_dtype,
-                        context=context, assumptions=assumptions)
+                        context=context, assumptions=assumptions, checkpoint=checkpoint)
     return Roofline(setup, batches)

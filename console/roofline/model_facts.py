@@ -73,6 +73,7 @@ class ModelFacts:
     warnings: list[str] = field(default_factory=list)     # numbers whose input was defaulted, not read
     assumptions: list[str] = field(default_factory=list)  # keys accepted knowingly, parts left out
     state_dtype_bytes: float | None = None   # recurrent (Mamba / DeltaNet) state dtype, when the config names it
+    headers: Any = None                      # shard_headers.CheckpointHeaders of the checkpoint beside the config
 
     # -- parameter counts -------------------------------------------------
     def _sum(self, roles_out: tuple[str, ...] = (), experts_active: bool = False) -> int:
@@ -203,6 +204,13 @@ def load_model(path: str | Path, name: str | None = None, assume_ignored: tuple[
     from .safetensors_index import checkpoint_facts
 
     facts.checkpoint = checkpoint_facts(path.parent, facts.num_layers)
+    if path.name == "config.json":
+        from .shard_headers import read_local
+
+        try:
+            facts.headers = read_local(path.parent)
+        except (RooflineError, OSError) as exc:
+            facts.warnings.append(f"checkpoint beside the config not used: {exc}")
     return facts
 
 

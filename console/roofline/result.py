@@ -161,6 +161,7 @@ class Roofline:
             "warnings": self.warnings(),
             "assumption_notes": self.assumption_notes(),
             "weights_from": self.weights_from(),
+            "checkpoint_witness": s.witness.to_json() if s.witness is not None else None,
         }
         if calibration is not None:
             doc["calibration"] = {**calibration.to_json(), "run": calibration_from,
