@@ -96,6 +96,13 @@ def plan_layers(doc: dict[str, Any], layers: int, moe_flags: list[bool], where: 
             if windowed and not w:
                 raise RooflineError(f"{where}: {arch}: layer {i} is {t!r} but the config has no 'sliding_window'")
             out.append(LayerPlan(mixer, ffn[i], w))
+        interval = doc.get("full_attention_interval")     # a second spelling of the same plan: must agree
+        if interval is not None and (isinstance(interval, bool) or not isinstance(interval, int) or interval < 1):
+            raise RooflineError(f"{where}: {arch}: 'full_attention_interval' must be a whole number, got {interval!r}")
+        if isinstance(interval, int) and interval > 0 and any(
+                (p.mixer == "attention") != ((i + 1) % interval == 0) for i, p in enumerate(out)):
+            raise RooflineError(f"{where}: {arch}: 'layer_types' and 'full_attention_interval' {interval} disagree "
+                                "about which layers are full attention")
         if all(not p.window for p in out):
             _mark(doc, "sliding_window", "use_sliding_window", "max_window_layers")  # no layer slides
         return out

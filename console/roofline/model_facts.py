@@ -221,7 +221,7 @@ def _name_from_path(path: Path) -> str:
 
 
 # Architectures whose config class ties the output head to the input table when the config is silent.
-_TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "paligemma")
+_TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "paligemma", "smollm3")
 # Architectures whose config class has its own head_dim default (not hidden / heads).
 _HEAD_DIM_DEFAULT = {"qwen3_next": 256, "qwen3_5": 256, "qwen3_5_text": 256, "qwen3_5_moe": 256,
                      "qwen3_5_moe_text": 256, "gemma": 256, "gemma2": 256, "gemma3_text": 256}
@@ -234,7 +234,7 @@ _OTHER_TOWERS = ("vision_config", "audio_config", "speech_config", "vision_tower
                  "projector_hidden_act", "multimodal_projector_bias", "image_size", "patch_size",
                  "vision_feature_layer", "vision_feature_select_strategy", "spatial_merge_size")
 # Recurrent-state dtype fields (the state a Mamba / DeltaNet layer keeps per sequence).
-_STATE_DTYPE_KEYS = ("mamba_ssm_cache_dtype", "ssm_cache_dtype", "ssm_state_dtype", "linear_state_dtype",
+_STATE_DTYPE_KEYS = ("mamba_ssm_cache_dtype", "mamba_ssm_dtype", "ssm_cache_dtype", "ssm_state_dtype", "linear_state_dtype",
                      "recurrent_state_dtype")
 _SHARED_EXPERT_KEYS = ("n_shared_experts", "num_shared_experts", "num_shared_expert", "moe_num_shared_experts",
                        "shared_experts")
@@ -355,6 +355,9 @@ def facts_from_config(doc: dict[str, Any], name: str = "model", where: str = "co
             warnings.append(f"--assume-ignored {key}: the config has no such key")
     if other:
         assumptions.append(f"config keys not read, judged not structural: {', '.join(other)}")
+    if mtp:
+        assumptions.append(f"{mtp} multi-token-prediction layer(s) not counted: plain decode does not run them "
+                           "(a checkpoint's total includes them)")
     return ModelFacts(
         name=name,
         model_type=model_type,
@@ -457,7 +460,8 @@ def _gqa_layer(cfg: _Config, prefix: str, i: int, hidden: int, att: Attention, m
     q = att.num_heads * att.head_dim
     kv = att.num_kv_heads * att.head_dim
     p = f"{prefix}.self_attn"
-    gated = 2 if model_type in _GATED_QUERY else 1   # the query projection also yields an output gate
+    gate = cfg.get("attn_output_gate")
+    gated = 2 if (model_type in _GATED_QUERY if gate is None else gate) else 1   # the query projection also yields an output gate
     out = [
         Component(f"{p}.q_proj", "attention", hidden * q * gated, layer=i),
         Component(f"{p}.k_proj", "attention", hidden * kv, layer=i),
