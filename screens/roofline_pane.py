@@ -231,4 +231,6 @@ def _assumption_line(a: dict[str, Any]) -> str:
             "mem_efficiency", "step_overhead_us", "embedding_table_read", "sparse_attention", "mtp_layers",
             "fits_in_memory", "weights_gb_per_gpu_stored")
     parts = [f"{k} {a[k]}" for k in keys if k in a]
+    if "weights_from" in a:   # where the weight bytes come from: the checkpoint's headers or the config alone
+        parts.append(f"weights {a['weights_from']}")
     return "assumptions  " + " · ".join(parts) + "   (w what-if)"

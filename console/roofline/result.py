@@ -76,6 +76,7 @@ class Roofline:
         f, g, t, knobs = s.facts, s.gpu, s.totals, s.knobs
         weights_1 = self.at(1).ideal_weight_bytes
         out: dict[str, Any] = {
+            "weights_from": self.weights_from() + (f" ({s.witness.source})" if s.witness is not None else ""),
             "gpu": f"{s.count} x {g.name} ({g.bandwidth_gbs / 1000:.2f} TB/s, {g.memory_gb:g} GB each; {g.interconnect})",
             "gpu_bandwidth_from": g.figures_from.get("bandwidth_gbs", g.source),
             "parallel": f"TP{s.tp}" + (f" EP{s.ep}" if s.ep > 1 else "") + (f" x DP{s.dp}" if s.dp > 1 else ""),
