@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .components import Component
-from .config_keys import TrackedConfig, count, refuse_unaccounted, unaccounted
+from .config_keys import TrackedConfig, count, refuse_unaccounted, unaccounted, words
 from .errors import RooflineError
 from .layer_plan import describe_arch, plan_layers
 from .recurrent import gated_deltanet, mamba2
@@ -233,6 +233,8 @@ _TWO_MATRIX_FFN = ("nemotron_h",)
 _OTHER_TOWERS = ("vision_config", "audio_config", "speech_config", "vision_tower", "mm_projector_type",
                  "projector_hidden_act", "multimodal_projector_bias", "image_size", "patch_size",
                  "vision_feature_layer", "vision_feature_select_strategy", "spatial_merge_size")
+# Words of a multimodal wrapper's keys that belong to another modality's tower or its placeholders.
+_OTHER_MODALITIES = {"vision", "visual", "video", "image", "media", "audio", "speech", "mm", "patch"}
 # Recurrent-state dtype fields (the state a Mamba / DeltaNet layer keeps per sequence).
 _STATE_DTYPE_KEYS = ("mamba_ssm_cache_dtype", "mamba_ssm_dtype", "ssm_cache_dtype", "ssm_state_dtype", "linear_state_dtype",
                      "recurrent_state_dtype")
@@ -257,7 +259,7 @@ def facts_from_config(doc: dict[str, Any], name: str = "model", where: str = "co
     if "hidden_size" not in doc and isinstance(doc.get("text_config"), dict):
         outer = TrackedConfig(doc, where, arch)
         outer.mark("text_config", "quantization_config", "tie_word_embeddings", "torch_dtype", "dtype", "architectures")
-        towers = [k for k in _OTHER_TOWERS if doc.get(k)]
+        towers = [k for k in doc if k in _OTHER_TOWERS or words(k) & _OTHER_MODALITIES]
         outer.mark(*towers)
         if any(isinstance(doc.get(k), dict) for k in towers):
             assumptions.append(f"{', '.join(k for k in towers if isinstance(doc.get(k), dict))}: the other towers of this "
@@ -322,8 +324,9 @@ def facts_from_config(doc: dict[str, Any], name: str = "model", where: str = "co
         elif layer.ffn == "dense":
             inter = cfg.int("intermediate_size_mlp", 0) if model_type.startswith("llama4") else 0
             inter = inter or cfg.need("intermediate_size", "the dense feed-forward layers")
-            matrices = 2 if model_type in _TWO_MATRIX_FFN else 3
-            comps.append(Component(f"{prefix}.mlp", "mlp", matrices * hidden * inter, layer=i))
+            names = ("up_proj", "down_proj") if model_type in _TWO_MATRIX_FFN else ("gate_proj", "up_proj", "down_proj")
+            for proj in names:   # one component per matrix, so quant ignore patterns naming one of them match
+                comps.append(Component(f"{prefix}.mlp.{proj}", "mlp", hidden * inter, layer=i))
             if cfg.get("mlp_bias"):
                 comps.append(Component(f"{prefix}.mlp.bias", "small", 2 * inter + hidden, linear=False, layer=i))
     comps.append(Component("model.norm", "small", hidden, linear=False, replicated_in_tp=True))
