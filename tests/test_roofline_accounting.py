@@ -7,6 +7,7 @@ state dtypes, compressed-tensors `re:` ignore lists and symmetric INT4.
 from __future__ import annotations
 
 import ast
+import re
 import json
 import subprocess
 import sys
@@ -229,3 +230,42 @@ def test_calibrate_does_not_import_result():
     tree = ast.parse((Path(roofline.__file__).parent / "calibrate.py").read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert "result" not in imported
+
+
+# -- layouts from real configs (tests/fixtures/roofline-mechanisms/SOURCES.tsv) -----------------
+
+MECHANISMS = Path(__file__).parent / "fixtures" / "roofline-mechanisms"
+SHARED_CONFIGS = Path(__file__).parent / "fixtures" / "shared" / "model-configs"
+
+
+def test_deepseek_v4_layout_is_refused_naming_each_new_field():
+    """Low-rank grouped output projection, compressed/indexed KV, hyper-connections, hash routing."""
+    v4 = json.loads((MECHANISMS / "DeepSeek-V4.layout.json").read_text())
+    doc = {**json.loads((SHARED_CONFIGS / "DeepSeek-V3.json").read_text()), **v4}
+    with pytest.raises(roofline.RooflineError) as err:
+        roofline.facts_from_config(doc)
+    for key in ("o_lora_rank", "o_groups", "compress_ratios", "hc_mult", "num_hash_layers"):
+        assert f"'{key}'" in str(err.value), key
+    # the layout fields alone (no hidden_size): the missing field, and the keys that explain it
+    with pytest.raises(roofline.RooflineError) as err:
+        roofline.facts_from_config(v4)
+    assert "missing field 'hidden_size'" in str(err.value) and "'compress_ratios'" in str(err.value)
+
+
+def test_mimo_v2_flash_per_layer_moe_frequency_is_read_and_its_window_layout_refused():
+    doc = json.loads((MECHANISMS / "MiMo-V2-Flash.layout.json").read_text())
+    with pytest.raises(roofline.RooflineError) as err:
+        roofline.facts_from_config(doc)
+    named = re.findall(r"'([a-z_]+)'", str(err.value).split("look structural")[0])
+    assert "hybrid_layer_pattern" in named and "swa_num_key_value_heads" in named
+    assert "moe_layer_freq" not in named                   # the list is read, never a crash
+    facts = roofline.facts_from_config(doc, assume_ignored=tuple(named))
+    assert facts.moe_layers == 5 and facts.dense_layers == 1    # moe_layer_freq [0, 1, 1, 1, 1, 1]
+    assert all(f"'{k}'" in " ".join(facts.assumptions) for k in named)
+
+
+def test_qwen35_recurrent_state_is_float32_as_its_config_says():
+    facts = roofline.load_model(FIXTURES / "Qwen3.5-18B-REAP-A3B-Coding.json")   # "mamba_ssm_dtype": "float32"
+    assert facts.state_dtype_bytes == 4.0 and facts.weight_dtype_bytes == 2
+    setup = roofline.Setup.build(facts, roofline.find_gpu("H100 SXM"), 1, context=0)
+    assert kv_per_sequence(setup, per_gpu=False)[0] == pytest.approx(facts.attention.state_elems * 4.0)

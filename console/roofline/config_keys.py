@@ -162,7 +162,9 @@ def unaccounted(doc: TrackedConfig, assume_ignored: tuple[str, ...] = (), prefix
 def refuse_unaccounted(keys: list[str], where: str, arch: str) -> None:
     if keys:
         named = ", ".join(repr(k) for k in keys)
-        raise RooflineError(
+        error = RooflineError(
             f"{where}: {arch}: config key(s) {named} look structural (layers, heads, experts, ranks, windows, "
             "ratios, dtypes or per-layer lists) and the roofline does not read them; a number without them "
             f"could be silently wrong. If they change nothing, pass --assume-ignored {keys[0]} (repeatable)")
+        error.names_keys = True
+        raise error

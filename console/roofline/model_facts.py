@@ -250,8 +250,24 @@ def facts_from_config(doc: dict[str, Any], name: str = "model", where: str = "co
 
     Every key is accounted for: the ones the model reads, the ones known to
     be irrelevant, and any other structural-looking key refuses the result by
-    name unless it is in `assume_ignored`.
+    name unless it is in `assume_ignored`. When the build stops on its own
+    error first (a missing field, a layout it cannot read), the refusal also
+    names the structural keys nobody had read: they are usually the reason.
     """
+    seen: list[TrackedConfig] = []
+    try:
+        return _facts_from_config(doc, name, where, tuple(assume_ignored), seen)
+    except RooflineError as exc:
+        if seen and not getattr(exc, "names_keys", False):
+            structural, _ = unaccounted(seen[-1], tuple(assume_ignored))
+            if structural:
+                raise RooflineError(f"{exc}; config key(s) not modelled: "
+                                    f"{', '.join(repr(k) for k in structural)}") from None
+        raise
+
+
+def _facts_from_config(doc: dict[str, Any], name: str, where: str, assume_ignored: tuple[str, ...],
+                       seen: list[TrackedConfig]) -> ModelFacts:
     arch = describe_arch(doc)
     outer: TrackedConfig | None = None
     warnings: list[str] = []
@@ -272,6 +288,7 @@ def facts_from_config(doc: dict[str, Any], name: str = "model", where: str = "co
         doc, where = inner, f"{where} text_config"
     refuse_unsupported(doc, where, arch)
     tracked = TrackedConfig(doc, where, arch)
+    seen.append(tracked)
     if not doc.get("use_cla"):
         tracked.mark("use_cla", "cla_share_factor")   # sharing switched off: the factor changes nothing
     cfg = _Config(tracked, where, arch)
