@@ -268,3 +268,26 @@ def test_cli_profile_reads_the_launch_scripts_model_over_ssh(tmp_path, sshd, gpu
     doc = json.loads(_cli("--profile", "box", "--json").stdout)
     assert doc["weights_from"] == "from config.json only"
     assert any("no launch script of the profile names a model directory" in w for w in doc["warnings"])
+
+
+@pytest.mark.parametrize("name,expected", [
+    # Nemotron-H: every block is a "mixer"; the leaf says what it is
+    ("backbone.embeddings.weight", "embedding"),
+    ("backbone.layers.3.mixer.in_proj.weight", "attention"),
+    ("backbone.layers.4.mixer.up_proj.weight", "dense_mlp"),
+    ("backbone.layers.5.mixer.experts.17.down_proj.weight", "routed_experts"),
+    ("backbone.layers.5.mixer.shared_experts.up_proj.weight", "shared_experts"),
+    ("backbone.layers.5.mixer.gate.e_score_correction_bias", "router"),
+    ("backbone.norm_f.weight", "norms"),
+    # gpt-oss: fused expert blocks and their MXFP4 scales
+    ("model.layers.0.mlp.experts.gate_up_proj_blocks", "routed_experts"),
+    ("model.layers.0.mlp.router.weight", "router"),
+    ("model.layers.0.self_attn.sinks", "attention"),
+    # MTP modules however they are spelled
+    ("mtp.layers.0.mlp.experts.3.up_proj.weight", "mtp"),
+    ("mtp.fc.weight", "mtp"),
+    ("model.layers.61.eh_proj.weight", "mtp"),
+])
+def test_real_layouts_are_placed(name, expected):
+    assert place(name, 61)[0] == expected
+    assert place("model.layers.0.mlp.experts.gate_up_proj_scales", 61)[1]          # a scale

@@ -57,7 +57,8 @@ def place(name: str, num_layers: int) -> tuple[str | None, bool, int | None]:
     scale = bool(_SCALE_LEAF.search(name))
     if _TOWERS.search(name):
         return "other_towers", scale, layer
-    if (layer is not None and layer >= num_layers) or (_MTP.search(name) and layer is None) or ".mtp." in name:
+    before_layers = name.split("layers.")[0] if layer is not None else name
+    if (layer is not None and layer >= num_layers) or _MTP.search(before_layers):
         return "mtp", scale, layer
     if _HEAD.search(name):
         return "lm_head", scale, layer
