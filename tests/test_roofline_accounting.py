@@ -48,6 +48,7 @@ def _doc(stem: str) -> dict:
     ("use_cla", False, "irrelevant"),                    # switched off
     # a coefficient is not a count
     ("attention_out_multiplier", 0.0078125, "other"),
+    ("layernorm_full_attention_beta", 1.0, "other"),     # written as a float: never a count
     ("scoring_bonus", 1.5, "other"),
 ])
 def test_structural_looking_keys_are_judged_by_their_words_and_values(key, value, verdict):
@@ -269,3 +270,16 @@ def test_qwen35_recurrent_state_is_float32_as_its_config_says():
     assert facts.state_dtype_bytes == 4.0 and facts.weight_dtype_bytes == 2
     setup = roofline.Setup.build(facts, roofline.find_gpu("H100 SXM"), 1, context=0)
     assert kv_per_sequence(setup, per_gpu=False)[0] == pytest.approx(facts.attention.state_elems * 4.0)
+
+
+def test_minimax_m2_layout_is_modelled_and_its_full_attention_list_is_full_attention():
+    """rotary_dim, qk_norm_type, use_routing_bias: read or known; an all-1 attn_type_list is full attention."""
+    doc = json.loads((MECHANISMS / "MiniMax-M2.toy.json").read_text())
+    facts = roofline.facts_from_config({**doc, "attn_type_list": [1, 1]})
+    h, inter, e, heads, kv, hd, vocab = 512, 256, 4, 8, 4, 64, 1024
+    per_layer = (2 * h                                   # two layernorms
+                 + h * heads * hd * 2 + 2 * h * kv * hd  # q, o and k, v
+                 + heads * hd + kv * hd                  # full-width q/k norms (qk_norm_type per_layer)
+                 + e * 3 * h * inter + e * h + e)        # experts, router and its routing bias
+    assert facts.total_params == 2 * per_layer + 2 * vocab * h + h
+    assert facts.attention.kinds == ("attention", "attention")

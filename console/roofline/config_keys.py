@@ -41,6 +41,10 @@ IRRELEVANT = {
     "max_sequence_length", "seq_length", "model_max_length", "cache_implementation",
     "rope_interleave", "rope_interleaved", "indexer_rope_interleave", "use_mrope", "interpolate_factor",
     "partial_rotary_factor", "rotary_pct", "rotary_emb_base", "no_rope_layers", "no_rope_layer_interval",
+    # positional-encoding widths: which part of a head is rotated, not how wide the head is
+    "rotary_dim", "rotary_emb_dim",
+    # training-time routing capacity and losses
+    "moe_capacity", "mtp_loss_scaling_factor", "moe_router_topk_scaling_factor",
     # multimodal wrappers: the language model is what decode runs
     "vision_soft_tokens_per_image", "mm_tokens_per_image",
 }
@@ -82,8 +86,8 @@ def judge(key: str, value: Any) -> str:
     if isinstance(value, (list, dict)):
         return "structural"      # a per-layer list or a nested block of settings
     if w & _STRUCTURAL_WORDS:
-        if isinstance(value, float) and not value.is_integer() and not w & {"ratio", "ratios", "expand", "mult"}:
-            return "other"       # a coefficient, not a count or a shape
+        if isinstance(value, float) and not w & {"ratio", "ratios", "expand", "mult"}:
+            return "other"       # written as a float: a coefficient, not a count or a shape
         return "structural"
     return "other"
 

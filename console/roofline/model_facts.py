@@ -360,6 +360,7 @@ def _facts_from_config(doc: dict[str, Any], name: str, where: str, assume_ignore
     moe_layers = sum(1 for p in plan if p.ffn == "moe")
     mtp = cfg.first_int(("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules",
                          "mtp_transformer_layers"), 0)
+    tracked.mark("use_mtp")   # whether MTP layers exist: they are left out either way
     # the accounting: every key read, known irrelevant, accepted, or refused by name
     structural, other = unaccounted(tracked, assume_ignored)
     if outer is not None:
@@ -427,6 +428,12 @@ def _is_moe_layer(cfg: _Config, i: int, num_experts: int, model_type: str, layer
         if len(freq) != layers or any(v not in (0, 1, True, False) for v in freq):
             raise RooflineError(f"{cfg.where}: per-layer 'moe_layer_freq' must list 0 or 1 for each of {layers} layers")
         return bool(freq[i])
+    if any(cfg.get(k) is not None for k in ("moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval")):
+        start = cfg.int("moe_layer_start_index", 0)      # ERNIE-4.5: MoE from start to end, every interval
+        end = cfg.get("moe_layer_end_index")
+        end = layers - 1 if end is None or end == -1 else cfg.int("moe_layer_end_index", layers - 1)
+        every = cfg.int("moe_layer_interval", 1) or 1
+        return start <= i <= end and (i - start) % every == 0
     only = cfg.get("mlp_only_layers") or []
     if not isinstance(only, list):
         raise RooflineError(f"{cfg.where}: 'mlp_only_layers' must be a list of layer numbers")
@@ -473,6 +480,7 @@ def _attention_shape(cfg: _Config, hidden: int, heads: int, layers: int, mla: bo
     return Attention("gqa", heads, kv_heads, head_dim, head_dim)
 
 
+_QK_NORM_KEYS = ("use_qk_norm", "qk_norm", "qk_layernorm", "use_qk_layernorm")
 _GATED_QUERY = ("qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text")
 
 
@@ -491,14 +499,16 @@ def _gqa_layer(cfg: _Config, prefix: str, i: int, hidden: int, att: Attention, m
     bias = 0
     if cfg.get("attention_bias"):
         bias = q + 2 * kv + hidden
-    elif model_type.startswith("qwen2"):
+    elif model_type.startswith("qwen2") or cfg.first(("use_qkv_bias", "qkv_bias")):
         bias = q + 2 * kv
     if bias:
         out.append(Component(f"{p}.bias", "small", bias, linear=False, layer=i))
     if model_type.startswith("qwen3"):
         out.append(Component(f"{p}.qk_norm", "small", 2 * att.head_dim, linear=False, replicated_in_tp=True, layer=i))
-    elif cfg.get("use_qk_norm") and not model_type.startswith("llama4"):   # Llama-4's qk norm has no weights
-        out.append(Component(f"{p}.qk_norm", "small", q + kv, linear=False, replicated_in_tp=True, layer=i))
+    elif cfg.first(_QK_NORM_KEYS) and not model_type.startswith("llama4"):   # Llama-4's qk norm has no weights
+        per_head = str(cfg.get("qk_norm_type", "per_head")) == "per_head"
+        size = 2 * att.head_dim if per_head else q + kv
+        out.append(Component(f"{p}.qk_norm", "small", size, linear=False, replicated_in_tp=True, layer=i))
     if model_type == "gpt_oss":
         out.append(Component(f"{p}.sinks", "small", att.num_heads, linear=False, layer=i))
     return out
@@ -556,11 +566,18 @@ def _moe_block(cfg: _Config, prefix: str, i: int, hidden: int, num_experts: int,
     if model_type == "gpt_oss":  # experts carry biases: gate_up (2I) and down (H)
         out.append(Component(f"{base}.experts.bias", "experts", 2 * inter + hidden, count=num_experts, linear=False, layer=i))
     gate_params = num_experts * hidden
-    if model_type in ("gpt_oss", "nemotron_h") or cfg.get("topk_method") == "noaux_tc":
+    if (model_type in ("gpt_oss", "nemotron_h") or cfg.get("topk_method") == "noaux_tc"
+            or cfg.first(("use_routing_bias", "moe_use_aux_free", "moe_router_enable_expert_bias"))):
         gate_params += num_experts  # router bias / score-correction bias
     out.append(Component(f"{base}.{gate_name}", "router", gate_params, linear=False, replicated_in_tp=True, layer=i))
     shared = cfg.first_int(_SHARED_EXPERT_KEYS, 0)
     shared_size = cfg.int("moe_shared_expert_intermediate_size", 0)
+    if model_type.startswith("hunyuan"):
+        # Hunyuan: the always-on MLP beside the experts is intermediate_size wide per shared expert
+        shared = shared if cfg.get("use_mixed_mlp_moe") else 0
+        shared_size = cfg.need("intermediate_size", "Hunyuan's shared MLP") if shared else 0
+    elif shared_size and not shared:
+        shared = int(cfg.doc.defaulted("n_shared_experts", 1, "a shared expert size is given"))
     if model_type.startswith("llama4"):  # one always-on expert of the routed experts' size
         out.append(Component(f"{base}.shared_expert", "shared", per_expert, layer=i))
     elif shared and shared_size:
