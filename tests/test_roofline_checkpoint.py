@@ -291,3 +291,28 @@ def test_cli_profile_reads_the_launch_scripts_model_over_ssh(tmp_path, sshd, gpu
 def test_real_layouts_are_placed(name, expected):
     assert place(name, 61)[0] == expected
     assert place("model.layers.0.mlp.experts.gate_up_proj_scales", 61)[1]          # a scale
+
+
+async def test_the_roofline_tab_reads_the_launch_scripts_checkpoint(tmp_path, gpudeck_home):
+    """The tab's assumptions end with where the weight bytes come from, once the host was read."""
+    from console.session import HostSession
+    from profiles.profile import profile_from_dict
+    from screens.roofline_pane import RooflinePane
+    from tests.harness import HostApp
+
+    write_checkpoint(tmp_path / "model", fp8_experts=True)
+    config = tmp_path / "config-copy.json"
+    config.write_text(json.dumps(CONFIG))
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "serve.sh").write_text(f"#!/bin/sh\nvllm serve {tmp_path / 'model'}\n")
+    profile = profile_from_dict("box", {"transport": "local", "server": {"scripts_dir": str(scripts)},
+                                        "model": {"config": str(config)}, "gpu": {"name": "H100 SXM", "count": 1}})
+    app = HostApp(RooflinePane(), HostSession.open(profile), footer=False, title="PaneApp")
+    async with app.run_test(size=(200, 45)) as pilot:
+        pane = app.query_one(RooflinePane)
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert pane.checkpoint is not None and pane.roof.weights_from() == "from the checkpoint"
+        assert "weights from the checkpoint" in str(pane.query_one("#rl-assumptions").render())

@@ -35,6 +35,8 @@ async def checkpoint_for_profile(session, path: str | None = None) -> tuple[Chec
         headers = await read_remote(session.host, paths[0])
     except RooflineError as exc:
         return None, str(exc)
+    except Exception as exc:  # a host that cannot run the listing: said, not raised
+        return None, f"{paths[0]}: header listing failed ({exc})"
     if headers is None:
         return None, f"{paths[0]} holds no safetensors checkpoint"
     return headers, ""
