@@ -283,3 +283,10 @@ def test_minimax_m2_layout_is_modelled_and_its_full_attention_list_is_full_atten
                  + e * 3 * h * inter + e * h + e)        # experts, router and its routing bias
     assert facts.total_params == 2 * per_layer + 2 * vocab * h + h
     assert facts.attention.kinds == ("attention", "attention")
+
+
+def test_an_unknown_family_is_priced_with_a_warning_that_says_so():
+    doc = {**_doc("Qwen2-7B"), "model_type": "brand_new_lm"}
+    facts = roofline.facts_from_config(doc)
+    assert any("'brand_new_lm' is not a family" in w for w in facts.warnings)
+    assert not any("is not a family" in w for w in roofline.facts_from_config(_doc("Qwen2-7B")).warnings)

@@ -225,6 +225,13 @@ _TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemm
 # Architectures whose config class has its own head_dim default (not hidden / heads).
 _HEAD_DIM_DEFAULT = {"qwen3_next": 256, "qwen3_5": 256, "qwen3_5_text": 256, "qwen3_5_moe": 256,
                      "qwen3_5_moe_text": 256, "gemma": 256, "gemma2": 256, "gemma3_text": 256}
+# Families whose module layout the component model was written for and checked against a reference count.
+_KNOWN_FAMILIES = {
+    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next", "qwen3_5", "qwen3_5_text",
+    "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_vl_text", "gemma", "gemma2", "gemma3", "gemma3_text", "deepseek_v2",
+    "deepseek_v3", "kimi_k2", "glm", "glm4_moe", "glm_moe_dsa", "gpt_oss", "llama4", "llama4_text", "nemotron_h",
+    "olmo2", "olmoe", "phi3", "smollm3", "mimo", "minimax_m2",
+}
 # Feed-forward blocks with two matrices (up, down) instead of gate/up/down.
 _TWO_MATRIX_FFN = ("nemotron_h",)
 
@@ -297,6 +304,9 @@ def _facts_from_config(doc: dict[str, Any], name: str, where: str, assume_ignore
     heads = cfg.need("num_attention_heads", "the attention shape")
     vocab = cfg.need("vocab_size", "the embedding and output head")
     model_type = str(cfg.get("model_type", "unknown"))
+    if model_type not in _KNOWN_FAMILIES:
+        warnings.append(f"model_type {model_type!r} is not a family the component model was checked against: "
+                        "priced as a standard decoder (attention and gated MLP per layer) from the keys it reads")
     if doc.get("tie_word_embeddings") is None:
         tied = model_type in _TIED_BY_DEFAULT
         tied_source = f"{model_type} default ({'tied' if tied else 'untied'}; config is silent)"
