@@ -159,6 +159,9 @@ def _checkpoint(args: argparse.Namespace, facts):
     from .kit import load_profile, run_async
 
     session = HostSession.open(load_profile(profile_name), readonly=True)
+    if session.simulated:
+        facts.warnings.append("checkpoint not read: the profile is simulated")
+        return None
 
     async def read():
         try:
