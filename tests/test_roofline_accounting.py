@@ -49,6 +49,11 @@ def _doc(stem: str) -> dict:
     # a coefficient is not a count
     ("attention_out_multiplier", 0.0078125, "other"),
     ("layernorm_full_attention_beta", 1.0, "other"),     # written as a float: never a count
+    # a choice of implementation, not a shape; and keys about MTP layers only
+    ("norm_type", "hf_rms", "other"),
+    ("attention_type", "local", "structural"),
+    ("mtp_hybrid_override_pattern", "*E", "irrelevant"),
+    ("time_step_limit", [0.0, 1e9], "irrelevant"),
     ("scoring_bonus", 1.5, "other"),
 ])
 def test_structural_looking_keys_are_judged_by_their_words_and_values(key, value, verdict):

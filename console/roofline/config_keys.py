@@ -43,8 +43,13 @@ IRRELEVANT = {
     "partial_rotary_factor", "rotary_pct", "rotary_emb_base", "no_rope_layers", "no_rope_layer_interval",
     # positional-encoding widths: which part of a head is rotated, not how wide the head is
     "rotary_dim", "rotary_emb_dim",
-    # training-time routing capacity and losses
-    "moe_capacity", "mtp_loss_scaling_factor", "moe_router_topk_scaling_factor",
+    # training-time routing capacity, token dropping and losses
+    "moe_capacity", "mtp_loss_scaling_factor", "moe_router_topk_scaling_factor", "moe_drop_tokens",
+    "moe_random_routing_dropped_token", "moe_capacity_factor", "capacity_factor",
+    # Mamba's step-size clamps: numbers inside the scan, no shapes
+    "time_step_limit", "time_step_min", "time_step_max", "time_step_floor",
+    # the vocabulary before padding: the tables are vocab_size wide
+    "org_vocab_size",
     # multimodal wrappers: the language model is what decode runs
     "vision_soft_tokens_per_image", "mm_tokens_per_image",
 }
@@ -62,6 +67,10 @@ _STRUCTURAL_WORDS = {
     "routed", "router", "q", "o", "qk", "nope", "global", "local", "swa", "dense", "kernel", "bits",
     "precision", "quant", "expand", "heterogeneous", "bias", "tie", "tied", "per",
 }
+# A key whose only structural word is one of these names a choice of implementation, not a shape.
+_WEAK_WORDS = {"type", "types", "use", "per"}
+# Keys about the multi-token-prediction layers only: plain decode never runs them (their count is read).
+_MTP_WORDS = {"mtp", "nextn"}
 _STRONG_WORDS = {"layer", "layers", "head", "heads", "expert", "experts", "rank", "dim", "dtype", "size",
                  "window", "ratio", "ratios", "intermediate", "kv", "lora"}
 
@@ -81,11 +90,13 @@ def judge(key: str, value: Any) -> str:
     if key in IRRELEVANT or key.startswith("_") or _empty(value):
         return "irrelevant"   # a leading underscore marks a runtime attribute saved by accident
     w = words(key)
+    if w & _MTP_WORDS:
+        return "irrelevant"
     if not (w & _STRONG_WORDS) and w & _IRRELEVANT_WORDS:
         return "irrelevant"
     if isinstance(value, (list, dict)):
         return "structural"      # a per-layer list or a nested block of settings
-    if w & _STRUCTURAL_WORDS:
+    if w & _STRUCTURAL_WORDS - _WEAK_WORDS:
         if isinstance(value, float) and not w & {"ratio", "ratios", "expand", "mult"}:
             return "other"       # written as a float: a coefficient, not a count or a shape
         return "structural"
