@@ -316,3 +316,16 @@ async def test_the_roofline_tab_reads_the_launch_scripts_checkpoint(tmp_path, gp
         await pilot.pause()
         assert pane.checkpoint is not None and pane.roof.weights_from() == "from the checkpoint"
         assert "weights from the checkpoint" in str(pane.query_one("#rl-assumptions").render())
+
+
+def test_without_an_index_a_second_layout_is_not_counted_twice(tmp_path):
+    folder = tmp_path / "m"
+    sizes = write_checkpoint(folder, shards=1)
+    (folder / "model.safetensors.index.json").unlink()
+    only = next(folder.glob("model-*.safetensors"))
+    (folder / "consolidated.safetensors").write_bytes(only.read_bytes())   # Mistral's own copy of the weights
+    headers = read_local(folder)
+    assert headers.shards == 1 and headers.total_bytes == sum(sizes.values())
+    only.rename(folder / "model.safetensors")
+    headers = read_local(folder)
+    assert headers.shards == 1 and headers.total_bytes == sum(sizes.values())

@@ -81,6 +81,15 @@ def _index_shards(index_doc: Any, source: str) -> tuple[set[str], int | None]:
     return names, total if isinstance(total, int) and not isinstance(total, bool) else None
 
 
+def _without_index(names: set[str]) -> set[str]:
+    """The shards that make the checkpoint when there is no index: model.safetensors alone when present,
+    and never a second copy in another layout (Mistral's consolidated.safetensors beside the HF shards)."""
+    if "model.safetensors" in names:
+        return {"model.safetensors"}
+    hf = {n for n in names if not n.startswith("consolidated")}
+    return hf or names
+
+
 def read_local(model_dir: str | Path) -> CheckpointHeaders | None:
     """The headers of a checkpoint in a local directory; None when it has no safetensors files."""
     base = Path(model_dir).expanduser()
@@ -97,7 +106,7 @@ def read_local(model_dir: str | Path) -> CheckpointHeaders | None:
         except (OSError, ValueError) as exc:
             raise RooflineError(f"{index_path}: unreadable ({exc})") from None
     else:
-        names = {p.name for p in base.glob("*.safetensors") if _SHARD_NAME.match(p.name)}
+        names = _without_index({p.name for p in base.glob("*.safetensors") if _SHARD_NAME.match(p.name)})
     if not names:
         return None
     out = CheckpointHeaders(source=str(base), index_total_size=total)
@@ -166,7 +175,7 @@ def parse_remote(output: str, source: str) -> CheckpointHeaders | None:
                 shards[name] = parse_header(base64.b64decode(body), name)
         except (ValueError, TypeError) as exc:
             raise RooflineError(f"checkpoint {source}: unreadable header listing ({exc})") from None
-    wanted = index_names if index_names is not None else set(shards)
+    wanted = index_names if index_names is not None else _without_index(set(shards))
     if not wanted:
         return None
     missing = sorted(wanted - set(shards))
