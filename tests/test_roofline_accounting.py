@@ -295,3 +295,12 @@ def test_an_unknown_family_is_priced_with_a_warning_that_says_so():
     facts = roofline.facts_from_config(doc)
     assert any("'brand_new_lm' is not a family" in w for w in facts.warnings)
     assert not any("is not a family" in w for w in roofline.facts_from_config(_doc("Qwen2-7B")).warnings)
+
+
+def test_the_report_lists_the_warnings_and_where_the_weights_come_from():
+    from console.report.sections import roofline_section
+
+    r = roofline.compute(roofline.load_model(FIXTURES / "gemma-3-27b.json"), "H100 SXM", 1)
+    text = roofline_section(r.to_json(), None, {})
+    assert "Warnings:" in text and "'sliding_window_pattern' absent" in text
+    assert "weights_from: from config.json only" in text
