@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from console.roofline import RooflineError
 from console.roofline.compare import calibration_text, headline, rows
+from console.roofline.checkpoint_source import checkpoint_for_profile
 from console.roofline.from_profile import Inputs, compute_inputs, inputs_from_profile
 from console.roofline.runs import RunsFound, load_runs
 from console.runtime import events as ev
@@ -54,6 +55,7 @@ class RooflinePane(Pane):
         self.runs = RunsFound([], [])
         self.chosen: str | None = None   # the run the operator picked (its path); None: the newest measured
         self.roof = None
+        self.checkpoint = None           # the launch script's checkpoint headers, once read on the host
 
     def compose(self) -> ComposeResult:
         yield RooflineHeadline()
@@ -69,6 +71,7 @@ class RooflinePane(Pane):
         await super().set_session(session)
         self.base_inputs = inputs_from_profile(self.session.profile)
         self.inputs = self.base_inputs
+        self.checkpoint = None
         self.chosen = None
         session = self.session
         runs = await asyncio.to_thread(load_runs, session.data_dir / "runs")
@@ -77,6 +80,16 @@ class RooflinePane(Pane):
         self.runs = runs
         self._fill_whatif()
         self.recompute()
+        self.run_worker(self._read_checkpoint(session), group="rl-checkpoint", exclusive=True)
+
+    async def _read_checkpoint(self, session) -> None:
+        """The launch script's model directory, read on the host: its headers then witness the config."""
+        if getattr(session, "simulated", False):
+            return
+        headers, _why = await checkpoint_for_profile(session)
+        if session is self.session and headers is not None:
+            self.checkpoint = headers
+            self.recompute()
 
     # below this width the chart would squeeze the table: the table (all the numbers) stays, the chart goes
     NARROW = 130
@@ -143,7 +156,7 @@ class RooflinePane(Pane):
         status = self.query_one("#rl-status", Static)
         run = self.shown_run()
         try:
-            self.roof = compute_inputs(self.inputs)
+            self.roof = compute_inputs(self.inputs, checkpoint=self.checkpoint)
         except (RooflineError, OSError) as exc:
             self.roof = None
             self.query_one(RooflineHeadline).show(None, self._setup_line(None), problem=str(exc))
@@ -231,4 +244,6 @@ def _assumption_line(a: dict[str, Any]) -> str:
             "mem_efficiency", "step_overhead_us", "embedding_table_read", "sparse_attention", "mtp_layers",
             "fits_in_memory", "weights_gb_per_gpu_stored")
     parts = [f"{k} {a[k]}" for k in keys if k in a]
+    if "weights_from" in a:   # where the weight bytes come from: the checkpoint's headers or the config alone
+        parts.append(f"weights {a['weights_from']}")
     return "assumptions  " + " · ".join(parts) + "   (w what-if)"

@@ -81,8 +81,10 @@ def _within_rounding(value: float, published: str) -> bool:
 
 
 def test_every_fixture_is_listed_with_a_source():
+    from tests.test_roofline_collection import COLLECTION
+
     stems = {p.stem for p in FIXTURES.glob("*.json")}
-    assert stems == {r[0] for r in PUBLISHED} | {r[0] for r in REFUSED}
+    assert stems == {r[0] for r in PUBLISHED} | {r[0] for r in REFUSED} | {r[0] for r in COLLECTION if r[1] == FIXTURES}
     sources = (FIXTURES / "SOURCES.tsv").read_text().splitlines()
     listed = {line.split("\t")[0].removesuffix(".json") for line in sources if line and not line.startswith(("#", "file\t"))}
     assert listed == stems
@@ -153,8 +155,11 @@ def test_embedding_rows_grow_with_the_batch():
 def test_llama4_maverick_interleaves_dense_and_moe_layers_with_a_shared_expert():
     facts = _facts("Llama-4-Maverick-17B-128E")
     assert facts.moe_layers == 24 and facts.dense_layers == 24
-    dense = [c for c in facts.components if c.role == "mlp"]
-    assert {c.params for c in dense} == {3 * 5120 * 16384}          # intermediate_size_mlp
+    dense: dict[int, int] = {}
+    for c in facts.components:
+        if c.role == "mlp":
+            dense[c.layer] = dense.get(c.layer, 0) + c.params
+    assert len(dense) == 24 and set(dense.values()) == {3 * 5120 * 16384}   # intermediate_size_mlp
     shared = [c for c in facts.components if c.role == "shared"]
     assert len(shared) == 24 and {c.params for c in shared} == {3 * 5120 * 8192}
     scout = _facts("Llama-4-Scout-17B-16E")

@@ -25,6 +25,12 @@ def register(sub) -> None:
                    help="a finished sweep to calibrate against (default with --profile: its latest run)")
     p.add_argument("--assume", action="append", default=[], metavar="KEY=VALUE",
                    help="override an assumption, e.g. allreduce_alpha_us=10 (repeatable)")
+    p.add_argument("--checkpoint", metavar="DIR",
+                   help="the model directory whose safetensors headers are the witness (on the --profile's host "
+                        "when given; default with --profile: the model path its launch scripts name)")
+    p.add_argument("--assume-ignored", action="append", default=[], metavar="KEY",
+                   help="accept a config key the roofline does not read as irrelevant (listed in the output's "
+                        "assumptions; repeatable)")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.set_defaults(func=_run)
 
@@ -113,7 +119,7 @@ def _compute(args: argparse.Namespace):
     kv = args.kv_dtype or (prof_model.kv_dtype if prof_model else None)
     quant_file = args.quant_config or (prof_model.quant_config if prof_model else None)
 
-    facts = R.load_model(Path(config).expanduser())
+    facts = R.load_model(Path(config).expanduser(), assume_ignored=tuple(args.assume_ignored))
     if quant_name:
         scheme = R.scheme_from_name(quant_name)
     else:
@@ -121,8 +127,9 @@ def _compute(args: argparse.Namespace):
         scheme = R.load_quant_file(path) if path else None
     batches = _batches(args.batch)
     assumptions = dict(_assumption(a) for a in args.assume)
+    checkpoint = _checkpoint(args, facts)
     roof = R.compute(facts, gpu_name, count, tp=args.tp, ep=args.ep, quant=scheme, kv_dtype=kv,
-                     context=args.context, batches=batches, assumptions=assumptions)
+                     context=args.context, batches=batches, assumptions=assumptions, checkpoint=checkpoint)
     measured = None
     if args.measured is not None:
         if args.measured <= 0:
@@ -131,6 +138,41 @@ def _compute(args: argparse.Namespace):
             raise CLIError(f"--measured-batch must be >= 1, got {args.measured_batch}", 2)
         measured = roof.efficiency(args.measured, args.measured_batch)
     return roof, measured
+
+
+def _checkpoint(args: argparse.Namespace, facts):
+    """Shard headers to witness the config: --checkpoint DIR, or the profile's launch-script model path."""
+    from pathlib import Path
+
+    from ..roofline.shard_headers import read_local
+
+    profile_name = getattr(args, "profile", None)
+    if args.checkpoint and not profile_name:
+        headers = read_local(Path(args.checkpoint))
+        if headers is None:
+            facts.warnings.append(f"--checkpoint {args.checkpoint}: no safetensors checkpoint there")
+        return headers
+    if not profile_name or facts.headers is not None:
+        return None
+    from ..roofline.checkpoint_source import checkpoint_for_profile
+    from ..session import HostSession
+    from .kit import load_profile, run_async
+
+    session = HostSession.open(load_profile(profile_name), readonly=True)
+    if session.simulated:
+        facts.warnings.append("checkpoint not read: the profile is simulated")
+        return None
+
+    async def read():
+        try:
+            return await checkpoint_for_profile(session, args.checkpoint)
+        finally:
+            await session.host.close()
+
+    headers, why = run_async(read())
+    if headers is None:
+        facts.warnings.append(f"checkpoint not read: {why}")
+    return headers
 
 
 def _batches(text: str) -> list[int]:
@@ -190,6 +232,11 @@ def render_text(roof, measured, cal=None, run_name: str | None = None, note: str
                  f"{s.count} x {s.gpu.name} ({s.gpu.bandwidth_gbs / 1000:.2f} TB/s each, {s.gpu.interconnect}) · "
                  f"TP{s.tp}{f' EP{s.ep}' if s.ep > 1 else ''} · ctx {s.context}")
     lines.append(f"quant: {quant_line(s)}")
+    lines.append(f"weights: {roof.weights_from()}")
+    for warning in roof.warnings():
+        lines.append(f"warning: {warning}")
+    for note in roof.assumption_notes():
+        lines.append(f"assumed: {note}")
     lines.append("")
     fit_head = f"  {'fitted tok/s':>12}" if cal else ""
     lines.append(f"{'batch':>6}  {'ideal tok/s':>12}  {'realistic':>10}  {'mem ms':>8}  {'compute ms':>10}  {'comm ms':>8}{fit_head}  bound")

@@ -204,6 +204,10 @@ def roofline_section(roof: dict[str, Any] | None, note: str | None,
     out.append("")
     out.append(table(["batch", "ideal tok/s", "realistic tok/s", "measured tok/s", "efficiency (ideal)",
                       "efficiency (realistic)", "bound", "run"], rows))
+    warnings = roof.get("warnings")
+    if isinstance(warnings, list) and warnings:   # defaulted inputs and checkpoint disagreements: never silent
+        out.append("\nWarnings:\n")
+        out.extend(f"- {cell(w)}" for w in warnings)
     assumptions = roof.get("assumptions")
     if isinstance(assumptions, dict) and assumptions:
         out.append("\nAssumptions:\n")

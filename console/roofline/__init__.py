@@ -26,6 +26,15 @@ Calibration against a finished sweep (console/roofline/calibrate.py):
     cal = fit(r, [(1, 0.0963), (2, 0.0984), (10, 0.105)])   # (batch, measured TPOT seconds)
     cal.eta, cal.overhead_s, cal.r2, cal.tok_s(r, 64), dominant_term(r, cal, 1)
 
+Every key of a config is accounted for (config_keys.py): read by the model,
+known irrelevant, accepted with `load_model(path, assume_ignored=("KEY",))`,
+or the load is refused naming it. `facts.warnings` lists every number taken
+from a default; `r.warnings()` adds the quant config's and the checkpoint's.
+A checkpoint beside a local config.json, or `compute(..., checkpoint=headers)`
+with headers from `shard_headers.read_local` / `read_remote(host, dir)`, is the
+witness (checkpoint.py): its shard headers' bytes win, and `r.weights_from()`
+says "from the checkpoint" or "from config.json only".
+
 `facts.total_params`, `facts.active_params` (one token's decode reads: the
 input table left out, the output head counted), `facts.active_params_with_embedding`
 and `facts.active_params_without_embeddings` cover the makers' conventions.
@@ -60,10 +69,14 @@ __all__ = [
 
 def compute(facts: ModelFacts, gpu: GPUSpec | str, count: int, tp: int | None = None, ep: int | None = None,
             quant: QuantScheme | str | None = None, kv_dtype: str | None = None, context: int = 4096,
-            batches: Iterable[int] = DEFAULT_BATCHES, assumptions: dict[str, Any] | None = None) -> Roofline:
-    """Both bounds for a model on `count` GPUs; tp defaults to count, ep to 1, quant to the model's own config."""
+            batches: Iterable[int] = DEFAULT_BATCHES, assumptions: dict[str, Any] | None = None,
+            checkpoint: Any = None) -> Roofline:
+    """Both bounds for a model on `count` GPUs; tp defaults to count, ep to 1, quant to the model's own config.
+
+    `checkpoint` (shard_headers.CheckpointHeaders, e.g. from `read_remote`) makes the checkpoint the
+    witness; a checkpoint beside a local config.json is used without asking."""
     if isinstance(gpu, str):
         gpu = find_gpu(gpu)
     setup = Setup.build(facts, gpu, count, tp=tp, ep=ep, quant=quant, kv_dtype=kv_dtype,
-                        context=context, assumptions=assumptions)
+                        context=context, assumptions=assumptions, checkpoint=checkpoint)
     return Roofline(setup, batches)

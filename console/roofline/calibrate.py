@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .result import Roofline
+from .step_times import StepTimes
 
 
 @dataclass(frozen=True)
@@ -27,15 +27,15 @@ class Calibration:
     r2: float | None           # share of the TPOT variance the line explains; None with < 3 levels
     levels_used: tuple[int, ...]
 
-    def step_s(self, roof: Roofline, batch: int) -> float:
+    def step_s(self, roof: StepTimes, batch: int) -> float:
         x = roof.step_time_s(batch, "ideal")
         return (x / self.eta if self.eta else 0.0) + self.overhead_s
 
-    def tok_s(self, roof: Roofline, batch: int) -> float:
+    def tok_s(self, roof: StepTimes, batch: int) -> float:
         """Predicted aggregate output tok/s at this batch."""
         return max(1, int(batch)) / self.step_s(roof, batch)
 
-    def overhead_share(self, roof: Roofline, batch: int = 1) -> float:
+    def overhead_share(self, roof: StepTimes, batch: int = 1) -> float:
         return self.overhead_s / self.step_s(roof, batch)
 
     def to_json(self) -> dict[str, Any]:
@@ -43,7 +43,7 @@ class Calibration:
                 "levels_used": list(self.levels_used)}
 
 
-def fit(roof: Roofline, points: Iterable[tuple[int, float]]) -> Calibration | None:
+def fit(roof: StepTimes, points: Iterable[tuple[int, float]]) -> Calibration | None:
     """Fit (batch, measured TPOT seconds) pairs; None with fewer than two distinct batches."""
     pts = sorted({int(b): float(t) for b, t in points if b >= 1 and t and t > 0}.items())
     if len({b for b, _ in pts}) < 2:
@@ -60,7 +60,7 @@ def fit(roof: Roofline, points: Iterable[tuple[int, float]]) -> Calibration | No
                        r2=_r2(ys, fitted) if len(pts) >= 3 else None, levels_used=tuple(b for b, _ in pts))
 
 
-def dominant_term(roof: Roofline, cal: Calibration, batch: int = 1) -> str:
+def dominant_term(roof: StepTimes, cal: Calibration, batch: int = 1) -> str:
     """One sentence: which term of the step the operator should look at first."""
     share = cal.overhead_share(roof, batch)
     step_ms = cal.step_s(roof, batch) * 1e3

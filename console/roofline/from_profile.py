@@ -44,7 +44,7 @@ def how_to_set(inputs: Inputs) -> str:
 _FACTS_CACHE: dict[tuple[str, float], Any] = {}
 
 
-def compute_inputs(inputs: Inputs, batches=None):
+def compute_inputs(inputs: Inputs, batches=None, checkpoint=None):
     """A Roofline for these inputs; RooflineError says which input is missing or wrong."""
     from . import compute, load_model, load_quant_file, scheme_from_name
     from .model_lookup import quant_file_beside, resolve_model
@@ -70,4 +70,4 @@ def compute_inputs(inputs: Inputs, batches=None):
         scheme = load_quant_file(qpath) if qpath else None
     return compute(facts, inputs.gpu, inputs.count, tp=inputs.tp, ep=inputs.ep, quant=scheme,
                    kv_dtype=inputs.kv_dtype, context=inputs.context,
-                   batches=batches or DEFAULT_BATCHES, assumptions=inputs.assumptions)
+                   batches=batches or DEFAULT_BATCHES, assumptions=inputs.assumptions, checkpoint=checkpoint)

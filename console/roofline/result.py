@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from .calibrate import dominant_term
 from .setup import Setup
 from .step import StepCosts, step_costs
 
@@ -75,6 +76,7 @@ class Roofline:
         f, g, t, knobs = s.facts, s.gpu, s.totals, s.knobs
         weights_1 = self.at(1).ideal_weight_bytes
         out: dict[str, Any] = {
+            "weights_from": self.weights_from() + (f" ({s.witness.source})" if s.witness is not None else ""),
             "gpu": f"{s.count} x {g.name} ({g.bandwidth_gbs / 1000:.2f} TB/s, {g.memory_gb:g} GB each; {g.interconnect})",
             "gpu_bandwidth_from": g.figures_from.get("bandwidth_gbs", g.source),
             "parallel": f"TP{s.tp}" + (f" EP{s.ep}" if s.ep > 1 else "") + (f" x DP{s.dp}" if s.dp > 1 else ""),
@@ -120,6 +122,24 @@ class Roofline:
         out.update({k: v for k, v in knobs.items()})
         return out
 
+    def warnings(self) -> list[str]:
+        """Every number whose input was defaulted, and every disagreement found: never a silent number."""
+        s = self.setup
+        out = list(s.facts.warnings) + list(s.warnings)
+        witness = getattr(s, "witness", None)
+        if witness is not None:
+            out += list(witness.disagreements)
+        return list(dict.fromkeys(out))
+
+    def assumption_notes(self) -> list[str]:
+        """What the operator accepted knowingly, and what the model leaves out on purpose."""
+        return list(self.setup.facts.assumptions)
+
+    def weights_from(self) -> str:
+        """Where the weight bytes come from: the checkpoint's headers, or the config alone."""
+        witness = getattr(self.setup, "witness", None)
+        return "from the checkpoint" if witness is not None else "from config.json only"
+
     def to_json(self, measured: Efficiency | None = None, calibration: Any = None,
                 calibration_from: str | None = None) -> dict[str, Any]:
         s = self.setup
@@ -139,10 +159,12 @@ class Roofline:
                           "single_stream_ms": self.at(1).t_realistic_s * 1e3},
             "levels": [lv.to_json() for lv in self.levels],
             "assumptions": self.assumptions(),
+            "warnings": self.warnings(),
+            "assumption_notes": self.assumption_notes(),
+            "weights_from": self.weights_from(),
+            "checkpoint_witness": s.witness.to_json() if s.witness is not None else None,
         }
         if calibration is not None:
-            from .calibrate import dominant_term
-
             doc["calibration"] = {**calibration.to_json(), "run": calibration_from,
                                   "dominant": dominant_term(self, calibration, 1),
                                   "predicted": [{"batch": lv.batch, "tok_s": calibration.tok_s(self, lv.batch)}

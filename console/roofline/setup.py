@@ -11,10 +11,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .catalogue import GPUSpec
+from .checkpoint import ROLE_CLASS, Witness, compare, config_width, witness_from_headers
 from .components import Component
 from .errors import RooflineError
 from .model_facts import ModelFacts
 from .quant import QuantScheme, kv_bytes, kv_dtype_name, scheme_from_config
+from .shard_headers import CheckpointHeaders
 
 # Knobs the operator may edit; anything else in `assumptions` is a stated fact.
 DEFAULT_KNOBS: dict[str, Any] = {
@@ -45,6 +47,8 @@ class Totals:
     stored_bytes_gpu: float = 0.0
     bf16_kept_bytes: float = 0.0          # linear weights a quant config left in their dtype
     bf16_kept_paths: set[str] = field(default_factory=set)
+    class_bytes: dict[str, float] = field(default_factory=dict)   # stored bytes by checkpoint class (checkpoint.CLASSES)
+    class_width: dict[str, str] = field(default_factory=dict)     # the storage width the config model gives each class
 
 
 @dataclass
@@ -59,6 +63,8 @@ class Setup:
     context: int
     knobs: dict[str, Any]
     totals: Totals
+    warnings: list[str] = field(default_factory=list)   # from the quant config: unknown fields, dead patterns
+    witness: Witness | None = None    # the checkpoint's headers, when readable: they win over the config model
 
     @property
     def dp(self) -> int:
@@ -78,13 +84,15 @@ class Setup:
 
     @property
     def state_bytes(self) -> float:
-        """Bytes per element of a linear-attention / Mamba state: the checkpoint dtype."""
+        """Bytes per element of a linear-attention / Mamba state: its own dtype field, else the weight dtype."""
+        if self.facts.state_dtype_bytes:
+            return float(self.facts.state_dtype_bytes)
         return float(self.facts.weight_dtype_bytes)
 
     @classmethod
     def build(cls, facts: ModelFacts, gpu: GPUSpec, count: int, tp: int | None = None, ep: int | None = None,
               quant: QuantScheme | str | None = None, kv_dtype: str | None = None, context: int = 4096,
-              assumptions: dict[str, Any] | None = None) -> "Setup":
+              assumptions: dict[str, Any] | None = None, checkpoint: CheckpointHeaders | None = None) -> "Setup":
         count, tp, ep, context = _check_layout(count, tp, ep, context)
         scheme = _scheme(facts, quant)
         kv = kv_dtype_name(kv_dtype) if kv_dtype else (scheme.kv_dtype if scheme and scheme.kv_dtype else "bf16")
@@ -104,7 +112,26 @@ class Setup:
             if not isinstance(knobs[key], (int, float)) or isinstance(knobs[key], bool) or knobs[key] < 0:
                 raise RooflineError(f"assumption {key!r} must be a number >= 0, got {knobs[key]!r}")
         totals = _fold(facts, gpu, tp, scheme, bool(knobs["embedding_table_read"]))
-        return cls(facts, gpu, count, tp, ep, scheme, kv, context, knobs, totals)
+        headers = checkpoint if checkpoint is not None else facts.headers
+        witness = None
+        if headers is not None and headers.tensors:
+            witness = witness_from_headers(headers, facts.num_layers)
+            witness.disagreements = compare(witness, totals.stored_bytes_all, totals.class_width, totals.class_bytes)
+            _use_checkpoint(totals, witness, facts, bool(knobs["embedding_table_read"]))
+        return cls(facts, gpu, count, tp, ep, scheme, kv, context, knobs, totals, _quant_warnings(facts, scheme),
+                   witness)
+
+
+def _quant_warnings(facts: ModelFacts, scheme: QuantScheme | None) -> list[str]:
+    if scheme is None:
+        return []
+    out = list(scheme.warnings)
+    dead = scheme.unmatched_patterns([c.path for c in facts.components])
+    if dead:
+        shown = ", ".join(repr(p) for p in dead[:5]) + (f" and {len(dead) - 5} more" if len(dead) > 5 else "")
+        out.append(f"{scheme.source}: {len(dead)} of {len(scheme.excluded)} exclusion pattern(s) match no module of "
+                   f"the language model as priced here: {shown}")
+    return out
 
 
 def _check_layout(count: Any, tp: Any, ep: Any, context: Any) -> tuple[int, int, int, int]:
@@ -154,6 +181,7 @@ def _fold(facts: ModelFacts, gpu: GPUSpec, tp: int, scheme: QuantScheme | None, 
     t = Totals()
     base = float(facts.weight_dtype_bytes)
     expert_bytes_by_layer: dict[int, float] = {}
+    widest: dict[str, float] = {}
     k = facts.experts_per_token
     for comp in facts.components:
         per_param = scheme.bytes_per_param(comp, base) if scheme else base
@@ -163,6 +191,11 @@ def _fold(facts: ModelFacts, gpu: GPUSpec, tp: int, scheme: QuantScheme | None, 
         else:
             stored = comp.total_params * per_param
         t.stored_bytes_all += stored
+        cls_name = ROLE_CLASS[comp.role]
+        t.class_bytes[cls_name] = t.class_bytes.get(cls_name, 0.0) + stored
+        if comp.linear and comp.role != "small" and stored >= widest.get(cls_name, 0.0):
+            widest[cls_name] = stored
+            t.class_width[cls_name] = config_width(per_param)
         t.stored_bytes_gpu += stored * (share if comp.role != "experts" else 1.0 / tp)
         if scheme and comp.linear and comp.role not in ("router", "embedding") and per_param == base and scheme.weight_bytes != base:
             t.bf16_kept_bytes += comp.total_params * base
@@ -189,6 +222,30 @@ def _fold(facts: ModelFacts, gpu: GPUSpec, tp: int, scheme: QuantScheme | None, 
             _add(t.flops_per_token_gpu, dtype, flops * share)
     t.expert_layers = [expert_bytes_by_layer[i] for i in sorted(expert_bytes_by_layer)]
     return t
+
+
+def _use_checkpoint(t: Totals, w: Witness, facts: ModelFacts, embedding_read: bool) -> None:
+    """The headers win: the step's bytes from the checkpoint, routed experts x k/E per MoE layer."""
+    by = w.bytes_by_class
+    routed = sum(w.routed_bytes_by_layer.values())
+    if routed and not facts.num_experts:
+        raise RooflineError(f"checkpoint {w.source}: has routed expert tensors ({routed / 1e9:.2f} GB) but the "
+                            "config names no experts; cannot say how many a token reads")
+    emb = float(by.get("embedding", 0))
+    head_read = float(by.get("lm_head", 0)) or (emb if facts.tied_embeddings else 0.0)
+    fixed = w.total_bytes - emb - routed - by.get("lm_head", 0) + head_read
+    if embedding_read:
+        fixed += emb
+    ratio_fixed = fixed / t.fixed_bytes_all if t.fixed_bytes_all else 1.0
+    ratio_stored = w.total_bytes / t.stored_bytes_all if t.stored_bytes_all else 1.0
+    t.fixed_bytes_gpu *= ratio_fixed
+    t.fixed_bytes_all = fixed
+    t.stored_bytes_gpu *= ratio_stored
+    t.stored_bytes_all = float(w.total_bytes)
+    t.embedding_bytes = emb
+    t.embedding_row_bytes = 0.0 if embedding_read else emb / facts.vocab_size
+    if facts.num_experts:
+        t.expert_layers = [w.routed_bytes_by_layer[i] / facts.num_experts for i in sorted(w.routed_bytes_by_layer)]
 
 
 def _add(bucket: dict[str, float], key: str, value: float) -> None:

@@ -34,8 +34,11 @@ def refuse_unsupported(doc: dict[str, Any], where: str, arch: str) -> None:
                                    and any(doc.get(k) for k in ("ssm_state_size", "mamba_d_state", "mamba_expand"))):
         raise RooflineError(f"{where}: {arch} (model_type {model_type or '?'}): Mamba/SSM or recurrent layers "
                             "are not modelled outside Nemotron-H's 'hybrid_override_pattern'")
-    if doc.get("attn_type_list") is not None:
-        raise RooflineError(f"{where}: {arch}: per-layer 'attn_type_list' (lightning / linear attention) is not modelled")
+    if doc.get("use_cla") or doc.get("cross_layer_attention"):
+        factor = doc.get("cla_share_factor")
+        raise RooflineError(f"{where}: {arch}: cross-layer KV sharing ('use_cla'"
+                            f"{f', cla_share_factor {factor}' if factor is not None else ''}) is not modelled: "
+                            "layers that reuse another layer's KV keep no cache of their own")
     if doc.get("moe_latent_size"):
         raise RooflineError(f"{where}: {arch}: latent MoE ('moe_latent_size') is not modelled")
     if any(k.startswith("linear_num_") for k in doc) and doc.get("layer_types") is None \

@@ -1,0 +1,42 @@
+"""Which checkpoint to read for a profile: the model path its launch scripts name, on its host.
+
+The operator's model is on the host and the launch script says where. When
+that path is readable (locally or over SSH) its shard headers make the
+checkpoint the witness; when it is not, the roofline says "from config.json
+only" and why, never a silent fallback.
+"""
+from __future__ import annotations
+
+from .errors import RooflineError
+from .shard_headers import CheckpointHeaders, read_remote
+
+
+async def launch_model_paths(session) -> list[str]:
+    """Absolute model directories the profile's launch scripts name (a Hugging Face id is no path)."""
+    from ..servers import configs as cfgs
+
+    paths: list[str] = []
+    for config in await cfgs.discover(session):
+        model = config.flags.get("model") if config.error is None else None
+        if isinstance(model, str) and model.startswith("/") and model not in paths:
+            paths.append(model.rstrip("/") or "/")
+    return paths
+
+
+async def checkpoint_for_profile(session, path: str | None = None) -> tuple[CheckpointHeaders | None, str]:
+    """(headers, "") or (None, why not); `path` overrides the launch scripts' model path."""
+    try:
+        paths = [path] if path else await launch_model_paths(session)
+    except Exception as exc:  # the host is down or the scripts unreadable: said, not raised
+        return None, f"launch scripts not read ({exc})"
+    if not paths:
+        return None, "no launch script of the profile names a model directory"
+    try:
+        headers = await read_remote(session.host, paths[0])
+    except RooflineError as exc:
+        return None, str(exc)
+    except Exception as exc:  # a host that cannot run the listing: said, not raised
+        return None, f"{paths[0]}: header listing failed ({exc})"
+    if headers is None:
+        return None, f"{paths[0]} holds no safetensors checkpoint"
+    return headers, ""
