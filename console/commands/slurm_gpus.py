@@ -1,0 +1,46 @@
+"""`gpudeck gpus -p SLURM-PROFILE`: the partition's nodes, their state, GPUs and jobs."""
+from __future__ import annotations
+
+import argparse
+
+from .kit import CLIError, emit_json
+
+
+def table(part) -> str:
+    """One row per node: state (and why, for drain/down), GPUs used/total/free, running jobs."""
+    from ..fmt import UNKNOWN
+
+    def num(value) -> str:
+        return UNKNOWN if value is None else str(value)
+
+    head = f"{'NODE':<16} {'STATE':<10} {'GPUS USED':>9} {'FREE':>5} {'JOBS':<20} REASON"
+    rows = [f"partition {part.name or '(default)'}: {len(part.nodes)} node(s), "
+            f"GPUs {num(part.gpus_used)}/{num(part.gpus_total)} allocated", head]
+    for n in part.nodes:
+        used = f"{num(n.gpus_used)}/{num(n.gpus_total)}"
+        jobs = ",".join(n.jobs) or "-"
+        reason = n.reason if n.reason and n.state in ("drain", "down") else ""
+        rows.append(f"{n.name:<16} {n.state:<10} {used:>9} {num(n.gpus_free):>5} {jobs:<20} {reason}".rstrip())
+    rows.extend(f"⚠ {p}" for p in part.problems)
+    return "\n".join(rows)
+
+
+async def run(profile, args: argparse.Namespace) -> int:
+    from ..hosts import host_for
+    from ..slurm.nodes import read_partition
+    from ..slurm.run import SlurmError
+
+    if args.watch:
+        raise CLIError("--watch is not available for a Slurm profile yet; run `gpudeck gpus -p NAME` again")
+    host = host_for(profile)
+    try:
+        part = await read_partition(host, profile.slurm.partition)
+    except SlurmError as exc:
+        raise CLIError(f"{profile.name}: {exc}") from None
+    finally:
+        await host.close()
+    if args.json:
+        emit_json({"profile": profile.name, "kind": "slurm", **part.to_json()})
+    else:
+        print(table(part))
+    return 0

@@ -1,0 +1,98 @@
+"""Slurm's own outputs, saved from the test cluster (tests/fixtures/slurm), read into nodes, jobs and job ends."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from console.slurm.ending import job_end
+from console.slurm.fields import exit_code, gres_gpus, parse_record
+from console.slurm.hostlist import HostlistError, expand
+from console.slurm.jobs import parse_job, parse_sbatch
+from console.slurm.nodes import node_state, parse_nodes, parse_squeue
+from console.slurm.run import SlurmError
+
+FIX = Path(__file__).parent / "fixtures" / "slurm"
+
+
+def test_nodes_with_a_drained_node_keep_its_reason_and_gpu_counts():
+    nodes = {n.name: n for n in parse_nodes((FIX / "nodes_mixed_drain.txt").read_text())}
+    assert nodes["n1"].state == "drain" and nodes["n1"].raw_state == "MIXED+DRAIN"
+    assert nodes["n1"].reason.startswith("bad gpu 3 [root@")
+    assert (nodes["n1"].gpus_total, nodes["n1"].gpus_used, nodes["n1"].gpus_free) == (4, 2, 0)
+    assert nodes["n2"].state == "mixed" and nodes["n2"].reason is None
+    assert (nodes["n2"].gpus_used, nodes["n2"].gpus_free) == (3, 1)
+    assert nodes["n2"].addr == "127.0.0.1" and nodes["n2"].partitions == ["gpu"]
+
+
+def test_a_down_node_reads_down_with_its_reason():
+    nodes = {n.name: n for n in parse_nodes((FIX / "nodes_down.txt").read_text())}
+    assert nodes["n2"].state == "down" and nodes["n2"].reason.startswith("not responding")
+    assert nodes["n2"].gpus_free == 0
+
+
+def test_squeue_puts_running_jobs_on_their_nodes_only():
+    on_node = parse_squeue((FIX / "squeue_mixed_drain.txt").read_text())
+    assert on_node == {"n1": ["1"], "n2": ["2"]}  # job 3 is pending: on no node
+    assert parse_squeue("5|RUNNING|n[1-2]|big|root\n") == {"n1": ["5"], "n2": ["5"]}
+
+
+def test_a_running_job_from_scontrol():
+    job = parse_job((FIX / "job_running.txt").read_text())
+    assert (job.job_id, job.state, job.batch_host, job.nodes, job.live) == ("1", "RUNNING", "n1", ["n1"], True)
+    assert job.stdout.endswith("slurm-1.out")
+
+
+@pytest.mark.parametrize("raw,state", [("IDLE", "idle"), ("MIXED", "mixed"), ("ALLOCATED", "allocated"),
+                                       ("IDLE+DRAIN", "drain"), ("DOWN+NOT_RESPONDING", "down"),
+                                       ("IDLE*", "down"), ("DRAINED", "drain")])
+def test_node_states(raw, state):
+    assert node_state(raw) == state
+
+
+def test_hostlists():
+    assert expand("n[1-2]") == ["n1", "n2"]
+    assert expand("gpu[07-09,11],login1") == ["gpu07", "gpu08", "gpu09", "gpu11", "login1"]
+    assert expand("(null)") == []
+    with pytest.raises(HostlistError):
+        expand("n[1-999999]")
+    with pytest.raises(HostlistError):
+        expand("n[a-b]")
+
+
+def test_gres_and_exit_codes():
+    assert gres_gpus("gpu:4") == 4 and gres_gpus("gpu:h100:8(S:0-1)") == 8
+    assert gres_gpus("gpu:a100:2,shard:8") == 2 and gres_gpus("(null)") is None
+    assert exit_code("139:0") == (139, 0) and exit_code("0:15") == (0, 15) and exit_code("x") == (None, None)
+
+
+def test_values_with_spaces_stay_whole():
+    rec = parse_record("NodeName=n1 OS=Linux 6.1 #1 SMP  RealMemory=2 Reason=a=b c", free_text_last="Reason")
+    assert rec == {"NodeName": "n1", "OS": "Linux 6.1 #1 SMP", "RealMemory": "2", "Reason": "a=b c"}
+
+
+def test_sbatch_output():
+    assert parse_sbatch("42\n") == "42" and parse_sbatch("42;cluster\n") == "42"
+    with pytest.raises(SlurmError):
+        parse_sbatch("sbatch: error: Batch job submission failed\n")
+
+
+@pytest.mark.parametrize("state,code,ours,cls,status,stopped", [
+    ("CANCELLED", (0, 15), True, "stopped", 143, True),
+    ("CANCELLED", (143, 0), True, "stopped", 143, True),  # the race the issue saw
+    ("CANCELLED", (0, 15), False, "cancelled", 143, False),
+    ("FAILED", (139, 0), False, "segfault", 139, False),
+    ("FAILED", (1, 0), False, "exit-nonzero", 1, False),
+    ("TIMEOUT", (0, 9), False, "timeout", 137, False),
+    ("NODE_FAIL", (0, 0), False, "node-fail", 0, False),
+    ("OUT_OF_MEMORY", (0, 125), False, "out-of-memory", 253, False),
+    ("COMPLETED", (0, 0), False, None, 0, False),
+])
+def test_job_ends(state, code, ours, cls, status, stopped):
+    end = job_end(state, *code, cancelled_by_us=ours)
+    assert (end.cls, end.exit_status, end.stopped_by_us) == (cls, status, stopped)
+    assert end.process_facts() == {"exit_status": status, "stopped_by_operator": stopped, "ended": True}
+
+
+def test_a_live_job_has_no_end():
+    assert job_end("RUNNING", 0, 0, False) is None and job_end("PENDING", 0, 0, True) is None
