@@ -60,7 +60,7 @@ def test_gpus_lists_each_node_with_state_reason_gpus_and_jobs(slurm, tmp_path):
 def test_gpus_says_when_slurm_does_not_answer(gpudeck_home, monkeypatch, tmp_path):
     conf = tmp_path / "slurm.conf"  # a controller nobody runs: sinfo fails (or hangs, bounded)
     conf.write_text("ClusterName=gone\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=9\n"
-                    "NodeName=x CPUs=1\nPartitionName=p Nodes=x\n")
+                    "MessageTimeout=2\nNodeName=x CPUs=1\nPartitionName=p Nodes=x\n")
     monkeypatch.setenv("SLURM_CONF", str(conf))
     assert gpudeck("profiles", "add", "gone", "--slurm").returncode == 0
     r = gpudeck("gpus", "-p", "gone")

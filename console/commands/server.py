@@ -136,6 +136,10 @@ async def _launch(args) -> int:
             raise CLIError(f"no config {args.config!r} on {session.name} (configs: {names})")
         for warning in config.warnings:
             print(f"⚠ {warning}", file=sys.stderr)
+        if session.profile.is_slurm:  # a job: the scheduler places it, not this host
+            from . import slurm_server
+
+            return await slurm_server.launch(session, config, args)
         warnings = await lifecycle.preflight(session, config.port)
         for w in warnings:
             print(f"⚠ {w.message}", file=sys.stderr)
@@ -218,6 +222,10 @@ async def _stop(args) -> int:
         if escaped:  # a stop already ran: what is left is the processes that escaped it
             return await _kill_escaped(session, escaped[0], args.json)
         record = _pick(session, args.target)
+        if session.profile.is_slurm and record.slurm:
+            from . import slurm_server
+
+            return await slurm_server.stop(session, record, args)
         try:
             result = await lifecycle.stop(session, record, args.grace,
                                           progress=lambda text: print(text, file=sys.stderr))

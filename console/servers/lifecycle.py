@@ -199,6 +199,10 @@ def settle(record: LaunchRecord, state: ProbeState) -> bool:
 
 async def reattach(session: HostSession) -> list[LaunchRecord]:
     """On start: refresh every record that was live when the last console closed."""
+    if session.profile.is_slurm:  # launches there are jobs: Slurm says how they are
+        from ..slurm.launch import reattach as reattach_jobs
+
+        return await reattach_jobs(session)
     changed = []
     for record in records.load_all(session.name):
         if record.live:

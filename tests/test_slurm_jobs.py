@@ -1,0 +1,108 @@
+"""Launches as Slurm jobs on the real two-node test cluster: a two-rank server across n1 and n2,
+a stop by scancel, a segfault, each read back through gpudeck's CLI."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.realparts import ROOT, free_port
+
+
+def gpudeck(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True,
+                          env=dict(os.environ), timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def cluster_profile(slurm, tmp_path):
+    """A Slurm profile on this machine (the login node) with its scripts and logs in tmp_path."""
+    scripts, logs = tmp_path / "scripts", tmp_path / "logs"
+    scripts.mkdir()
+    r = gpudeck("profiles", "add", "cluster", "--slurm", "--partition", "gpu", "--scripts-dir", str(scripts),
+                "--log-dir", str(logs))
+    assert r.returncode == 0, r.stderr
+    return scripts, logs
+
+
+def status(profile: str = "cluster") -> dict:
+    r = gpudeck("server", "status", "-p", profile, "--json")
+    assert r.returncode == 0, r.stderr
+    return {s["config"]: s for s in json.loads(r.stdout)["servers"]}
+
+
+def wait_state(config: str, states: set[str], timeout: float = 60) -> dict:
+    """Until `server status` shows the config in one of `states` (each look is one CLI call)."""
+    deadline = time.monotonic() + timeout
+    seen = None
+    while time.monotonic() < deadline:
+        seen = status().get(config)
+        if seen and seen["shown_state"] in states:
+            return seen
+        time.sleep(0.2)
+    raise AssertionError(f"{config} never reached {states}: {seen and seen['shown_state']}")
+
+
+def test_two_rank_server_across_n1_n2_gets_ready_and_a_crash_on_rank_1_is_rank_1s(cluster_profile, tmp_path):
+    scripts, logs = cluster_profile
+    crash = tmp_path / "crash-now"
+    init_port, http_port = free_port(), free_port()
+    (scripts / "tworank.sh").write_text(f"""#!/bin/sh
+#SBATCH -N 2
+#SBATCH --gres=gpu:2
+head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+exec srun {sys.executable} -u {ROOT / 'tests' / 'rank_server.py'} --dist-init-addr "$head:{init_port}" \\
+    --port {http_port} --crash-rank 1 --crash-file {crash}
+""")
+    r = gpudeck("server", "launch", "tworank", "-p", "cluster", "--wait", "--timeout", "60", "--json")
+    assert r.returncode == 0, r.stderr
+    record = json.loads(r.stdout)
+    job = record["slurm"]
+    assert record["state"] == "ready" and job["nodes"] == ["n1", "n2"] and job["batch_host"] == "n1"
+    assert [(k["rank"], k["node"], k["ready"]) for k in job["ranks"]] == [(0, "n1", True), (1, "n2", True)]
+    assert Path(record["log"]).parent == logs and job["job_id"].isdigit()
+    rank1 = logs / f"{record['id']}.rank1.n2.log"
+    assert "joined rank 0 at n1:" in rank1.read_text()  # the real rendezvous went from n2 to n1
+
+    crash.touch()
+    ended = wait_state("tworank", {"crashed"})
+    assert ended["crash_class"] == "segfault"
+    assert (ended["slurm"]["failed_rank"], ended["slurm"]["failed_node"]) == (1, "n2")
+    assert ended["slurm"]["end"]["state"] == "FAILED"
+    crashes = list(Path(os.environ["GPUDECK_HOME"]).rglob(f"crashes/{ended['crash_record']}.json"))
+    doc = json.loads(crashes[0].read_text())
+    assert doc["class"] == "segfault" and doc["summary"].startswith("rank 1 on n2:")
+
+
+def test_scancel_by_gpudeck_reads_stopped(cluster_profile, slurm):
+    scripts, _ = cluster_profile
+    (scripts / "idle.sh").write_text("#!/bin/sh\n#SBATCH --gres=gpu:1\necho loading model\nexec sleep 300\n")
+    r = gpudeck("server", "launch", "idle", "-p", "cluster", "--json")
+    assert r.returncode == 0, r.stderr
+    job_id = json.loads(r.stdout)["slurm"]["job_id"]
+    slurm.wait_job(job_id, {"RUNNING"})
+    stopped = gpudeck("server", "stop", "idle", "-p", "cluster", "--grace", "10", "--json")
+    assert stopped.returncode == 0, stopped.stderr
+    doc = json.loads(stopped.stdout)
+    assert doc["record"]["state"] == "stopped" and doc["how"] == "scancel"
+    assert doc["record"]["slurm"]["end"]["state"] == "CANCELLED"
+    assert doc["record"]["slurm"]["end"]["stopped_by_us"] is True
+    assert doc["record"]["crash_class"] is None
+    assert slurm.wait_job(job_id, {"CANCELLED"})["JobState"] == "CANCELLED"
+
+
+def test_a_job_killed_by_sigsegv_reads_as_a_segfault(cluster_profile):
+    scripts, _ = cluster_profile
+    (scripts / "segv.sh").write_text(
+        "#!/bin/sh\necho loading model\n"
+        f"{sys.executable} -c 'import os, signal; os.kill(os.getpid(), signal.SIGSEGV)'\n")
+    r = gpudeck("server", "launch", "segv", "-p", "cluster", "--wait", "--timeout", "60", "--json")
+    assert r.returncode == 1
+    record = json.loads(r.stdout)
+    assert record["state"] == "crashed" and record["crash_class"] == "segfault"
+    assert record["slurm"]["end"]["state"] == "FAILED" and record["exit_status"] == 139
