@@ -96,3 +96,23 @@ def test_job_ends(state, code, ours, cls, status, stopped):
 
 def test_a_live_job_has_no_end():
     assert job_end("RUNNING", 0, 0, False) is None and job_end("PENDING", 0, 0, True) is None
+
+
+def test_srun_reports_name_the_failing_tasks_and_nodes():
+    from console.slurm.ranks import failure_class, srun_failures
+
+    log = ("batch abc\nsrun: error: n1: task 0: Exited with exit code 1\n"
+           "srun: error: n2: task 1: Segmentation fault\nsrun: error: n3: tasks 4-5,7: Killed\n")
+    found = srun_failures(log)
+    assert [(f.node, f.ranks, failure_class(f.what), f.line) for f in found] == [
+        ("n1", [0], "exit-nonzero", 2), ("n2", [1], "segfault", 3), ("n3", [4, 5, 7], "process-killed", 4)]
+
+
+def test_sbatch_directives_stop_at_the_first_command():
+    from console.slurm.directives import asks_for, nodes_asked, sbatch_options
+
+    script = ("#!/bin/bash\n# a comment\n#SBATCH -N 2 --gres=gpu:8\n#SBATCH --partition=big  # why\n"
+              "#SBATCH -Adev\nsrun x\n#SBATCH -p late\n")
+    tokens = sbatch_options(script)
+    assert nodes_asked(tokens) == 2 and asks_for(tokens, "p", "partition") == "big"
+    assert asks_for(tokens, "A", "account") == "dev" and asks_for(tokens, None, "time") is None

@@ -200,17 +200,20 @@ async def crash_verdict(session: HostSession, record: LaunchRecord, end: JobEnd)
     batch = await _batch_text(session, record)
     ranks = {r.rank: r for r in await read_ranks(session, record)} if record.slurm.get("log_dir") else {}
     failures = srun_failures(batch)
-    rank = node = None
-    what = None
-    line = None
-    if failures:
-        first = failures[0]
+    rank = node = what = line = None
+    # The first cause, not its echo: a task killed by a signal before one that exited after
+    # losing its peer; then a rank whose own log shows a crash; then srun's first report.
+    by_signal = [f for f in failures if failure_class(f.what) != "exit-nonzero"]
+    crashed = [r for r in ranks.values() if r.verdict and r.verdict.crashed]
+    if by_signal or (failures and not crashed):
+        first = (by_signal or failures)[0]
         rank = first.ranks[0] if first.ranks else None
         node, what, line = first.node, first.what, first.line
-    else:
-        crashed = [r for r in ranks.values() if r.verdict and r.verdict.crashed]
-        if crashed:
-            rank, node = crashed[0].rank, crashed[0].node
+    elif crashed:
+        rank, node = crashed[0].rank, crashed[0].node
+        reported = [f for f in failures if rank in f.ranks]
+        if reported:
+            what, line = reported[0].what, reported[0].line
     if node is None and rank in ranks:
         node = ranks[rank].node
     rank_log = ranks.get(rank) if rank is not None else None
