@@ -106,3 +106,44 @@ def test_a_job_killed_by_sigsegv_reads_as_a_segfault(cluster_profile):
     record = json.loads(r.stdout)
     assert record["state"] == "crashed" and record["crash_class"] == "segfault"
     assert record["slurm"]["end"]["state"] == "FAILED" and record["exit_status"] == 139
+
+
+def test_a_console_monitor_follows_a_job_and_a_foreign_scancel_reads_cancelled(cluster_profile, slurm):
+    """The TUI's monitor on a Slurm job: a running job is loading (never taken for dead for
+    having no process group here), and a scancel nobody in gpudeck asked for is `cancelled`."""
+    import asyncio
+
+    from console.servers import records
+    from console.servers.monitor import ServerMonitor
+    from console.session import HostSession
+    from profiles import store
+
+    scripts, _ = cluster_profile
+    (scripts / "idle.sh").write_text("#!/bin/sh\necho loading model\nexec sleep 300\n")
+    r = gpudeck("server", "launch", "idle", "-p", "cluster", "--json")
+    assert r.returncode == 0, r.stderr
+    launched = json.loads(r.stdout)
+
+    async def follow() -> list[str]:
+        session = HostSession.open(store.load("cluster"))
+        record = records.get("cluster", launched["id"])
+        seen: list[str] = []
+        running = asyncio.Event()
+
+        def on_state(rec) -> None:
+            seen.append(rec.state)
+            if rec.state == "loading":
+                running.set()
+
+        monitor = ServerMonitor(session, record, on_state=on_state, poll_s=0.1)
+        task = asyncio.create_task(monitor.run())
+        await asyncio.wait_for(running.wait(), 30)
+        await asyncio.to_thread(slurm.run, "scancel", record.slurm["job_id"])
+        await asyncio.wait_for(task, 30)
+        return seen
+
+    seen = asyncio.run(follow())
+    first_run = seen.index("loading")
+    assert set(seen[:first_run]) <= {"launching"} and seen[-1] == "crashed" and "crashed" not in seen[:-1]
+    final = records.get("cluster", launched["id"])
+    assert final.crash_class == "cancelled" and final.slurm["end"]["stopped_by_us"] is False

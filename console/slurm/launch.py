@@ -241,6 +241,30 @@ async def crash_verdict(session: HostSession, record: LaunchRecord, end: JobEnd)
     return verdict, rank, node
 
 
+async def poll(session: HostSession, record: LaunchRecord) -> bool:
+    """One look for a monitor: True when the record changed; a Slurm or host outage changes nothing."""
+    try:
+        return await refresh(session, record)
+    except (SlurmError, HostError):
+        return False
+
+
+async def monitor_poll(monitor) -> None:
+    """A `ServerMonitor`'s poll for a job: refresh, then report the state and the crash record
+    this module wrote (with the job's own verdict) through the monitor's callbacks."""
+    record = monitor.record
+    if not await poll(monitor.session, record):
+        return
+    if record.crash_record and monitor.crash_doc is None:
+        from ..store.crashes import crash_of_launch
+
+        found = crash_of_launch(monitor.session.name, record.id)
+        monitor.crash_doc = found.to_doc() if found else None
+        if monitor.crash_doc:
+            monitor.on_crash(monitor.crash_doc)
+    monitor.on_state(record)
+
+
 async def reattach(session: HostSession) -> list[LaunchRecord]:
     """Refresh every live job record of the profile (what `lifecycle.reattach` does for processes)."""
     changed = []
