@@ -69,6 +69,10 @@ exec srun {sys.executable} -u {ROOT / 'tests' / 'rank_server.py'} --dist-init-ad
     rank1 = logs / f"{record['id']}.rank1.n2.log"
     assert "joined rank 0 at n1:" in rank1.read_text()  # the real rendezvous went from n2 to n1
 
+    logs = gpudeck("server", "logs", "tworank", "-p", "cluster", "--rank", "1", "--json")
+    assert logs.returncode == 0, logs.stderr
+    assert any("joined rank 0" in line for line in json.loads(logs.stdout)["lines"])
+
     crash.touch()
     ended = wait_state("tworank", {"crashed"})
     assert ended["crash_class"] == "segfault"

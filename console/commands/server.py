@@ -46,6 +46,7 @@ def register(sub) -> None:
     logs.add_argument("target", nargs="?")
     logs.add_argument("-f", "--follow", action="store_true")
     logs.add_argument("-n", "--lines", type=int, default=50)
+    logs.add_argument("--rank", type=int, help="a Slurm job's rank: that rank's own log")
     common(logs)
     logs.set_defaults(func=lambda a: run_async(_logs(a)))
 
@@ -318,6 +319,12 @@ async def _logs(args) -> int:
 
     async def body(session):
         record = _pick(session, args.target, live_only=False)
+        if getattr(args, "rank", None) is not None:
+            from ..slurm.launch import rank_log
+
+            record.log = rank_log(record, args.rank)
+            if record.log is None:
+                raise CLIError(f"{record.config}: no log of rank {args.rank} (is it a Slurm job that ran srun?)")
         if not record.log:
             raise CLIError(f"{record.config}: log path unknown")
         if args.follow:

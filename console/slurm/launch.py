@@ -117,6 +117,14 @@ async def read_ranks(session: HostSession, record: LaunchRecord) -> list[RankLog
     return [await read_rank(session.host, r) for r in ranks]
 
 
+def rank_log(record: LaunchRecord, rank: int) -> str | None:
+    """The path of one rank's log, as last listed in the record."""
+    for entry in (record.slurm or {}).get("ranks") or []:
+        if isinstance(entry, dict) and entry.get("rank") == rank and isinstance(entry.get("path"), str):
+            return entry["path"]
+    return None
+
+
 async def _batch_text(session: HostSession, record: LaunchRecord) -> str:
     if not record.log:
         return ""
