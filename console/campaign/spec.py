@@ -61,6 +61,7 @@ class Policy:
     gpu_idle_timeout_s: float = 120.0
     gpu_idle_mib: float = 1024.0
     stop_at_first_slo: bool = False
+    parallel: int = 1  # cells at once, each its own job (a Slurm profile; console.campaign.parallel)
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -187,7 +188,7 @@ def from_dict(doc: dict, where: str = "<campaign>") -> CampaignSpec:
     policy_doc = doc.get("policy", {})
     if not isinstance(policy_doc, dict):
         _fail(where, "policy", "a [policy] table", policy_doc)
-    pknown = {"ready_timeout_s", "on_crash", "gpu_idle_timeout_s", "gpu_idle_mib", "stop_at_first_slo"}
+    pknown = {"ready_timeout_s", "on_crash", "gpu_idle_timeout_s", "gpu_idle_mib", "stop_at_first_slo", "parallel"}
     for key in policy_doc:
         if key not in pknown:
             _fail(where, f"policy.{key}", "one of " + ", ".join(sorted(pknown)), "unknown key")
@@ -205,5 +206,6 @@ def from_dict(doc: dict, where: str = "<campaign>") -> CampaignSpec:
                                            policy_doc.get("gpu_idle_timeout_s", 120.0), integer=False, allow_none=False)),
         gpu_idle_mib=float(_positive(where, "policy.gpu_idle_mib", policy_doc.get("gpu_idle_mib", 1024.0),
                                      integer=False, allow_none=False)),
-        stop_at_first_slo=stop_first)
+        stop_at_first_slo=stop_first,
+        parallel=min(int(_positive(where, "policy.parallel", policy_doc.get("parallel", 1), allow_none=False)), 64))
     return CampaignSpec(sweep=sweep, configs=configs, grids=grids, policy=policy, source=where)

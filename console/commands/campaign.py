@@ -119,11 +119,11 @@ def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
 
     from ..campaign import state as st
     from ..campaign.compare import table_lines
-    from ..campaign.runner import CampaignRunner
+    from ..campaign.parallel import runner_for
 
     state.driver_pid, state.driver_host = os.getpid(), socket.gethostname()
     say = (lambda text: print(text, file=sys.stderr if as_json else sys.stdout, flush=True)) if echo else None
-    runner = CampaignRunner(state, profile, say=say)
+    runner = runner_for(state, profile, say=say)
 
     async def main():
         loop = asyncio.get_running_loop()
