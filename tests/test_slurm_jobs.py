@@ -151,3 +151,19 @@ def test_a_console_monitor_follows_a_job_and_a_foreign_scancel_reads_cancelled(c
     assert set(seen[:first_run]) <= {"launching"} and seen[-1] == "crashed" and "crashed" not in seen[:-1]
     final = records.get("cluster", launched["id"])
     assert final.crash_class == "cancelled" and final.slurm["end"]["stopped_by_us"] is False
+
+
+def test_a_hostile_job_record_is_left_alone_not_a_traceback(cluster_profile, gpudeck_home):
+    """A launch record whose `slurm` part is junk (wrong types, a job id that is a command) names no job."""
+    from console.servers import records
+    from console.servers.records import LaunchRecord
+
+    for i, junk in enumerate(["junk", {"job_id": "1; rm -rf /"}, {"job_id": 7, "log_dir": ["x"]}]):
+        records.save("cluster", LaunchRecord(id=f"bad{i}", config=f"bad{i}", script=None, log=None, exit_file=None,
+                                             state="loading", slurm=junk))
+    r = gpudeck("server", "status", "-p", "cluster", "--json")
+    assert r.returncode == 0, r.stderr
+    assert {s["config"]: s["state"] for s in json.loads(r.stdout)["servers"]} == {
+        "bad0": "loading", "bad1": "loading", "bad2": "loading"}
+    stop = gpudeck("server", "stop", "bad1", "-p", "cluster")
+    assert stop.returncode == 1 and "no Slurm job id" in stop.stderr and len(stop.stderr.splitlines()) == 1

@@ -81,7 +81,9 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
 
 
 def job_id(record: LaunchRecord) -> str | None:
-    return (record.slurm or {}).get("job_id") if isinstance(record.slurm, dict) else None
+    """The record's Slurm job id, if it holds a well-formed one (the file is read as untrusted)."""
+    value = record.slurm.get("job_id") if isinstance(record.slurm, dict) else None
+    return value if isinstance(value, str) and value.isdigit() and len(value) < 20 else None
 
 
 async def head_address(session: HostSession, node: str) -> str | None:
@@ -113,7 +115,11 @@ async def health_ok(session: HostSession, record: LaunchRecord) -> bool:
 
 
 async def read_ranks(session: HostSession, record: LaunchRecord) -> list[RankLog]:
-    ranks = await list_rank_logs(session.host, record.slurm["log_dir"], record.id)
+    """Every rank log of the launch, triaged; none when the record names no absolute log dir."""
+    log_dir = record.slurm.get("log_dir") if isinstance(record.slurm, dict) else None
+    if not isinstance(log_dir, str) or not log_dir.startswith("/") or "\n" in log_dir:
+        return []
+    ranks = await list_rank_logs(session.host, log_dir, record.id)
     return [await read_rank(session.host, r) for r in ranks]
 
 
@@ -149,6 +155,9 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
         if job.live:
             await _running(session, record, job)
         else:
+            on_disk = records.get(session.name, record.id)  # a stop asked by another process counts too
+            if on_disk is not None and on_disk.kill_requested:
+                record.kill_requested = True
             end = job_end(job.state, job.exit_status, job.exit_signal, record.kill_requested)
             await _ended(session, record, job, end)
     after = json.dumps(record.to_json(), sort_keys=True, default=str)
@@ -206,7 +215,7 @@ async def crash_verdict(session: HostSession, record: LaunchRecord, end: JobEnd)
     """Why the job ended badly and on which rank and node: Slurm's class first, then srun's
     report of the failing task, then that rank's own log."""
     batch = await _batch_text(session, record)
-    ranks = {r.rank: r for r in await read_ranks(session, record)} if record.slurm.get("log_dir") else {}
+    ranks = {r.rank: r for r in await read_ranks(session, record)}
     failures = srun_failures(batch)
     rank = node = what = line = None
     # The first cause, not its echo: a task killed by a signal before one that exited after
