@@ -233,9 +233,17 @@ PartitionName=gpu Nodes={','.join(NODES)} Default=YES MaxTime=INFINITE State=UP
         raise AssertionError(f"job {job_id} never reached {states}: {fields.get('JobState')}")
 
     def stop(self) -> None:
-        """TERM every daemon, KILL what is left, and reap them all."""
+        """Cancel every job and wait for them to end, then TERM the daemons, KILL what is left,
+        reap them, and KILL any process still carrying this cluster's SLURM_CONF (a job step
+        orphaned by a slurmd that went first): nothing of the cluster outlives it."""
         if self.procs:
-            self.run("scancel", "--full", "--state=RUNNING", "-u", "root", check=False, timeout=5)
+            self.run("scancel", "--full", "-u", "root", check=False, timeout=5)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                out = self.run("squeue", "-h", "-o", "%i", timeout=5, check=False)
+                if out.returncode != 0 or not out.stdout.strip():
+                    break
+                time.sleep(0.2)
         for proc in reversed(self.procs):
             if proc.poll() is None:
                 try:
@@ -252,7 +260,27 @@ PartitionName=gpu Nodes={','.join(NODES)} Default=YES MaxTime=INFINITE State=UP
                     pass
                 proc.wait(5)
         self.procs.clear()
+        for pid in self.leftovers():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
+    def leftovers(self) -> list[int]:
+        """Live processes whose environment names this cluster's slurm.conf (slurmstepd, job
+        processes): provably this cluster's, whoever their parent is now. Zombies are left out."""
+        mark = f"SLURM_CONF={self.conf}".encode()
+        found = []
+        for env in Path("/proc").glob("[0-9]*/environ"):
+            try:
+                if mark not in env.read_bytes().split(b"\0"):
+                    continue
+                state = (env.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if state != "Z" and int(env.parent.name) != os.getpid():
+                found.append(int(env.parent.name))
+        return found
 
 if __name__ == "__main__":
     import sys
