@@ -116,3 +116,20 @@ def test_sbatch_directives_stop_at_the_first_command():
     tokens = sbatch_options(script)
     assert nodes_asked(tokens) == 2 and asks_for(tokens, "p", "partition") == "big"
     assert asks_for(tokens, "A", "account") == "dev" and asks_for(tokens, None, "time") is None
+
+
+def test_tp16_over_nodes_of_8_gpus_is_two_nodes():
+    from console.servers import configs as cfgs
+
+    def warnings(sbatch: str, args: str) -> list[str]:
+        text = f"#!/bin/bash\n{sbatch}\nsrun python -m sglang.launch_server --model-path /m {args} --port 30000\n"
+        config = cfgs.ServerConfig(name="glm5-tp16", script="/s/glm5-tp16.sh", text=text)
+        cfgs.parse_flags(config)
+        return config.warnings
+
+    assert warnings("#SBATCH -N 2\n#SBATCH --gres=gpu:8", "--tp 16 --nnodes 2") == []
+    assert warnings("#SBATCH -N 1\n#SBATCH --gres=gpu:8", "--tp 16") == [
+        "TP16 needs 16 GPUs: with 8 GPU(s) per node that is -N 2; the #SBATCH lines ask for -N 1"]
+    assert warnings("#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8", "--tp 16 --nnodes 1") == [
+        "the server is told --nnodes 1; the #SBATCH lines ask for -N 2"]
+    assert warnings("", "--tp 16") == []  # no #SBATCH lines: not a job script
