@@ -167,3 +167,16 @@ def test_a_hostile_job_record_is_left_alone_not_a_traceback(cluster_profile, gpu
         "bad0": "loading", "bad1": "loading", "bad2": "loading"}
     stop = gpudeck("server", "stop", "bad1", "-p", "cluster")
     assert stop.returncode == 1 and "no Slurm job id" in stop.stderr and len(stop.stderr.splitlines()) == 1
+
+
+def test_the_tunnel_for_a_jobs_port_leads_to_its_head_node(gpudeck_home):
+    from console.servers import records
+    from console.servers.records import LaunchRecord
+    from console.slurm.launch import head_for_port
+
+    records.save("cluster", LaunchRecord(id="j", config="j", script=None, log=None, exit_file=None, state="ready",
+                                         port=30000, slurm={"job_id": "12", "head_addr": "10.1.2.3"}))
+    records.save("cluster", LaunchRecord(id="k", config="k", script=None, log=None, exit_file=None, state="stopped",
+                                         port=30001, slurm={"job_id": "13", "head_addr": "10.1.2.4"}))
+    assert head_for_port("cluster", 30000) == "10.1.2.3"
+    assert head_for_port("cluster", 30001) is None and head_for_port("cluster", 9) is None

@@ -96,6 +96,19 @@ async def head_address(session: HostSession, node: str) -> str | None:
     return None
 
 
+def head_for_port(profile_name: str, port: int | None) -> str | None:
+    """The head node address of the live job serving `port` on this profile, if gpudeck launched one:
+    where a tunnel through the login node must lead."""
+    if port is None:
+        return None
+    for record in records.load_all(profile_name):
+        if record.live and record.port == port and job_id(record):
+            addr = record.slurm.get("head_addr")
+            if isinstance(addr, str) and addr and not addr.startswith("-") and len(addr) < 256:
+                return addr
+    return None
+
+
 async def health_ok(session: HostSession, record: LaunchRecord) -> bool:
     """The head node's /health answers 200, reached through the login node."""
     import httpx
