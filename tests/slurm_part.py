@@ -285,6 +285,7 @@ PartitionName=gpu Nodes={','.join(NODES)} Default=YES MaxTime=INFINITE State=UP
 if __name__ == "__main__":
     import sys
 
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # `timeout` stops it as cleanly as Ctrl-C
     cluster = SlurmCluster(Path(sys.argv[1])).start()
     print(f"export SLURM_CONF={cluster.conf}", flush=True)
     try:

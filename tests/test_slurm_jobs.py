@@ -180,3 +180,33 @@ def test_the_tunnel_for_a_jobs_port_leads_to_its_head_node(gpudeck_home):
                                          port=30001, slurm={"job_id": "13", "head_addr": "10.1.2.4"}))
     assert head_for_port("cluster", 30000) == "10.1.2.3"
     assert head_for_port("cluster", 30001) is None and head_for_port("cluster", 9) is None
+
+
+def _fail_node(slurm, node: str):
+    slurm.run("scontrol", "update", f"nodename={node}", "state=down", "reason=gpudeck test: node failure")
+
+
+def test_a_node_failing_under_a_job_reads_node_fail_and_a_requeued_job_starts_over(cluster_profile, slurm):
+    scripts, _ = cluster_profile
+    (scripts / "once.sh").write_text("#!/bin/sh\n#SBATCH -w n2\n#SBATCH --no-requeue\necho loading model\n"
+                                     "exec sleep 300\n")
+    (scripts / "again.sh").write_text("#!/bin/sh\n#SBATCH -w n1\necho loading model\nexec sleep 300\n")
+    once = json.loads(gpudeck("server", "launch", "once", "-p", "cluster", "--json").stdout)
+    again = json.loads(gpudeck("server", "launch", "again", "-p", "cluster", "--json").stdout)
+    try:
+        for launched in (once, again):
+            slurm.wait_job(launched["slurm"]["job_id"], {"RUNNING"})
+        assert {wait_state(n, {"loading"})["config"] for n in ("once", "again")} == {"once", "again"}
+        _fail_node(slurm, "n2")
+        _fail_node(slurm, "n1")
+        ended = wait_state("once", {"crashed"})
+        assert ended["crash_class"] == "node-fail" and ended["slurm"]["end"]["state"] == "NODE_FAIL"
+        assert ended["slurm"]["failed_node"] == "n2"
+        requeued = wait_state("again", {"launching"})
+        assert requeued["slurm"]["restarts"] == 1 and requeued["ready_at"] is None
+    finally:
+        slurm.run("scancel", again["slurm"]["job_id"], check=False)
+        slurm.run("scontrol", "update", "nodename=n1,n2", "state=resume", check=False)
+        slurm.run("scontrol", "update", "nodename=n1", "state=resume", check=False)
+        slurm.run("scontrol", "update", "nodename=n2", "state=resume", check=False)
+        slurm.wait_nodes_idle()

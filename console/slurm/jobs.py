@@ -27,6 +27,7 @@ class JobInfo:
     num_tasks: int | None
     stdout: str | None
     name: str | None = None
+    restarts: int | None = None  # times Slurm requeued it (a node failed under it, a preemption)
 
     @property
     def live(self) -> bool:
@@ -57,7 +58,8 @@ def parse_job(text: str) -> JobInfo | None:
         return JobInfo(job_id=job_id, state=state, reason=null(rec.get("Reason")), exit_status=status,
                        exit_signal=sig, nodes=nodes, batch_host=null(rec.get("BatchHost")),
                        num_nodes=_int(rec.get("NumNodes")), num_tasks=_int(rec.get("NumTasks")),
-                       stdout=null(rec.get("StdOut")), name=null(rec.get("JobName")))
+                       stdout=null(rec.get("StdOut")), name=null(rec.get("JobName")),
+                       restarts=_int(rec.get("Restarts")))
     return None
 
 

@@ -183,6 +183,9 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
 async def _running(session: HostSession, record: LaunchRecord, job: JobInfo) -> None:
     s = record.slurm
     if job.state not in ("RUNNING", "COMPLETING"):
+        if record.state in ("loading", "ready") and job.restarts:  # requeued: it starts over elsewhere
+            record.state, record.ready_at = "launching", None
+            s["restarts"], s["head_addr"], s["ranks"] = job.restarts, None, []
         return
     if record.state == "launching":
         record.state = "loading"
@@ -246,6 +249,9 @@ async def crash_verdict(session: HostSession, record: LaunchRecord, end: JobEnd)
             what, line = reported[0].what, reported[0].line
     if node is None and rank in ranks:
         node = ranks[rank].node
+    nodes = record.slurm.get("nodes") or []
+    if node is None and isinstance(nodes, list) and len(nodes) == 1:
+        node = nodes[0]  # a one-node job: whatever failed, failed there
     rank_log = ranks.get(rank) if rank is not None else None
     log_verdict = rank_log.verdict if rank_log and rank_log.verdict else classify_text(batch)
     if end.cls in _SCHEDULER:
