@@ -133,3 +133,10 @@ def test_tp16_over_nodes_of_8_gpus_is_two_nodes():
     assert warnings("#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8", "--tp 16 --nnodes 1") == [
         "the server is told --nnodes 1; the #SBATCH lines ask for -N 2"]
     assert warnings("", "--tp 16") == []  # no #SBATCH lines: not a job script
+
+
+def test_a_two_node_job_counts_every_nodes_gpus():
+    job = parse_job((FIX / "job_two_nodes.txt").read_text())
+    assert (job.nodes, job.num_nodes, job.gpus) == (["n1", "n2"], 2, 6)
+    assert parse_squeue((FIX / "squeue_two_nodes.txt").read_text()) == {"n1": ["1"], "n2": ["1"]}
+    assert parse_job((FIX / "job_running.txt").read_text()).gpus == 2

@@ -5,7 +5,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from ..hosts import Host
-from .fields import exit_code, null, parse_record
+from .fields import exit_code, gres_gpus, null, parse_record
 from .hostlist import HostlistError, expand
 from .run import SlurmError, slurm
 
@@ -28,6 +28,7 @@ class JobInfo:
     stdout: str | None
     name: str | None = None
     restarts: int | None = None  # times Slurm requeued it (a node failed under it, a preemption)
+    gpus: int | None = None  # GPUs allocated to the whole job (what a roofline of this server counts)
 
     @property
     def live(self) -> bool:
@@ -40,6 +41,17 @@ class JobInfo:
 def _int(value: str | None) -> int | None:
     value = null(value)
     return int(value) if value and value.isdigit() else None
+
+
+def _job_gpus(rec: dict[str, str]) -> int | None:
+    """The job's GPU total: JOB_GRES (all nodes together), else TresPerNode x NumNodes."""
+    total = gres_gpus(rec.get("JOB_GRES"))
+    if total:
+        return total
+    per_node, nodes = gres_gpus((rec.get("TresPerNode") or "").replace("gres:", "")), _int(rec.get("NumNodes"))
+    if per_node and nodes:
+        return per_node * nodes
+    return 0 if rec.get("JobState") else None
 
 
 def parse_job(text: str) -> JobInfo | None:
@@ -59,7 +71,7 @@ def parse_job(text: str) -> JobInfo | None:
                        exit_signal=sig, nodes=nodes, batch_host=null(rec.get("BatchHost")),
                        num_nodes=_int(rec.get("NumNodes")), num_tasks=_int(rec.get("NumTasks")),
                        stdout=null(rec.get("StdOut")), name=null(rec.get("JobName")),
-                       restarts=_int(rec.get("Restarts")))
+                       restarts=_int(rec.get("Restarts")), gpus=_job_gpus(rec))
     return None
 
 

@@ -164,7 +164,7 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
         await _ended(session, record, None, end)
     else:
         s.update(state=job.state, nodes=job.nodes, batch_host=job.batch_host, num_tasks=job.num_tasks,
-                 num_nodes=job.num_nodes)
+                 num_nodes=job.num_nodes, gpus=job.gpus)
         if job.live:
             await _running(session, record, job)
         else:
