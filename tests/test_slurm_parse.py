@@ -140,3 +140,21 @@ def test_a_two_node_job_counts_every_nodes_gpus():
     assert (job.nodes, job.num_nodes, job.gpus) == (["n1", "n2"], 2, 6)
     assert parse_squeue((FIX / "squeue_two_nodes.txt").read_text()) == {"n1": ["1"], "n2": ["1"]}
     assert parse_job((FIX / "job_running.txt").read_text()).gpus == 2
+
+
+def test_dcgm_readings_join_the_nodes_by_host_name():
+    from console.gpus.model import GPU, NA, Snapshot
+    from console.slurm.live import join
+    from console.slurm.nodes import Partition
+
+    nodes = parse_nodes((FIX / "nodes_mixed_drain.txt").read_text())
+    part = Partition("gpu", nodes)
+    n2 = Snapshot(host="N2.cluster.example", source="dcgm", gpus=[
+        GPU(index=i, util_gpu_pct=u, memory_used_mib=1024 * i, memory_total_mib=81920, xid=x)
+        for i, (u, x) in enumerate([(100, 0), (50, 79), (0, 0), (10, 0)])])
+    other = Snapshot(host="login1", source="dcgm", gpus=[GPU(index=0, util_gpu_pct=NA)])
+    assert join(part, [n2, other]) == ["n1"]
+    by = {n.name: n for n in part.nodes}
+    assert by["n1"].live is None  # nothing matched: unknown, not zero
+    live = by["n2"].live
+    assert (live["gpus"], live["util_pct"], live["memory_used_mib"], live["xids"]) == (4, 40.0, 6144.0, [79])

@@ -65,3 +65,13 @@ def test_gpus_says_when_slurm_does_not_answer(gpudeck_home, monkeypatch, tmp_pat
     assert gpudeck("profiles", "add", "gone", "--slurm").returncode == 0
     r = gpudeck("gpus", "-p", "gone")
     assert r.returncode == 1 and r.stderr.startswith("gpudeck: gone: sinfo") and len(r.stderr.splitlines()) == 1
+
+
+def test_gpus_with_an_unreachable_dcgm_still_lists_the_nodes_and_says_why_readings_are_missing(slurm):
+    assert gpudeck("profiles", "add", "cl", "--slurm", "--dcgm", "http://127.0.0.1:9").returncode == 0
+    r = gpudeck("gpus", "-p", "cl", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [n["name"] for n in doc["nodes"]] == ["n1", "n2"] and all(n["live"] is None for n in doc["nodes"])
+    assert any(p.startswith("DCGM readings unavailable") for p in doc["problems"])
+    assert gpudeck("profiles", "add", "bad", "--slurm", "--dcgm", "ftp://x").returncode == 2

@@ -125,6 +125,8 @@ def _add(args: argparse.Namespace) -> int:
     slurm = slurm_profiles.section(args)
     if slurm is not None:
         doc["slurm"] = slurm
+        if args.dcgm:
+            doc["prometheus"] = {"url": args.dcgm}
     prometheus = prom_profiles.section(args)
     if prometheus is not None:
         doc = {"transport": "prometheus", "prometheus": prometheus}

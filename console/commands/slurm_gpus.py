@@ -13,14 +13,23 @@ def table(part) -> str:
     def num(value) -> str:
         return UNKNOWN if value is None else str(value)
 
-    head = f"{'NODE':<16} {'STATE':<10} {'GPUS USED':>9} {'FREE':>5} {'JOBS':<20} REASON"
+    live = any(n.live for n in part.nodes)
+    head = f"{'NODE':<16} {'STATE':<10} {'GPUS USED':>9} {'FREE':>5} {'JOBS':<20} " + \
+        (f"{'UTIL':>6} {'MEM USED':>17} " if live else "") + "REASON"
     rows = [f"partition {part.name or '(default)'}: {len(part.nodes)} node(s), "
             f"GPUs {num(part.gpus_used)}/{num(part.gpus_total)} allocated", head]
     for n in part.nodes:
         used = f"{num(n.gpus_used)}/{num(n.gpus_total)}"
         jobs = ",".join(n.jobs) or "-"
         reason = n.reason if n.reason and n.state in ("drain", "down") else ""
-        rows.append(f"{n.name:<16} {n.state:<10} {used:>9} {num(n.gpus_free):>5} {jobs:<20} {reason}".rstrip())
+        readings = ""
+        if live:
+            r = n.live or {}
+            util = UNKNOWN if r.get("util_pct") is None else f"{r['util_pct']:.0f}%"
+            mem = (UNKNOWN if r.get("memory_used_mib") is None or r.get("memory_total_mib") is None
+                   else f"{r['memory_used_mib'] / 1024:.0f}/{r['memory_total_mib'] / 1024:.0f} GiB")
+            readings = f"{util:>6} {mem:>17} "
+        rows.append(f"{n.name:<16} {n.state:<10} {used:>9} {num(n.gpus_free):>5} {jobs:<20} {readings}{reason}".rstrip())
     rows.extend(f"⚠ {p}" for p in part.problems)
     return "\n".join(rows)
 
@@ -39,8 +48,32 @@ async def run(profile, args: argparse.Namespace) -> int:
         raise CLIError(f"{profile.name}: {exc}") from None
     finally:
         await host.close()
+    if profile.prometheus.url:  # DCGM through Prometheus for the same nodes: join by host name
+        await _join_dcgm(profile, part)
     if args.json:
         emit_json({"profile": profile.name, "kind": "slurm", **part.to_json()})
     else:
         print(table(part))
     return 0
+
+
+async def _join_dcgm(profile, part) -> None:
+    from ..gpus.prometheus import PrometheusError, PrometheusFleet
+    from ..slurm.live import join
+    from .prom_profiles import settings_for
+
+    try:
+        fleet = PrometheusFleet(settings_for(profile), simulated=profile.ui.simulated)
+        try:
+            sample = await fleet.sample()
+        finally:
+            await fleet.close()
+    except PrometheusError as exc:
+        part.problems.append(f"DCGM readings unavailable: {exc}")
+        return
+    if sample.error:
+        part.problems.append(f"DCGM readings unavailable: {sample.error}")
+        return
+    missing = join(part, sample.hosts)
+    if missing:
+        part.problems.append(f"no DCGM readings for {', '.join(missing)} (no host of that name in Prometheus)")

@@ -11,17 +11,21 @@ def add_arguments(add: argparse.ArgumentParser, how) -> None:
                      help="a Slurm cluster: --ssh names the login node (local without it); launches are jobs")
     add.add_argument("--partition", metavar="P", help="with --slurm: the partition (default: the cluster's)")
     add.add_argument("--account", metavar="A", help="with --slurm: the account jobs are charged to")
+    add.add_argument("--dcgm", metavar="URL",
+                     help="with --slurm: a Prometheus holding DCGM series of the same nodes (joined by host name)")
 
 
 def section(args: argparse.Namespace) -> dict | None:
     """The [slurm] table for `profiles add`, or None when this is not a Slurm profile."""
     if not getattr(args, "slurm", False):
-        for flag in ("partition", "account"):
+        for flag in ("partition", "account", "dcgm"):
             if getattr(args, flag, None) is not None:
                 raise CLIError(f"--{flag} goes with --slurm", 2)
         return None
     if getattr(args, "prometheus", None):
         raise CLIError("--slurm takes --ssh LOGIN-NODE (or nothing, for this machine), not --prometheus", 2)
+    if args.dcgm and not args.dcgm.startswith(("http://", "https://")):
+        raise CLIError(f"--dcgm {args.dcgm!r}: expected an http:// or https:// URL", 2)
     values = {"enabled": True, "partition": args.partition, "account": args.account}
     return {k: v for k, v in values.items() if v is not None}
 

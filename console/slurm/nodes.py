@@ -30,6 +30,7 @@ class SlurmNode:
     addr: str | None = None
     partitions: list[str] = field(default_factory=list)
     jobs: list[str] = field(default_factory=list)  # running job ids on this node
+    live: dict | None = None  # DCGM readings joined by host name (console.slurm.live); None: none known
 
     @property
     def gpus_free(self) -> int | None:
