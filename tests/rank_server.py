@@ -10,6 +10,8 @@ Run one per rank under `srun` (rank from SLURM_PROCID, world size from SLURM_NTA
 
 `--crash-rank R --crash-file F`: rank R dies by SIGSEGV once F exists (a test creates
 it), so a crash on a chosen rank is an event the test causes, not a timer.
+`--late-rank R --late-file F`: rank R joins at once but says it is ready only once F
+exists, so rank 0 serves while another rank is still loading.
 """
 from __future__ import annotations
 
@@ -66,6 +68,8 @@ def main() -> int:
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--crash-rank", type=int)
     p.add_argument("--crash-file")
+    p.add_argument("--late-rank", type=int)
+    p.add_argument("--late-file")
     args = p.parse_args()
     rank = int(os.environ.get("SLURM_PROCID", "0"))
     world = int(os.environ.get("SLURM_NTASKS", "1"))
@@ -103,7 +107,12 @@ def main() -> int:
         if not conn.recv(64).startswith(b"welcome"):
             say(rank, "rank 0 did not answer the hello")
             return 1
-        say(rank, f"joined rank 0 at {args.dist_init_addr}: ready to serve")
+        say(rank, f"joined rank 0 at {args.dist_init_addr}")
+        if args.late_rank == rank and args.late_file:
+            say(rank, "loading model shards")
+            while not os.path.exists(args.late_file):
+                time.sleep(0.05)
+        say(rank, "ready to serve")
         threading.Thread(target=watch_peer, args=(rank, conn, 0), daemon=True).start()
     while True:
         time.sleep(3600)

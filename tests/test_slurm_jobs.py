@@ -211,3 +211,41 @@ def test_a_node_failing_under_a_job_reads_node_fail_and_a_requeued_job_starts_ov
         slurm.run("scontrol", "update", "nodename=n1", "state=resume", check=False)
         slurm.run("scontrol", "update", "nodename=n2", "state=resume", check=False)
         slurm.wait_nodes_idle()
+
+
+def test_readiness_waits_for_every_rank_not_only_the_head(cluster_profile, slurm, tmp_path):
+    """Rank 0 serves /health while rank 1 is still loading: the launch is not ready until rank 1 is."""
+    import httpx
+
+    scripts, logs = cluster_profile
+    late = tmp_path / "rank1-may-finish"
+    init_port, http_port = free_port(), free_port()
+    (scripts / "late.sh").write_text(f"""#!/bin/sh
+#SBATCH -N 2
+head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+exec srun {sys.executable} -u {ROOT / 'tests' / 'rank_server.py'} --dist-init-addr "$head:{init_port}" \\
+    --port {http_port} --late-rank 1 --late-file {late}
+""")
+    r = gpudeck("server", "launch", "late", "-p", "cluster", "--json")
+    assert r.returncode == 0, r.stderr
+    launched = json.loads(r.stdout)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the head answers: rank 0 is up
+            try:
+                if httpx.get(f"http://127.0.0.1:{http_port}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        else:
+            raise AssertionError("rank 0 never served /health")
+        rank1 = logs / f"{launched['id']}.rank1.n2.log"
+        assert "loading model shards" in rank1.read_text()
+        seen = status()["late"]
+        assert seen["state"] == "loading"
+        assert [(k["rank"], k["ready"]) for k in seen["slurm"]["ranks"]] == [(0, True), (1, False)]
+        late.touch()
+        assert wait_state("late", {"ready"})["slurm"]["ranks"][1]["ready"] is True
+    finally:
+        gpudeck("server", "stop", "late", "-p", "cluster", "--grace", "5")
