@@ -65,6 +65,9 @@ exec srun {sys.executable} -u {ROOT / 'tests' / 'rank_server.py'} --dist-init-ad
     job = record["slurm"]
     assert record["state"] == "ready" and job["nodes"] == ["n1", "n2"] and job["batch_host"] == "n1"
     assert job["gpus"] == 4  # two per node: the count a roofline of this server takes
+    from console.slurm.launch import job_gpus
+
+    assert job_gpus("cluster", "tworank") == 4
     assert [(k["rank"], k["node"], k["ready"]) for k in job["ranks"]] == [(0, "n1", True), (1, "n2", True)]
     assert Path(record["log"]).parent == logs and job["job_id"].isdigit()
     rank1 = logs / f"{record['id']}.rank1.n2.log"

@@ -109,6 +109,15 @@ def head_for_port(profile_name: str, port: int | None) -> str | None:
     return None
 
 
+def job_gpus(profile_name: str, config: str | None = None) -> int | None:
+    """GPUs of the newest live job (of `config`, if named): the count a roofline of that server takes."""
+    for record in records.load_all(profile_name):
+        if record.live and job_id(record) and (config is None or record.config == config):
+            gpus = record.slurm.get("gpus")
+            return gpus if isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0 else None
+    return None
+
+
 async def health_ok(session: HostSession, record: LaunchRecord) -> bool:
     """The head node's /health answers 200, reached through the login node."""
     import httpx
