@@ -10,6 +10,10 @@ shared state is written by one writer at a time (and every write is atomic).
 
 A driver killed with `kill -9` leaves cells mid-way; on resume each one's job
 is found by the id in its launch record and cancelled, and the cell is redone.
+
+With plain profiles, `campaign run --hosts a,b,c` (`[policy] hosts`) makes one
+lane per host instead: each host runs one cell at a time, and the cells'
+results merge into the one campaign state, each naming its host.
 """
 from __future__ import annotations
 
@@ -28,10 +32,39 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def runner_for(state: st.CampaignState, profile: Profile, say: Callable[[str], None] | None = None):
-    """The runner a campaign needs: lanes of jobs on a Slurm profile, else the one-cell-at-a-time runner."""
+    """The runner a campaign needs: one lane per host with --hosts, lanes of jobs on a Slurm
+    profile, else the one-cell-at-a-time runner."""
+    from .spec import from_dict
+
+    if from_dict(state.spec, str(state.dir / "campaign.toml")).policy.hosts:
+        return HostsRunner(state, profile, say)
     if profile.is_slurm:
         return ParallelRunner(state, profile, say)
     return CampaignRunner(state, profile, say)
+
+
+def spread_over(state: st.CampaignState, hosts_text: str) -> None:
+    """`--hosts a,b,c`: check every profile can run servers, then keep the list in the campaign's spec."""
+    from profiles import store
+    from profiles.profile import ProfileError
+
+    from .spec import from_dict
+
+    hosts = [h.strip() for h in hosts_text.split(",") if h.strip()]
+    if not hosts:
+        raise ValueError("--hosts names no profile")
+    for name in hosts:
+        try:
+            profile = store.load(name)
+        except (ProfileError, ValueError, OSError) as exc:
+            raise ValueError(f"--hosts: {exc}") from None
+        if profile.is_prometheus:
+            raise ValueError(f"--hosts: profile {name} has no shell to launch servers on")
+    spec = dict(state.spec)
+    spec["policy"] = {**(spec.get("policy") or {}), "hosts": hosts}
+    from_dict(spec, str(state.dir / "campaign.toml"))  # the same checks a file gets
+    state.spec = spec
+    st.save(state)
 
 
 class SlurmLane(CampaignRunner):
@@ -77,8 +110,13 @@ class ParallelRunner(CampaignRunner):
 
     def __init__(self, state: st.CampaignState, profile: Profile, say: Callable[[str], None] | None = None):
         super().__init__(state, profile, say)
-        width = max(1, self.spec.policy.parallel)
-        self.lanes = [SlurmLane(state, profile, say) for _ in range(width)]
+        self.lanes = self._make_lanes(say)
+
+    def _make_lanes(self, say) -> list[CampaignRunner]:
+        return [SlurmLane(self.state, self.profile, say) for _ in range(max(1, self.spec.policy.parallel))]
+
+    def _lane_of(self, cell: st.Cell) -> CampaignRunner:
+        return self.lanes[0]
 
     def request_stop(self) -> None:
         super().request_stop()
@@ -93,7 +131,7 @@ class ParallelRunner(CampaignRunner):
         try:
             for cell in state.cells:
                 if cell.status in st.IN_PROGRESS:
-                    await self.lanes[0]._recover(cell)
+                    await self._lane_of(cell)._recover(cell)
             queue = [c for c in state.cells if c.status not in st.FINISHED]
             self._log(f"{len(queue)} cell(s), {len(self.lanes)} at a time")
             outcomes = await asyncio.gather(*(self._lane(lane, queue) for lane in self.lanes),
@@ -123,7 +161,7 @@ class ParallelRunner(CampaignRunner):
                 await runner.session.host.close()
         return state
 
-    async def _lane(self, lane: SlurmLane, queue: list[st.Cell]) -> None:
+    async def _lane(self, lane: CampaignRunner, queue: list[st.Cell]) -> None:
         """Take queued cells one after another until none is left, a stop, or an SLO met."""
         while queue and not self.stop_requested.is_set():
             cell = queue.pop(0)
@@ -136,3 +174,36 @@ class ParallelRunner(CampaignRunner):
                         rest.status, rest.note = "skipped", f"{cell.name} met every SLO first"
                 queue.clear()
                 self._save()
+
+
+class HostLane(CampaignRunner):
+    """One host of a `--hosts` campaign: its cells launch, sweep and stop on this profile."""
+
+    async def _attempt(self, cell: st.Cell) -> None:
+        cell.node = self.profile.name
+        await super()._attempt(cell)
+
+
+class HostsRunner(ParallelRunner):
+    """`--hosts a,b,c`: one lane per profile, each taking the next queued cell when its last one ends."""
+
+    def _make_lanes(self, say) -> list[CampaignRunner]:
+        from profiles import store
+
+        return [HostLane(self.state, store.load(name), say) for name in self.spec.policy.hosts]
+
+    def _lane_of(self, cell: st.Cell) -> CampaignRunner:
+        """The interrupted cell's own host stops what it left running there."""
+        return next((lane for lane in self.lanes if lane.profile.name == cell.node), self.lanes[0])
+
+    async def run(self) -> st.CampaignState:
+        others = [lane.profile.name for lane in self.lanes if lane.profile.name != self.state.profile]
+        taken: list[str] = []
+        try:
+            for name in others:  # no other campaign may drive a host of this one meanwhile
+                st.acquire_lock(name, self.state.id)
+                taken.append(name)
+            return await super().run()
+        finally:
+            for name in taken:
+                st.release_lock(name, self.state.id)

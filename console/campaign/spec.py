@@ -62,6 +62,7 @@ class Policy:
     gpu_idle_mib: float = 1024.0
     stop_at_first_slo: bool = False
     parallel: int = 1  # cells at once, each its own job (a Slurm profile; console.campaign.parallel)
+    hosts: list[str] = field(default_factory=list)  # profiles that each run one cell at a time (--hosts)
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -105,6 +106,14 @@ def _positive(where: str, key: str, value: Any, integer: bool = True, allow_none
     if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value) or value <= 0:
         _fail(where, key, "a positive whole number" if integer else "a positive number", value)
     return value
+
+
+def _hosts(where: str, value: Any) -> list[str]:
+    """`[policy] hosts`: profile names, each once."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and v and not v.startswith("-") for v in value) \
+            or len(set(value)) != len(value) or len(value) > 64:
+        _fail(where, "policy.hosts", "a list of distinct profile names", value)
+    return list(value)
 
 
 def load(path: Path | str) -> CampaignSpec:
@@ -188,7 +197,8 @@ def from_dict(doc: dict, where: str = "<campaign>") -> CampaignSpec:
     policy_doc = doc.get("policy", {})
     if not isinstance(policy_doc, dict):
         _fail(where, "policy", "a [policy] table", policy_doc)
-    pknown = {"ready_timeout_s", "on_crash", "gpu_idle_timeout_s", "gpu_idle_mib", "stop_at_first_slo", "parallel"}
+    pknown = {"ready_timeout_s", "on_crash", "gpu_idle_timeout_s", "gpu_idle_mib", "stop_at_first_slo", "parallel",
+              "hosts"}
     for key in policy_doc:
         if key not in pknown:
             _fail(where, f"policy.{key}", "one of " + ", ".join(sorted(pknown)), "unknown key")
@@ -207,5 +217,6 @@ def from_dict(doc: dict, where: str = "<campaign>") -> CampaignSpec:
         gpu_idle_mib=float(_positive(where, "policy.gpu_idle_mib", policy_doc.get("gpu_idle_mib", 1024.0),
                                      integer=False, allow_none=False)),
         stop_at_first_slo=stop_first,
-        parallel=min(int(_positive(where, "policy.parallel", policy_doc.get("parallel", 1), allow_none=False)), 64))
+        parallel=min(int(_positive(where, "policy.parallel", policy_doc.get("parallel", 1), allow_none=False)), 64),
+        hosts=_hosts(where, policy_doc.get("hosts", [])))
     return CampaignSpec(sweep=sweep, configs=configs, grids=grids, policy=policy, source=where)

@@ -15,6 +15,8 @@ def register(sub) -> None:
     run.add_argument("file", nargs="?", help="the campaign file (default: the profile's campaign.toml)")
     _common(run)
     run.add_argument("--foreground", action="store_true", help="run in this process, printing each step")
+    run.add_argument("--hosts", metavar="A,B,C",
+                     help="spread the cells over these profiles, one cell at a time on each")
     run.set_defaults(func=_run)
 
     resume = ps.add_parser("resume", help="continue a campaign: finished cells are kept, an interrupted one redone")
@@ -71,6 +73,10 @@ def _run(args: argparse.Namespace) -> int:
     profile = _profile(args)
     try:
         state = create(profile.name, args.file)
+        if args.hosts:
+            from ..campaign.parallel import spread_over
+
+            spread_over(state, args.hosts)
     except (CampaignError, ValueError) as exc:
         raise CLIError(str(exc), 2) from None
     return _start(args, profile, state)
