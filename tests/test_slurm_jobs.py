@@ -252,3 +252,15 @@ exec srun {sys.executable} -u {ROOT / 'tests' / 'rank_server.py'} --dist-init-ad
         assert wait_state("late", {"ready"})["slurm"]["ranks"][1]["ready"] is True
     finally:
         gpudeck("server", "stop", "late", "-p", "cluster", "--grace", "5")
+
+
+def test_a_job_that_exits_1_after_a_traceback_takes_the_logs_class(cluster_profile):
+    scripts, _ = cluster_profile
+    (scripts / "boom.sh").write_text(
+        "#!/bin/sh\necho loading model\n"
+        f"{sys.executable} -c 'raise RuntimeError(\"weights missing\")'\nexit 1\n")
+    r = gpudeck("server", "launch", "boom", "-p", "cluster", "--wait", "--timeout", "60", "--json")
+    record = json.loads(r.stdout)
+    assert r.returncode == 1 and record["state"] == "crashed"
+    assert record["slurm"]["end"]["state"] == "FAILED" and record["exit_status"] == 1
+    assert record["crash_class"] == "python-exception"

@@ -269,8 +269,12 @@ async def crash_verdict(session: HostSession, record: LaunchRecord, end: JobEnd)
         cls = log_verdict.cls  # the log names a root cause (an illegal address before the abort)
     elif what and failure_class(what) != "exit-nonzero":
         cls = failure_class(what)  # srun saw the task die by a signal
+    elif end.cls not in (None, "exit-nonzero"):
+        cls = end.cls  # the job's exit code names a signal
+    elif log_verdict.crashed:
+        cls = log_verdict.cls  # a failed exit the log explains (a Python exception, a model that would not load)
     else:
-        cls = end.cls or "unknown"
+        cls = "unknown"  # a failed exit the log does not explain, as the triage verdict says it
     where = f"rank {rank} on {node}" if rank is not None else (f"node {node}" if node else "the job")
     detail = what or (log_verdict.summary if log_verdict.crashed else end.summary)
     summary = f"{where}: {detail} (Slurm {end.state}, exit status {end.exit_status})"
