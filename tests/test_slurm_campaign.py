@@ -71,7 +71,7 @@ def test_resume_after_kill_9_cancels_the_running_jobs_by_their_ids_and_redoes_th
     from console.campaign import state as st
     from console.servers import records
 
-    started = gpudeck("campaign", "run", str(llama_campaign(tmp_path, ["a", "b"], prompts=40)), "-p", "cluster",
+    started = gpudeck("campaign", "run", str(llama_campaign(tmp_path, ["a", "b"], prompts=16)), "-p", "cluster",
                       "--json")
     assert started.returncode == 0, started.stderr
     info = json.loads(started.stdout)
