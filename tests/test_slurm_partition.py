@@ -75,3 +75,17 @@ def test_gpus_with_an_unreachable_dcgm_still_lists_the_nodes_and_says_why_readin
     assert [n["name"] for n in doc["nodes"]] == ["n1", "n2"] and all(n["live"] is None for n in doc["nodes"])
     assert any(p.startswith("DCGM readings unavailable") for p in doc["problems"])
     assert gpudeck("profiles", "add", "bad", "--slurm", "--dcgm", "ftp://x").returncode == 2
+
+
+def test_gpus_watch_prints_one_document_per_look(slurm):
+    assert gpudeck("profiles", "add", "cluster", "--slurm").returncode == 0
+    proc = subprocess.Popen([sys.executable, "-m", "console", "gpus", "-p", "cluster", "--watch", "--json",
+                             "--interval", "0.2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
+    try:
+        docs = [json.loads(proc.stdout.readline()) for _ in range(2)]
+    finally:
+        proc.kill()
+        proc.wait()
+    assert [[n["name"] for n in d["nodes"]] for d in docs] == [["n1", "n2"], ["n1", "n2"]]
+    assert docs[1]["taken_at"] > docs[0]["taken_at"]

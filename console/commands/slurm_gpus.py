@@ -35,12 +35,21 @@ def table(part) -> str:
 
 
 async def run(profile, args: argparse.Namespace) -> int:
+    if args.watch:
+        return await _watch(profile, args)
+    part = await _read(profile)
+    if args.json:
+        emit_json({"profile": profile.name, "kind": "slurm", **part.to_json()})
+    else:
+        print(table(part))
+    return 0
+
+
+async def _read(profile):
     from ..hosts import host_for
     from ..slurm.nodes import read_partition
     from ..slurm.run import SlurmError
 
-    if args.watch:
-        raise CLIError("--watch is not available for a Slurm profile yet; run `gpudeck gpus -p NAME` again")
     host = host_for(profile)
     try:
         part = await read_partition(host, profile.slurm.partition)
@@ -50,12 +59,32 @@ async def run(profile, args: argparse.Namespace) -> int:
         await host.close()
     if profile.prometheus.url:  # DCGM through Prometheus for the same nodes: join by host name
         await _join_dcgm(profile, part)
-    if args.json:
-        emit_json({"profile": profile.name, "kind": "slurm", **part.to_json()})
-    else:
-        print(table(part))
-    return 0
+    return part
 
+
+async def _watch(profile, args: argparse.Namespace) -> int:
+    """Read the partition again every interval (default 5 s): one JSON document per line with --json."""
+    import asyncio
+    import json
+    import sys
+    import time
+
+    interval = args.interval if args.interval and args.interval > 0 else 5.0
+    while True:
+        try:
+            part = await _read(profile)
+            doc = {"profile": profile.name, "kind": "slurm", "taken_at": time.time(), **part.to_json()}
+            text = table(part)
+        except CLIError as exc:  # Slurm down for a moment: say so, keep watching
+            doc, text = {"profile": profile.name, "kind": "slurm", "error": str(exc)}, f"⚠ {exc}"
+        if args.json:
+            sys.stdout.write(json.dumps(doc) + "\n")
+        else:
+            if sys.stdout.isatty():
+                getattr(sys.stdout, "raw", sys.stdout).write("\x1b[H\x1b[2J")
+            sys.stdout.write(text + "\n\n")
+        sys.stdout.flush()
+        await asyncio.sleep(interval)
 
 async def _join_dcgm(profile, part) -> None:
     from ..gpus.prometheus import PrometheusError, PrometheusFleet
