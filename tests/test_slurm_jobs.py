@@ -264,3 +264,15 @@ def test_a_job_that_exits_1_after_a_traceback_takes_the_logs_class(cluster_profi
     assert r.returncode == 1 and record["state"] == "crashed"
     assert record["slurm"]["end"]["state"] == "FAILED" and record["exit_status"] == 1
     assert record["crash_class"] == "python-exception"
+
+
+def test_status_names_the_job_its_nodes_and_the_failing_rank(cluster_profile, gpudeck_home):
+    from console.servers import records
+    from console.servers.records import LaunchRecord
+
+    records.save("cluster", LaunchRecord(id="x", config="x", script=None, log="/l", exit_file=None, state="crashed",
+                                         crash_class="segfault", crash_record="x", slurm={"job_id": "42", "state": "FAILED",
+                                                                        "nodes": ["n1", "n2"], "failed_rank": 1,
+                                                                        "failed_node": "n2"}))
+    r = gpudeck("server", "status", "-p", "cluster")
+    assert "job 42 (FAILED) on n1,n2 · rank 1 on n2" in r.stdout and "segfault" in r.stdout

@@ -257,6 +257,19 @@ async def _stop(args) -> int:
     return await _with_session(args, body)
 
 
+def _where(record) -> str:
+    """pgid N, or for a Slurm job: job N on its nodes (and the failing rank's node, after a crash)."""
+    from ..slurm.launch import job_id
+
+    jid = job_id(record)
+    if not jid:
+        return f"pgid {record.pgid}"
+    s = record.slurm
+    nodes = ",".join(n for n in s.get("nodes") or [] if isinstance(n, str)) or "no node yet"
+    rank = f" · rank {s['failed_rank']} on {s.get('failed_node')}" if isinstance(s.get("failed_rank"), int) else ""
+    return f"job {jid} ({s.get('state')}) on {nodes}{rank}"
+
+
 def _exit_text(code: int | None) -> str:
     return "N/A" if code is None else str(code)
 
@@ -305,7 +318,7 @@ async def _status(args) -> int:
             crash = f" · {r.crash_class}" if r.crash_class else ""
             if r.escaped:
                 crash += " · still running: " + ", ".join(f"pid {p}" for p in r.escaped)
-            print(f"{r.config:<32} {r.shown_state:<9} started {when}{extra}{crash}  pgid {r.pgid}  {r.log}")
+            print(f"{r.config:<32} {r.shown_state:<9} started {when}{extra}{crash}  {_where(r)}  {r.log}")
         return 0
 
     return await _with_session(args, body)
