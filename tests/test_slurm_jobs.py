@@ -276,3 +276,35 @@ def test_status_names_the_job_its_nodes_and_the_failing_rank(cluster_profile, gp
                                                                         "failed_node": "n2"}))
     r = gpudeck("server", "status", "-p", "cluster")
     assert "job 42 (FAILED) on n1,n2 · rank 1 on n2" in r.stdout and "segfault" in r.stdout
+
+
+def test_the_consoles_runtime_launches_and_stops_a_job(cluster_profile, slurm):
+    """What the Server tab calls: HostRuntime.launch submits a job, its monitor follows it, stop is scancel."""
+    import asyncio
+
+    from console.runtime import events as ev
+    from console.runtime.host_runtime import HostRuntime
+    from console.servers import configs as cfgs
+    from console.session import HostSession
+    from profiles import store
+
+    scripts, _ = cluster_profile
+    (scripts / "tab.sh").write_text("#!/bin/sh\n#SBATCH --gres=gpu:1\necho loading model\nexec sleep 300\n")
+
+    async def go():
+        runtime = HostRuntime(HostSession.open(store.load("cluster")))
+        running = asyncio.Event()
+        runtime.subscribe(lambda e: running.set() if isinstance(e, ev.ServerStateChanged)
+                          and e.record.state == "loading" else None)
+        try:
+            config = cfgs.find(await cfgs.discover(runtime.session), "tab")
+            record = await runtime.launch(config)
+            await asyncio.wait_for(running.wait(), 30)
+            result = await runtime.stop(record)
+            return record, result
+        finally:
+            await runtime.close()
+
+    record, result = asyncio.run(go())
+    assert result.how == "scancel" and record.state == "stopped"
+    assert record.slurm["end"]["state"] == "CANCELLED" and record.slurm["end"]["stopped_by_us"]
