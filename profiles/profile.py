@@ -15,6 +15,8 @@ The TOML layout (one file per host, `<config>/profiles/<name>.toml`):
                basic_password_env, dcgm_job, scrape_interval_s, timeout_s, max_answer_mb (transport = "prometheus":
                a fleet read from Prometheus and NVIDIA's DCGM exporter; secrets come
                from the environment or a file, never from this file)
+    [slurm]    enabled, partition, account (a Slurm cluster whose login node is this
+               profile's host, local or over SSH: a launch is an sbatch job)
 
 `[ssh] host` may be a plain host name or address, or an alias from
 `~/.ssh/config`; user, port and identity file then come from that file.
@@ -107,6 +109,15 @@ class PrometheusSection:
     max_answer_mb: float | None = None    # a larger answer is refused (default 64)
 
 
+@dataclass
+class SlurmSection:
+    """A Slurm cluster reached through this profile's host (its login node)."""
+
+    enabled: bool = False
+    partition: str | None = None
+    account: str | None = None
+
+
 _SECTIONS: dict[str, type] = {
     "ssh": SSHSection,
     "server": ServerSection,
@@ -115,6 +126,7 @@ _SECTIONS: dict[str, type] = {
     "bench": BenchSection,
     "ui": UISection,
     "prometheus": PrometheusSection,
+    "slurm": SlurmSection,
 }
 
 _SCHEMA: dict[str, dict[str, str]] = {
@@ -130,6 +142,7 @@ _SCHEMA: dict[str, dict[str, str]] = {
     "prometheus": {"url": "str", "selector": "str", "bearer_token_env": "str", "bearer_token_file": "str",
                    "basic_user": "str", "basic_password_env": "str", "dcgm_job": "str",
                    "scrape_interval_s": "num", "timeout_s": "num", "max_answer_mb": "num"},
+    "slurm": {"enabled": "bool", "partition": "str", "account": "str"},
 }
 _TOP: dict[str, str] = {"transport": "str", "description": "str"}
 
@@ -137,7 +150,7 @@ _TOP: dict[str, str] = {"transport": "str", "description": "str"}
 # one an option (`find -delete`), a control character breaks lines and logs.
 _PATH_KEYS = {"ssh.identity_file", "ssh.config_file", "server.scripts_dir", "server.log_dir",
               "server.configs", "model.config", "model.quant_config"}
-_NAME_KEYS = {"ssh.host", "ssh.user"}
+_NAME_KEYS = {"ssh.host", "ssh.user", "slurm.partition", "slurm.account"}
 
 # Numbers with a range: key -> (test, what is expected).
 _RANGES: dict[str, tuple] = {
@@ -179,6 +192,7 @@ class Profile:
     bench: BenchSection = field(default_factory=BenchSection)
     ui: UISection = field(default_factory=UISection)
     prometheus: PrometheusSection = field(default_factory=PrometheusSection)
+    slurm: SlurmSection = field(default_factory=SlurmSection)
 
     @property
     def is_local(self) -> bool:
@@ -190,8 +204,18 @@ class Profile:
         return self.transport == "prometheus"
 
     @property
+    def is_slurm(self) -> bool:
+        """A Slurm cluster: its host is the login node, launches are jobs, its GPUs the partition's."""
+        return self.slurm.enabled and self.transport in ("local", "ssh")
+
+    @property
     def target(self) -> str:
         """How the operator reads this host's address: `local` or `ssh user@host:port`."""
+        if self.is_slurm:
+            return f"slurm {self.slurm.partition or '(default partition)'} via {self._host_target()}"
+        return self._host_target()
+
+    def _host_target(self) -> str:
         if self.is_local:
             return "local"
         if self.is_prometheus:
@@ -290,6 +314,8 @@ def profile_from_dict(name: str, doc: dict[str, Any], source: Path | str = "<pro
             fail("prometheus.timeout_s", "seconds between 0 and 600", prom.timeout_s)
         if prom.max_answer_mb is not None and not 0 < prom.max_answer_mb <= 4096:
             fail("prometheus.max_answer_mb", "megabytes between 0 and 4096", prom.max_answer_mb)
+    if sections["slurm"].enabled and transport == "prometheus":
+        fail("slurm.enabled", "a login node reached locally or over SSH (transport 'local' or 'ssh')", transport)
     port = sections["ssh"].port
     if port is not None and not 0 < port < 65536:
         fail("ssh.port", "a port between 1 and 65535", port)

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from tests.realparts import SSHD, LlamaServer, make_sshd, start_llama_server
+from tests.slurm_part import SlurmCluster
 
 ROOT = Path(__file__).resolve().parent.parent
 # The real corpus (nvidia-smi texts, server logs) and model configs the tests read: a copy
@@ -62,3 +63,18 @@ def shared_dir() -> Path:
         pytest.fail(f"{SHARED} is missing: it is part of the checkout (a copy of ../shared's corpus "
                     "and model configs)", pytrace=False)
     return SHARED
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory) -> SlurmCluster:
+    """A real two-node Slurm cluster (n1, n2, four fake GPUs each), shared by the session."""
+    cluster = SlurmCluster(tmp_path_factory.mktemp("slurm")).start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def slurm(slurm_cluster, monkeypatch) -> SlurmCluster:
+    """The session's cluster, with SLURM_CONF set so gpudeck's Slurm commands reach it."""
+    monkeypatch.setenv("SLURM_CONF", str(slurm_cluster.conf))
+    return slurm_cluster

@@ -2,7 +2,8 @@
 # The one test command: installs what the tests need, then runs them.
 #   bash tests/run.sh [pytest args...]
 # - apt packages (openssh-server for the real sshd, tmux for the screen smoke
-#   test, prometheus for the fleet tests) when missing and we are root;
+#   test, prometheus for the fleet tests, slurm-wlm and munge for the
+#   two-node cluster) when missing and we are root;
 # - a virtualenv in .venv with gpudeck and its test extras;
 # - llama-server and the SmolLM2 model (tests/fetch_assets.sh).
 set -euo pipefail
@@ -13,6 +14,8 @@ command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || need+=(openssh-serve
 command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v prometheus >/dev/null 2>&1 || [ -x /usr/bin/prometheus ] || need+=(prometheus)
+command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ] || need+=(slurm-wlm)
+command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ] || need+=(munge)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "installing ${need[*]} with apt-get" >&2

@@ -81,3 +81,84 @@ def test_every_module_ships_in_a_package():
                       for p in (ROOT / top).rglob("*.py")
                       if ".".join(p.parent.relative_to(ROOT).parts) not in found})
     assert not missing, f"not in any package (add an __init__.py): {missing}"
+
+
+def module_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Which of the project's modules each module imports (`from pkg import mod` counts as mod)."""
+    files = {}
+    for top in ("console", "screens", "widgets", "profiles"):
+        for path in (root / top).rglob("*.py"):
+            parts = path.relative_to(root).with_suffix("").parts
+            files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {}
+    for name, path in files.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        package = path.relative_to(root).with_suffix("").parts[:-1]
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    target = alias.name
+                    while target and target not in files:
+                        target = target.rpartition(".")[0]
+                    if target:
+                        found.add(target)
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join(package[:len(package) - node.level + 1]) if node.level else ""
+                module = ".".join(p for p in (base, node.module or "") if p)
+                for alias in node.names:
+                    if f"{module}.{alias.name}" in files:
+                        found.add(f"{module}.{alias.name}")
+                    elif module in files:
+                        found.add(module)
+        graph[name] = found - {name}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Groups of modules that reach each other through imports (Tarjan's strongly connected parts)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(cycles)
+
+
+def test_no_module_imports_itself_through_others():
+    """A cycle (even one only for type checking) means two modules share a type or a decision that
+    belongs below both of them: move it down, or pass a callable."""
+    assert import_cycles(module_graph()) == []
+
+
+def test_the_cycle_check_finds_a_cycle_through_a_package_import(tmp_path):
+    pkg = tmp_path / "console" / "pkg"
+    pkg.mkdir(parents=True)
+    (tmp_path / "console" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from . import b\n")
+    (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from console.pkg.a import A\n")
+    (pkg / "c.py").write_text("from .a import x\n")
+    assert import_cycles(module_graph(tmp_path)) == [["console.pkg.a", "console.pkg.b"]]

@@ -114,8 +114,8 @@ def _conflicts(folder: Path, port_name: str, campaign_id: str | None, profile: s
         if held is None or not _alive(held):
             path.unlink(missing_ok=True)           # unreadable (written under the guard, so not half-written) or stale
             continue
-        if held.get("campaign") == campaign_id and held.get("profile") == profile and held.get("pid") == pid:
-            continue                               # our own
+        if held.get("campaign") == campaign_id and held.get("pid") == pid:
+            continue                               # our own (a --hosts campaign may reach one machine by two profiles)
         if "any" in (path.stem, port_name) or path.stem == port_name:
             since = time.strftime("%H:%M:%S", time.localtime(held.get("since", 0) if isinstance(
                 held.get("since"), (int, float)) else 0))
@@ -155,3 +155,12 @@ def release(identity: str, port: int | None, campaign_id: str, pid: int | None =
         held = _read(path)
         if held is not None and held.get("campaign") == campaign_id and held.get("pid") == pid:
             path.unlink(missing_ok=True)
+
+
+async def take(profile, spec: dict, campaign_id: str) -> tuple[str, int | None]:
+    """Lock the profile's machine and port for a campaign; the key `release` needs back.
+    HostError when the machine can't be told, LockHeld when another campaign drives it."""
+    identity = await host_identity(profile)
+    port = lock_port(profile, spec)
+    acquire(identity, port, campaign_id, profile.name)
+    return identity, port

@@ -75,6 +75,8 @@ class Policy:
     gpu_idle_mib: float = 1024.0
     stop_at_first_slo: bool = False
     max_cells: int = limits.MAX_CELLS
+    parallel: int = 1  # cells at once, each its own job (a Slurm profile; console.campaign.parallel)
+    hosts: list[str] = field(default_factory=list)  # profiles that each run one cell at a time (--hosts)
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -153,6 +155,14 @@ def check_config_name(where: str, key: str, name: Any) -> str:
             or name.strip() in (".", ".."):
         _fail(where, key, "a launch config name as `gpudeck server list` shows it (not a path)", name)
     return name.strip()
+
+
+def _hosts(where: str, value: Any) -> list[str]:
+    """`[policy] hosts`: profile names, each once."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and v and not v.startswith("-") for v in value) \
+            or len(set(value)) != len(value) or len(value) > 64:
+        _fail(where, "policy.hosts", "a list of distinct profile names", value)
+    return list(value)
 
 
 def load(path: Path | str, max_cells: int | None = None) -> CampaignSpec:
@@ -264,7 +274,8 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
     policy_doc = doc.get("policy", {})
     if not isinstance(policy_doc, dict):
         _fail(where, "policy", "a [policy] table", policy_doc)
-    pknown = {"ready_timeout_s", "on_crash", "gpu_idle_timeout_s", "gpu_idle_mib", "stop_at_first_slo", "max_cells"}
+    pknown = {"ready_timeout_s", "on_crash", "gpu_idle_timeout_s", "gpu_idle_mib", "stop_at_first_slo", "max_cells",
+              "parallel", "hosts"}
     for key in policy_doc:
         if key not in pknown:
             _fail(where, f"policy.{key}", "one of " + ", ".join(sorted(pknown)), "unknown key")
@@ -285,7 +296,9 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
         stop_at_first_slo=stop_first,
         max_cells=_capped(where, "policy.max_cells", _positive(where, "policy.max_cells",
                                                                policy_doc.get("max_cells", limits.MAX_CELLS),
-                                                               allow_none=False), limits.MAX_CELLS_CEILING))
+                                                               allow_none=False), limits.MAX_CELLS_CEILING),
+        parallel=min(int(_positive(where, "policy.parallel", policy_doc.get("parallel", 1), allow_none=False)), 64),
+        hosts=_hosts(where, policy_doc.get("hosts", [])))
     if max_cells is not None:    # the command line's --max-cells, kept with the campaign
         policy.max_cells = _capped(where, "--max-cells", _positive(where, "--max-cells", max_cells, allow_none=False),
                                    limits.MAX_CELLS_CEILING)

@@ -74,6 +74,7 @@ class Cell:
     live: dict | None = None           # the running level: concurrency, second, tok/s of the last second
     started_at: float | None = None
     ended_at: float | None = None
+    node: str | None = None            # the node(s) it ran on (a Slurm job), so node effects show
 
     def to_json(self) -> dict:
         return asdict(self)

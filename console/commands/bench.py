@@ -420,8 +420,13 @@ async def _tunnel(config):
         raise CLIError(f"profile {config.profile!r}: {exc}", 2) from None
     if not session.host.tunnelled:
         return None
+    target = "127.0.0.1"
+    if session.profile.is_slurm:  # the server runs on its job's head node, reached through the login node
+        from console.slurm.launch import head_for_port
+
+        target = head_for_port(config.profile, port) or target
     try:
-        local = await session.host.forward_port(port)
+        local = await session.host.forward_port(port, target)
     except (HostError, OSError, Exception) as exc:  # noqa: BLE001 - any SSH failure is one line
         await session.host.close()
         raise CLIError(f"cannot open an SSH tunnel to {config.url} on {config.profile}: {exc}", 1) from None

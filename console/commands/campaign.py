@@ -17,6 +17,8 @@ def register(sub) -> None:
     run.add_argument("--foreground", action="store_true", help="run in this process, printing each step")
     run.add_argument("--max-cells", type=int, metavar="N",
                      help="allow a campaign of up to N cells (default 1000, or the file's [policy] max_cells)")
+    run.add_argument("--hosts", metavar="A,B,C",
+                     help="spread the cells over these profiles, one cell at a time on each")
     run.set_defaults(func=_run)
 
     resume = ps.add_parser("resume", help="continue a campaign: finished cells are kept, an interrupted one redone")
@@ -73,6 +75,10 @@ def _run(args: argparse.Namespace) -> int:
     profile = _profile(args)
     try:
         state = create(profile.name, args.file, max_cells=args.max_cells)
+        if args.hosts:
+            from ..campaign.parallel import spread_over
+
+            spread_over(state, args.hosts)
     except (CampaignError, ValueError) as exc:
         raise CLIError(str(exc), 2) from None
     except (ControlError, OSError) as exc:     # the host is driven by another campaign; nothing was created
@@ -123,14 +129,14 @@ def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
     from ..campaign import driver
     from ..campaign import state as st
     from ..campaign.compare import table_lines
-    from ..campaign.runner import CampaignRunner
+    from ..campaign.parallel import runner_for
     from ..campaign.spec import CampaignError
 
     state.driver_pid, state.driver_host = os.getpid(), socket.gethostname()
     state.driver_start, state.driver_token = driver.start_ticks(os.getpid()), driver.own_token()
     say = (lambda text: print(text, file=sys.stderr if as_json else sys.stdout, flush=True)) if echo else None
     try:
-        runner = CampaignRunner(state, profile, say=say)
+        runner = runner_for(state, profile, say=say)
     except CampaignError as exc:
         raise CLIError(str(exc)) from None
 

@@ -26,6 +26,10 @@ def handle(args: argparse.Namespace) -> int:
             from . import gpus_fleet
 
             return run_async(gpus_fleet.run(profile, args))
+        if profile.is_slurm:
+            from . import slurm_gpus
+
+            return run_async(slurm_gpus.run(profile, args))
         if args.watch:
             return run_async(_watch(profile, args))
         return run_async(_once(profile, args))

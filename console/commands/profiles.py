@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from .kit import CLIError, emit_json, load_profile, run_async
-from . import prom_profiles
+from . import prom_profiles, slurm_profiles
 
 
 def register(sub) -> None:
@@ -22,10 +22,11 @@ def register(sub) -> None:
 
     add = ps.add_parser("add", help="add or replace a profile")
     add.add_argument("name")
-    how = add.add_mutually_exclusive_group(required=True)
+    how = add.add_mutually_exclusive_group()
     how.add_argument("--ssh", metavar="[USER@]HOST[:PORT]", help="reach the host over SSH (HOST may be a ~/.ssh/config alias)")
     how.add_argument("--local", action="store_true", help="this machine")
     prom_profiles.add_arguments(add, how)
+    slurm_profiles.add_arguments(add, how)
     add.add_argument("--identity-file", help="private key file (else agent / ssh config)")
     add.add_argument("--ssh-config", help="an ssh_config file to use instead of ~/.ssh/config")
     add.add_argument("--description")
@@ -118,7 +119,14 @@ def _add(args: argparse.Namespace) -> int:
         raise CLIError(str(exc), 2) from None
     if store.exists(args.name) and not args.force:
         raise CLIError(f"profile {args.name!r} exists; use --force to replace it")
-    doc: dict = {"transport": "local" if args.local else "ssh"}
+    if not (args.ssh or args.local or args.prometheus or args.slurm):
+        raise CLIError("one of --ssh, --local, --prometheus or --slurm is required", 2)
+    doc: dict = {"transport": "ssh" if args.ssh else "local"}
+    slurm = slurm_profiles.section(args)
+    if slurm is not None:
+        doc["slurm"] = slurm
+        if args.dcgm:
+            doc["prometheus"] = {"url": args.dcgm}
     prometheus = prom_profiles.section(args)
     if prometheus is not None:
         doc = {"transport": "prometheus", "prometheus": prometheus}
@@ -241,6 +249,8 @@ def _check(args: argparse.Namespace) -> int:
     profile = load_profile(args.name)
     if profile.is_prometheus:
         return prom_profiles.check(profile, args.json)
+    if profile.is_slurm:
+        return slurm_profiles.check(profile, args.json)
     result = run_async(check(profile))
     if args.json:
         emit_json(result.to_json())

@@ -46,6 +46,7 @@ def register(sub) -> None:
     logs.add_argument("target", nargs="?")
     logs.add_argument("-f", "--follow", action="store_true")
     logs.add_argument("-n", "--lines", type=int, default=50)
+    logs.add_argument("--rank", type=int, help="a Slurm job's rank: that rank's own log")
     common(logs)
     logs.set_defaults(func=lambda a: run_async(_logs(a)))
 
@@ -136,6 +137,10 @@ async def _launch(args) -> int:
             raise CLIError(f"no config {args.config!r} on {session.name} (configs: {names})")
         for warning in config.warnings:
             print(f"⚠ {warning}", file=sys.stderr)
+        if session.profile.is_slurm:  # a job: the scheduler places it, not this host
+            from . import slurm_server
+
+            return await slurm_server.launch(session, config, args)
         warnings = await lifecycle.preflight(session, config.port)
         for w in warnings:
             print(f"⚠ {w.message}", file=sys.stderr)
@@ -218,6 +223,10 @@ async def _stop(args) -> int:
         if escaped:  # a stop already ran: what is left is the processes that escaped it
             return await _kill_escaped(session, escaped[0], args.json)
         record = _pick(session, args.target)
+        if session.profile.is_slurm and record.slurm:
+            from . import slurm_server
+
+            return await slurm_server.stop(session, record, args)
         try:
             result = await lifecycle.stop(session, record, args.grace,
                                           progress=lambda text: print(text, file=sys.stderr))
@@ -246,6 +255,19 @@ async def _stop(args) -> int:
         return 0 if result.clean else 1
 
     return await _with_session(args, body)
+
+
+def _where(record) -> str:
+    """pgid N, or for a Slurm job: job N on its nodes (and the failing rank's node, after a crash)."""
+    from ..slurm.launch import job_id
+
+    jid = job_id(record)
+    if not jid:
+        return f"pgid {record.pgid}"
+    s = record.slurm
+    nodes = ",".join(n for n in s.get("nodes") or [] if isinstance(n, str)) or "no node yet"
+    rank = f" · rank {s['failed_rank']} on {s.get('failed_node')}" if isinstance(s.get("failed_rank"), int) else ""
+    return f"job {jid} ({s.get('state')}) on {nodes}{rank}"
 
 
 def _exit_text(code: int | None) -> str:
@@ -296,7 +318,7 @@ async def _status(args) -> int:
             crash = f" · {r.crash_class}" if r.crash_class else ""
             if r.escaped:
                 crash += " · still running: " + ", ".join(f"pid {p}" for p in r.escaped)
-            print(f"{r.config:<32} {r.shown_state:<9} started {when}{extra}{crash}  pgid {r.pgid}  {r.log}")
+            print(f"{r.config:<32} {r.shown_state:<9} started {when}{extra}{crash}  {_where(r)}  {r.log}")
         return 0
 
     return await _with_session(args, body)
@@ -310,6 +332,12 @@ async def _logs(args) -> int:
 
     async def body(session):
         record = _pick(session, args.target, live_only=False)
+        if getattr(args, "rank", None) is not None:
+            from ..slurm.launch import rank_log
+
+            record.log = rank_log(record, args.rank)
+            if record.log is None:
+                raise CLIError(f"{record.config}: no log of rank {args.rank} (is it a Slurm job that ran srun?)")
         if not record.log:
             raise CLIError(f"{record.config}: log path unknown")
         if args.follow:

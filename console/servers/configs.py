@@ -97,6 +97,9 @@ def parse_flags(config: ServerConfig, environ: dict[str, str] | None = None) -> 
     config.parsed = parsed
     config.flags = {key: value for key, value in parsed.flags.items() if value is not None}
     config.warnings = list(parsed.warnings)
+    from ..slurm.promise import node_warnings  # a job script: its node count against its parallelism
+
+    config.warnings += node_warnings(config.text or "", config.flags, parsed.raw_flags)
 
 
 def find(configs: list[ServerConfig], name: str) -> ServerConfig | None:

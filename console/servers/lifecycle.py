@@ -88,6 +88,10 @@ async def preflight(session: HostSession, port: int | None) -> list[PreflightWar
 async def launch(session: HostSession, config: str, script: str, flags: dict | None = None,
                  port: int | None = None) -> LaunchRecord:
     """Start `script` detached; returns the saved record (state `loading`)."""
+    if session.profile.is_slurm:  # a job on the cluster (console.slurm.launch)
+        from ..slurm.launch import submit
+
+        return await submit(session, config, script, flags, port)
     if session.readonly:
         raise LaunchError("read-only console: launching is disabled")
     host = session.host
@@ -199,6 +203,10 @@ def settle(record: LaunchRecord, state: ProbeState) -> bool:
 
 async def reattach(session: HostSession) -> list[LaunchRecord]:
     """On start: refresh every record that was live when the last console closed."""
+    if session.profile.is_slurm:  # launches there are jobs: Slurm says how they are
+        from ..slurm.launch import reattach as reattach_jobs
+
+        return await reattach_jobs(session)
     changed = []
     for record in records.load_all(session.name):
         if record.live:
@@ -270,6 +278,10 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
     the server's process tree, pid by pid (see `signals`)."""
     from .signals import any_alive, signal_server
 
+    if record.slurm and session.profile.is_slurm:  # scancel, not signals (console.slurm.launch)
+        from ..slurm.launch import stop as cancel_job
+
+        return await cancel_job(session, record, grace_s, progress)
     if session.readonly:
         raise LaunchError("read-only console: stopping is disabled")
     if not record.pgid and not record.pid:

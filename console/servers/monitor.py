@@ -121,6 +121,10 @@ class ServerMonitor:
 
     async def _poll(self) -> None:
         record = self.record
+        if record.slurm:  # a Slurm job: the scheduler and its rank logs say how it is
+            from ..slurm.launch import monitor_poll
+
+            return await monitor_poll(self)
         try:
             state = await await_exit_status(self.session.host, record, await probe(self.session.host, record))
         except HostError:

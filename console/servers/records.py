@@ -42,6 +42,7 @@ class LaunchRecord:
     command: str | None = None
     escaped: list[int] = field(default_factory=list)  # pids still alive after the stop (left the group)
     effective: dict | None = None  # the flags the server's log says it runs with, once seen
+    slurm: dict | None = None  # a Slurm job: job id, nodes, batch host, rank logs (console.slurm.launch)
 
     @property
     def live(self) -> bool:

@@ -1,0 +1,209 @@
+"""Campaign cells in parallel on a Slurm profile: `[policy] parallel = N` cells at once, each its own job.
+
+Each of the N lanes is a `CampaignRunner` of its own (its own connection to
+the login node, its own sweep process) that shares the one campaign state:
+a lane takes the next queued cell, submits it as a job, waits for every rank,
+sweeps it, cancels the job and takes the next. Slurm places the jobs; a cell
+records the node(s) it ran on, so the same config on two nodes reads as a
+repeat, not as a second config. Everything runs on one event loop, so the
+shared state is written by one writer at a time (and every write is atomic).
+
+A driver killed with `kill -9` leaves cells mid-way; on resume each one's job
+is found by the id in its launch record and cancelled, and the cell is redone.
+
+With plain profiles, `campaign run --hosts a,b,c` (`[policy] hosts`) makes one
+lane per host instead: each host runs one cell at a time, and the cells'
+results merge into the one campaign state, each naming its host.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Callable
+from urllib.parse import urlsplit, urlunsplit
+
+from profiles.profile import Profile
+
+from ..servers import records
+from . import lock as locks
+from . import state as st
+from .runner import CampaignRunner, CampaignStopped
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def runner_for(state: st.CampaignState, profile: Profile, say: Callable[[str], None] | None = None):
+    """The runner a campaign needs: one lane per host with --hosts, lanes of jobs on a Slurm
+    profile, else the one-cell-at-a-time runner."""
+    from .spec import from_dict
+
+    if from_dict(state.spec, str(state.dir / "campaign.toml")).policy.hosts:
+        return HostsRunner(state, profile, say)
+    if profile.is_slurm:
+        return ParallelRunner(state, profile, say)
+    return CampaignRunner(state, profile, say)
+
+
+def spread_over(state: st.CampaignState, hosts_text: str) -> None:
+    """`--hosts a,b,c`: check every profile can run servers, then keep the list in the campaign's spec."""
+    from profiles import store
+    from profiles.profile import ProfileError
+
+    from .spec import from_dict
+
+    hosts = [h.strip() for h in hosts_text.split(",") if h.strip()]
+    if not hosts:
+        raise ValueError("--hosts names no profile")
+    for name in hosts:
+        try:
+            profile = store.load(name)
+        except (ProfileError, ValueError, OSError) as exc:
+            raise ValueError(f"--hosts: {exc}") from None
+        if profile.is_prometheus:
+            raise ValueError(f"--hosts: profile {name} has no shell to launch servers on")
+    spec = dict(state.spec)
+    spec["policy"] = {**(spec.get("policy") or {}), "hosts": hosts}
+    from_dict(spec, str(state.dir / "campaign.toml"))  # the same checks a file gets
+    state.spec = spec
+    st.save(state)
+
+
+class SlurmLane(CampaignRunner):
+    """One lane: one cell at a time, as a job; the server is reached on the job's head node."""
+
+    def __init__(self, state: st.CampaignState, profile: Profile, say: Callable[[str], None] | None = None):
+        super().__init__(state, profile, say)
+        self._head: str | None = None
+
+    async def _attempt(self, cell: st.Cell) -> None:
+        try:
+            await super()._attempt(cell)
+        finally:
+            record = records.get(self.profile.name, cell.launch_id) if cell.launch_id else None
+            if record is not None and record.slurm:
+                cell.node = ",".join(record.slurm.get("nodes") or []) or None
+                self._save()
+
+    async def _sweep_cell(self, cell: st.Cell, port: int | None) -> None:
+        record = records.get(self.profile.name, cell.launch_id) if cell.launch_id else None
+        self._head = (record.slurm or {}).get("head_addr") if record is not None else None
+        try:
+            await super()._sweep_cell(cell, port)
+        finally:
+            self._head = None
+
+    def _url_for(self, port: int | None) -> str:
+        """The server listens on the job's head node, not on the login node."""
+        url = super()._url_for(port)
+        parts = urlsplit(url)
+        if self._head and parts.hostname in _LOOPBACK:
+            where = f"[{self._head}]" if ":" in self._head else self._head
+            netloc = f"{where}:{parts.port}" if parts.port else where
+            url = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+        return url
+
+    async def _gpus_idle(self, cell: st.Cell) -> None:
+        """Slurm takes the GPUs back with the job; a later job waits for them if it must."""
+
+
+class ParallelRunner(CampaignRunner):
+    """Runs the campaign's remaining cells `policy.parallel` at a time, each lane a `SlurmLane`."""
+
+    def __init__(self, state: st.CampaignState, profile: Profile, say: Callable[[str], None] | None = None):
+        super().__init__(state, profile, say)
+        self.lanes = self._make_lanes(say)
+
+    def _make_lanes(self, say) -> list[CampaignRunner]:
+        return [SlurmLane(self.state, self.profile, say) for _ in range(max(1, self.spec.policy.parallel))]
+
+    def _lane_of(self, cell: st.Cell) -> CampaignRunner:
+        return self.lanes[0]
+
+    def request_stop(self) -> None:
+        super().request_stop()
+        for lane in self.lanes:
+            lane.request_stop()
+
+    async def run(self) -> st.CampaignState:
+        state = self.state
+        key = await locks.take(self.profile, state.spec, state.id)
+        state.status, state.note = "running", ""
+        self._save()
+        try:
+            for cell in state.cells:
+                if cell.status in st.IN_PROGRESS:
+                    await self._lane_of(cell)._recover(cell)
+            queue = [c for c in state.cells if c.status not in st.FINISHED]
+            self._log(f"{len(queue)} cell(s), {len(self.lanes)} at a time")
+            outcomes = await asyncio.gather(*(self._lane(lane, queue) for lane in self.lanes),
+                                            return_exceptions=True)
+            failure = next((o for o in outcomes if isinstance(o, BaseException)
+                            and not isinstance(o, CampaignStopped)), None)
+            if failure is not None:
+                raise failure
+            if self.stop_requested.is_set() or any(isinstance(o, CampaignStopped) for o in outcomes):
+                raise CampaignStopped()
+            state.status = "finished"
+        except CampaignStopped:
+            state.status, state.note = "stopped", "stopped by the operator"
+            for cell in state.cells:
+                if cell.status in st.IN_PROGRESS:
+                    cell.status, cell.note = "interrupted", "campaign stopped during this cell"
+        except locks.LockHeld:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failed campaign says why and keeps every finished cell
+            state.status, state.note = "failed", f"{type(exc).__name__}: {exc}"
+            self._log(f"campaign failed: {state.note}")
+        finally:
+            state.finished_at = time.time()
+            self._save()
+            locks.release(*key, state.id)
+            for runner in (self, *self.lanes):
+                await runner.session.host.close()
+        return state
+
+    async def _lane(self, lane: CampaignRunner, queue: list[st.Cell]) -> None:
+        """Take queued cells one after another until none is left, a stop, or an SLO met."""
+        while queue and not self.stop_requested.is_set():
+            cell = queue.pop(0)
+            if cell.status != "queued" and cell.status not in st.IN_PROGRESS:
+                continue  # skipped meanwhile (an SLO met by another lane's cell)
+            await lane._run_cell(cell)
+            if self.spec.policy.stop_at_first_slo and lane._meets_slo(cell):
+                for rest in queue:
+                    if rest.status == "queued":
+                        rest.status, rest.note = "skipped", f"{cell.name} met every SLO first"
+                queue.clear()
+                self._save()
+
+
+class HostLane(CampaignRunner):
+    """One host of a `--hosts` campaign: its cells launch, sweep and stop on this profile."""
+
+    async def _attempt(self, cell: st.Cell) -> None:
+        cell.node = self.profile.name
+        await super()._attempt(cell)
+
+
+class HostsRunner(ParallelRunner):
+    """`--hosts a,b,c`: one lane per profile, each taking the next queued cell when its last one ends."""
+
+    def _make_lanes(self, say) -> list[CampaignRunner]:
+        from profiles import store
+
+        return [HostLane(self.state, store.load(name), say) for name in self.spec.policy.hosts]
+
+    def _lane_of(self, cell: st.Cell) -> CampaignRunner:
+        """The interrupted cell's own host stops what it left running there."""
+        return next((lane for lane in self.lanes if lane.profile.name == cell.node), self.lanes[0])
+
+    async def run(self) -> st.CampaignState:
+        others = [lane.profile for lane in self.lanes if lane.profile.name != self.state.profile]
+        taken: list[tuple[str, int | None]] = []
+        try:
+            for profile in others:  # no other campaign may drive a host of this one meanwhile
+                taken.append(await locks.take(profile, self.state.spec, self.state.id))
+            return await super().run()
+        finally:
+            for key in taken:
+                locks.release(*key, self.state.id)

@@ -1,0 +1,14 @@
+"""Slurm: a partition read as a fleet, a launch run as an sbatch job, a stop as `scancel`.
+
+gpudeck builds no scheduler: every action is a Slurm command run on the
+profile's host (the login node, local or over SSH), always under `timeout`
+(`sinfo` hangs while `slurmctld` is down).
+
+  run.py       one Slurm command on the login node, bounded in time
+  hostlist.py  `n[1-3,7]` expanded to node names
+  nodes.py     `scontrol show node -o -d` + `squeue` parsed into node rows
+  jobs.py      `scontrol show job -o` parsed; sbatch, scancel
+  ending.py    a job's end (state, exit code, who cancelled) as process evidence
+  launch.py    a launch script as a job: submit, follow, stop
+  ranks.py     per-rank logs of a multi-node job, readiness and crash per rank
+"""

@@ -1,0 +1,106 @@
+"""One job as `scontrol show job -o -d` prints it; submitting with sbatch, cancelling with scancel."""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+
+from ..hosts import Host
+from .fields import exit_code, gres_gpus, null, parse_record
+from .hostlist import HostlistError, expand
+from .run import SlurmError, slurm
+
+LIVE_STATES = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED",
+                         "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED"})
+_JOB_ID = re.compile(r"^[0-9]+$")
+
+
+@dataclass
+class JobInfo:
+    job_id: str
+    state: str  # RUNNING, FAILED, CANCELLED, TIMEOUT, ...
+    reason: str | None
+    exit_status: int | None  # the A of ExitCode=A:B
+    exit_signal: int | None  # the B
+    nodes: list[str]
+    batch_host: str | None
+    num_nodes: int | None
+    num_tasks: int | None
+    stdout: str | None
+    name: str | None = None
+    restarts: int | None = None  # times Slurm requeued it (a node failed under it, a preemption)
+    gpus: int | None = None  # GPUs allocated to the whole job (what a roofline of this server counts)
+
+    @property
+    def live(self) -> bool:
+        return self.state in LIVE_STATES
+
+    def to_json(self) -> dict:
+        return asdict(self) | {"live": self.live}
+
+
+def _int(value: str | None) -> int | None:
+    value = null(value)
+    return int(value) if value and value.isdigit() else None
+
+
+def _job_gpus(rec: dict[str, str]) -> int | None:
+    """The job's GPU total: JOB_GRES (all nodes together), else TresPerNode x NumNodes."""
+    total = gres_gpus(rec.get("JOB_GRES"))
+    if total:
+        return total
+    per_node, nodes = gres_gpus((rec.get("TresPerNode") or "").replace("gres:", "")), _int(rec.get("NumNodes"))
+    if per_node and nodes:
+        return per_node * nodes
+    return 0 if rec.get("JobState") else None
+
+
+def parse_job(text: str) -> JobInfo | None:
+    """The first job in `scontrol show job -o -d` output; None if there is none."""
+    for line in text.splitlines()[:64]:
+        rec = parse_record(line)
+        job_id = null(rec.get("JobId"))
+        if not job_id or not _JOB_ID.match(job_id):
+            continue
+        state = (rec.get("JobState") or "UNKNOWN").split()[0]
+        status, sig = exit_code(rec.get("ExitCode"))
+        try:
+            nodes = expand(rec.get("NodeList", ""))
+        except HostlistError:
+            nodes = []
+        return JobInfo(job_id=job_id, state=state, reason=null(rec.get("Reason")), exit_status=status,
+                       exit_signal=sig, nodes=nodes, batch_host=null(rec.get("BatchHost")),
+                       num_nodes=_int(rec.get("NumNodes")), num_tasks=_int(rec.get("NumTasks")),
+                       stdout=null(rec.get("StdOut")), name=null(rec.get("JobName")),
+                       restarts=_int(rec.get("Restarts")), gpus=_job_gpus(rec))
+    return None
+
+
+def parse_sbatch(text: str) -> str:
+    """`sbatch --parsable` prints `ID` or `ID;cluster`; anything else is an error."""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    job_id = first.split(";")[0].strip()
+    if not _JOB_ID.match(job_id):
+        raise SlurmError(f"sbatch printed no job id: {first[:120]!r}")
+    return job_id
+
+
+async def show_job(host: Host, job_id: str) -> JobInfo | None:
+    """The job now; None once Slurm has forgotten it (past MinJobAge) or never knew it."""
+    if not _JOB_ID.match(job_id):
+        raise SlurmError(f"not a job id: {job_id[:40]!r}")
+    result = await slurm(host, ["scontrol", "show", "job", "-o", "-d", job_id], check=False)
+    if not result.ok:
+        if "Invalid job id" in result.stderr:
+            return None
+        raise SlurmError(f"scontrol show job {job_id}: {result.stderr.strip()[:200] or 'failed'}")
+    return parse_job(result.stdout)
+
+
+async def cancel(host: Host, job_id: str, signal: str | None = None) -> None:
+    """`scancel --full` (the batch shell too, not only its steps); with `signal`, that signal only."""
+    if not _JOB_ID.match(job_id):
+        raise SlurmError(f"not a job id: {job_id[:40]!r}")
+    argv = ["scancel", "--full"]
+    if signal:
+        argv.append(f"--signal={signal}")
+    await slurm(host, [*argv, "--", job_id])

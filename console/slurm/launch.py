@@ -1,0 +1,386 @@
+"""A launch script run as a Slurm job: submit with sbatch, follow with scontrol, stop with scancel.
+
+The job carries the launch id (`GPUDECK_LAUNCH_ID`) and writes its batch log
+to the profile's log dir and one log per srun task beside it (`ranks.py`).
+The launch record keeps the job id, node list, batch (head) node and logs
+under `slurm`, so any later console or CLI call finds the job by its id.
+
+States map onto the launch record's: PENDING is `launching`, RUNNING is
+`loading` until every rank's log says ready (and the head node's /health
+answers, when the config names a port), then `ready`. A job that ended is
+`stopped` or `crashed` by `ending.job_end`; a crash names the rank and node
+it happened on.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from ..hosts import HostError, LocalHost
+from ..servers import crashes, records
+from ..servers.lifecycle import LaunchError, StopResult, absolute, safe_stem, DEFAULT_LOG_DIR
+from ..servers.records import LaunchRecord
+from ..servers.triage import TriageResult, classify_text
+from ..servers.triage.verdict import CAUSES
+from ..session import HostSession
+from . import directives
+from .ending import JobEnd, job_end
+from .fields import null, parse_record
+from .jobs import JobInfo, cancel, parse_sbatch, show_job
+from .ranks import RankLog, failure_class, list_rank_logs, rank_pattern, read_rank, srun_failures
+from .run import SlurmError, slurm
+
+BATCH_TAIL = 2_000_000
+_SCHEDULER = {"timeout", "node-fail", "out-of-memory", "preempted", "cancelled"}
+
+
+async def submit(session: HostSession, config: str, script: str, flags: dict | None = None,
+                 port: int | None = None) -> LaunchRecord:
+    """sbatch the script; returns the saved record (`launching` while the job is pending)."""
+    if session.readonly:
+        raise LaunchError("read-only console: launching is disabled")
+    host, profile = session.host, session.profile
+    log_dir = (await absolute(host, profile.server.log_dir or DEFAULT_LOG_DIR)).rstrip("/")
+    if any(ch in log_dir for ch in "%,\n"):
+        raise LaunchError(f"log dir {log_dir!r}: Slurm reads '%' and ',' in it as patterns; choose another")
+    script = await absolute(host, script)
+    read = await host.run(["sh", "-c", 'test -f "$1" || { echo "no such script: $1" >&2; exit 1; }; '
+                           'mkdir -p -- "$2" || exit 1; head -c 262144 -- "$1"', "sh", script, log_dir], timeout=20)
+    if not read.ok:
+        raise LaunchError(read.stderr.strip() or f"cannot prepare {log_dir}")
+    asked = directives.sbatch_options(read.stdout)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    launch_id = f"{safe_stem(config)}-{stamp}"
+    log = f"{log_dir}/{launch_id}.log"
+    argv = ["sbatch", "--parsable", f"--job-name=gpudeck-{safe_stem(config)}", f"--output={log}",
+            f"--chdir={script.rsplit('/', 1)[0] or '/'}",
+            f"--export=ALL,GPUDECK_LAUNCH_ID={launch_id},SLURM_STDOUTMODE={rank_pattern(log_dir, launch_id)}"]
+    if profile.slurm.partition and directives.asks_for(asked, "p", "partition") is None:
+        argv.append(f"--partition={profile.slurm.partition}")
+    if profile.slurm.account and directives.asks_for(asked, "A", "account") is None:
+        argv.append(f"--account={profile.slurm.account}")
+    record = LaunchRecord(id=launch_id, config=config, script=script, log=log, exit_file=None,
+                          flags=dict(flags or {}), port=port)
+    record.slurm = {"job_id": None, "state": "SUBMITTING", "nodes": [], "batch_host": None, "head_addr": None,
+                    "log_dir": log_dir, "nodes_asked": directives.nodes_asked(asked), "ranks": [],
+                    "end": None, "failed_rank": None, "failed_node": None}
+    records.save(session.name, record)
+    try:
+        result = await slurm(host, [*argv, script], timeout_s=30)
+        record.slurm["job_id"] = parse_sbatch(result.stdout)
+    except SlurmError as exc:
+        record.state = "crashed"
+        record.slurm["state"] = "NOT_SUBMITTED"
+        records.save(session.name, record)
+        raise LaunchError(f"could not submit {config}: {exc}") from None
+    record.slurm["state"] = "PENDING"
+    record.command = " ".join([*argv, script])
+    records.save(session.name, record)
+    return record
+
+
+def job_id(record: LaunchRecord) -> str | None:
+    """The record's Slurm job id, if it holds a well-formed one (the file is read as untrusted)."""
+    value = record.slurm.get("job_id") if isinstance(record.slurm, dict) else None
+    return value if isinstance(value, str) and value.isdigit() and len(value) < 20 else None
+
+
+async def head_address(session: HostSession, node: str) -> str | None:
+    """The batch (head) node's NodeAddr: where the server's port is reached from the login node."""
+    result = await slurm(session.host, ["scontrol", "show", "node", "-o", node], check=False)
+    for line in result.stdout.splitlines()[:4]:
+        rec = parse_record(line, free_text_last="Reason")
+        if rec.get("NodeName") == node:
+            return null(rec.get("NodeAddr")) or node
+    return None
+
+
+def head_for_port(profile_name: str, port: int | None) -> str | None:
+    """The head node address of the live job serving `port` on this profile, if gpudeck launched one:
+    where a tunnel through the login node must lead."""
+    if port is None:
+        return None
+    for record in records.load_all(profile_name):
+        if record.live and record.port == port and job_id(record):
+            addr = record.slurm.get("head_addr")
+            if isinstance(addr, str) and addr and not addr.startswith("-") and len(addr) < 256:
+                return addr
+    return None
+
+
+def job_gpus(profile_name: str, config: str | None = None) -> int | None:
+    """GPUs of the newest live job (of `config`, if named): the count a roofline of that server takes."""
+    for record in records.load_all(profile_name):
+        if record.live and job_id(record) and (config is None or record.config == config):
+            gpus = record.slurm.get("gpus")
+            return gpus if isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0 else None
+    return None
+
+
+async def health_ok(session: HostSession, record: LaunchRecord) -> bool:
+    """The head node's /health answers 200, reached through the login node."""
+    import httpx
+
+    addr = (record.slurm or {}).get("head_addr")
+    if not record.port or not addr:
+        return False
+    try:
+        if isinstance(session.host, LocalHost):
+            where = f"{addr}:{record.port}"
+        else:
+            where = f"127.0.0.1:{await session.host.forward_port(record.port, addr)}"
+        async with httpx.AsyncClient(timeout=2.0) as client:
+            return (await client.get(f"http://{where}/health")).status_code == 200
+    except (httpx.HTTPError, HostError, OSError):
+        return False
+
+
+async def read_ranks(session: HostSession, record: LaunchRecord) -> list[RankLog]:
+    """Every rank log of the launch, triaged; none when the record names no absolute log dir."""
+    log_dir = record.slurm.get("log_dir") if isinstance(record.slurm, dict) else None
+    if not isinstance(log_dir, str) or not log_dir.startswith("/") or "\n" in log_dir:
+        return []
+    ranks = await list_rank_logs(session.host, log_dir, record.id)
+    return [await read_rank(session.host, r) for r in ranks]
+
+
+def rank_log(record: LaunchRecord, rank: int) -> str | None:
+    """The path of one rank's log, as last listed in the record."""
+    for entry in (record.slurm or {}).get("ranks") or []:
+        if isinstance(entry, dict) and entry.get("rank") == rank and isinstance(entry.get("path"), str):
+            return entry["path"]
+    return None
+
+
+async def _batch_text(session: HostSession, record: LaunchRecord) -> str:
+    if not record.log:
+        return ""
+    result = await session.host.run(["tail", "-c", str(BATCH_TAIL), "--", record.log], timeout=30)
+    return result.stdout if result.ok else ""
+
+
+async def refresh(session: HostSession, record: LaunchRecord) -> bool:
+    """Bring a live job's record up to date with Slurm and its logs; True when it changed (and was saved)."""
+    if not record.live or not job_id(record):
+        return False
+    before = json.dumps(record.to_json(), sort_keys=True, default=str)
+    s = record.slurm
+    job = await show_job(session.host, s["job_id"])
+    if job is None:  # Slurm no longer knows it (past MinJobAge): its end is unknown
+        end = JobEnd("UNKNOWN", None, None, record.kill_requested, "stopped" if record.kill_requested else "unknown",
+                     "Slurm no longer knows the job; its end state is unknown")
+        await _ended(session, record, None, end)
+    else:
+        s.update(state=job.state, nodes=job.nodes, batch_host=job.batch_host, num_tasks=job.num_tasks,
+                 num_nodes=job.num_nodes, gpus=job.gpus)
+        if job.live:
+            await _running(session, record, job)
+        else:
+            on_disk = records.get(session.name, record.id)  # a stop asked by another process counts too
+            if on_disk is not None and on_disk.kill_requested:
+                record.kill_requested = True
+            end = job_end(job.state, job.exit_status, job.exit_signal, record.kill_requested)
+            await _ended(session, record, job, end)
+    after = json.dumps(record.to_json(), sort_keys=True, default=str)
+    if after != before:
+        records.save(session.name, record)
+        return True
+    return False
+
+
+async def _running(session: HostSession, record: LaunchRecord, job: JobInfo) -> None:
+    s = record.slurm
+    if job.state not in ("RUNNING", "COMPLETING"):
+        if record.state in ("loading", "ready") and job.restarts:  # requeued: it starts over elsewhere
+            record.state, record.ready_at = "launching", None
+            s["restarts"], s["head_addr"], s["ranks"] = job.restarts, None, []
+        return
+    if record.state == "launching":
+        record.state = "loading"
+    if job.batch_host and not s.get("head_addr"):
+        s["head_addr"] = await head_address(session, job.batch_host)
+    if record.state not in ("loading", "ready"):
+        return
+    ranks = await read_ranks(session, record)
+    s["ranks"] = [r.to_json() for r in ranks]
+    if record.state == "loading" and await _all_ready(session, record, job, ranks):
+        record.state = "ready"
+        record.ready_at = time.time()
+
+
+async def _all_ready(session: HostSession, record: LaunchRecord, job: JobInfo, ranks: list[RankLog]) -> bool:
+    """Every rank's log says ready (or, with no srun, the batch log does), and /health answers if a port is known."""
+    if ranks:
+        expected = max(job.num_tasks or 1, job.num_nodes or 1, len(ranks))
+        if len(ranks) < expected or not all(r.ready for r in ranks):
+            return False
+    elif not classify_text(await _batch_text(session, record)).ready_seen:
+        return False
+    return await health_ok(session, record) if record.port else True
+
+
+async def _ended(session: HostSession, record: LaunchRecord, job: JobInfo | None, end: JobEnd) -> None:
+    s = record.slurm
+    s["end"] = end.to_json()
+    record.exit_status = end.exit_status
+    record.stopped_at = record.stopped_at or time.time()
+    if end.cls in (None, "stopped"):
+        record.state = "stopped"
+        return
+    record.state = "crashed"
+    verdict, rank, node = await crash_verdict(session, record, end)
+    s["failed_rank"], s["failed_node"] = rank, node
+    record.crash_class = verdict.cls
+    doc = crashes.write(session.name, record, verdict)
+    record.crash_record = doc["id"]
+
+
+async def crash_verdict(session: HostSession, record: LaunchRecord, end: JobEnd) -> tuple[TriageResult, int | None, str | None]:
+    """Why the job ended badly and on which rank and node: Slurm's class first, then srun's
+    report of the failing task, then that rank's own log."""
+    batch = await _batch_text(session, record)
+    ranks = {r.rank: r for r in await read_ranks(session, record)}
+    failures = srun_failures(batch)
+    rank = node = what = line = None
+    # The first cause, not its echo: a task killed by a signal before one that exited after
+    # losing its peer; then a rank whose own log shows a crash; then srun's first report.
+    by_signal = [f for f in failures if failure_class(f.what) != "exit-nonzero"]
+    crashed = [r for r in ranks.values() if r.verdict and r.verdict.crashed]
+    if by_signal or (failures and not crashed):
+        first = (by_signal or failures)[0]
+        rank = first.ranks[0] if first.ranks else None
+        node, what, line = first.node, first.what, first.line
+    elif crashed:
+        rank, node = crashed[0].rank, crashed[0].node
+        reported = [f for f in failures if rank in f.ranks]
+        if reported:
+            what, line = reported[0].what, reported[0].line
+    if node is None and rank in ranks:
+        node = ranks[rank].node
+    nodes = record.slurm.get("nodes") or []
+    if node is None and isinstance(nodes, list) and len(nodes) == 1:
+        node = nodes[0]  # a one-node job: whatever failed, failed there
+    rank_log = ranks.get(rank) if rank is not None else None
+    log_verdict = rank_log.verdict if rank_log and rank_log.verdict else classify_text(batch)
+    if end.cls in _SCHEDULER:
+        cls = end.cls  # the scheduler's word: nothing the log says overrides a TIMEOUT
+    elif log_verdict.crashed and log_verdict.cls in CAUSES:
+        cls = log_verdict.cls  # the log names a root cause (an illegal address before the abort)
+    elif what and failure_class(what) != "exit-nonzero":
+        cls = failure_class(what)  # srun saw the task die by a signal
+    elif end.cls not in (None, "exit-nonzero"):
+        cls = end.cls  # the job's exit code names a signal
+    elif log_verdict.crashed:
+        cls = log_verdict.cls  # a failed exit the log explains (a Python exception, a model that would not load)
+    else:
+        cls = "unknown"  # a failed exit the log does not explain, as the triage verdict says it
+    where = f"rank {rank} on {node}" if rank is not None else (f"node {node}" if node else "the job")
+    detail = what or (log_verdict.summary if log_verdict.crashed else end.summary)
+    summary = f"{where}: {detail} (Slurm {end.state}, exit status {end.exit_status})"
+    if rank_log and rank_log.tail:
+        excerpt, at = list(rank_log.tail), rank_log.verdict.line if rank_log.verdict else None
+    else:
+        lines = batch.splitlines()
+        excerpt = lines[max(0, (line or len(lines)) - 6):(line or len(lines)) + 2]
+        at = line
+    verdict = TriageResult(cls=cls, line=at, summary=summary, excerpt=excerpt, server=log_verdict.server,
+                           ready_seen=bool(ranks) and all(r.ready for r in ranks.values()) or log_verdict.ready_seen,
+                           state="crashed")
+    return verdict, rank, node
+
+
+async def poll(session: HostSession, record: LaunchRecord) -> bool:
+    """One look for a monitor: True when the record changed; a Slurm or host outage changes nothing."""
+    try:
+        return await refresh(session, record)
+    except (SlurmError, HostError):
+        return False
+
+
+async def monitor_poll(monitor) -> None:
+    """A `ServerMonitor`'s poll for a job: refresh, then report the state and the crash record
+    this module wrote (with the job's own verdict) through the monitor's callbacks."""
+    record = monitor.record
+    if not await poll(monitor.session, record):
+        return
+    if record.crash_record and monitor.crash_doc is None:
+        from ..store.crashes import crash_of_launch
+
+        found = crash_of_launch(monitor.session.name, record.id)
+        monitor.crash_doc = found.to_doc() if found else None
+        if monitor.crash_doc:
+            monitor.on_crash(monitor.crash_doc)
+    monitor.on_state(record)
+
+
+async def reattach(session: HostSession) -> list[LaunchRecord]:
+    """Refresh every live job record of the profile (what `lifecycle.reattach` does for processes)."""
+    changed = []
+    for record in records.load_all(session.name):
+        if record.live and job_id(record):
+            try:
+                await refresh(session, record)
+            except (SlurmError, HostError):
+                continue
+            changed.append(record)
+    return changed
+
+
+async def follow(session: HostSession, record: LaunchRecord, timeout_s: float, poll_s: float = 0.3,
+                 until=("ready", "crashed", "stopped")) -> LaunchRecord:
+    """Refresh until the record reaches one of `until` or `timeout_s` passes."""
+    deadline = time.monotonic() + timeout_s
+    while record.state not in until and record.shown_state not in until and time.monotonic() < deadline:
+        try:
+            await refresh(session, record)
+        except SlurmError:
+            pass
+        if record.state in until:
+            break
+        await asyncio.sleep(poll_s)
+    return record
+
+
+async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None = None,
+               progress=None) -> StopResult:
+    """`scancel --full`: SIGTERM to the batch shell and every step now; if the job has not
+    ended after the grace period, SIGKILL to all of it. The job then reads CANCELLED, by us."""
+    if session.readonly:
+        raise LaunchError("read-only console: stopping is disabled")
+    jid = job_id(record)
+    if not jid:
+        raise LaunchError(f"{record.config}: no Slurm job id recorded")
+    say = progress or (lambda text: None)
+    grace = session.profile.server.kill_grace_s if grace_s is None else grace_s
+    record.kill_requested = True
+    record.state = "stopping"
+    records.save(session.name, record)
+    started = time.monotonic()
+    result = StopResult("TERM", 0.0, None, how="scancel")
+    try:
+        await cancel(session.host, jid)
+        say(f"scancel --full {jid}: SIGTERM to the batch shell and its steps")
+        killed = False
+        while True:
+            job = await show_job(session.host, jid)
+            if job is None or not job.live:
+                break
+            elapsed = time.monotonic() - started
+            if not killed and elapsed > grace:
+                await cancel(session.host, jid, signal="KILL")
+                result.signal, killed = "KILL", True
+                say(f"job {jid} still running after {grace:g}s: SIGKILL sent")
+            elif elapsed > grace + 60:
+                break  # a node that does not answer; Slurm will mark it
+            await asyncio.sleep(0.2)
+        await refresh(session, record)
+    except SlurmError as exc:
+        raise LaunchError(f"{record.config}: {exc}") from None
+    if record.live:  # Slurm still holds it (COMPLETING on a dead node): it is ours to forget
+        record.state = "stopped"
+        record.stopped_at = time.time()
+        records.save(session.name, record)
+    result.seconds = round(time.monotonic() - started, 2)
+    result.exit_status = record.exit_status
+    return result

@@ -1,0 +1,310 @@
+"""Launches as Slurm jobs on the real two-node test cluster: a two-rank server across n1 and n2,
+a stop by scancel, a segfault, each read back through gpudeck's CLI."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.realparts import ROOT, free_port
+
+
+def gpudeck(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True,
+                          env=dict(os.environ), timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def cluster_profile(slurm, tmp_path):
+    """A Slurm profile on this machine (the login node) with its scripts and logs in tmp_path."""
+    scripts, logs = tmp_path / "scripts", tmp_path / "logs"
+    scripts.mkdir()
+    r = gpudeck("profiles", "add", "cluster", "--slurm", "--partition", "gpu", "--scripts-dir", str(scripts),
+                "--log-dir", str(logs))
+    assert r.returncode == 0, r.stderr
+    return scripts, logs
+
+
+def status(profile: str = "cluster") -> dict:
+    r = gpudeck("server", "status", "-p", profile, "--json")
+    assert r.returncode == 0, r.stderr
+    return {s["config"]: s for s in json.loads(r.stdout)["servers"]}
+
+
+def wait_state(config: str, states: set[str], timeout: float = 60) -> dict:
+    """Until `server status` shows the config in one of `states` (each look is one CLI call)."""
+    deadline = time.monotonic() + timeout
+    seen = None
+    while time.monotonic() < deadline:
+        seen = status().get(config)
+        if seen and seen["shown_state"] in states:
+            return seen
+        time.sleep(0.2)
+    raise AssertionError(f"{config} never reached {states}: {seen and seen['shown_state']}")
+
+
+def test_two_rank_server_across_n1_n2_gets_ready_and_a_crash_on_rank_1_is_rank_1s(cluster_profile, tmp_path):
+    scripts, logs = cluster_profile
+    crash = tmp_path / "crash-now"
+    init_port, http_port = free_port(), free_port()
+    (scripts / "tworank.sh").write_text(f"""#!/bin/sh
+#SBATCH -N 2
+#SBATCH --gres=gpu:2
+head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+exec srun {sys.executable} -u {ROOT / 'tests' / 'rank_server.py'} --dist-init-addr "$head:{init_port}" \\
+    --port {http_port} --crash-rank 1 --crash-file {crash}
+""")
+    r = gpudeck("server", "launch", "tworank", "-p", "cluster", "--wait", "--timeout", "60", "--json")
+    assert r.returncode == 0, r.stderr
+    record = json.loads(r.stdout)
+    job = record["slurm"]
+    assert record["state"] == "ready" and job["nodes"] == ["n1", "n2"] and job["batch_host"] == "n1"
+    assert job["gpus"] == 4  # two per node: the count a roofline of this server takes
+    from console.slurm.launch import job_gpus
+
+    assert job_gpus("cluster", "tworank") == 4
+    assert [(k["rank"], k["node"], k["ready"]) for k in job["ranks"]] == [(0, "n1", True), (1, "n2", True)]
+    assert Path(record["log"]).parent == logs and job["job_id"].isdigit()
+    rank1 = logs / f"{record['id']}.rank1.n2.log"
+    assert "joined rank 0 at n1:" in rank1.read_text()  # the real rendezvous went from n2 to n1
+
+    logs = gpudeck("server", "logs", "tworank", "-p", "cluster", "--rank", "1", "--json")
+    assert logs.returncode == 0, logs.stderr
+    assert any("joined rank 0" in line for line in json.loads(logs.stdout)["lines"])
+
+    crash.touch()
+    ended = wait_state("tworank", {"crashed"})
+    assert ended["crash_class"] == "segfault"
+    assert (ended["slurm"]["failed_rank"], ended["slurm"]["failed_node"]) == (1, "n2")
+    assert ended["slurm"]["end"]["state"] == "FAILED"
+    crashes = list(Path(os.environ["GPUDECK_HOME"]).rglob(f"crashes/{ended['crash_record']}.json"))
+    doc = json.loads(crashes[0].read_text())
+    assert doc["class"] == "segfault" and doc["summary"].startswith("rank 1 on n2:")
+
+
+def test_scancel_by_gpudeck_reads_stopped(cluster_profile, slurm):
+    scripts, _ = cluster_profile
+    (scripts / "idle.sh").write_text("#!/bin/sh\n#SBATCH --gres=gpu:1\necho loading model\nexec sleep 300\n")
+    r = gpudeck("server", "launch", "idle", "-p", "cluster", "--json")
+    assert r.returncode == 0, r.stderr
+    job_id = json.loads(r.stdout)["slurm"]["job_id"]
+    slurm.wait_job(job_id, {"RUNNING"})
+    stopped = gpudeck("server", "stop", "idle", "-p", "cluster", "--grace", "10", "--json")
+    assert stopped.returncode == 0, stopped.stderr
+    doc = json.loads(stopped.stdout)
+    assert doc["record"]["state"] == "stopped" and doc["how"] == "scancel"
+    assert doc["record"]["slurm"]["end"]["state"] == "CANCELLED"
+    assert doc["record"]["slurm"]["end"]["stopped_by_us"] is True
+    assert doc["record"]["crash_class"] is None
+    assert slurm.wait_job(job_id, {"CANCELLED"})["JobState"] == "CANCELLED"
+
+
+def test_a_job_killed_by_sigsegv_reads_as_a_segfault(cluster_profile):
+    scripts, _ = cluster_profile
+    (scripts / "segv.sh").write_text(
+        "#!/bin/sh\necho loading model\n"
+        f"{sys.executable} -c 'import os, signal; os.kill(os.getpid(), signal.SIGSEGV)'\n")
+    r = gpudeck("server", "launch", "segv", "-p", "cluster", "--wait", "--timeout", "60", "--json")
+    assert r.returncode == 1
+    record = json.loads(r.stdout)
+    assert record["state"] == "crashed" and record["crash_class"] == "segfault"
+    assert record["slurm"]["end"]["state"] == "FAILED" and record["exit_status"] == 139
+
+
+def test_a_console_monitor_follows_a_job_and_a_foreign_scancel_reads_cancelled(cluster_profile, slurm):
+    """The TUI's monitor on a Slurm job: a running job is loading (never taken for dead for
+    having no process group here), and a scancel nobody in gpudeck asked for is `cancelled`."""
+    import asyncio
+
+    from console.servers import records
+    from console.servers.monitor import ServerMonitor
+    from console.session import HostSession
+    from profiles import store
+
+    scripts, _ = cluster_profile
+    (scripts / "idle.sh").write_text("#!/bin/sh\necho loading model\nexec sleep 300\n")
+    r = gpudeck("server", "launch", "idle", "-p", "cluster", "--json")
+    assert r.returncode == 0, r.stderr
+    launched = json.loads(r.stdout)
+
+    async def follow() -> list[str]:
+        session = HostSession.open(store.load("cluster"))
+        record = records.get("cluster", launched["id"])
+        seen: list[str] = []
+        running = asyncio.Event()
+
+        def on_state(rec) -> None:
+            seen.append(rec.state)
+            if rec.state == "loading":
+                running.set()
+
+        monitor = ServerMonitor(session, record, on_state=on_state, poll_s=0.1)
+        task = asyncio.create_task(monitor.run())
+        await asyncio.wait_for(running.wait(), 30)
+        await asyncio.to_thread(slurm.run, "scancel", record.slurm["job_id"])
+        await asyncio.wait_for(task, 30)
+        return seen
+
+    seen = asyncio.run(follow())
+    first_run = seen.index("loading")
+    assert set(seen[:first_run]) <= {"launching"} and seen[-1] == "crashed" and "crashed" not in seen[:-1]
+    final = records.get("cluster", launched["id"])
+    assert final.crash_class == "cancelled" and final.slurm["end"]["stopped_by_us"] is False
+
+
+def test_a_hostile_job_record_is_left_alone_not_a_traceback(cluster_profile, gpudeck_home):
+    """A launch record whose `slurm` part is junk (wrong types, a job id that is a command) names no job."""
+    from console.servers import records
+    from console.servers.records import LaunchRecord
+
+    for i, junk in enumerate(["junk", {"job_id": "1; rm -rf /"}, {"job_id": 7, "log_dir": ["x"]}]):
+        records.save("cluster", LaunchRecord(id=f"bad{i}", config=f"bad{i}", script=None, log=None, exit_file=None,
+                                             state="loading", slurm=junk))
+    r = gpudeck("server", "status", "-p", "cluster", "--json")
+    assert r.returncode == 0, r.stderr
+    assert {s["config"]: s["state"] for s in json.loads(r.stdout)["servers"]} == {
+        "bad0": "loading", "bad1": "loading", "bad2": "loading"}
+    stop = gpudeck("server", "stop", "bad1", "-p", "cluster")
+    assert stop.returncode == 1 and "no Slurm job id" in stop.stderr and len(stop.stderr.splitlines()) == 1
+
+
+def test_the_tunnel_for_a_jobs_port_leads_to_its_head_node(gpudeck_home):
+    from console.servers import records
+    from console.servers.records import LaunchRecord
+    from console.slurm.launch import head_for_port
+
+    records.save("cluster", LaunchRecord(id="j", config="j", script=None, log=None, exit_file=None, state="ready",
+                                         port=30000, slurm={"job_id": "12", "head_addr": "10.1.2.3"}))
+    records.save("cluster", LaunchRecord(id="k", config="k", script=None, log=None, exit_file=None, state="stopped",
+                                         port=30001, slurm={"job_id": "13", "head_addr": "10.1.2.4"}))
+    assert head_for_port("cluster", 30000) == "10.1.2.3"
+    assert head_for_port("cluster", 30001) is None and head_for_port("cluster", 9) is None
+
+
+def _fail_node(slurm, node: str):
+    slurm.run("scontrol", "update", f"nodename={node}", "state=down", "reason=gpudeck test: node failure")
+
+
+def test_a_node_failing_under_a_job_reads_node_fail_and_a_requeued_job_starts_over(cluster_profile, slurm):
+    scripts, _ = cluster_profile
+    (scripts / "once.sh").write_text("#!/bin/sh\n#SBATCH -w n2\n#SBATCH --no-requeue\necho loading model\n"
+                                     "exec sleep 300\n")
+    (scripts / "again.sh").write_text("#!/bin/sh\n#SBATCH -w n1\necho loading model\nexec sleep 300\n")
+    once = json.loads(gpudeck("server", "launch", "once", "-p", "cluster", "--json").stdout)
+    again = json.loads(gpudeck("server", "launch", "again", "-p", "cluster", "--json").stdout)
+    try:
+        for launched in (once, again):
+            slurm.wait_job(launched["slurm"]["job_id"], {"RUNNING"})
+        assert {wait_state(n, {"loading"})["config"] for n in ("once", "again")} == {"once", "again"}
+        _fail_node(slurm, "n2")
+        _fail_node(slurm, "n1")
+        ended = wait_state("once", {"crashed"})
+        assert ended["crash_class"] == "node-fail" and ended["slurm"]["end"]["state"] == "NODE_FAIL"
+        assert ended["slurm"]["failed_node"] == "n2"
+        requeued = wait_state("again", {"launching"})
+        assert requeued["slurm"]["restarts"] == 1 and requeued["ready_at"] is None
+    finally:
+        slurm.run("scancel", again["slurm"]["job_id"], check=False)
+        slurm.run("scontrol", "update", "nodename=n1,n2", "state=resume", check=False)
+        slurm.run("scontrol", "update", "nodename=n1", "state=resume", check=False)
+        slurm.run("scontrol", "update", "nodename=n2", "state=resume", check=False)
+        slurm.wait_nodes_idle()
+
+
+def test_readiness_waits_for_every_rank_not_only_the_head(cluster_profile, slurm, tmp_path):
+    """Rank 0 serves /health while rank 1 is still loading: the launch is not ready until rank 1 is."""
+    import httpx
+
+    scripts, logs = cluster_profile
+    late = tmp_path / "rank1-may-finish"
+    init_port, http_port = free_port(), free_port()
+    (scripts / "late.sh").write_text(f"""#!/bin/sh
+#SBATCH -N 2
+head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+exec srun {sys.executable} -u {ROOT / 'tests' / 'rank_server.py'} --dist-init-addr "$head:{init_port}" \\
+    --port {http_port} --late-rank 1 --late-file {late}
+""")
+    r = gpudeck("server", "launch", "late", "-p", "cluster", "--json")
+    assert r.returncode == 0, r.stderr
+    launched = json.loads(r.stdout)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the head answers: rank 0 is up
+            try:
+                if httpx.get(f"http://127.0.0.1:{http_port}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        else:
+            raise AssertionError("rank 0 never served /health")
+        rank1 = logs / f"{launched['id']}.rank1.n2.log"
+        assert "loading model shards" in rank1.read_text()
+        seen = status()["late"]
+        assert seen["state"] == "loading"
+        assert [(k["rank"], k["ready"]) for k in seen["slurm"]["ranks"]] == [(0, True), (1, False)]
+        late.touch()
+        assert wait_state("late", {"ready"})["slurm"]["ranks"][1]["ready"] is True
+    finally:
+        gpudeck("server", "stop", "late", "-p", "cluster", "--grace", "5")
+
+
+def test_a_job_that_exits_1_after_a_traceback_takes_the_logs_class(cluster_profile):
+    scripts, _ = cluster_profile
+    (scripts / "boom.sh").write_text(
+        "#!/bin/sh\necho loading model\n"
+        f"{sys.executable} -c 'raise RuntimeError(\"weights missing\")'\nexit 1\n")
+    r = gpudeck("server", "launch", "boom", "-p", "cluster", "--wait", "--timeout", "60", "--json")
+    record = json.loads(r.stdout)
+    assert r.returncode == 1 and record["state"] == "crashed"
+    assert record["slurm"]["end"]["state"] == "FAILED" and record["exit_status"] == 1
+    assert record["crash_class"] == "python-exception"
+
+
+def test_status_names_the_job_its_nodes_and_the_failing_rank(cluster_profile, gpudeck_home):
+    from console.servers import records
+    from console.servers.records import LaunchRecord
+
+    records.save("cluster", LaunchRecord(id="x", config="x", script=None, log="/l", exit_file=None, state="crashed",
+                                         crash_class="segfault", crash_record="x", slurm={"job_id": "42", "state": "FAILED",
+                                                                        "nodes": ["n1", "n2"], "failed_rank": 1,
+                                                                        "failed_node": "n2"}))
+    r = gpudeck("server", "status", "-p", "cluster")
+    assert "job 42 (FAILED) on n1,n2 · rank 1 on n2" in r.stdout and "segfault" in r.stdout
+
+
+def test_the_consoles_runtime_launches_and_stops_a_job(cluster_profile, slurm):
+    """What the Server tab calls: HostRuntime.launch submits a job, its monitor follows it, stop is scancel."""
+    import asyncio
+
+    from console.runtime import events as ev
+    from console.runtime.host_runtime import HostRuntime
+    from console.servers import configs as cfgs
+    from console.session import HostSession
+    from profiles import store
+
+    scripts, _ = cluster_profile
+    (scripts / "tab.sh").write_text("#!/bin/sh\n#SBATCH --gres=gpu:1\necho loading model\nexec sleep 300\n")
+
+    async def go():
+        runtime = HostRuntime(HostSession.open(store.load("cluster")))
+        running = asyncio.Event()
+        runtime.subscribe(lambda e: running.set() if isinstance(e, ev.ServerStateChanged)
+                          and e.record.state == "loading" else None)
+        try:
+            config = cfgs.find(await cfgs.discover(runtime.session), "tab")
+            record = await runtime.launch(config)
+            await asyncio.wait_for(running.wait(), 30)
+            result = await runtime.stop(record)
+            return record, result
+        finally:
+            await runtime.close()
+
+    record, result = asyncio.run(go())
+    assert result.how == "scancel" and record.state == "stopped"
+    assert record.slurm["end"]["state"] == "CANCELLED" and record.slurm["end"]["stopped_by_us"]
