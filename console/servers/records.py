@@ -43,6 +43,10 @@ class LaunchRecord:
     escaped: list[int] = field(default_factory=list)  # pids still alive after the stop (left the group)
     effective: dict | None = None  # the flags the server's log says it runs with, once seen
 
+    def __post_init__(self) -> None:
+        if self.crash_class == "healthy":  # written before the process's end was weighed: never a crash class
+            self.crash_class = "unknown"
+
     @property
     def live(self) -> bool:
         return self.state in LIVE_STATES

@@ -13,11 +13,18 @@ from pathlib import Path
 
 RULES_PATH = Path(__file__).with_name("rules.toml")
 
+# Classes named for a signal: what the process's end shows when the log names no cause.
+SIGNAL_CLASSES = ("segfault", "abort", "bus-error", "illegal-instruction", "fpe")
 CLASSES = (
     "cuda-illegal-address", "cuda-oom", "nccl", "process-killed", "port-in-use",
-    "model-load", "hang", "engine-dead", "python-exception", "healthy", "unknown",
+    "model-load", "hang", "engine-dead", "python-exception", *SIGNAL_CLASSES,
+    "request-error", "healthy", "unknown",
 )
-CRASH_CLASSES = frozenset(CLASSES) - {"healthy", "unknown"}
+# request-error: a request failed and the server went on serving; not a crash.
+CRASH_CLASSES = frozenset(CLASSES) - {"healthy", "unknown", "request-error"}
+# Root causes: a class that says why, not only that, the server died. A signal
+# or the engine's death after one of these is its consequence.
+CAUSES = frozenset({"cuda-illegal-address", "cuda-oom", "nccl", "port-in-use", "model-load", "hang"})
 STATES = ("loading", "ready", "serving", "stopped", "crashed", "hung", "unknown")
 SERVERS = ("sglang", "vllm", "llama.cpp", "ollama", "tgi", "trtllm", "lmdeploy", "unknown")
 
@@ -52,6 +59,10 @@ class Rule:
     anchored: bool = False
     strict: re.Pattern = field(default=None, compare=False)  # type: ignore[assignment]  # on a cleaned line
     keys: tuple[str, ...] = ()  # literals one of which every matching line holds
+    # a notice: a failure line a server can live through (a slow start, one failed request);
+    # the scanner looks again for requests answered after it, and a later phase overrides it
+    notice: bool = False
+    resumes: bool = False  # a serving sign that proves requests were answered (not a metrics line)
 
 
 _SPECIAL = set(".^$*+?()[]{}|\\")
@@ -245,6 +256,7 @@ def _make_rule(index: int, kind: str, name: str, entry: dict, priority: int) -> 
     keys = tuple(entry["keys"]) if "keys" in entry else _derive_keys(pattern)
     return Rule(index=index, kind=kind, name=name, pattern=pattern, priority=priority, keys=keys,
                 summary=entry.get("summary", ""), weak=bool(entry.get("weak", False)),
+                notice=bool(entry.get("notice", False)), resumes=bool(entry.get("resumes", False)),
                 anchored=pattern.startswith("^"), strict=strict)
 
 

@@ -17,56 +17,20 @@ from __future__ import annotations
 import heapq
 import re
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Iterable
 
 from .carriers import MAX_LINE, cap_line, clean_line
+from .episode import KEEP_EXCEPTIONS, Episode, Hit
 from .prefilter import FirstPositions
 from .rules import ONCE_SIGNS, Rule, RuleSet, default_rules
+from .verdict import TriageResult, decide
 
 EXCERPT_BEFORE = 3
 EXCERPT_AFTER = 6
 _BATCH_LINES = 20000
 _FRAME_FUNC = re.compile(r'File "[^"]*", line \d+, in (\S+)')
 _CALLED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")  # names called on a frame's source line
-_KEEP_EXCEPTIONS = 16
 _FIRST = FirstPositions()
-
-
-@dataclass
-class Hit:
-    """One line a rule matched, with the lines around it."""
-
-    rule: Rule
-    line: int
-    text: str
-    before: list[str]
-    after: list[str]
-    frame: str | None = None  # for an exception: the function of the frame just above it
-    after_ready: bool = False  # a ready/serving sign had been seen in this run before it
-
-
-@dataclass
-class Episode:
-    """What one run of the server showed."""
-
-    start_line: int = 0
-    first: dict[int, Hit] = field(default_factory=dict)
-    last: dict[int, Hit] = field(default_factory=dict)
-    counts: dict[int, int] = field(default_factory=dict)
-    ready_line: int | None = None  # first ready or serving sign
-    http500_after_ready: int = 0
-    last_frame: tuple[int, str] | None = None
-    frame_hit: Hit | None = None  # the deepest frame seen so far (its function in .frame)
-    frame_calls: tuple[str, ...] = ()  # what that frame's source line calls
-    exceptions: deque = field(default_factory=lambda: deque(maxlen=_KEEP_EXCEPTIONS))
-    first_exception: Hit | None = None
-
-    @property
-    def eventful(self) -> bool:
-        """Has this run got past its start (anything but loading lines)?"""
-        return any(hit.rule.kind == "class" or hit.rule.name not in ("start", "loading")
-                   for hit in self.first.values() if hit.rule.kind != "server")
 
 
 class Triage:
@@ -84,7 +48,7 @@ class Triage:
         self._partial = ""
         self._partial_head: str | None = None  # head of an over-long unfinished line
         self._deferred: dict[int, tuple] = {}  # rule -> its latest repeat in this block
-        self._deferred_exceptions: deque = deque(maxlen=_KEEP_EXCEPTIONS)
+        self._deferred_exceptions: deque = deque(maxlen=KEEP_EXCEPTIONS)
         self._deferred_frame: tuple | None = None
         # scan state of the block being scanned (re-armed rules join it)
         self._live: dict[str, set[int]] = {}
@@ -261,7 +225,13 @@ class Triage:
             self._deferred[rule.index] = entry
             if is_exception:
                 self._deferred_exceptions.append(entry)
+        if rule.notice or (rule.kind == "sign" and rule.name in ("error", "http500")):
+            if after_ready:  # did the server go on answering requests after it?
+                episode.notice_line = line_no
+                self._rearm(r for r in self.rules.rules if r.resumes)
         if rule.kind == "sign":
+            if rule.resumes and episode.notice_line is not None and line_no > episode.notice_line:
+                episode.resumed_line = line_no
             if rule.name in ("ready", "serving") and episode.ready_line is None:
                 episode.ready_line = line_no
             if rule.name == "http500" and after_ready:
@@ -311,17 +281,22 @@ class Triage:
         self._flush_deferred(self._text)
         self.episode = Episode(start_line=line_no)
         self.episodes += 1
-        for rule in self.rules.rules:
-            if rule.kind == "sign" and rule.name in ONCE_SIGNS and rule.index not in self._pending:
-                self._pending.add(rule.index)
-                for key in rule.keys:
-                    indices = self._live.setdefault(key, set())
-                    was_live = bool(indices)
-                    indices.add(rule.index)
-                    if not was_live and self._text:
-                        again = self._text.find(key, self._pos + 1)
-                        if again >= 0:
-                            heapq.heappush(self._heap, (again, key))
+        self._rearm(rule for rule in self.rules.rules if rule.kind == "sign" and rule.name in ONCE_SIGNS)
+
+    def _rearm(self, rules: Iterable[Rule]) -> None:
+        """Look again, from the current line on, for once-signs already seen."""
+        for rule in rules:
+            if rule.index in self._pending:
+                continue
+            self._pending.add(rule.index)
+            for key in rule.keys:
+                indices = self._live.setdefault(key, set())
+                was_live = bool(indices)
+                indices.add(rule.index)
+                if not was_live and self._text:
+                    again = self._text.find(key, self._pos + 1)
+                    if again >= 0:
+                        heapq.heappush(self._heap, (again, key))
 
     def _fill_after(self, text: str) -> None:
         if not self._filling:
@@ -339,9 +314,7 @@ class Triage:
             self._recent.append(cap_line(line))
 
     # ---------------------------------------------------------------- verdict
-    def result(self):
-        from .verdict import decide
-
+    def result(self) -> TriageResult:
         return decide(self.episode, list(self._server_hits.values()), self.rules)
 
 
