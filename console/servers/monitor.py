@@ -16,7 +16,7 @@ from .logtail import LogTail
 from .records import LaunchRecord
 
 # Classes that mean the server is finished even if its process lingers (a hang after NCCL, ...).
-FATAL_WHILE_RUNNING = {"cuda-illegal-address", "cuda-oom", "nccl", "engine-dead"}
+FATAL_WHILE_RUNNING = {"cuda-illegal-address", "oom", "nccl", "engine-dead"}
 
 
 class ServerMonitor:

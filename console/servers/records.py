@@ -44,8 +44,11 @@ class LaunchRecord:
     effective: dict | None = None  # the flags the server's log says it runs with, once seen
 
     def __post_init__(self) -> None:
-        if self.crash_class == "healthy":  # written before the process's end was weighed: never a crash class
-            self.crash_class = "unknown"
+        if self.crash_class is not None:
+            from console.store.crashes import crash_class
+
+            # written before the process's end was weighed (`healthy`), or under an older class name
+            self.crash_class = crash_class(self.crash_class)
 
     @property
     def live(self) -> bool:

@@ -74,10 +74,13 @@ class CrashRecord:
 
 def crash_class(saved: str | None) -> str:
     """The class of a saved crash as it reads today: a crash is never `healthy` (records written
-    before the process's end was weighed could say so) and a missing class is `unknown`."""
+    before the process's end was weighed could say so), a missing class is `unknown`, and a
+    class renamed since (`cuda-oom`) reads under its new name (`oom`)."""
+    from ..servers.triage.rules import current_class
+
     if not saved or saved == "healthy":
         return "unknown"
-    return saved
+    return current_class(saved)
 
 
 def crashes_dir(profile: str) -> Path:
