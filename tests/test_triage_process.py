@@ -270,3 +270,34 @@ async def test_a_requested_stop_with_shutdown_noise_writes_no_crash(tmp_path):
     assert result.exit_status == 0 and record.state == "stopped"
     assert record.crash_class is None and not crash_docs and not crashes.load_all(profile.name)
     assert "AsyncLLM output_handler failed." in Path(record.log).read_text()
+
+
+async def test_a_failed_request_in_the_log_of_a_server_that_still_answers_health_is_no_crash(tmp_path):
+    """Liveness outranks the log: an `Exception in ASGI application` with nothing after it reads as
+    a dead engine from the log alone, but the real llama-server behind it answers /health."""
+    profile, scripts = _profile(store.load("local"), tmp_path)
+    session = HostSession.open(profile)
+    port = free_port()
+    record = await _launch_ready(session, scripts, "smol", _llama(port), port)
+    seen = asyncio.Event()
+    polls = 0
+    monitor = ServerMonitor(session, record, poll_s=0.1,
+                            on_lines=lambda lines: seen.set() if any("ASGI" in x for x in lines) else None)
+    original = monitor._poll
+
+    async def counted():
+        nonlocal polls
+        await original()
+        polls += 1
+
+    monitor._poll = counted
+    await _monitor_until(monitor, ("ready",))
+    with open(record.log, "a") as log:
+        log.write("ERROR:    Exception in ASGI application\n")
+    await asyncio.wait_for(seen.wait(), 30)
+    assert classify(["main: server is listening on http://127.0.0.1:1", "ERROR:    Exception in ASGI application"]
+                    ).cls == "engine-dead"  # what the log alone would say
+    start = polls
+    while polls < start + 3:
+        await asyncio.sleep(0.05)
+    assert record.crash_class is None and record.state == "ready"

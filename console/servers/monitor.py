@@ -149,6 +149,9 @@ class ServerMonitor:
         if record.kill_requested or record.state == "stopping":
             return  # a stop was asked for: what the log says while it shuts down is noise of the stop
         verdict = self.triage.result()
+        if verdict.cls == "engine-dead" and record.crash_class is None and record.port:
+            # the log says the engine died; /health says whether it still answers (liveness)
+            verdict = judge(verdict, ProcessEvidence(alive=state.alive, health_ok=await self._health_ok()))
         if verdict.cls in FATAL_WHILE_RUNNING and record.crash_class is None:
             record.crash_class = verdict.cls
             await self._write_crash()

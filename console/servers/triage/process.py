@@ -11,6 +11,8 @@ whether anyone asked for the stop decide first:
     class named for the signal, unless the log's final run names a root
     cause (an illegal address before the SIGABRT, an OOM before the kill);
   * death by any other signal is `process-killed`;
+  * a process alive whose /health answers has no dead engine: failures the
+    log shows are failed requests (`request-error`);
   * an exit that failed, or a process that ended without a status, is
     never `healthy`, whatever the log showed.
 
@@ -92,6 +94,11 @@ def judge(log: TriageResult, process: ProcessEvidence, tail: list[str] | None = 
         return _exited_cleanly(result)
     if status is not None or process.ended:
         return _ended_badly(result, status, tail)
+    if process.alive and process.health_ok and result.cls == "engine-dead":
+        # the engine answers /health: what the log took for its death were failed requests
+        result.cls, result.state = "request-error", "serving" if result.ready_seen else "loading"
+        result.summary = f"requests failed, but the server is alive and /health answers: {result.summary}"
+        return result
     if process.alive is False and log.state in ("loading", "ready", "serving") and not log.crashed:
         result.state = "unknown"
         result.summary += "; the process is gone and left no exit status"
