@@ -55,6 +55,9 @@ class Triage:
         self._heap: list[tuple[int, str]] = []
         self._text = ""
         self._pos = 0
+        self._next: dict[str, tuple[int, int]] = {}  # key -> (searched from, found at or -1) in this block
+        self._clean_cache = (((-1, -1), ""), ((-1, -1), ""))
+        self._resuming = tuple(rule for rule in self.rules.rules if rule.resumes)
 
     # ---------------------------------------------------------------- input
     def feed(self, line: str) -> None:
@@ -129,6 +132,8 @@ class Triage:
         live = self._live = self._live_keys()
         heap = self._heap = []
         self._text = text
+        self._next = {}
+        self._clean_cache = (((-1, -1), ""), ((-1, -1), ""))
         heap.extend((found, key) for key, found in _FIRST.first(text, live).items())
         heapq.heapify(heap)
         counted, counted_line, line_start = 0, base, -1
@@ -169,21 +174,36 @@ class Triage:
         tried.update(wanted)
         stop = text.find("\n", first_end + 1) if first_end < len(text) else -1
         stop = len(text) if stop < 0 else stop
-        first = clean_line(cap_line(text[start:first_end]))
+        if wrapped_only:
+            wanted = [i for i in wanted if not (self.rules.rules[i].anchored or self.rules.rules[i].kind == "sign")]
+            if not wanted:
+                return  # only a failure message can be wrapped onto the next line
+        first = self._cleaned(text, start, first_end)
         rest = text[first_end + 1:stop] if stop > first_end else ""
-        joined = first + " " + clean_line(cap_line(rest)).strip() if rest else first
+        joined = first + " " + self._cleaned(text, first_end + 1, stop).strip() if rest else first
         for index in wanted:
             if index not in self._pending:
                 continue
             rule = self.rules.rules[index]
-            if wrapped_only and (rule.anchored or rule.kind == "sign"):
-                continue  # only a failure message can be wrapped onto the next line
             found = rule.strict.search(first if rule.anchored else joined)
             if not found or found.start() >= max(len(first), 1):
                 continue
             if wrapped_only and found.end() <= len(first):
                 continue  # wholly on the line before: it was seen when that line was examined
             self._record(rule, text, start, line_no, first)
+
+    def _cleaned(self, text: str, start: int, end: int) -> str:
+        """The cleaned line text[start:end]; the last two are kept, as a line is cleaned
+        once as a candidate and once as the line after the one before it."""
+        key = (start, end)
+        cache = self._clean_cache
+        if cache[0][0] == key:
+            return cache[0][1]
+        if cache[1][0] == key:
+            return cache[1][1]
+        cleaned = clean_line(cap_line(text[start:end]))
+        self._clean_cache = (cache[1], (key, cleaned))
+        return cleaned
 
     def _record(self, rule: Rule, text: str, start: int, line_no: int, first: str) -> None:
         episode = self.episode
@@ -228,7 +248,8 @@ class Triage:
         if rule.notice or (rule.kind == "sign" and rule.name in ("error", "http500")):
             if after_ready:  # did the server go on answering requests after it?
                 episode.notice_line = line_no
-                self._rearm(r for r in self.rules.rules if r.resumes)
+                if any(r.index not in self._pending for r in self._resuming):
+                    self._rearm(self._resuming)
         if rule.kind == "sign":
             if rule.resumes and episode.notice_line is not None and line_no > episode.notice_line:
                 episode.resumed_line = line_no
@@ -294,9 +315,19 @@ class Triage:
                 was_live = bool(indices)
                 indices.add(rule.index)
                 if not was_live and self._text:
-                    again = self._text.find(key, self._pos + 1)
+                    again = self._find_next(key, self._pos + 1)
                     if again >= 0:
                         heapq.heappush(self._heap, (again, key))
+
+    def _find_next(self, key: str, pos: int) -> int:
+        """`self._text.find(key, pos)`, remembered: keys looked for again and again after
+        notices (most never in the block) would otherwise read the block once each time."""
+        known = self._next.get(key)
+        if known is not None and known[0] <= pos and (known[1] < 0 or pos <= known[1]):
+            return known[1]
+        found = self._text.find(key, pos)
+        self._next[key] = (pos, found)
+        return found
 
     def _fill_after(self, text: str) -> None:
         if not self._filling:
