@@ -190,3 +190,19 @@ def test_old_crash_and_launch_records_read_under_todays_names():
     assert CrashRecord.from_doc({"class": "healthy"}, "b").cls == "unknown"
     old = LaunchRecord(id="x", config="c", script=None, log=None, exit_file=None, crash_class="healthy")
     assert old.crash_class == "unknown"
+
+
+def test_a_kill_the_supervisor_reports_as_its_own_stop_is_a_stop():
+    unloaded = ["2023/11/27 22:28:29 llama.go:435: signal: killed",
+                "2023/11/27 22:28:29 llama.go:509: llama runner stopped successfully"]
+    assert verdict(unloaded) == ("unknown", "stopped")
+    assert verdict(unloaded[:1]) == ("process-killed", "crashed")
+
+
+def test_vllm_shutdown_lines_after_serving_are_a_clean_stop_despite_force_kill_noise():
+    lines = VLLM_START + VLLM_READY + [OK_200,
+        "(APIServer pid=9) INFO 07-23 16:29:03 [launcher.py:100] [shutdown] API server: shutdown triggered",
+        "(APIServer pid=9) WARNING 07-23 16:29:03 [utils.py:626] [shutdown] Process manager: force killing "
+        "remaining processes count=1",
+        "(EngineCore pid=10) INFO 07-23 16:29:03 [core.py:1313] [shutdown] EngineCore: trigger received signal=SIGTERM"]
+    assert verdict(lines) == ("healthy", "stopped")

@@ -58,6 +58,7 @@ class TriageResult:
 # belonged to that request.
 CONSEQUENCES = frozenset({"engine-dead", "python-exception", "process-killed", "hang", "nccl"})
 REQUEST_LEVEL = frozenset({"engine-dead", "python-exception", "hang"})
+KILL_THEN_STOP = 2  # lines between a kill and the stop its supervisor reports (ollama: 'signal: killed', then stopped)
 
 
 @dataclass
@@ -68,11 +69,14 @@ class Phases:
     ready: int | None
     stop: int | None
     resumed: int | None
+    stop_lines: tuple[int, ...] = ()  # every orderly-stop sign kept (first and last of each rule)
 
     def superseded(self, hit: Hit) -> bool:
         """Did a later phase show this failure line was not the end of the run?"""
         name = hit.rule.name if hit.rule.kind == "class" else (
             "python-exception" if hit.rule.kind == "sign" and hit.rule.name in ("error", "http500") else "")
+        if name == "process-killed" and any(0 < line - hit.line <= KILL_THEN_STOP for line in self.stop_lines):
+            return True  # the supervisor's own stop: it killed the process and says it stopped in order
         if hit.rule.notice and hit.rule.kind == "class" and self.ready is not None and hit.line < self.ready:
             return True  # a slow-start notice, and the server became ready after it
         if self.stop is not None and hit.line > self.stop and name in CONSEQUENCES:
@@ -92,7 +96,7 @@ def decide(episode: Episode, server_hits: list[Hit], rules: RuleSet) -> TriageRe
     stopped = _first_of(signs.get("stopped"))
     phases = Phases(episode.ready_line,
                     stopped.line if stopped is not None and ready_seen and stopped.line > episode.ready_line else None,
-                    episode.resumed_line)
+                    episode.resumed_line, tuple(h.line for h in _hits_of(episode, "stopped")))
     fatal: dict[str, list[Hit]] = {}
     dropped: list[Hit] = []
     for hit in _first_and_last(episode):
