@@ -192,17 +192,26 @@ async def _monitor_until(monitor: ServerMonitor, states: tuple[str, ...], timeou
         await asyncio.wait_for(reached.wait(), timeout)
 
 
-@pytest.mark.parametrize("sig, cls", [(signal.SIGSEGV, "segfault"), (signal.SIGABRT, "abort")])
-async def test_a_real_llama_server_killed_by_a_signal_locally_is_that_crash(tmp_path, sig, cls):
-    profile, scripts = _profile(store.load("local"), tmp_path)
+def _where(request, where: str):
+    return store.load("local") if where == "local" else request.getfixturevalue("ssh_profile")
+
+
+@pytest.mark.parametrize("where, sig, cls", [("local", signal.SIGSEGV, "segfault"),
+                                             ("ssh", signal.SIGABRT, "abort")])
+async def test_a_real_llama_server_killed_by_a_signal_is_that_crash_in_the_monitor(request, tmp_path, where, sig,
+                                                                                    cls):
+    profile, scripts = _profile(_where(request, where), tmp_path)
     session = HostSession.open(profile)
-    port = free_port()
-    record = await _launch_ready(session, scripts, "smol", _llama(port), port)
-    crash_docs: list[dict] = []
-    monitor = ServerMonitor(session, record, on_crash=crash_docs.append, poll_s=0.2)
-    await _monitor_until(monitor, ("ready",))
-    os.kill(record.pid, sig)
-    await asyncio.wait_for(_TASKS[-1], 60)
+    try:
+        port = free_port()
+        record = await _launch_ready(session, scripts, "smol", _llama(port), port)
+        crash_docs: list[dict] = []
+        monitor = ServerMonitor(session, record, on_crash=crash_docs.append, poll_s=0.2)
+        await _monitor_until(monitor, ("ready",))
+        os.kill(record.pid, sig)
+        await asyncio.wait_for(_TASKS[-1], 60)
+    finally:
+        await session.host.close()
     assert record.state == "crashed" and record.exit_status == 128 + sig
     assert record.crash_class == cls and crash_docs and crash_docs[0]["class"] == cls, crash_docs
     assert "process" in crash_docs[0]["sources"]
@@ -215,15 +224,16 @@ async def test_a_real_llama_server_killed_by_a_signal_locally_is_that_crash(tmp_
     assert offer.text.startswith(f"Investigate {cls} in smol")
 
 
-@pytest.mark.parametrize("sig, cls", [(signal.SIGSEGV, "segfault"), (signal.SIGABRT, "abort")])
-async def test_a_real_llama_server_killed_over_ssh_is_settled_by_the_cli_as_that_crash(ssh_profile, tmp_path,
-                                                                                       sig, cls):
+@pytest.mark.parametrize("where, sig, cls", [("ssh", signal.SIGSEGV, "segfault"),
+                                             ("local", signal.SIGABRT, "abort")])
+async def test_a_real_llama_server_killed_by_a_signal_is_settled_by_the_cli_as_that_crash(request, tmp_path, where,
+                                                                                          sig, cls):
     """No console is watching: the CLI's settle (what runs before every command) finds the
     ended launch, triages it with its exit status, writes the record and offers the task."""
     from console.runtime.settle import settle_launches
     from console.store.suggest import offer_crash
 
-    profile, scripts = _profile(ssh_profile, tmp_path)
+    profile, scripts = _profile(_where(request, where), tmp_path)
     session = HostSession.open(profile)
     try:
         port = free_port()
