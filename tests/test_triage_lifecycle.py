@@ -206,3 +206,15 @@ def test_vllm_shutdown_lines_after_serving_are_a_clean_stop_despite_force_kill_n
         "remaining processes count=1",
         "(EngineCore pid=10) INFO 07-23 16:29:03 [core.py:1313] [shutdown] EngineCore: trigger received signal=SIGTERM"]
     assert verdict(lines) == ("healthy", "stopped")
+
+
+def test_the_stop_signal_raised_through_the_stack_after_ctrl_c_is_the_stop():
+    lines = ["KeyboardInterrupt",
+             "Traceback (most recent call last):",
+             '  File "/usr/lib/python3/torch/distributed/elastic/multiprocessing/api.py", line 62, in _terminate',
+             "    raise SignalException(f\"Process {os.getpid()} got signal: {sigval}\", sigval=sigval)",
+             "torch.distributed.elastic.multiprocessing.api.SignalException: Process 1313 got signal: 2"]
+    assert verdict(lines) == ("unknown", "stopped")
+    # a real failure raised after the stop is still one
+    assert verdict(lines[:-1] + ["RuntimeError: CUDA error: an illegal memory access was encountered"])[0] \
+        == "cuda-illegal-address"

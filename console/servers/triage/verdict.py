@@ -58,6 +58,8 @@ class TriageResult:
 # belonged to that request.
 CONSEQUENCES = frozenset({"engine-dead", "python-exception", "process-killed", "hang", "nccl"})
 REQUEST_LEVEL = frozenset({"engine-dead", "python-exception", "hang"})
+# Exceptions that carry a stop through the stack: after a stop sign they are the stop, not a failure.
+STOP_EXCEPTIONS = frozenset({"KeyboardInterrupt", "SignalException", "SystemExit", "CancelledError"})
 KILL_THEN_STOP = 2  # lines between a kill and the stop its supervisor reports (ollama: 'signal: killed', then stopped)
 
 
@@ -215,9 +217,12 @@ def _root_cause(episode: Episode, fatal: dict[str, list[Hit]], rules: RuleSet, p
         return "engine-dead", hit, _summary(hit)
     if "python-exception" in fatal:
         strong = [h for h in episode.exceptions if not h.rule.weak and not phases.superseded(h)]
-        stopped = [h for h in episode.last.values() if h.rule.kind == "sign" and h.rule.name == "stopped"]
+        stopped = _hits_of(episode, "stopped")
         if not strong and any(s.line > _decisive(fatal["python-exception"]).line for s in stopped):
             return None  # a traceback that ends an orderly stop (Ctrl-C)
+        if stopped and strong and all(_exception_type(h) in STOP_EXCEPTIONS for h in strong) and \
+                min(s.line for s in stopped) <= min(h.line for h in strong):
+            return None  # the stop's own signal, raised through the stack (KeyboardInterrupt, SignalException)
         hit = strong[-1] if strong else _decisive(fatal["python-exception"])
         summary = _summary(hit)
         if hit.frame:
@@ -233,10 +238,15 @@ def _exceptions(episode: Episode) -> list[Hit]:
     return seen
 
 
+def _exception_type(hit: Hit) -> str:
+    """`SignalException` from `torch.distributed...api.SignalException: Process 1 got signal: 2`."""
+    head = hit.text.strip().split(":", 1)[0]
+    return head.rsplit(" ", 1)[-1].rsplit(".", 1)[-1]
+
+
 def _from_traceback(hit: Hit, rules: RuleSet) -> tuple[str, str] | None:
     """A class for a traceback whose message no rule knows: by exception type, then by frame."""
-    head = hit.text.strip().split(":", 1)[0]
-    name = head.rsplit(" ", 1)[-1].rsplit(".", 1)[-1]
+    name = _exception_type(hit)
     if name in rules.exception_class:
         return rules.exception_class[name], f"{name}"
     if hit.frame and hit.frame in rules.frame_class:
