@@ -58,6 +58,10 @@ class Triage:
         self._next: dict[str, tuple[int, int]] = {}  # key -> (searched from, found at or -1) in this block
         self._clean_cache = (((-1, -1), ""), ((-1, -1), ""))
         self._resuming = tuple(rule for rule in self.rules.rules if rule.resumes)
+        keys = sorted({key for rule in self._resuming for key in rule.keys}, key=len, reverse=True)
+        self._resume_keys = re.compile("|".join(map(re.escape, keys))) if keys else None
+        self._awaiting_resume = False  # a failure notice after ready waits for an answered request
+        self._resume_cache = (-1, -1)  # (searched from, found at or -1) in the block at hand
 
     # ---------------------------------------------------------------- input
     def feed(self, line: str) -> None:
@@ -134,6 +138,9 @@ class Triage:
         self._text = text
         self._next = {}
         self._clean_cache = (((-1, -1), ""), ((-1, -1), ""))
+        self._resume_cache = (-1, -1)
+        if self._awaiting_resume:
+            self._look_for_resume(text, 0, base + 1)
         heap.extend((found, key) for key, found in _FIRST.first(text, live).items())
         heapq.heapify(heap)
         counted, counted_line, line_start = 0, base, -1
@@ -248,8 +255,9 @@ class Triage:
         if rule.notice or (rule.kind == "sign" and rule.name in ("error", "http500")):
             if after_ready:  # did the server go on answering requests after it?
                 episode.notice_line = line_no
-                if any(r.index not in self._pending for r in self._resuming):
-                    self._rearm(self._resuming)
+                self._awaiting_resume = True
+                line_end = text.find("\n", start)
+                self._look_for_resume(text, len(text) if line_end < 0 else line_end + 1, line_no + 1)
         if rule.kind == "sign":
             if rule.resumes and episode.notice_line is not None and line_no > episode.notice_line:
                 episode.resumed_line = line_no
@@ -302,6 +310,7 @@ class Triage:
         self._flush_deferred(self._text)
         self.episode = Episode(start_line=line_no)
         self.episodes += 1
+        self._awaiting_resume = False  # a notice of the last run says nothing about this one
         self._rearm(rule for rule in self.rules.rules if rule.kind == "sign" and rule.name in ONCE_SIGNS)
 
     def _rearm(self, rules: Iterable[Rule]) -> None:
@@ -318,6 +327,39 @@ class Triage:
                     again = self._find_next(key, self._pos + 1)
                     if again >= 0:
                         heapq.heappush(self._heap, (again, key))
+
+    def _look_for_resume(self, text: str, pos: int, line_no: int) -> None:
+        """After a failure notice: find the next request answered (a `resumes` sign) from
+        offset `pos` (the start of line `line_no`) on; a notice the server outlives is not
+        its end. Looked ahead directly, with one search for all such keys, so that a log
+        that alternates errors and answers costs no re-arming of rules per error."""
+        if self._resume_keys is None:
+            return
+        while True:
+            found = self._next_resume(text, pos)
+            if found < 0:
+                return  # not in this block: the next block is searched from its start
+            begin = text.rfind("\n", 0, found) + 1
+            end = text.find("\n", found)
+            end = len(text) if end < 0 else end
+            line = self._cleaned(text, begin, end)
+            if any(rule.strict.search(line) for rule in self._resuming):
+                self.episode.resumed_line = line_no + text.count("\n", pos, begin)
+                self._awaiting_resume = False
+                return
+            line_no += text.count("\n", pos, end + 1)
+            pos = end + 1
+
+    def _next_resume(self, text: str, pos: int) -> int:
+        """Offset of the next resumes key at or after `pos`, or -1; remembered per block,
+        as notices come in order and most of them ask about the same stretch."""
+        searched_from, found = self._resume_cache
+        if 0 <= searched_from <= pos and (found < 0 or pos <= found):
+            return found
+        match = self._resume_keys.search(text, pos)
+        found = match.start() if match else -1
+        self._resume_cache = (pos, found)
+        return found
 
     def _find_next(self, key: str, pos: int) -> int:
         """`self._text.find(key, pos)`, remembered: keys looked for again and again after
