@@ -271,12 +271,15 @@ async def test_a_requested_stop_with_shutdown_noise_writes_no_crash(tmp_path):
     served.write_text("\n".join(VLLM_SERVED) + "\n")
     body = (f"trap 'cat {shlex.quote(str(noise))}; sleep 0.5; exit 0' TERM\n"
             f"cat {shlex.quote(str(served))}\nwhile :; do sleep 0.1; done")
-    record = await _launch_ready(session, scripts, "noisy", body, None)
-    crash_docs: list[dict] = []
-    monitor = ServerMonitor(session, record, on_crash=crash_docs.append, poll_s=0.1)
-    await _monitor_until(monitor, ("ready",))
-    result = await lifecycle.stop(session, record, grace_s=10)
-    await asyncio.wait_for(_TASKS[-1], 30)
+    try:
+        record = await _launch_ready(session, scripts, "noisy", body, None)
+        crash_docs: list[dict] = []
+        monitor = ServerMonitor(session, record, on_crash=crash_docs.append, poll_s=0.1)
+        await _monitor_until(monitor, ("ready",))
+        result = await lifecycle.stop(session, record, grace_s=10)
+        await asyncio.wait_for(_TASKS[-1], 30)
+    finally:
+        await session.host.close()
     assert result.exit_status == 0 and record.state == "stopped"
     assert record.crash_class is None and not crash_docs and not crashes.load_all(profile.name)
     assert "AsyncLLM output_handler failed." in Path(record.log).read_text()
@@ -311,3 +314,5 @@ async def test_a_failed_request_in_the_log_of_a_server_that_still_answers_health
     while polls < start + 3:
         await asyncio.sleep(0.05)
     assert record.crash_class is None and record.state == "ready"
+    _TASKS.pop().cancel()
+    await session.host.close()
