@@ -58,6 +58,8 @@ class Triage:
         self._next: dict[str, tuple[int, int]] = {}  # key -> (searched from, found at or -1) in this block
         self._clean_cache = (((-1, -1), ""), ((-1, -1), ""))
         self._resuming = tuple(rule for rule in self.rules.rules if rule.resumes)
+        # rules whose message can be hard-wrapped onto the next line: failure signatures, not anchored
+        self._wrappable = frozenset(r.index for r in self.rules.rules if r.kind == "class" and not r.anchored)
         keys = sorted({key for rule in self._resuming for key in rule.keys}, key=len, reverse=True)
         self._resume_keys = re.compile("|".join(map(re.escape, keys))) if keys else None
         self._awaiting_resume = False  # a failure notice after ready waits for an answered request
@@ -157,7 +159,8 @@ class Triage:
                 counted_line += text.count("\n", counted, start)
                 counted = start
                 self._pos = first_end
-                if start > 0 and line_start < (prev := text.rfind("\n", 0, start - 1) + 1):
+                if start > 0 and line_start < (prev := text.rfind("\n", 0, start - 1) + 1) and \
+                        any(i in self._wrappable for i in indices):
                     # the line before (never a candidate) may start a message wrapped onto this one
                     self._examine(text, prev, start - 1, counted_line, indices, set(), wrapped_only=True)
                 line_start, tried = start, set()
