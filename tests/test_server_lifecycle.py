@@ -155,7 +155,7 @@ async def test_bad_model_path_is_model_load(server_profile, tmp_path):
 
 @pytest.mark.parametrize("fixture, expected", [
     ("sglang-illegal-address-cascade.log", "cuda-illegal-address"),
-    ("sglang-kv-cache-oom-at-start.log", "cuda-oom"),
+    ("sglang-kv-cache-oom-at-start.log", "oom"),
     ("vllm-nccl-watchdog-timeout.log", "nccl"),
 ])
 async def test_replayed_crash_logs_are_classified(server_profile, fixture, expected):

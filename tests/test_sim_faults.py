@@ -55,7 +55,7 @@ def test_oom_at_startup_exits_1_before_opening_the_port(tmp_path):
     assert proc.wait(15) == 1
     text = log.read_text()
     assert "Uvicorn running" not in text
-    assert classify(text.splitlines()).cls == "cuda-oom"
+    assert classify(text.splitlines()).cls == "oom"
     assert read_state(tmp_path / "state")["status"] == "crashed"
 
 

@@ -13,7 +13,7 @@ from console.servers.triage import CRASH_CLASSES, classify_file
 
 FOLDER_CLASS = {
     "cuda-illegal-memory": "cuda-illegal-address",
-    "cuda-oom": "cuda-oom",
+    "cuda-oom": "oom",
     "engine-dead": "engine-dead",
     "healthy-startup": "healthy",
     "model-load-config": "model-load",

@@ -15,7 +15,7 @@ LOGS = Path(__file__).parent / "fixtures" / "logs"
 EXPECTED = [
     # file, class, decisive line, server, ready_seen
     ("sglang-illegal-address-cascade.log", "cuda-illegal-address", 15, "sglang", True),
-    ("sglang-kv-cache-oom-at-start.log", "cuda-oom", 7, "sglang", False),
+    ("sglang-kv-cache-oom-at-start.log", "oom", 7, "sglang", False),
     ("vllm-nccl-watchdog-timeout.log", "nccl", 6, "vllm", True),
     ("sglang-hang-silent.log", "healthy", 2, "sglang", True),
     ("sglang-hang-then-watchdog.log", "nccl", 4, "sglang", True),
@@ -52,7 +52,7 @@ def test_excerpt_surrounds_the_decisive_line():
 
 def test_json_form_has_exactly_the_stable_keys():
     doc = classify_file(LOGS / "vllm-nccl-watchdog-timeout.log").to_json()
-    assert list(doc) == ["class", "state", "line", "summary", "excerpt", "server", "ready_seen", "evidence"]
+    assert list(doc) == ["class", "state", "line", "summary", "excerpt", "server", "ready_seen", "evidence", "sources"]
     assert doc["class"] == "nccl" and isinstance(doc["excerpt"], list)
 
 
@@ -100,7 +100,7 @@ def test_cli_json_is_one_document():
     proc = _cli(str(LOGS / "sglang-kv-cache-oom-at-start.log"), "--json")
     assert proc.returncode == 0
     doc = json.loads(proc.stdout)
-    assert doc["class"] == "cuda-oom" and doc["line"] == 7
+    assert doc["class"] == "oom" and doc["line"] == 7
 
 
 def test_cli_plain_text_names_class_and_line():

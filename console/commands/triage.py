@@ -1,19 +1,51 @@
-"""`gpudeck triage LOGFILE [--json]`: say why a server log ended the way it did."""
+"""`gpudeck triage LOGFILE [--json] [--exit-status N] [--stopped-by-operator]`: say why a server log
+ended the way it did, and on which kinds of evidence."""
 from __future__ import annotations
 
 import argparse
+
+KINDS = ("process", "liveness", "log lifecycle", "final episode")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("triage", help="classify a server log: class, line number, excerpt")
     parser.add_argument("logfile", help="a server log file")
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    parser.add_argument("--exit-status", type=_status, metavar="N", default=None,
+                        help="how the process ended: its exit status (128+N for signal N, or -N)")
+    parser.add_argument("--stopped-by-operator", action="store_true",
+                        help="the stop was asked for (gpudeck, the operator): never a crash")
     parser.set_defaults(func=handle)
+
+
+def _status(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an exit status: {text[:40]!r}") from None
+    if not -255 <= value <= 255:
+        raise argparse.ArgumentTypeError(f"exit status out of range (-255..255): {value}")
+    return value
+
+
+def _tail(path: str, count: int = 10) -> list[str]:
+    """The log's last lines (from its last 16 KiB), for a verdict that has no line of its own."""
+    from console.servers.triage import clean_line
+
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            handle.seek(max(0, handle.tell() - 16384))
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    return [clean_line(line)[:400] for line in text.splitlines()[-count:]]
 
 
 def handle(args: argparse.Namespace) -> int:
     from console.commands.kit import CLIError, emit_json
     from console.servers.triage import classify_file
+    from console.servers.triage.process import ProcessEvidence, judge
 
     try:
         result = classify_file(args.logfile)
@@ -23,15 +55,22 @@ def handle(args: argparse.Namespace) -> int:
         raise CLIError(f"not a file: {args.logfile}") from None
     except OSError as exc:
         raise CLIError(f"cannot read {args.logfile}: {exc.strerror or exc}") from None
+    status = getattr(args, "exit_status", None)
+    stopped = bool(getattr(args, "stopped_by_operator", False))
+    result = judge(result, ProcessEvidence(exit_status=status, stopped_by_operator=stopped, ended=status is not None),
+                   _tail(args.logfile))
     if args.json:
-        emit_json(result.to_json())
+        emit_json(result.to_json() | {"evidence_kinds": {kind: kind in result.sources for kind in KINDS}})
         return 0
     from console.safe_text import clean_line
 
     where = f"line {result.line}" if result.line is not None else "no decisive line"
     print(f"{clean_line(result.cls)} · {where} · server {clean_line(result.server)} · "
-          f"ready {'seen' if result.ready_seen else 'not seen'}")
+          f"ready {'seen' if result.ready_seen else 'not seen'} · state {clean_line(result.state)}")
     print(clean_line(result.summary))
+    had = [kind for kind in KINDS if kind in result.sources]
+    missing = [kind for kind in KINDS if kind not in result.sources]
+    print(f"evidence: {', '.join(had) or 'none'}" + (f" · not had: {', '.join(missing)}" if missing else ""))
     for text in result.excerpt:  # log lines: hostile text, one screen line each
         print(f"  {clean_line(text)}")
     return 0

@@ -9,13 +9,14 @@ from typing import Callable
 from ..hosts import HostError
 from ..session import HostSession
 from .triage import Triage, classify_text
+from .triage.process import ProcessEvidence, judge
 from . import crashes, records
 from .lifecycle import await_exit_status, probe, settle
 from .logtail import LogTail
 from .records import LaunchRecord
 
 # Classes that mean the server is finished even if its process lingers (a hang after NCCL, ...).
-FATAL_WHILE_RUNNING = {"cuda-illegal-address", "cuda-oom", "nccl", "engine-dead"}
+FATAL_WHILE_RUNNING = {"cuda-illegal-address", "oom", "nccl", "engine-dead"}
 
 
 class ServerMonitor:
@@ -149,7 +150,12 @@ class ServerMonitor:
             return
         if record.state == "ready" and record.crash_class is None and record.port:
             await self._check_hang()
+        if record.kill_requested or record.state == "stopping":
+            return  # a stop was asked for: what the log says while it shuts down is noise of the stop
         verdict = self.triage.result()
+        if verdict.cls == "engine-dead" and record.crash_class is None and record.port:
+            # the log says the engine died; /health says whether it still answers (liveness)
+            verdict = judge(verdict, ProcessEvidence(alive=state.alive, health_ok=await self._health_ok()))
         if verdict.cls in FATAL_WHILE_RUNNING and record.crash_class is None:
             record.crash_class = verdict.cls
             await self._write_crash()
@@ -197,7 +203,7 @@ class ServerMonitor:
         triage the whole log now and record the crash if it shows one. True when it did."""
         if self.record.crash_class is not None:
             return True
-        verdict = await self._final_verdict()
+        verdict = await self._final_verdict(judged=False)  # the stop was ours: only the log can tell
         if verdict.cls in ("healthy", "unknown", "process-killed"):
             return False
         await self._write_crash(verdict)
@@ -213,19 +219,25 @@ class ServerMonitor:
         records.save(self.session.name, record)
         self.on_crash(self.crash_doc)
 
-    async def _final_verdict(self):
-        """Triage over the whole log as it is on disk now (the tail may lag behind)."""
+    async def _final_verdict(self, judged: bool = True):
+        """Triage over the whole log as it is on disk now (the tail may lag behind), then,
+        unless `judged` is False, corrected by how the process ended (see triage.process):
+        an exit by signal is never healthy, a stop that was asked for never a crash."""
+        verdict, tail = None, list(self.seen)[-10:]
         if self.record.log:
             try:
                 result = await self.session.host.run(["tail", "-c", "4000000", "--", self.record.log], timeout=60)
                 if result.ok:
-                    verdict = classify_text(result.stdout)
-                    if verdict.cls not in ("healthy", "unknown"):
-                        return verdict
+                    tail = result.stdout.splitlines()[-10:] or tail
+                    found = classify_text(result.stdout)
+                    if found.cls not in ("healthy", "unknown"):
+                        verdict = found
             except HostError:
                 pass
-        verdict = self.triage.result()
-        if verdict.cls in ("healthy", "unknown") and self.record.exit_status in (137, -9, 143, -15):
-            verdict.cls = "process-killed"
-            verdict.summary = f"killed (exit {self.record.exit_status})"
-        return verdict
+        verdict = verdict or self.triage.result()
+        if not judged:
+            return verdict
+        record = self.record
+        evidence = ProcessEvidence(exit_status=record.exit_status, stopped_by_operator=record.kill_requested,
+                                   ended=not record.live)
+        return judge(verdict, evidence, tail)

@@ -44,6 +44,13 @@ class LaunchRecord:
     effective: dict | None = None  # the flags the server's log says it runs with, once seen
     slurm: dict | None = None  # a Slurm job: job id, nodes, batch host, rank logs (console.slurm.launch)
 
+    def __post_init__(self) -> None:
+        if self.crash_class is not None:
+            from console.store.crashes import crash_class
+
+            # written before the process's end was weighed (`healthy`), or under an older class name
+            self.crash_class = crash_class(self.crash_class)
+
     @property
     def live(self) -> bool:
         return self.state in LIVE_STATES

@@ -4,7 +4,7 @@ Each one has the shape of the real failure in an sglang log (see the
 corpus under shared/corpus/logs): the scheduler's traceback through
 sglang's own modules, the decisive error line, then the parent noticing its
 child died. Triage must classify them as it classifies the real ones:
-illegal-address -> cuda-illegal-address, oom -> cuda-oom, nccl -> nccl.
+illegal-address -> cuda-illegal-address, oom -> oom, nccl -> nccl.
 A hang writes nothing at all: the log just stops.
 """
 from __future__ import annotations

@@ -38,6 +38,7 @@ class CrashRecord:
     log: str | None = None
     sweep: str | None = None      # "<run id> level <concurrency>" when a sweep was running
     started_at: str | None = None
+    sources: tuple[str, ...] = ()  # the kinds of evidence the class rests on (process, log lifecycle, ...)
 
     @property
     def clock(self) -> str:
@@ -48,7 +49,7 @@ class CrashRecord:
         return {"id": self.id, "config": self.config, "launch": self.launch, "flags": self.flags,
                 "time": self.time, "started_at": self.started_at, "exit_status": self.exit_status,
                 "class": self.cls, "line": self.line, "summary": self.summary, "excerpt": list(self.excerpt),
-                "server": self.server, "log": self.log, "sweep": self.sweep}
+                "server": self.server, "log": self.log, "sweep": self.sweep, "sources": list(self.sources)}
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any], fallback_id: str) -> "CrashRecord":
@@ -59,14 +60,27 @@ class CrashRecord:
         line = doc.get("line")
         status = doc.get("exit_status")
         excerpt = doc.get("excerpt")
-        return cls(id=text("id") or fallback_id, config=text("config"), cls=text("class") or "unknown",
+        sources = doc.get("sources")
+        return cls(id=text("id") or fallback_id, config=text("config"), cls=crash_class(text("class")),
                    time=text("time") or "", launch=text("launch"),
                    line=line if isinstance(line, int) and not isinstance(line, bool) else None,
                    summary=text("summary") or "",
                    excerpt=tuple(str(x) for x in excerpt) if isinstance(excerpt, list) else (),
                    exit_status=status if isinstance(status, int) and not isinstance(status, bool) else None,
                    flags=doc.get("flags") if isinstance(doc.get("flags"), dict) else {},
-                   server=text("server"), log=text("log"), sweep=text("sweep"), started_at=text("started_at"))
+                   server=text("server"), log=text("log"), sweep=text("sweep"), started_at=text("started_at"),
+                   sources=tuple(str(x) for x in sources if isinstance(x, str))[:8] if isinstance(sources, list) else ())
+
+
+def crash_class(saved: str | None) -> str:
+    """The class of a saved crash as it reads today: a crash is never `healthy` (records written
+    before the process's end was weighed could say so), a missing class is `unknown`, and a
+    class renamed since (`cuda-oom`) reads under its new name (`oom`)."""
+    from ..servers.triage.rules import current_class
+
+    if not saved or saved == "healthy":
+        return "unknown"
+    return current_class(saved)
 
 
 def crashes_dir(profile: str) -> Path:
@@ -100,10 +114,11 @@ def write_crash(profile: str, launch, verdict, sweep: str | None = None) -> Cras
     """The crash record of `launch` (a LaunchRecord): written by the first caller, read back by the rest."""
     when = launch.stopped_at or time.time()
     crash = CrashRecord(
-        id=launch.id, config=launch.config, cls=verdict.cls,
+        id=launch.id, config=launch.config, cls=crash_class(verdict.cls),
         time=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(when)), launch=launch.id,
         line=verdict.line, summary=verdict.summary or "", excerpt=tuple(verdict.excerpt or ()),
         exit_status=launch.exit_status, flags=dict(launch.flags or {}), server=verdict.server, log=launch.log,
+        sources=tuple(getattr(verdict, "sources", ()) or ()),
         sweep=sweep, started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(launch.started_at)))
     from profiles.atomic import private_dirs
 

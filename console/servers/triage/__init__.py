@@ -4,7 +4,9 @@ The rules live in `rules.toml` (patterns -> class or lifecycle sign, with
 the source each signature was taken from), so a new failure signature needs
 no code change. `carriers` takes off what carried the log (encodings,
 prefixes, colour codes), `scan` finds the lines rules match in bounded
-memory, `verdict` turns them into a state and a class.
+memory and keeps them in an `episode`, `verdict` reads the run's phases
+and turns them into a state and a class, and `process` puts what is known
+of the process (exit status, a requested stop, /health) above the log.
 
 Two ways in:
   * `classify(lines)` / `classify_text(text)` / `classify_file(path)` for a

@@ -13,11 +13,27 @@ from pathlib import Path
 
 RULES_PATH = Path(__file__).with_name("rules.toml")
 
+# Classes named for a signal: what the process's end shows when the log names no cause.
+SIGNAL_CLASSES = ("segfault", "abort", "bus-error", "illegal-instruction", "fpe")
 CLASSES = (
-    "cuda-illegal-address", "cuda-oom", "nccl", "process-killed", "port-in-use",
-    "model-load", "hang", "engine-dead", "python-exception", "healthy", "unknown",
+    "cuda-illegal-address", "oom", "nccl", "process-killed", "port-in-use",
+    "model-load", "hang", "engine-dead", "python-exception", *SIGNAL_CLASSES,
+    "request-error", "healthy", "unknown",
 )
-CRASH_CLASSES = frozenset(CLASSES) - {"healthy", "unknown"}
+# request-error: a request failed and the server went on serving; not a crash.
+CRASH_CLASSES = frozenset(CLASSES) - {"healthy", "unknown", "request-error"}
+# Names a class had before; saved records that use them are read under today's name.
+# `oom` was `cuda-oom` until ROCm and CPU memory joined it.
+RENAMED = {"cuda-oom": "oom"}
+
+
+def current_class(name: str) -> str:
+    return RENAMED.get(name, name)
+
+
+# Root causes: a class that says why, not only that, the server died. A signal
+# or the engine's death after one of these is its consequence.
+CAUSES = frozenset({"cuda-illegal-address", "oom", "nccl", "port-in-use", "model-load", "hang"})
 STATES = ("loading", "ready", "serving", "stopped", "crashed", "hung", "unknown")
 SERVERS = ("sglang", "vllm", "llama.cpp", "ollama", "tgi", "trtllm", "lmdeploy", "unknown")
 
@@ -52,6 +68,10 @@ class Rule:
     anchored: bool = False
     strict: re.Pattern = field(default=None, compare=False)  # type: ignore[assignment]  # on a cleaned line
     keys: tuple[str, ...] = ()  # literals one of which every matching line holds
+    # a notice: a failure line a server can live through (a slow start, one failed request);
+    # the scanner looks again for requests answered after it, and a later phase overrides it
+    notice: bool = False
+    resumes: bool = False  # a serving sign that proves requests were answered (not a metrics line)
 
 
 _SPECIAL = set(".^$*+?()[]{}|\\")
@@ -203,7 +223,7 @@ class RuleSet:
         """Read and compile a rules file; ValueError names a bad rule."""
         with open(path, "rb") as handle:
             doc = tomllib.load(handle)
-        priorities: dict[str, int] = doc.get("classes", {})
+        priorities: dict[str, int] = {current_class(k): v for k, v in doc.get("classes", {}).items()}
         rules: list[Rule] = []
         weights: dict[str, int] = {}
         for entry in doc.get("rule", []):
@@ -212,7 +232,7 @@ class RuleSet:
                     raise ValueError(f"rules: unknown sign {entry['sign']!r}")
                 rules.append(_make_rule(len(rules), "sign", entry["sign"], entry, 0))
                 continue
-            name = entry["class"]
+            name = current_class(entry["class"])
             if name not in CRASH_CLASSES:
                 raise ValueError(f"rules: unknown class {name!r}")
             rules.append(_make_rule(len(rules), "class", name, entry,
@@ -222,16 +242,16 @@ class RuleSet:
             rules.append(_make_rule(len(rules), "server", entry["name"], entry, entry.get("weight", 1)))
         frames = {}
         for entry in doc.get("frame", []):
-            if entry["class"] not in CRASH_CLASSES:
+            if current_class(entry["class"]) not in CRASH_CLASSES:
                 raise ValueError(f"rules: unknown class {entry['class']!r} for frame")
             for function in entry["functions"]:
-                frames[function] = entry["class"]
+                frames[function] = current_class(entry["class"])
         exceptions = {}
         for entry in doc.get("exception", []):
-            if entry["class"] not in CRASH_CLASSES:
+            if current_class(entry["class"]) not in CRASH_CLASSES:
                 raise ValueError(f"rules: unknown class {entry['class']!r} for exception")
             for name in entry["types"]:
-                exceptions[name] = entry["class"]
+                exceptions[name] = current_class(entry["class"])
         return cls(tuple(rules), weights, priorities, frames, exceptions)
 
 
@@ -245,6 +265,7 @@ def _make_rule(index: int, kind: str, name: str, entry: dict, priority: int) -> 
     keys = tuple(entry["keys"]) if "keys" in entry else _derive_keys(pattern)
     return Rule(index=index, kind=kind, name=name, pattern=pattern, priority=priority, keys=keys,
                 summary=entry.get("summary", ""), weak=bool(entry.get("weak", False)),
+                notice=bool(entry.get("notice", False)), resumes=bool(entry.get("resumes", False)),
                 anchored=pattern.startswith("^"), strict=strict)
 
 

@@ -17,56 +17,20 @@ from __future__ import annotations
 import heapq
 import re
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Iterable
 
 from .carriers import MAX_LINE, cap_line, clean_line
+from .episode import KEEP_EXCEPTIONS, Episode, Hit
 from .prefilter import FirstPositions
 from .rules import ONCE_SIGNS, Rule, RuleSet, default_rules
+from .verdict import TriageResult, decide
 
 EXCERPT_BEFORE = 3
 EXCERPT_AFTER = 6
 _BATCH_LINES = 20000
 _FRAME_FUNC = re.compile(r'File "[^"]*", line \d+, in (\S+)')
 _CALLED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")  # names called on a frame's source line
-_KEEP_EXCEPTIONS = 16
 _FIRST = FirstPositions()
-
-
-@dataclass
-class Hit:
-    """One line a rule matched, with the lines around it."""
-
-    rule: Rule
-    line: int
-    text: str
-    before: list[str]
-    after: list[str]
-    frame: str | None = None  # for an exception: the function of the frame just above it
-    after_ready: bool = False  # a ready/serving sign had been seen in this run before it
-
-
-@dataclass
-class Episode:
-    """What one run of the server showed."""
-
-    start_line: int = 0
-    first: dict[int, Hit] = field(default_factory=dict)
-    last: dict[int, Hit] = field(default_factory=dict)
-    counts: dict[int, int] = field(default_factory=dict)
-    ready_line: int | None = None  # first ready or serving sign
-    http500_after_ready: int = 0
-    last_frame: tuple[int, str] | None = None
-    frame_hit: Hit | None = None  # the deepest frame seen so far (its function in .frame)
-    frame_calls: tuple[str, ...] = ()  # what that frame's source line calls
-    exceptions: deque = field(default_factory=lambda: deque(maxlen=_KEEP_EXCEPTIONS))
-    first_exception: Hit | None = None
-
-    @property
-    def eventful(self) -> bool:
-        """Has this run got past its start (anything but loading lines)?"""
-        return any(hit.rule.kind == "class" or hit.rule.name not in ("start", "loading")
-                   for hit in self.first.values() if hit.rule.kind != "server")
 
 
 class Triage:
@@ -84,13 +48,22 @@ class Triage:
         self._partial = ""
         self._partial_head: str | None = None  # head of an over-long unfinished line
         self._deferred: dict[int, tuple] = {}  # rule -> its latest repeat in this block
-        self._deferred_exceptions: deque = deque(maxlen=_KEEP_EXCEPTIONS)
+        self._deferred_exceptions: deque = deque(maxlen=KEEP_EXCEPTIONS)
         self._deferred_frame: tuple | None = None
         # scan state of the block being scanned (re-armed rules join it)
         self._live: dict[str, set[int]] = {}
         self._heap: list[tuple[int, str]] = []
         self._text = ""
         self._pos = 0
+        self._next: dict[str, tuple[int, int]] = {}  # key -> (searched from, found at or -1) in this block
+        self._clean_cache = (((-1, -1), ""), ((-1, -1), ""))
+        self._resuming = tuple(rule for rule in self.rules.rules if rule.resumes)
+        # rules whose message can be hard-wrapped onto the next line: failure signatures, not anchored
+        self._wrappable = frozenset(r.index for r in self.rules.rules if r.kind == "class" and not r.anchored)
+        keys = sorted({key for rule in self._resuming for key in rule.keys}, key=len, reverse=True)
+        self._resume_keys = re.compile("|".join(map(re.escape, keys))) if keys else None
+        self._awaiting_resume = False  # a failure notice after ready waits for an answered request
+        self._resume_cache = (-1, -1)  # (searched from, found at or -1) in the block at hand
 
     # ---------------------------------------------------------------- input
     def feed(self, line: str) -> None:
@@ -165,6 +138,11 @@ class Triage:
         live = self._live = self._live_keys()
         heap = self._heap = []
         self._text = text
+        self._next = {}
+        self._clean_cache = (((-1, -1), ""), ((-1, -1), ""))
+        self._resume_cache = (-1, -1)
+        if self._awaiting_resume:
+            self._look_for_resume(text, 0, base + 1)
         heap.extend((found, key) for key, found in _FIRST.first(text, live).items())
         heapq.heapify(heap)
         counted, counted_line, line_start = 0, base, -1
@@ -181,7 +159,8 @@ class Triage:
                 counted_line += text.count("\n", counted, start)
                 counted = start
                 self._pos = first_end
-                if start > 0 and line_start < (prev := text.rfind("\n", 0, start - 1) + 1):
+                if start > 0 and line_start < (prev := text.rfind("\n", 0, start - 1) + 1) and \
+                        any(i in self._wrappable for i in indices):
                     # the line before (never a candidate) may start a message wrapped onto this one
                     self._examine(text, prev, start - 1, counted_line, indices, set(), wrapped_only=True)
                 line_start, tried = start, set()
@@ -205,21 +184,36 @@ class Triage:
         tried.update(wanted)
         stop = text.find("\n", first_end + 1) if first_end < len(text) else -1
         stop = len(text) if stop < 0 else stop
-        first = clean_line(cap_line(text[start:first_end]))
+        if wrapped_only:
+            wanted = [i for i in wanted if not (self.rules.rules[i].anchored or self.rules.rules[i].kind == "sign")]
+            if not wanted:
+                return  # only a failure message can be wrapped onto the next line
+        first = self._cleaned(text, start, first_end)
         rest = text[first_end + 1:stop] if stop > first_end else ""
-        joined = first + " " + clean_line(cap_line(rest)).strip() if rest else first
+        joined = first + " " + self._cleaned(text, first_end + 1, stop).strip() if rest else first
         for index in wanted:
             if index not in self._pending:
                 continue
             rule = self.rules.rules[index]
-            if wrapped_only and (rule.anchored or rule.kind == "sign"):
-                continue  # only a failure message can be wrapped onto the next line
             found = rule.strict.search(first if rule.anchored else joined)
             if not found or found.start() >= max(len(first), 1):
                 continue
             if wrapped_only and found.end() <= len(first):
                 continue  # wholly on the line before: it was seen when that line was examined
             self._record(rule, text, start, line_no, first)
+
+    def _cleaned(self, text: str, start: int, end: int) -> str:
+        """The cleaned line text[start:end]; the last two are kept, as a line is cleaned
+        once as a candidate and once as the line after the one before it."""
+        key = (start, end)
+        cache = self._clean_cache
+        if cache[0][0] == key:
+            return cache[0][1]
+        if cache[1][0] == key:
+            return cache[1][1]
+        cleaned = clean_line(cap_line(text[start:end]))
+        self._clean_cache = (cache[1], (key, cleaned))
+        return cleaned
 
     def _record(self, rule: Rule, text: str, start: int, line_no: int, first: str) -> None:
         episode = self.episode
@@ -261,7 +255,15 @@ class Triage:
             self._deferred[rule.index] = entry
             if is_exception:
                 self._deferred_exceptions.append(entry)
+        if rule.notice or (rule.kind == "sign" and rule.name in ("error", "http500")):
+            if after_ready:  # did the server go on answering requests after it?
+                episode.notice_line = line_no
+                self._awaiting_resume = True
+                line_end = text.find("\n", start)
+                self._look_for_resume(text, len(text) if line_end < 0 else line_end + 1, line_no + 1)
         if rule.kind == "sign":
+            if rule.resumes and episode.notice_line is not None and line_no > episode.notice_line:
+                episode.resumed_line = line_no
             if rule.name in ("ready", "serving") and episode.ready_line is None:
                 episode.ready_line = line_no
             if rule.name == "http500" and after_ready:
@@ -311,17 +313,66 @@ class Triage:
         self._flush_deferred(self._text)
         self.episode = Episode(start_line=line_no)
         self.episodes += 1
-        for rule in self.rules.rules:
-            if rule.kind == "sign" and rule.name in ONCE_SIGNS and rule.index not in self._pending:
-                self._pending.add(rule.index)
-                for key in rule.keys:
-                    indices = self._live.setdefault(key, set())
-                    was_live = bool(indices)
-                    indices.add(rule.index)
-                    if not was_live and self._text:
-                        again = self._text.find(key, self._pos + 1)
-                        if again >= 0:
-                            heapq.heappush(self._heap, (again, key))
+        self._awaiting_resume = False  # a notice of the last run says nothing about this one
+        self._rearm(rule for rule in self.rules.rules if rule.kind == "sign" and rule.name in ONCE_SIGNS)
+
+    def _rearm(self, rules: Iterable[Rule]) -> None:
+        """Look again, from the current line on, for once-signs already seen."""
+        for rule in rules:
+            if rule.index in self._pending:
+                continue
+            self._pending.add(rule.index)
+            for key in rule.keys:
+                indices = self._live.setdefault(key, set())
+                was_live = bool(indices)
+                indices.add(rule.index)
+                if not was_live and self._text:
+                    again = self._find_next(key, self._pos + 1)
+                    if again >= 0:
+                        heapq.heappush(self._heap, (again, key))
+
+    def _look_for_resume(self, text: str, pos: int, line_no: int) -> None:
+        """After a failure notice: find the next request answered (a `resumes` sign) from
+        offset `pos` (the start of line `line_no`) on; a notice the server outlives is not
+        its end. Looked ahead directly, with one search for all such keys, so that a log
+        that alternates errors and answers costs no re-arming of rules per error."""
+        if self._resume_keys is None:
+            return
+        while True:
+            found = self._next_resume(text, pos)
+            if found < 0:
+                return  # not in this block: the next block is searched from its start
+            begin = text.rfind("\n", 0, found) + 1
+            end = text.find("\n", found)
+            end = len(text) if end < 0 else end
+            line = self._cleaned(text, begin, end)
+            if any(rule.strict.search(line) for rule in self._resuming):
+                self.episode.resumed_line = line_no + text.count("\n", pos, begin)
+                self._awaiting_resume = False
+                return
+            line_no += text.count("\n", pos, end + 1)
+            pos = end + 1
+
+    def _next_resume(self, text: str, pos: int) -> int:
+        """Offset of the next resumes key at or after `pos`, or -1; remembered per block,
+        as notices come in order and most of them ask about the same stretch."""
+        searched_from, found = self._resume_cache
+        if 0 <= searched_from <= pos and (found < 0 or pos <= found):
+            return found
+        match = self._resume_keys.search(text, pos)
+        found = match.start() if match else -1
+        self._resume_cache = (pos, found)
+        return found
+
+    def _find_next(self, key: str, pos: int) -> int:
+        """`self._text.find(key, pos)`, remembered: keys looked for again and again after
+        notices (most never in the block) would otherwise read the block once each time."""
+        known = self._next.get(key)
+        if known is not None and known[0] <= pos and (known[1] < 0 or pos <= known[1]):
+            return known[1]
+        found = self._text.find(key, pos)
+        self._next[key] = (pos, found)
+        return found
 
     def _fill_after(self, text: str) -> None:
         if not self._filling:
@@ -339,9 +390,7 @@ class Triage:
             self._recent.append(cap_line(line))
 
     # ---------------------------------------------------------------- verdict
-    def result(self):
-        from .verdict import decide
-
+    def result(self) -> TriageResult:
         return decide(self.episode, list(self._server_hits.values()), self.rules)
 
 

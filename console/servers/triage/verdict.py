@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .rules import CRASH_CLASSES, RuleSet
-from .scan import Episode, Hit
+from .episode import Episode, Hit
+from .rules import CAUSES, CRASH_CLASSES, SIGNAL_CLASSES, RuleSet
 
 EXCERPT_WIDTH = 400
 HTTP500_BURST = 3
-CAUSES = frozenset({"cuda-illegal-address", "cuda-oom", "nccl", "port-in-use", "model-load", "hang"})
+# The kinds of evidence a verdict can rest on (`TriageResult.sources`), strongest first.
+PROCESS, LIVENESS, LIFECYCLE, EPISODE = "process", "liveness", "log lifecycle", "final episode"
 
 
 @dataclass
@@ -39,6 +40,8 @@ class TriageResult:
     ready_seen: bool
     state: str = "unknown"
     evidence: list[str] = field(default_factory=list)
+    # which kinds of evidence the verdict rests on: process, liveness, log lifecycle, final episode
+    sources: list[str] = field(default_factory=list)
 
     @property
     def crashed(self) -> bool:
@@ -47,82 +50,156 @@ class TriageResult:
     def to_json(self) -> dict:
         return {"class": self.cls, "state": self.state, "line": self.line, "summary": self.summary,
                 "excerpt": list(self.excerpt), "server": self.server, "ready_seen": self.ready_seen,
-                "evidence": list(self.evidence)}
+                "evidence": list(self.evidence), "sources": list(self.sources)}
+
+
+# What a failure looks like from outside: after an orderly stop began these are
+# shutdown noise, and after a request failed and the server went on serving they
+# belonged to that request.
+CONSEQUENCES = frozenset({"engine-dead", "python-exception", "process-killed", "hang", "nccl"})
+REQUEST_LEVEL = frozenset({"engine-dead", "python-exception", "hang"})
+# Exceptions that carry a stop through the stack: after a stop sign they are the stop, not a failure.
+STOP_EXCEPTIONS = frozenset({"KeyboardInterrupt", "SignalException", "SystemExit", "CancelledError"})
+KILL_THEN_STOP = 2  # lines between a kill and the stop its supervisor reports (ollama: 'signal: killed', then stopped)
+
+
+@dataclass
+class Phases:
+    """Where the run's lifecycle turned: ready, the start of an orderly stop after it,
+    and the last request answered after a failure notice."""
+
+    ready: int | None
+    stop: int | None
+    resumed: int | None
+    stop_lines: tuple[int, ...] = ()  # every orderly-stop sign kept (first and last of each rule)
+
+    def superseded(self, hit: Hit) -> bool:
+        """Did a later phase show this failure line was not the end of the run?"""
+        name = hit.rule.name if hit.rule.kind == "class" else (
+            "python-exception" if hit.rule.kind == "sign" and hit.rule.name in ("error", "http500") else "")
+        if name == "process-killed" and any(0 < line - hit.line <= KILL_THEN_STOP for line in self.stop_lines):
+            return True  # the supervisor's own stop: it killed the process and says it stopped in order
+        if hit.rule.notice and hit.rule.kind == "class" and self.ready is not None and hit.line < self.ready:
+            return True  # a slow-start notice, and the server became ready after it
+        if self.stop is not None and hit.line > self.stop and name in CONSEQUENCES:
+            return True  # noise of an orderly shutdown
+        if self.resumed is not None and hit.after_ready and hit.line < self.resumed and name in REQUEST_LEVEL:
+            return True  # a failed request; the server answered more after it
+        return False
 
 
 def decide(episode: Episode, server_hits: list[Hit], rules: RuleSet) -> TriageResult:
     server = _pick_server(server_hits, rules.server_weight)
     signs: dict[str, list[Hit]] = {}
-    fatal: dict[str, list[Hit]] = {}
-    for index, hit in episode.first.items():
-        bucket = fatal if hit.rule.kind == "class" else signs
-        bucket.setdefault(hit.rule.name, []).append(hit)
+    for hit in episode.first.values():
+        if hit.rule.kind == "sign":
+            signs.setdefault(hit.rule.name, []).append(hit)
     ready_seen = episode.ready_line is not None
+    stopped = _first_of(signs.get("stopped"))
+    phases = Phases(episode.ready_line,
+                    stopped.line if stopped is not None and ready_seen and stopped.line > episode.ready_line else None,
+                    episode.resumed_line, tuple(h.line for h in _hits_of(episode, "stopped")))
+    fatal: dict[str, list[Hit]] = {}
+    dropped: list[Hit] = []
+    for hit in _first_and_last(episode):
+        if hit.rule.kind != "class":
+            continue
+        if phases.superseded(hit):
+            dropped.append(hit)
+        else:
+            fatal.setdefault(hit.rule.name, []).append(hit)
     evidence = _evidence(signs, episode)
+    sources = [LIFECYCLE] if signs else []
 
-    root = _root_cause(episode, fatal, rules)
+    def result(cls: str, hit: Hit | None, summary: str, state: str) -> TriageResult:
+        out = _result(cls, hit, summary, server, ready_seen, state, evidence)
+        out.sources = sources + ([EPISODE] if fatal or dropped else [])
+        return out
+
+    root = _root_cause(episode, fatal, rules, phases)
     if root is not None:
         cls, hit, summary = root
-        state = _failure_state(cls, hit, episode)
-        return _result(cls, hit, summary, server, ready_seen, state, evidence)
+        return result(cls, hit, summary, _failure_state(cls, hit, episode))
 
-    last_error = _last(episode, "error")
+    errors = [h for h in _hits_of(episode, "error") if h.after_ready and not phases.superseded(h)]
+    last_error = max(errors, key=lambda h: h.line) if errors else None
+    if last_error is None and not ready_seen:
+        last_error = _last(episode, "error")
     exit_hit = _first_of(signs.get("exit"))
-    if episode.http500_after_ready and episode.http500_after_ready < HTTP500_BURST:
-        hit = _first_after_ready(episode, "http500")
+    failed_500 = [h for h in _hits_of(episode, "http500") if h.after_ready]
+    live_500 = [h for h in failed_500 if not phases.superseded(h)]
+    if live_500 and episode.http500_after_ready < HTTP500_BURST:
         state = "serving" if signs.get("serving") else "ready"
-        return _result("unknown", hit, "a request failed with HTTP 500 after the server was ready",
-                       server, ready_seen, state, evidence)
-    if episode.http500_after_ready >= HTTP500_BURST:
-        hit = _first_after_ready(episode, "http500")
-        return _result("engine-dead", hit, f"{episode.http500_after_ready} requests failed with HTTP 500 after ready",
-                       server, ready_seen, "crashed", evidence)
+        return result("unknown", min(live_500, key=lambda h: h.line),
+                      "a request failed with HTTP 500 after the server was ready", state)
+    if live_500:
+        return result("engine-dead", min(failed_500, key=lambda h: h.line),
+                      f"{episode.http500_after_ready} requests failed with HTTP 500 after ready", "crashed")
     if exit_hit is not None:
-        return _result("unknown", exit_hit, f"the process exited with a failure status: {_trim(exit_hit.text, 160)}",
-                       server, ready_seen, "crashed", evidence)
+        return result("unknown", exit_hit, f"the process exited with a failure status: {_trim(exit_hit.text, 160)}",
+                      "crashed")
 
-    stopped = _first_of(signs.get("stopped"))
     serving = _first_of(signs.get("serving"))
     ready = _first_of(signs.get("ready"))
     loading = _first_of((signs.get("loading") or []) + (signs.get("start") or []))
     if ready_seen:
-        state = "stopped" if stopped is not None and stopped.line >= episode.ready_line else (
-            "serving" if serving is not None else "ready")
-        if last_error is not None and last_error.after_ready:
-            return _result("unknown", last_error, f"an error after the server was ready: {_trim(last_error.text, 160)}",
-                           server, ready_seen, state, evidence)
+        state = "stopped" if phases.stop is not None else ("serving" if serving is not None else "ready")
+        if last_error is not None:
+            return result("unknown", last_error, f"an error after the server was ready: {_trim(last_error.text, 160)}",
+                          state)
+        request_failures = [h for h in dropped + failed_500 + _hits_of(episode, "error")
+                            if h.after_ready and phases.resumed is not None
+                            and h.line < phases.resumed and (phases.stop is None or h.line < phases.stop)]
+        if request_failures:
+            first = min(request_failures, key=lambda h: h.line)
+            return result("request-error", first,
+                          f"a request failed ({_trim(first.text.strip(), 120)}); the server went on answering "
+                          f"requests (line {phases.resumed})", "stopped" if state == "stopped" else "serving")
         if state == "stopped":
-            return _result("healthy", stopped, "server was serving, then stopped in order", server, True, state, evidence)
+            noise = " (its shutdown logged errors: noise of the stop)" if any(
+                h.line > phases.stop for h in dropped) else ""
+            return result("healthy", stopped, "server was serving, then stopped in order" + noise, state)
         decisive = ready or serving
         summary = "server serving requests" if serving is not None else "server ready"
-        return _result("healthy", decisive, summary, server, True, state, evidence)
+        if any(h.rule.notice and h.line < episode.ready_line for h in dropped):
+            summary += " (after a slow start: an early no-progress notice was not a hang)"
+        return result("healthy", decisive, summary, state)
     if stopped is not None:
-        return _result("unknown", stopped, "the server stopped before it was ready", server, False, "stopped", evidence)
+        return result("unknown", stopped, "the server stopped before it was ready", "stopped")
     if loading is not None:
-        return _result("unknown", loading, "server starting, not ready yet: the log proves nothing more",
-                       server, False, "loading", evidence)
+        return result("unknown", loading, "server starting, not ready yet: the log proves nothing more", "loading")
     if last_error is not None:
-        return _result("unknown", last_error, f"an error line, and no sign the server ever ran: {_trim(last_error.text, 160)}",
-                       server, False, "unknown", evidence)
-    return TriageResult("unknown", None, "no known failure or health signature in the log", [], server, False,
-                        "unknown", evidence)
+        return result("unknown", last_error, f"an error line, and no sign the server ever ran: {_trim(last_error.text, 160)}",
+                      "unknown")
+    return result("unknown", None, "no known failure or health signature in the log", "unknown")
 
 
-def _root_cause(episode: Episode, fatal: dict[str, list[Hit]], rules: RuleSet):
+def _first_and_last(episode: Episode) -> list[Hit]:
+    """Every rule's first hit, and its last where that is another line."""
+    out = list(episode.first.values())
+    out += [hit for index, hit in episode.last.items() if hit is not episode.first.get(index)]
+    return out
+
+
+def _hits_of(episode: Episode, sign: str) -> list[Hit]:
+    return [h for h in _first_and_last(episode) if h.rule.kind == "sign" and h.rule.name == sign]
+
+
+def _root_cause(episode: Episode, fatal: dict[str, list[Hit]], rules: RuleSet, phases: Phases):
     """(class, decisive hit, summary) of the run's failure, or None."""
     causes: list[tuple[str, Hit, str]] = []
     for cls, hits in fatal.items():
         if cls in CAUSES:
             hit = _decisive(hits)
             causes.append((cls, hit, _summary(hit)))
-    exceptions = _exceptions(episode)
+    exceptions = [h for h in _exceptions(episode) if not phases.superseded(h)]
     for hit in exceptions:
         derived = _from_traceback(hit, rules)
         if derived is not None:
             cls, why = derived
             causes.append((cls, hit, f"{why}: {_trim(hit.text.strip(), 160)}"))
     truncated = _truncated_traceback(episode, exceptions, rules)
-    if truncated is not None:
+    if truncated is not None and not phases.superseded(truncated[1]):
         causes.append(truncated)
     killed = _decisive(fatal["process-killed"]) if "process-killed" in fatal else None
     if causes:
@@ -131,14 +208,21 @@ def _root_cause(episode: Episode, fatal: dict[str, list[Hit]], rules: RuleSet):
             return best
     if killed is not None:
         return "process-killed", killed, _summary(killed)
+    signalled = [(cls, _decisive(hits)) for cls, hits in fatal.items() if cls in SIGNAL_CLASSES]
+    if signalled:
+        cls, hit = min(signalled, key=lambda c: c[1].line)
+        return cls, hit, _summary(hit)
     if "engine-dead" in fatal:
         hit = _decisive(fatal["engine-dead"])
         return "engine-dead", hit, _summary(hit)
     if "python-exception" in fatal:
-        strong = [h for h in episode.exceptions if not h.rule.weak]
-        stopped = [h for h in episode.last.values() if h.rule.kind == "sign" and h.rule.name == "stopped"]
+        strong = [h for h in episode.exceptions if not h.rule.weak and not phases.superseded(h)]
+        stopped = _hits_of(episode, "stopped")
         if not strong and any(s.line > _decisive(fatal["python-exception"]).line for s in stopped):
             return None  # a traceback that ends an orderly stop (Ctrl-C)
+        if stopped and strong and all(_exception_type(h) in STOP_EXCEPTIONS for h in strong) and \
+                min(s.line for s in stopped) <= min(h.line for h in strong):
+            return None  # the stop's own signal, raised through the stack (KeyboardInterrupt, SignalException)
         hit = strong[-1] if strong else _decisive(fatal["python-exception"])
         summary = _summary(hit)
         if hit.frame:
@@ -154,10 +238,15 @@ def _exceptions(episode: Episode) -> list[Hit]:
     return seen
 
 
+def _exception_type(hit: Hit) -> str:
+    """`SignalException` from `torch.distributed...api.SignalException: Process 1 got signal: 2`."""
+    head = hit.text.strip().split(":", 1)[0]
+    return head.rsplit(" ", 1)[-1].rsplit(".", 1)[-1]
+
+
 def _from_traceback(hit: Hit, rules: RuleSet) -> tuple[str, str] | None:
     """A class for a traceback whose message no rule knows: by exception type, then by frame."""
-    head = hit.text.strip().split(":", 1)[0]
-    name = head.rsplit(" ", 1)[-1].rsplit(".", 1)[-1]
+    name = _exception_type(hit)
     if name in rules.exception_class:
         return rules.exception_class[name], f"{name}"
     if hit.frame and hit.frame in rules.frame_class:
@@ -201,13 +290,6 @@ def _first_of(hits: list[Hit] | None) -> Hit | None:
 def _last(episode: Episode, sign: str) -> Hit | None:
     found = [h for h in episode.last.values() if h.rule.kind == "sign" and h.rule.name == sign]
     return max(found, key=lambda h: h.line) if found else None
-
-
-def _first_after_ready(episode: Episode, sign: str) -> Hit | None:
-    found = [h for h in episode.first.values() if h.rule.kind == "sign" and h.rule.name == sign]
-    found += [h for h in episode.last.values() if h.rule.kind == "sign" and h.rule.name == sign]
-    after = [h for h in found if h.after_ready] or found
-    return min(after, key=lambda h: h.line) if after else None
 
 
 def _evidence(signs: dict[str, list[Hit]], episode: Episode) -> list[str]:
