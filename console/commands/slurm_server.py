@@ -8,7 +8,7 @@ from .kit import CLIError, emit_json
 
 async def launch(session, config, args) -> int:
     """sbatch the config's script; with --wait, follow until every rank is ready or the job ended."""
-    from ..servers.lifecycle import LaunchError
+    from ..servers.launching import LaunchError
     from ..slurm import launch as jobs
 
     try:
@@ -35,7 +35,7 @@ async def launch(session, config, args) -> int:
 
 
 async def stop(session, record, args) -> int:
-    from ..servers.lifecycle import LaunchError
+    from ..servers.launching import LaunchError
     from ..slurm import launch as jobs
 
     try:

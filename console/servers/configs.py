@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ..hosts import HostError
 from ..session import HostSession
-from .lifecycle import absolute
+from .launching import absolute
 
 _PORT = re.compile(r"--port[= ]+(\d+)")
 

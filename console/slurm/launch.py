@@ -19,7 +19,7 @@ import time
 
 from ..hosts import HostError, LocalHost
 from ..servers import crashes, records
-from ..servers.lifecycle import LaunchError, StopResult, absolute, safe_stem, DEFAULT_LOG_DIR
+from ..servers.launching import LaunchError, StopResult, absolute, safe_stem, DEFAULT_LOG_DIR
 from ..servers.records import LaunchRecord
 from ..servers.triage import TriageResult, classify_text
 from ..servers.triage.verdict import CAUSES
