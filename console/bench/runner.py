@@ -317,6 +317,8 @@ class Sweep:
                         halted = "stopped by the operator"
                     elif level.get("server_stopped"):
                         halted = "server stopped by operator"
+                    elif level.get("server_stopping"):
+                        halted = "server stopping"
                     elif level["status"] == "failed" and not cfg.keep_going:
                         halted = f"level {level_label(c, rate)} failed" if rate is not None \
                             else f"level {c} failed"
@@ -518,6 +520,15 @@ class Sweep:
             check = await self._or_stop(_check_server(self.config.url, self.config.headers), CHECK_DEADLINE_S + 3)
         except (_Stopped, asyncio.TimeoutError):
             check = "not checked"
+        if check == "refuses connections" and not self.config.tunnelled:  # a tunnel refusing is a lost link
+            # streams still open but silent, and no new connection taken: the server has closed its
+            # listener and waits for these connections to end. It is shutting down (vLLM after a
+            # SIGTERM keeps the HTTP server up until the clients leave), not hung.
+            level["server_stopping"] = {
+                "since": since, "check": check,
+                "message": f"server stopping: it refuses new connections, and the streams it holds open "
+                           f"have been silent since {since}"}
+            return
         message = f"{why} (last byte {since}); server check: {check}"
         if check == "refuses connections":
             # it went silent, then away: what gpudeck knows of its end, as for a death
