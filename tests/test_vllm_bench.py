@@ -76,9 +76,11 @@ def test_format_vllm_loads_where_vllms_own_result_does(vllm_server, tmp_path):
 
 
 def test_sigterm_with_streams_open_ends_the_level_as_server_stopping(tmp_path):
-    """vLLM after a SIGTERM stops its engine but keeps the HTTP server up while clients hold
-    streams: they go silent. The level ends as `server stopping` after one stall period,
-    the next level is skipped, and the bench exits; then vLLM, left alone, exits too."""
+    """vLLM after a SIGTERM stops its engine at once. Its open streams either end with the
+    engine's error (what 0.32 does here) or, as reported elsewhere, go silent while the HTTP
+    server waits for the clients to leave. Either way the level ends as `server stopping`
+    (at once, or after one stall period), the next level is skipped, the bench exits, and
+    vLLM, its clients gone, exits 0."""
     server = start_vllm(tmp_path / "server")
     try:
         proc = subprocess.Popen(
@@ -104,6 +106,6 @@ def test_sigterm_with_streams_open_ends_the_level_as_server_stopping(tmp_path):
             shutil.copy(server.log, Path(target) / "sigterm-stream-open.log")
     first, second = [e["summary"] for e in seen if e["event"] == "level-end"]
     assert first["status"] == "failed"
-    assert first["server_stopping"]["message"].startswith("server stopping: it refuses new connections"), first
+    assert first["server_stopping"]["message"].startswith("server stopping: "), first
     assert not first.get("server_hung") and not first.get("server_died"), first
     assert second["status"] == "skipped" and second["skipped_because"] == "server stopping", second
