@@ -165,7 +165,8 @@ async def test_vllm_engine_death_is_a_crash_although_it_exits_0(tmp_path, victim
 
 
 async def test_vllm_sigterm_idle_exits_0(tmp_path):
-    """SIGTERM to the API server alone while idle: vLLM exits 0 (with EngineDeadError noise)."""
+    """SIGTERM to the API server alone while idle (someone else's stop): vLLM shuts its engine
+    down and exits 0; the launch is stopped, not crashed, and leaves nothing behind."""
     vllm_assets()
     profile = store.load("local")
     scripts = _scripts(profile, tmp_path)
@@ -178,6 +179,8 @@ async def test_vllm_sigterm_idle_exits_0(tmp_path):
     await asyncio.wait_for(task, 120)
     _save_log(record, "sigterm-api-server-idle")
     assert record.exit_status == 0
+    assert record.state == "stopped" and record.crash_class is None and not crash_docs, (record, crash_docs)
+    assert crashes.load_all(profile.name) == []
     assert group_processes(record.pgid) == {}
 
 
