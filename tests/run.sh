@@ -4,7 +4,8 @@
 # - apt packages (openssh-server for the real sshd, tmux for the screen smoke
 #   test, prometheus for the fleet tests) when missing and we are root;
 # - a virtualenv in .venv with gpudeck and its test extras;
-# - llama-server and the SmolLM2 model (tests/fetch_assets.sh).
+# - llama-server and the SmolLM2 model (tests/fetch_assets.sh), and a real vLLM
+#   (CPU build) with that model, cached outside the clone (tests/fetch_vllm.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
