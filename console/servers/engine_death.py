@@ -17,7 +17,7 @@ from .records import LaunchRecord
 DEATH = re.compile(r"engine core exited unexpectedly|[Ee]ngine core proc \S+ died unexpectedly"
                    r"|[Ww]orker proc \S+ died unexpectedly|EngineCore encountered a fatal error")
 ASKED = re.compile(r"\[shutdown\] API server: shutdown triggered|\[shutdown\] EngineCore: trigger received signal"
-                   r"|Received signal SIG|[Ss]hutting down FastAPI HTTP server")
+                   r"|[Ss]hutting down FastAPI HTTP server")
 TAIL_BYTES = 2_000_000
 
 
