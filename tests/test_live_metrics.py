@@ -58,7 +58,7 @@ def test_llama_cpp_time_per_token_stands_for_itl():
     assert got.ttft_mean_ms is None and got.kv_cache_usage is None
 
 
-@pytest.mark.parametrize("page", ["<html>not metrics</html>\n{", "x" * (9 << 20)])
+@pytest.mark.parametrize("page", ["<html>not metrics</html>\n{", "x" * (9 << 20)], ids=["html", "too-large"])
 def test_a_page_that_is_not_metrics_is_one_line(page):
     with pytest.raises(ValueError) as err:
         read_metrics(page)
