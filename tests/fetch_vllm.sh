@@ -81,7 +81,7 @@ folder, name = os.path.dirname(gguf), os.path.basename(gguf)
 tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
 loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
 config = AutoConfig.from_pretrained(folder, gguf_file=name)
-config.torch_dtype = torch.bfloat16
+config.dtype = torch.bfloat16
 fresh = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
 fresh.load_state_dict(loaded.state_dict())
 fresh.save_pretrained(out, safe_serialization=True)
