@@ -65,15 +65,18 @@ def test_a_page_that_is_not_metrics_is_one_line(page):
     assert "\n" not in str(err.value) and "/metrics" in str(err.value)
 
 
-def test_server_status_shows_a_real_vllms_own_series(vllm_server):
-    """A ready launch on the real vLLM's port: `server status --json` carries its live `vllm:` view."""
+@pytest.mark.parametrize("over", ["local", "ssh"])
+def test_server_status_shows_a_real_vllms_own_series(vllm_server, request, over):
+    """A ready launch on the real vLLM's port: `server status --json` carries its live `vllm:` view,
+    read on the host itself or through the SSH tunnel of a remote profile."""
+    profile = request.getfixturevalue("ssh_profile").name if over == "ssh" else "local"
     body = {"model": "smol", "prompt": "The capital of France is", "max_tokens": 8, "temperature": 0}
     assert httpx.post(f"{vllm_server.url}/v1/completions", json=body, timeout=120).status_code == 200
     pid = vllm_server.proc.pid
-    records.save("local", records.LaunchRecord(id="vllm-1", config="smol-vllm", script=None,
+    records.save(profile, records.LaunchRecord(id="vllm-1", config="smol-vllm", script=None,
                                                log=str(vllm_server.log), exit_file=None, pid=pid, pgid=pid,
                                                port=vllm_server.port, state="ready", ready_at=time.time()))
-    done = subprocess.run([sys.executable, "-m", "console", "server", "status", "--json", "-p", "local"],
+    done = subprocess.run([sys.executable, "-m", "console", "server", "status", "--json", "-p", profile],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     server = json.loads(done.stdout)["servers"][0]
@@ -84,6 +87,6 @@ def test_server_status_shows_a_real_vllms_own_series(vllm_server):
     assert 0 <= metrics["kv_cache_usage"] <= 1 and metrics["preemptions"] == 0
     assert metrics["ttft_mean_ms"] > 0 and metrics["itl_mean_ms"] > 0
 
-    plain = subprocess.run([sys.executable, "-m", "console", "server", "status", "-p", "local"],
+    plain = subprocess.run([sys.executable, "-m", "console", "server", "status", "-p", profile],
                            cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert "vllm metrics: running 0 · waiting 0 · KV cache" in plain.stdout, plain.stdout
