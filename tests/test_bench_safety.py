@@ -185,6 +185,24 @@ def bench(*args: str, **kw) -> subprocess.CompletedProcess:
                           text=True, timeout=kw.pop("timeout", 120), env=kw.pop("env", os.environ.copy()))
 
 
+def test_silent_streams_on_a_server_that_closed_its_listener_end_as_server_stopping(fake):
+    """An HTTP server shutting down (uvicorn waits for its clients after closing the listening
+    socket) holds the streams open and sends nothing: that is a stop in progress, not a hang."""
+    server = fake("silent")
+    proc = subprocess.Popen([sys.executable, "-m", "console.bench", "--url", server.url, "--concurrency", "2,4",
+                             "--num-prompts", "8", "--warmup", "0", "--input-len", "8", "--output-len", "16",
+                             "--stall-timeout", "2", "--json"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert server.got_request.wait(60)
+    server.loop.call_soon_threadsafe(server.server.close)  # no new connections; open ones stay
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 3, err
+    first, second = json.loads(out)["levels"]
+    assert first["status"] == "failed" and "server_hung" not in first, first
+    assert first["server_stopping"]["message"].startswith("server stopping: it refuses new connections"), first
+    assert second["status"] == "skipped" and second["skipped_because"] == "server stopping"
+
+
 def test_streams_stalling_together_end_the_level_as_server_hung(fake):
     server = fake("silent")
     out = bench("--url", server.url, "--concurrency", "2,4", "--num-prompts", "8", "--warmup", "0",

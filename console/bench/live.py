@@ -56,6 +56,8 @@ class LevelView:
             return s["server_stopped"]["message"]
         if s.get("server_died"):
             return f"server died: {s['server_died']['message']}"
+        if s.get("server_stopping"):
+            return s["server_stopping"]["message"]
         if s.get("server_hung"):
             return s["server_hung"]["message"]
         if s.get("stopped"):

@@ -323,6 +323,8 @@ class Sweep:
                         halted = "stopped by the operator"
                     elif level.get("server_stopped"):
                         halted = "server stopped by operator"
+                    elif level.get("server_stopping"):
+                        halted = "server stopping"
                     elif level["status"] == "failed" and not cfg.keep_going:
                         halted = f"level {level_label(c, rate)} failed" if rate is not None \
                             else f"level {c} failed"
@@ -492,8 +494,10 @@ class Sweep:
             level["request_rate"] = rate
             level["burstiness"] = cfg.burstiness
         level["max_concurrent_requests"] = live.peak_in_flight if sharded is None else None
+        if not stopped and not level.get("server_died") and not level.get("server_stopped"):
+            await self._going_away(level, records)
         hung = client.hung or next((r.error for r in records if r.error == HUNG), None)
-        if hung and not stopped:
+        if hung and not stopped and not level.get("server_stopping"):
             await self._hung(level, client.hung or f"{HUNG}: every stream went silent for {cfg.stall_s:g} s",
                              client.hung_at)
         level["workers"] = workers
@@ -520,6 +524,15 @@ class Sweep:
             check = await self._or_stop(_check_server(self.config.url, self.config.headers), CHECK_DEADLINE_S + 3)
         except (_Stopped, asyncio.TimeoutError):
             check = "not checked"
+        if check == "refuses connections" and not self.config.tunnelled:  # a tunnel refusing is a lost link
+            # streams still open but silent, and no new connection taken: the server has closed its
+            # listener and waits for these connections to end. It is shutting down (vLLM after a
+            # SIGTERM keeps the HTTP server up until the clients leave), not hung.
+            level["server_stopping"] = {
+                "since": since, "check": check,
+                "message": f"server stopping: it refuses new connections, and the streams it holds open "
+                           f"have been silent since {since}"}
+            return
         message = f"{why} (last byte {since}); server check: {check}"
         if check == "refuses connections":
             # it went silent, then away: what gpudeck knows of its end, as for a death
@@ -530,6 +543,33 @@ class Sweep:
             if details["crash_record"]:
                 message += f"; crash record {details['crash_record']}"
         level["server_hung"] = {"since": since, "check": check, "message": message}
+
+    async def _going_away(self, level: dict, records: list[RequestRecord]) -> None:
+        """Every failure of the level is the server's own error, and then its port refuses
+        connections: the server is shutting down under the streams (vLLM after a SIGTERM,
+        or after its engine died, ends each open stream with an error and exits)."""
+        bad = [r for r in records if not r.ok]
+        if self.config.tunnelled or not bad or not all((r.error or "").startswith("server error") for r in bad):
+            return  # through a tunnel a refusal is the link's (see linkcheck)
+        for _ in range(12):
+            if await asyncio.to_thread(_server_refuses, self.config.url):
+                break
+            if self.stop_requested.is_set():
+                return
+            await asyncio.sleep(0.25)
+        else:
+            return
+        times = [r.failed_at for r in bad if r.failed_at]
+        since = time.strftime("%H:%M:%S", time.localtime(min(times) if times else time.time()))
+        message = (f"server stopping: the streams it held ended with its error ({bad[0].error}) "
+                   f"at {since}, and it now refuses connections")
+        launch = (self.doc.get("server_launch") or {}).get("launch")
+        details = death_details(self.config.profile, launch, self.started)
+        if details["pid"] is not None:
+            message += f"; server pid {details['pid']} exited"
+        if details["crash_record"]:
+            message += f"; crash record {details['crash_record']}"
+        level["server_stopping"] = {"since": since, "check": "refuses connections", "message": message}
 
     async def _refuses_soon(self, records: list[RequestRecord]) -> bool:
         """After failures that look like a death: does the port refuse connections (within 3 s)?

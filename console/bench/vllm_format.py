@@ -76,6 +76,10 @@ def level_result(doc: dict, level: dict) -> dict:
         "output_lens": [r.get("output_tokens") or 0 if r.get("ok") else 0 for r in rows],
         "ttfts": [(r["ttft_ms"] / 1000) if r.get("ok") and r.get("ttft_ms") is not None else 0.0 for r in rows],
         "itls": [[g / 1000 for g in r.get("itl_ms") or []] if r.get("ok") else [] for r in rows],
+        "latencies": [(r["e2el_ms"] / 1000) if r.get("ok") and r.get("e2el_ms") is not None else 0.0 for r in rows],
+        # vLLM's time a request waited in its client past its due time: not kept per request here
+        "queue_times": [None for _ in rows],
+        "rtfx": None,  # vLLM's inverse real-time factor, for audio input only
         "generated_texts": ["" for _ in rows],
         "errors": [r.get("error") or "" for r in rows],
     }

@@ -598,6 +598,8 @@ def format_table(doc: dict) -> str:
             lines.append(f"       server died: {clean_line(died['message'])}")
         elif lv.get("link_lost") and lv["status"] == "interrupted":
             lines.append(f"       interrupted (link lost): {clean_line(str(lv['link_lost'].get('message')))}")
+        elif lv.get("server_stopping"):
+            lines.append(f"       {clean_line(lv['server_stopping']['message'])}")
         elif lv.get("server_hung"):
             lines.append(f"       {clean_line(lv['server_hung']['message'])}")
         elif lv["errors"]:

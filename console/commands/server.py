@@ -307,8 +307,11 @@ async def _status(args) -> int:
                     records.save(session.name, r)
         for line in unreadable:
             print(f"⚠ {line}", file=sys.stderr)
+        live = await _live_metrics(session, all_records)
         if args.json:
-            emit_json({"profile": session.name, "servers": [r.to_json() for r in all_records]})
+            emit_json({"profile": session.name,
+                       "servers": [r.to_json() | ({"metrics": live[r.id]} if r.id in live else {})
+                                   for r in all_records]})
             return 0
         if not all_records:
             print(f"{session.name}: no servers launched by gpudeck")
@@ -319,9 +322,39 @@ async def _status(args) -> int:
             if r.escaped:
                 crash += " · still running: " + ", ".join(f"pid {p}" for p in r.escaped)
             print(f"{r.config:<32} {r.shown_state:<9} started {when}{extra}{crash}  {_where(r)}  {r.log}")
+            if r.id in live:
+                print(f"    {_metrics_line(live[r.id])}")
         return 0
 
     return await _with_session(args, body)
+
+
+async def _live_metrics(session, all_records) -> dict[str, dict]:
+    """launch id -> the server's own `/metrics` view, for every ready launch with a port
+    (`{"unavailable": why}` when the page cannot be read)."""
+    import asyncio
+
+    from ..servers import live_metrics
+
+    ready = [r for r in all_records if r.state == "ready" and r.port]
+
+    async def one(record):
+        found = await live_metrics.fetch(session.host, record.port)
+        return record.id, found.to_json() if isinstance(found, live_metrics.LiveMetrics) else {"unavailable": found}
+
+    return dict(await asyncio.gather(*(one(r) for r in ready)))
+
+
+def _metrics_line(doc: dict) -> str:
+    from ..fmt import number
+
+    if "unavailable" in doc:
+        return f"metrics: {doc['unavailable']}"
+    kv = doc.get("kv_cache_usage")
+    return (f"{doc.get('server') or 'server'} metrics: running {number(doc.get('running'), 0)} · "
+            f"waiting {number(doc.get('waiting'), 0)} · KV cache {number(None if kv is None else kv * 100, 1, '%')} · "
+            f"preemptions {number(doc.get('preemptions'), 0)} · TTFT mean {number(doc.get('ttft_mean_ms'), 1, ' ms')} · "
+            f"ITL mean {number(doc.get('itl_mean_ms'), 1, ' ms')}")
 
 
 async def _logs(args) -> int:

@@ -183,6 +183,9 @@ async def reattach(session: HostSession) -> list[LaunchRecord]:
             except HostError:
                 continue
             if settle(record, state):
+                from .engine_death import recheck_clean_exit
+
+                await recheck_clean_exit(session.host, record)  # an engine death that exited 0
                 records.save(session.name, record)
             changed.append(record)
     return changed

@@ -11,6 +11,7 @@ from ..session import HostSession
 from .triage import Triage, classify_text
 from .triage.process import ProcessEvidence, judge
 from . import crashes, records
+from .engine_death import recheck_clean_exit
 from .lifecycle import await_exit_status, probe, settle
 from .logtail import LogTail
 from .records import LaunchRecord
@@ -143,6 +144,8 @@ class ServerMonitor:
             if on_disk is not None and on_disk.kill_requested:
                 record.kill_requested = True
         if settle(record, state):
+            # vLLM exits 0 after its engine dies: the log says which it was
+            await recheck_clean_exit(self.session.host, record)
             records.save(self.session.name, record)
             if record.state == "crashed":
                 await self._write_crash()

@@ -1,0 +1,113 @@
+"""What a running server says of itself on its Prometheus `/metrics`, in one shape for every server.
+
+vLLM's `vllm:` series, sglang's `sglang:` and llama.cpp's `llamacpp:` name the
+same things differently; each field takes the first name found. Latency means
+come from the server's histograms (sum / count since it started), so they are
+the server's view to set beside what gpudeck's client measures. llama.cpp has
+no latency histograms: its mean time per generated token
+(`tokens_predicted_seconds_total / tokens_predicted_total`) stands for ITL, and
+its TTFT stays unknown. Anything a server does not expose stays None (shown N/A).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from ..bench.prom import KV_CACHE, QUEUED, RUNNING
+
+PREEMPTIONS = ("vllm:num_preemptions",)  # a counter: its family name has lost `_total`
+TTFT = ("vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds")
+ITL = ("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds",
+       "sglang:inter_token_latency_seconds")
+LLAMA_TOKEN_TIME = ("llamacpp:tokens_predicted_seconds", "llamacpp:tokens_predicted")
+PREFIXES = {"vllm:": "vllm", "sglang:": "sglang", "llamacpp:": "llama.cpp"}
+MAX_PAGE = 8 << 20  # a real page is tens of KB; more than this is not read
+
+
+@dataclass
+class LiveMetrics:
+    server: str | None          # vllm | sglang | llama.cpp, from the series' prefix
+    families: int               # how many of that server's metric families the page has
+    running: float | None
+    waiting: float | None
+    kv_cache_usage: float | None   # 0..1
+    preemptions: float | None      # total since the server started
+    ttft_mean_ms: float | None
+    itl_mean_ms: float | None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def read_metrics(text: str) -> LiveMetrics:
+    """Parse one `/metrics` page; ValueError (one line) when it is not Prometheus text."""
+    if len(text) > MAX_PAGE:
+        raise ValueError(f"/metrics page of {len(text)} bytes is larger than {MAX_PAGE} bytes")
+    values: dict[str, float] = {}     # family -> summed plain value
+    sums: dict[str, float] = {}       # histogram family -> summed _sum
+    counts: dict[str, float] = {}     # histogram family -> summed _count
+    names: set[str] = set()
+    try:
+        for family in text_string_to_metric_families(text):
+            if not family.name.endswith("_created"):  # a counter's creation time, not a series of its own
+                names.add(family.name)
+            for sample in family.samples:
+                value = float(sample.value)
+                if sample.name.endswith("_sum"):
+                    sums[family.name] = sums.get(family.name, 0.0) + value
+                elif sample.name.endswith("_count"):
+                    counts[family.name] = counts.get(family.name, 0.0) + value
+                elif not sample.name.endswith(("_bucket", "_created")):
+                    values[family.name] = values.get(family.name, 0.0) + value
+    except (ValueError, TypeError, IndexError) as exc:
+        raise ValueError(f"/metrics is not Prometheus text: {str(exc)[:120]}") from None
+
+    def first(candidates: tuple[str, ...]) -> float | None:
+        return next((values[n] for n in candidates if n in values), None)
+
+    def mean_ms(candidates: tuple[str, ...]) -> float | None:
+        for name in candidates:
+            if counts.get(name):
+                return sums.get(name, 0.0) / counts[name] * 1000.0
+        return None
+
+    server = None
+    families = 0
+    for prefix, label in PREFIXES.items():
+        count = sum(1 for n in names if n.startswith(prefix))
+        if count > families:
+            server, families = label, count
+    itl = mean_ms(ITL)
+    seconds, tokens = (values.get(n) for n in LLAMA_TOKEN_TIME)
+    if itl is None and seconds is not None and tokens:
+        itl = seconds / tokens * 1000.0
+    return LiveMetrics(server=server, families=families, running=first(RUNNING), waiting=first(QUEUED),
+                       kv_cache_usage=first(KV_CACHE), preemptions=first(PREEMPTIONS),
+                       ttft_mean_ms=mean_ms(TTFT), itl_mean_ms=itl)
+
+
+async def fetch(host, port: int, timeout: float = 3.0) -> LiveMetrics | str:
+    """The live metrics of the server on `port` of `host` (through the SSH tunnel for a remote
+    host), or one line saying why there are none."""
+    import httpx
+
+    from ..hosts import HostError
+
+    try:
+        local = await host.forward_port(port)
+        async with httpx.AsyncClient(timeout=timeout) as client:
+            async with client.stream("GET", f"http://127.0.0.1:{local}/metrics") as response:
+                if response.status_code != 200:
+                    return f"/metrics answered HTTP {response.status_code}"
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_PAGE:
+                        return f"/metrics page larger than {MAX_PAGE} bytes"
+    except (httpx.HTTPError, HostError, OSError) as exc:
+        return f"/metrics not reachable: {type(exc).__name__}"
+    try:
+        return read_metrics(body.decode("utf-8", errors="replace"))
+    except ValueError as exc:
+        return str(exc)
