@@ -25,7 +25,9 @@ from ..servers import lifecycle, records
 from ..servers.monitor import ServerMonitor
 from ..session import HostSession
 from . import state as st
+from .conditions import sample as sample_conditions
 from .grid import GridError, derive
+from .order import round_order
 from .spec import CampaignSpec, from_dict
 
 STEP_RETRIES = 5            # an SSH drop during one step is retried this many times, with backoff
@@ -125,20 +127,7 @@ class CampaignRunner:
         state.status, state.note = "running", ""
         self._save()
         try:
-            for cell in state.cells:
-                if self.stop_requested.is_set():
-                    raise CampaignStopped()
-                if cell.status in st.FINISHED:
-                    continue
-                if cell.status in st.IN_PROGRESS:
-                    await self._recover(cell)
-                await self._run_cell(cell)
-                if self.spec.policy.stop_at_first_slo and self._meets_slo(cell):
-                    for rest in state.cells:
-                        if rest.status == "queued":
-                            rest.status, rest.note = "skipped", f"{cell.name} met every SLO first"
-                    self._save()
-                    break
+            await self._visit_all()
             state.status = "finished"
         except CampaignStopped:
             state.status, state.note = "stopped", "stopped by the operator"
@@ -156,6 +145,51 @@ class CampaignRunner:
             st.release_lock(state.profile, state.id)
             await self.session.host.close()
         return state
+
+    async def _visit_all(self) -> None:
+        """Every cell once per round, rounds interleaved (A B C, C A B, ...) so drift hits every config alike."""
+        state = self.state
+        repeats = self.spec.sweep.repeats
+        for rnd in range(repeats):
+            for cell in round_order(state.cells, rnd):
+                if self.stop_requested.is_set():
+                    raise CampaignStopped()
+                if cell.status in st.FINISHED or len(cell.rounds) > rnd:
+                    continue
+                if cell.status in st.IN_PROGRESS:
+                    await self._recover(cell)
+                await self._run_cell(cell)
+                if self.spec.policy.stop_at_first_slo and cell.status == "done" and self._meets_slo(cell):
+                    for rest in state.cells:
+                        if rest.status == "queued":
+                            rest.status, rest.note = "skipped", f"{cell.name} met every SLO first"
+                    self._save()
+                    return
+            if self.spec.policy.prune and rnd + 1 < repeats:
+                self._prune()
+
+    def _prune(self) -> None:
+        """Stop repeating configs whose interval's top is below the leader's bottom; the repeats go to the close ones."""
+        from .compare import clearly_behind
+
+        for name, why in clearly_behind(self.state):
+            cell = self.state.cell(name)
+            if cell.status == "queued":
+                cell.status, cell.pruned, cell.note = "done", why, why
+                self._log(f"{name}: {why}")
+        self._save()
+
+    def _end_visit(self, cell: st.Cell, conditions: dict, sweep_s: float | None) -> None:
+        """A visit that measured every level: kept as one repeat, with per-request samples for the intervals."""
+        from .samples import attach_samples
+
+        attach_samples(self.profile.name, cell.run_id, cell.levels)
+        cell.rounds.append({"levels": cell.levels, "run_id": cell.run_id, "conditions": conditions,
+                            "started_at": cell.started_at, "ended_at": time.time(),
+                            "elapsed_s": round(time.time() - cell.started_at, 3) if cell.started_at else None,
+                            "sweep_s": sweep_s})
+        cell.levels = []
+        cell.status = "done" if len(cell.rounds) >= self.spec.sweep.repeats else "queued"
 
     # ------------------------------------------------------------ one cell
 
@@ -214,16 +248,21 @@ class CampaignRunner:
                                 on_crash=lambda doc: changed.set(), poll_s=0.5, sweep=lambda: self._label)
         watcher = asyncio.create_task(monitor.run())
         ready = False
+        conditions: dict = {}
+        sweep_s = None
         try:
             ready = await self._wait_ready(record, changed, policy.ready_timeout_s)
-            if ready:
+            if ready:   # launch and readiness stay outside the timed window: the sweep starts only now
+                conditions = await sample_conditions(self.session, self.profile)
                 cell.status = "sweeping"
                 self._save()
                 self._label = f"campaign {self.state.id} cell {cell.name}"
+                began = time.monotonic()
                 try:
                     await self._sweep_cell(cell, config.port)
                 finally:
                     self._label = None
+                    sweep_s = round(time.monotonic() - began, 3)
             elif record.live:
                 cell.note = f"not ready within {policy.ready_timeout_s:g} s"
         finally:
@@ -255,11 +294,12 @@ class CampaignRunner:
         elif self.stop_requested.is_set():
             cell.status, cell.note = "interrupted", "campaign stopped during this cell"
         else:
-            cell.status = "done"
+            self._end_visit(cell, conditions, sweep_s)
         cell.ended_at = time.time()
         self._save()
         await self._gpus_idle(cell)
-        self._log(f"{cell.name}: {cell.status}" + (f" · {cell.note}" if cell.note else ""))
+        done = f" (repeat {len(cell.rounds)} of {self.spec.sweep.repeats})" if cell.rounds else ""
+        self._log(f"{cell.name}: {cell.status}{done}" + (f" · {cell.note}" if cell.note else ""))
         if self.stop_requested.is_set():
             raise CampaignStopped()
 
@@ -400,8 +440,9 @@ class CampaignRunner:
 
     def _meets_slo(self, cell: st.Cell) -> bool:
         slo = self.spec.sweep.slo
-        if not slo or cell.status != "done" or not cell.levels:
+        levels = [lv for r in cell.rounds for lv in r.get("levels") or []]
+        if not slo or cell.status != "done" or not levels:
             return False
         from .compare import meets_slo
 
-        return all(level["status"] == "ok" and meets_slo(level, slo) for level in cell.levels)
+        return all(level["status"] == "ok" and meets_slo(level, slo) for level in levels)

@@ -9,6 +9,7 @@
     model = "..."                 # default: what /v1/models lists first
     url = "http://127.0.0.1:8080" # default: the profile's [server] url, with the cell's --port
     slo = { ttft_ms = 500, tpot_ms = 50 }
+    repeats = 3                   # each level measured this many times, in interleaved rounds
 
     [[config]]                    # launch configs by script name (as the Server tab lists them)
     name = "run_tp8"
@@ -23,6 +24,8 @@
     gpu_idle_timeout_s = 120      # wait for GPU memory to return to idle between cells
     gpu_idle_mib = 1024           # per GPU, what counts as idle
     stop_at_first_slo = false     # stop at the first config that meets every SLO
+    min_effect = 2.0              # percent: a smaller difference never names a winner
+    prune = false                 # stop repeating a config clearly behind the leader
 """
 from __future__ import annotations
 
@@ -49,6 +52,7 @@ class SweepSpec:
     model: str | None = None
     url: str | None = None
     slo: dict[str, float] = field(default_factory=dict)
+    repeats: int = 3
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -61,6 +65,8 @@ class Policy:
     gpu_idle_timeout_s: float = 120.0
     gpu_idle_mib: float = 1024.0
     stop_at_first_slo: bool = False
+    min_effect: float = 2.0
+    prune: bool = False
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -106,6 +112,18 @@ def _positive(where: str, key: str, value: Any, integer: bool = True, allow_none
     return value
 
 
+def _min_effect(where: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100:
+        _fail(where, "policy.min_effect", "a percentage from 0 to 100", value)
+    return float(value)
+
+
+def _flag(where: str, key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        _fail(where, key, "true or false", value)
+    return value
+
+
 def load(path: Path | str) -> CampaignSpec:
     where = str(path)
     try:
@@ -126,7 +144,8 @@ def from_dict(doc: dict, where: str = "<campaign>") -> CampaignSpec:
     sweep_doc = doc.get("sweep")
     if not isinstance(sweep_doc, dict):
         _fail(where, "sweep", "a [sweep] table with at least `levels`")
-    known = {"levels", "input_len", "output_len", "num_prompts", "prompts_per_stream", "api", "model", "url", "slo"}
+    known = {"levels", "input_len", "output_len", "num_prompts", "prompts_per_stream", "api", "model", "url", "slo",
+             "repeats"}
     for key in sweep_doc:
         if key not in known:
             _fail(where, f"sweep.{key}", "one of " + ", ".join(sorted(known)), "unknown key")
@@ -155,7 +174,10 @@ def from_dict(doc: dict, where: str = "<campaign>") -> CampaignSpec:
         output_len=_positive(where, "sweep.output_len", sweep_doc.get("output_len", 256), allow_none=False),
         num_prompts=_positive(where, "sweep.num_prompts", sweep_doc.get("num_prompts")),
         prompts_per_stream=_positive(where, "sweep.prompts_per_stream", sweep_doc.get("prompts_per_stream")),
-        api=api, model=sweep_doc.get("model"), url=url, slo={k: float(v) for k, v in slo.items()})
+        api=api, model=sweep_doc.get("model"), url=url, slo={k: float(v) for k, v in slo.items()},
+        repeats=_positive(where, "sweep.repeats", sweep_doc.get("repeats", 3), allow_none=False))
+    if sweep.repeats > 50:
+        _fail(where, "sweep.repeats", "at most 50", sweep.repeats)
 
     configs = []
     for i, entry in enumerate(doc.get("config", []) if isinstance(doc.get("config", []), list) else [None]):
@@ -187,7 +209,8 @@ def from_dict(doc: dict, where: str = "<campaign>") -> CampaignSpec:
     policy_doc = doc.get("policy", {})
     if not isinstance(policy_doc, dict):
         _fail(where, "policy", "a [policy] table", policy_doc)
-    pknown = {"ready_timeout_s", "on_crash", "gpu_idle_timeout_s", "gpu_idle_mib", "stop_at_first_slo"}
+    pknown = {"ready_timeout_s", "on_crash", "gpu_idle_timeout_s", "gpu_idle_mib", "stop_at_first_slo",
+              "min_effect", "prune"}
     for key in policy_doc:
         if key not in pknown:
             _fail(where, f"policy.{key}", "one of " + ", ".join(sorted(pknown)), "unknown key")
@@ -205,5 +228,6 @@ def from_dict(doc: dict, where: str = "<campaign>") -> CampaignSpec:
                                            policy_doc.get("gpu_idle_timeout_s", 120.0), integer=False, allow_none=False)),
         gpu_idle_mib=float(_positive(where, "policy.gpu_idle_mib", policy_doc.get("gpu_idle_mib", 1024.0),
                                      integer=False, allow_none=False)),
-        stop_at_first_slo=stop_first)
+        stop_at_first_slo=stop_first, min_effect=_min_effect(where, policy_doc.get("min_effect", 2.0)),
+        prune=_flag(where, "policy.prune", policy_doc.get("prune", False)))
     return CampaignSpec(sweep=sweep, configs=configs, grids=grids, policy=policy, source=where)

@@ -45,6 +45,8 @@ class Cell:
     note: str = ""
     levels: list[dict] = field(default_factory=list)   # one summary per level, as the sweep reported it
     live: dict | None = None           # the running level: concurrency, second, tok/s of the last second
+    rounds: list[dict] = field(default_factory=list)   # each finished visit: its levels, run, conditions, time
+    pruned: str = ""                   # why repeats stopped early (clearly behind the leader)
     started_at: float | None = None
     ended_at: float | None = None
 
