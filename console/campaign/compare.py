@@ -138,8 +138,8 @@ def rounds_of(cell: Cell) -> list[list[dict]]:
     """The repeats a cell finished, each its level rows; a cell from before repeats (or in its first visit)
     counts what it has as one."""
     rounds = [r.get("levels") or [] for r in (getattr(cell, "rounds", None) or []) if isinstance(r, dict)]
-    if not rounds and cell.levels:
-        rounds = [cell.levels]
+    if cell.levels and (not rounds or cell.status == "crashed"):
+        rounds = [*rounds, cell.levels]     # the visit that crashed counts up to where it crashed
     return rounds
 
 

@@ -25,9 +25,8 @@ from typing import Sequence
 RESAMPLES = 400
 LEVEL_CI = 0.95
 SAMPLE_CAP = 64          # per-request samples a level keeps per repeat (evenly spread over the requests)
-METHOD = (f"95% CI: hierarchical bootstrap ({RESAMPLES} resamples of the repeats, then of the requests "
-          "within each repeat; percentile interval widened by t(n-1)/z·sqrt(n/(n-1)) for n repeats; "
-          "seeded from the data)")
+METHOD = (f"95% CI: the wider of a hierarchical bootstrap ({RESAMPLES} resamples of the repeats, then of the "
+          "requests within each; percentile, seeded from the data) and Student's t over the repeats' spread")
 # Student's t, 97.5th percentile, by degrees of freedom: a bootstrap over 3 repeats is far too sure of itself
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
         12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
@@ -158,22 +157,30 @@ def signed(pct: float | None) -> str:
     return f"{pct:+.1f}%".replace("-", "−")
 
 
-def widening(repeats: int) -> float:
-    """How much wider the percentile interval is made for `repeats` repeats.
-
-    The bootstrap of a mean over n values underestimates its spread (variance by
-    (n-1)/n) and uses normal tails where Student's t applies; with one repeat
-    there is no between-repeat spread to widen, only the requests'."""
-    if repeats < 2:
-        return 1.0
-    df = repeats - 1
-    t = T975.get(df) or next((T975[k] for k in sorted(T975) if k >= df), 1.96)
-    return t / 1.96 * math.sqrt(repeats / df)
+def t975(df: int) -> float:
+    """Student's t, 97.5th percentile: the normal 1.96 understates the spread of a mean over few repeats."""
+    if df < 1:
+        return float("inf")
+    return T975.get(df) or next((T975[k] for k in sorted(T975) if k >= df), 1.96)
 
 
-def _widen(point: float, lo: float, hi: float, repeats: int) -> tuple[float, float]:
-    k = widening(repeats)
-    return point - max(0.0, point - lo) * k, point + max(0.0, hi - point) * k
+def _stdev(values: Sequence[float]) -> float:
+    m = _mean(values)
+    return math.sqrt(sum((v - m) ** 2 for v in values) / (len(values) - 1))
+
+
+def _t_interval(values: Sequence[float]) -> tuple[float, float] | None:
+    """mean ± t(n-1)·s/√n: what the repeats' own spread allows (None with one repeat)."""
+    if len(values) < 2:
+        return None
+    m, half = _mean(values), t975(len(values) - 1) * _stdev(values) / math.sqrt(len(values))
+    return m - half, m + half
+
+
+def _wider(a: tuple[float | None, float | None], b: tuple[float, float] | None) -> tuple[float | None, float | None]:
+    if b is None or a[0] is None:
+        return a if a[0] is not None else (b if b is not None else (None, None))
+    return min(a[0], b[0]), max(a[1], b[1])
 
 
 def _seed(*parts) -> int:
@@ -214,13 +221,30 @@ def estimate(metric: str, repeats: tuple[Repeat, ...]) -> Estimate:
         value = _replicate(metric, usable, rng.choices(range(n), k=n), rng)
         if value is not None:
             reps.append(value)
-    lo, hi = _interval(reps)
+    lo, hi = _wider(_interval(reps), _t_interval([r.point(metric) for r in usable]))
     if lo is None:
         return Estimate(mean, None, None, repeats=n)
-    lo, hi = _widen(mean, lo, hi, n)
     requests = sum(len(r.tokens) if metric == "tps" else len(r.ttft if metric.startswith("ttft") else r.tpot)
                    for r in usable)
     return Estimate(mean, lo, hi, repeats=n, requests=requests)
+
+
+def _t_difference(a: Sequence[Repeat], b: Sequence[Repeat], metric: str,
+                  paired: bool) -> tuple[float, float] | None:
+    """The t interval of A over B in percent: from the rounds' paired ratios, else by the delta method."""
+    va, vb = [r.point(metric) for r in a], [r.point(metric) for r in b]
+    if paired:
+        ratios = [(x / y - 1) * 100 for x, y in zip(va, vb) if y]
+        return _t_interval(ratios) if len(ratios) == len(va) else None
+    if len(va) < 2 or len(vb) < 2:
+        return None
+    ma, mb = _mean(va), _mean(vb)
+    if ma <= 0 or mb <= 0:
+        return None
+    ratio = ma / mb
+    se = ratio * math.sqrt(_stdev(va) ** 2 / len(va) / ma ** 2 + _stdev(vb) ** 2 / len(vb) / mb ** 2)
+    half = t975(min(len(va), len(vb)) - 1) * se * 100
+    return (ratio - 1) * 100 - half, (ratio - 1) * 100 + half
 
 
 @lru_cache(maxsize=4096)
@@ -249,10 +273,9 @@ def difference(metric: str, a: tuple[Repeat, ...], b: tuple[Repeat, ...], paired
         va, vb = _replicate(metric, a, pa, rng), _replicate(metric, b, pb, rng)
         if va is not None and vb:
             reps.append((va / vb - 1) * 100)
-    lo, hi = _interval(reps)
+    lo, hi = _wider(_interval(reps), _t_difference(a, b, metric, paired))
     if lo is None:
         return Difference(round(pct, 1), None, None, paired)
-    lo, hi = _widen(pct, lo, hi, min(len(a), len(b)))
     return Difference(round(pct, 1), round(lo, 1), round(hi, 1), paired)
 
 

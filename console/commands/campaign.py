@@ -156,12 +156,16 @@ def _list(args: argparse.Namespace) -> int:
         emit_json({"campaigns": [{"id": s.id, "status": s.status, "cells": len(s.cells),
                                   "done": s.finished_cells,
                                   "running": st.is_driver(s.driver_pid, s.id),
-                                  "winner": comp.winner, "tie": comp.tie} for s, comp in compared],
+                                  "driver_gone": s.status == "running" and not st.is_driver(s.driver_pid, s.id),
+                                  "winner": comp.winner, "leader": comp.leader, "tie": comp.tie,
+                                  "verdict": "".join(comp.verdict())} for s, comp in compared],
                    "errors": bad})
         return 0
     for s in found:
         done = s.finished_cells
-        live = " (driver running)" if st.is_driver(s.driver_pid, s.id) else ""
+        driving = st.is_driver(s.driver_pid, s.id)
+        live = " (driver running)" if driving else (" (driver gone: resume continues it)"
+                                                    if s.status == "running" else "")
         label, names, _ = compare(s).verdict()
         print(f"{s.id}  {s.status}{live}  {done}/{len(s.cells)} cells" + (f"  {label}{names}" if names else ""))
     for line in bad:
@@ -181,8 +185,13 @@ def _show(args: argparse.Namespace) -> int:
     state.note = seen["note"]
     roof, note = roofline_for(profile)
     if args.json:
+        from ..campaign.pareto import frontier, gpus_of
+
+        comp = compare(state, roof, note)
+        slo = (state.spec.get("sweep") or {}).get("slo") or {}
         emit_json(state.to_json() | {"driver_running": seen["running"], "elapsed_s": seen["elapsed_s"],
-                                     "left_s": seen["left_s"], "comparison": compare(state, roof, note).to_json()})
+                                     "left_s": seen["left_s"], "comparison": comp.to_json(),
+                                     "frontier": frontier(comp, gpus_of(roof), slo).to_json()})
         return 0
     print("\n".join(table_lines(state, roof, note)))
     return 0
