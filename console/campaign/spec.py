@@ -193,9 +193,9 @@ def from_dict(doc: dict, where: str = "<campaign>") -> CampaignSpec:
             _fail(where, f"grid[{i}].flags", 'a table of flag = [values], e.g. { "--cuda-graph-max-bs" = [16, 32] }',
                   flags)
         for name, values in flags.items():
-            if not name.startswith("--") or len(name) < 3 or any(c.isspace() for c in name):
-                _fail(where, f"grid[{i}].flags", "flag names written as on the command line, e.g. --max-running-requests",
-                      name)
+            if not name.startswith("-") or len(name.strip("-")) < 1 or any(c.isspace() for c in name):
+                _fail(where, f"grid[{i}].flags", "flag names written as on the command line, e.g. "
+                      "--max-running-requests or -c", name)
             if not isinstance(values, list) or not values or not all(
                     isinstance(v, (int, float, str)) and not isinstance(v, bool) for v in values):
                 _fail(where, f"grid[{i}].flags.{name}", "a non-empty list of numbers or strings", values)
