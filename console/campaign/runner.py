@@ -53,7 +53,8 @@ def plan_cells(spec: CampaignSpec) -> list[st.Cell]:
     return cells
 
 
-def bench_argv(spec: CampaignSpec, url: str, profile: str, tunnelled: bool, server_port: int | None) -> list[str]:
+def bench_argv(spec: CampaignSpec, url: str, profile: str, tunnelled: bool, server_port: int | None,
+               server_url: str | None = None) -> list[str]:
     s = spec.sweep
     argv = [sys.executable, "-m", "console.bench", "--url", url, "--concurrency", ",".join(map(str, s.levels)),
             "--api", s.api, "--input-len", str(s.input_len), "--output-len", str(s.output_len),
@@ -72,6 +73,8 @@ def bench_argv(spec: CampaignSpec, url: str, profile: str, tunnelled: bool, serv
         argv.append("--tunnelled")
         if server_port:
             argv += ["--server-port", str(server_port)]
+        if server_url:   # the run names the server, not the tunnel's throwaway local port
+            argv += ["--server-url", server_url]
     return argv
 
 
@@ -184,11 +187,10 @@ class CampaignRunner:
         from .samples import attach_samples
 
         attach_samples(self.profile.name, cell.run_id, cell.levels)
-        cell.rounds.append({"levels": cell.levels, "run_id": cell.run_id, "conditions": conditions,
+        cell.rounds.append({"levels": list(cell.levels), "run_id": cell.run_id, "conditions": conditions,
                             "started_at": cell.started_at, "ended_at": time.time(),
                             "elapsed_s": round(time.time() - cell.started_at, 3) if cell.started_at else None,
                             "sweep_s": sweep_s})
-        cell.levels = []
         cell.status = "done" if len(cell.rounds) >= self.spec.sweep.repeats else "queued"
 
     # ------------------------------------------------------------ one cell
@@ -202,6 +204,10 @@ class CampaignRunner:
                 await lifecycle.stop(self.session, record, grace_s=self.profile.server.kill_grace_s)
             except (lifecycle.LaunchError, HostError) as exc:
                 cell.note = f"could not stop the interrupted run's server: {exc}"
+        from .cut_runs import mark_interrupted
+
+        if cell.status == "sweeping":
+            mark_interrupted(self.profile.name, cell.run_id, f"campaign {self.state.id} driver died during this sweep")
         cell.note = f"redone after an interruption during {cell.status}"
         cell.status = "queued"
         self._save()
@@ -372,13 +378,14 @@ class CampaignRunner:
 
         from ..bench.process import SweepProcess
 
-        url = self._url_for(port)
+        url = server_url = self._url_for(port)
         parts = urlsplit(url)
         tunnelled = False
         if self.session.host.tunnelled and parts.hostname in ("127.0.0.1", "localhost", "::1"):
             local = await self._with_retries(lambda: self.session.host.forward_port(parts.port or 80))
             url, tunnelled = f"{parts.scheme}://127.0.0.1:{local}{parts.path}", True
-        sweep = SweepProcess(bench_argv(self.spec, url, self.profile.name, tunnelled, parts.port))
+        sweep = SweepProcess(bench_argv(self.spec, url, self.profile.name, tunnelled, parts.port,
+                                        server_url if tunnelled else None))
         self._sweep = sweep
         await sweep.start()
         try:
