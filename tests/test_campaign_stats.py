@@ -128,3 +128,30 @@ def test_the_frontier_svg_is_well_formed_and_escapes_names():
     root = ET.fromstring(svg)
     assert root.tag.endswith("svg")
     assert "a&lt;&amp;&gt;" in svg and "frontier" in svg and "TPOT SLO 100 ms" in svg
+
+
+def test_prune_names_configs_whose_interval_is_wholly_below_the_leaders_and_the_time_it_saved():
+    from console.campaign.compare import clearly_behind
+
+    fast, close, slow = _cell("fast", 20.0, 1, repeats=2), _cell("close", 19.5, 2, repeats=2), \
+        _cell("slow", 5.0, 3, repeats=2)
+    for c in (fast, close, slow):
+        c.status = "queued"
+        for r in c.rounds:
+            r["elapsed_s"] = 10.0
+    state = _campaign(fast, close, slow, status="running")
+    behind = dict(clearly_behind(state))
+    assert list(behind) == ["slow"] and "below fast's CI bottom" in behind["slow"]
+    slow.pruned, slow.status = behind["slow"], "done"
+    comp = compare(state)
+    assert comp.pruned_saved_s == 10.0          # one of three repeats skipped, at 10 s a visit
+    assert "pruning saved about 10 s" in "\n".join(table_lines(state))
+
+
+def test_the_answer_says_when_cells_ran_under_different_conditions():
+    a, b = _cell("a", 20.0, 1), _cell("b", 10.0, 2)
+    for i, r in enumerate(a.rounds + b.rounds):
+        r["conditions"] = {"load1": 0.2 + 1.5 * (i % 2)}
+    lines = table_lines(_campaign(a, b))
+    assert any(line.startswith("cells were measured under different host conditions (load average 0.20 … 1.70")
+               for line in lines)

@@ -94,3 +94,16 @@ async def test_a_finished_campaign_no_longer_says_it_keeps_running(tmp_path):
         app.pane.draw()
         assert "keeps running" not in str(app.pane.query_one("#camp-title").render())
         assert "leading so far" not in str(app.pane.query_one("#camp-result").render())
+
+
+def test_campaign_list_says_driver_gone_for_a_running_campaign_without_its_driver():
+    import json
+
+    from tests.test_campaign import gpudeck
+
+    state = _saved("running")
+    out = gpudeck("campaign", "list", "-p", "box")
+    line = next(line for line in out.stdout.splitlines() if line.startswith(state.id))
+    assert "running (driver gone" in line and "leading so far: a" in line
+    listed = json.loads(gpudeck("campaign", "list", "-p", "box", "--json").stdout)["campaigns"]
+    assert listed[0]["driver_gone"] is True and listed[0]["winner"] is None and listed[0]["leader"] == "a"
