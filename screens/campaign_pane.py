@@ -104,7 +104,8 @@ class CampaignPane(Pane):
         levels = (state.spec.get("sweep") or {}).get("levels") or []
         done = state.finished_cells
         repeats = int((state.spec.get("sweep") or {}).get("repeats") or 1)
-        visits = sum(len(c.rounds) for c in state.cells)
+        comp = compare(state, self.roof, self.roof_note)
+        visits = sum(r.repeats for r in comp.results)
         text = Text.assemble((f" {state.id} ", "bold reverse"), f"  {state.status}")
         if seen["running"]:
             text.append("  ● driver running", style="green")
@@ -121,7 +122,6 @@ class CampaignPane(Pane):
         if self.message:
             text.append(f"\n {clean_line(self.message)}", style="yellow")
         title.update(text)
-        comp = compare(state, self.roof, self.roof_note)
         grid.show([c.to_json() | {"levels": r.levels, "crashed_at": r.crashed_at, "repeats": r.repeats}
                    for c, r in zip(state.cells, comp.results)], levels)
         label, names, rest = comp.verdict()

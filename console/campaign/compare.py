@@ -374,8 +374,9 @@ def slo_lines(comp: Comparison) -> list[str]:
             out.append(f"  {best['slo']}: no config met it at any level it finished")
         else:
             ci = best.get("ci") or [None, None]
-            out.append(f"  {best['slo']}: {best['config']} at c={best['level']}, {best['tps']:.2f} tok/s "
-                       f"(CI {_n(ci[0])} … {_n(ci[1])})")
+            interval = f"CI {_n(ci[0])} … {_n(ci[1])}" if ci[0] is not None else \
+                "no CI: one repeat, no per-request samples"
+            out.append(f"  {best['slo']}: {best['config']} at c={best['level']}, {best['tps']:.2f} tok/s ({interval})")
     return out
 
 
