@@ -50,7 +50,7 @@ name = "run_tp8_ep8_crash"
 
 [[grid]]
 base = "run_tp8_cds16"
-flags = { "--cuda-graph-max-bs" = [64, 256] }   # above it, each decode step runs eager (slower)
+flags = { "--cuda-graph-max-bs" = [32, 64] }   # above it, each decode step runs eager (slower)
 
 [policy]
 ready_timeout_s = 120
