@@ -200,7 +200,7 @@ def test_resume_after_kill_9_keeps_finished_cells_and_redoes_the_interrupted_one
             s = st.load("box", cid)
         except ValueError:
             return False
-        return s.cells[0].status == "done" and s.cells[1].status == "sweeping"
+        return s.cells[0].status == "done" and s.cells[1].status == "sweeping" and bool(s.cells[1].run_id)
     _wait_for(second_cell_sweeping, what="the second cell to sweep")
     os.kill(info["driver_pid"], signal.SIGKILL)
     killed = st.load("box", cid)
@@ -217,7 +217,7 @@ def test_resume_after_kill_9_keeps_finished_cells_and_redoes_the_interrupted_one
     assert second["status"] == "done" and second["attempts"] == 2
     assert "redone after an interruption" in second["note"] and second["run_id"] != cut_run
     # the run the kill cut short says so, apart from the redo, instead of `running` forever
-    listed = gpudeck("bench", "--list", "-p", "box").stdout
+    listed = gpudeck("bench", "--list", "--profile", "box").stdout
     assert any(line.startswith(cut_run) and "interrupted" in line for line in listed.splitlines()), listed
     _nothing_left_running("box")
 

@@ -227,7 +227,7 @@ class CampaignRunner:
         cell.attempts += 1
         cell.status, cell.started_at, cell.ended_at = "launching", time.time(), None
         cell.crash_class = cell.crash_record = None
-        cell.levels = []
+        cell.levels, cell.run_id = [], None      # this visit's own (earlier visits keep theirs in `rounds`)
         self._save()
         try:
             config = await self._with_retries(lambda: self._script_for(cell))
