@@ -155,3 +155,12 @@ def test_the_answer_says_when_cells_ran_under_different_conditions():
     lines = table_lines(_campaign(a, b))
     assert any(line.startswith("cells were measured under different host conditions (load average 0.20 … 1.70")
                for line in lines)
+
+
+def test_malformed_rounds_read_back_from_disk_are_skipped_not_a_traceback():
+    bad = st.Cell(name="bad", base="bad", status="done",
+                  rounds=["junk", {"levels": "not a list"}, {"levels": [7, {"concurrency": 4, "status": "ok",
+                                                                             "output_throughput": "fast"}]}])
+    comp = compare(_campaign(bad, _cell("good", 20.0, 1)))
+    assert comp.leader == "good"
+    assert "bad" in "\n".join(table_lines(_campaign(bad, _cell("good", 20.0, 1))))

@@ -137,9 +137,13 @@ def meets_slo(level: dict, slo: dict) -> bool:
 def rounds_of(cell: Cell) -> list[list[dict]]:
     """The repeats a cell finished, each its level rows; a cell from before repeats (or in its first visit)
     counts what it has as one."""
-    rounds = [r.get("levels") or [] for r in (getattr(cell, "rounds", None) or []) if isinstance(r, dict)]
-    if cell.levels and (not rounds or cell.status == "crashed"):
-        rounds = [*rounds, cell.levels]     # the visit that crashed counts up to where it crashed
+    def rows(levels) -> list[dict]:    # state.json is read back from disk: only well-formed rows count
+        return [row for row in levels if isinstance(row, dict)] if isinstance(levels, list) else []
+
+    saved = getattr(cell, "rounds", None)
+    rounds = [rows(r.get("levels")) for r in (saved if isinstance(saved, list) else []) if isinstance(r, dict)]
+    if rows(cell.levels) and (not rounds or cell.status == "crashed"):
+        rounds = [*rounds, rows(cell.levels)]     # the visit that crashed counts up to where it crashed
     return rounds
 
 
@@ -261,7 +265,8 @@ def pruned_saved(state: CampaignState, repeats: int) -> float | None:
     """The visits pruning skipped, at the campaign's mean visit time."""
     visits = [r for c in state.cells for r in (getattr(c, "rounds", None) or [])
               if isinstance(r, dict) and isinstance(r.get("elapsed_s"), (int, float))]
-    skipped = sum(max(0, repeats - len(c.rounds)) for c in state.cells if getattr(c, "pruned", ""))
+    skipped = sum(max(0, repeats - len(c.rounds)) for c in state.cells
+                  if getattr(c, "pruned", "") and isinstance(c.rounds, list))
     if not skipped or not visits:
         return None
     return skipped * sum(r["elapsed_s"] for r in visits) / len(visits)
