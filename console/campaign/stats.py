@@ -10,6 +10,12 @@ Little's law: tok/s is proportional to the tokens over the latency), scaled to
 the level's measured rate. The generator is seeded from the data, so the same
 campaign always gives the same intervals.
 
+A bootstrap over three repeats is far too sure of itself (it can only ever see
+three values), so the interval used is the wider of the bootstrap's and
+Student's t over the repeats' own spread (t = 4.30 for three repeats, where a
+normal interval would use 1.96). With one repeat only the requests speak; with
+one repeat and no requests kept, there is no interval at all.
+
 Pure functions, no I/O. Results are cached: a screen redraws often, the data
 changes only when a repeat ends.
 """
