@@ -151,7 +151,7 @@ def _measured(row: dict) -> bool:
     return LevelResult.from_doc(row).measured_tok_s is not None   # the store's one rule for a measured level
 
 
-def result_of(cell: Cell, slo: dict) -> ConfigResult:
+def result_of(cell: Cell, slo: dict, detail: bool = True) -> ConfigResult:
     rounds = rounds_of(cell)
     out = ConfigResult(cell=cell.name, status=cell.status, flags=dict(cell.flags), levels=[],
                        crash_class=cell.crash_class, note=cell.note, repeats=len(rounds))
@@ -172,12 +172,12 @@ def result_of(cell: Cell, slo: dict) -> ConfigResult:
             out.levels.append({"concurrency": c, "status": failed.get("status") if failed else "missing",
                                "finished": False, "note": (failed or {}).get("note", "")})
             continue
-        level = stats.LevelStats.of(c, rows)
+        level = stats.LevelStats.of(c, rows, detail)
         out.stats[c] = level
         est = level.estimates
         row = {"concurrency": c, "status": "ok", "finished": True, "output_throughput": est["tps"].mean,
-               "ttft_p99": est["ttft_p99"].mean, "tpot_p99": est["tpot_p99"].mean,
-               "ttft_p50": est["ttft_p50"].mean, "tpot_p50": est["tpot_p50"].mean, "stats": level.to_json()}
+               **{m: level.mean(m) for m in ("ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99")},
+               "stats": level.to_json()}
         out.levels.append(row)
         tps = est["tps"].mean
         if out.best_tps is None or tps > out.best_tps:
@@ -272,10 +272,11 @@ def pruned_saved(state: CampaignState, repeats: int) -> float | None:
     return skipped * sum(r["elapsed_s"] for r in visits) / len(visits)
 
 
-def compare(state: CampaignState, roof=None, roof_note: str = "") -> Comparison:
+def compare(state: CampaignState, roof=None, roof_note: str = "", detail: bool = False) -> Comparison:
+    """The answer; with `detail`, every level carries the latencies' intervals too (for --json)."""
     sweep = state.spec.get("sweep") or {}
     slo = sweep.get("slo") or {}
-    results = [result_of(c, slo) for c in state.cells]
+    results = [result_of(c, slo, detail) for c in state.cells]
     if roof is not None:
         for r in results:
             _against_roofline(r, roof)
@@ -315,7 +316,7 @@ def _diff(a: ConfigResult, b: ConfigResult) -> stats.Difference:
 def clearly_behind(state: CampaignState) -> list[tuple[str, str]]:
     """Configs whose interval's top is below the leader's interval's bottom: (name, why), for pruning."""
     slo = (state.spec.get("sweep") or {}).get("slo") or {}
-    results = [result_of(c, slo) for c in state.cells]
+    results = [result_of(c, slo, detail=False) for c in state.cells]
     key = "best_within_slo" if slo else "best_tps"
     ranked = [r for r in results if getattr(r, key) is not None and r.repeats >= 2]
     if len(ranked) < 2:

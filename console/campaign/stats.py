@@ -297,9 +297,17 @@ class LevelStats:
     estimates: dict[str, Estimate] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, concurrency: int, rows: Sequence[dict]) -> "LevelStats":
+    def of(cls, concurrency: int, rows: Sequence[dict], detail: bool = True) -> "LevelStats":
+        """Every metric's interval with `detail`; else only throughput's (the latencies' means still hold):
+        a list of campaigns or a table needs no latency intervals, and the bootstrap is not free."""
         reps = repeats_of(rows)
-        return cls(concurrency, reps, {m: estimate(m, reps) for m in METRICS})
+        return cls(concurrency, reps, {m: estimate(m, reps) for m in (METRICS if detail else ("tps",))})
+
+    def mean(self, metric: str) -> float | None:
+        if metric in self.estimates:
+            return self.estimates[metric].mean
+        values = [r.point(metric) for r in self.repeats if r.point(metric) is not None]
+        return _mean(values) if values else None
 
     def to_json(self) -> dict:
         return {m: e.to_json() for m, e in self.estimates.items()}

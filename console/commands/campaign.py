@@ -139,7 +139,7 @@ def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
 
     roof, note = roofline_for(profile)
     if as_json:
-        emit_json(final.to_json() | {"comparison": compare(final, roof, note).to_json()})
+        emit_json(final.to_json() | {"comparison": compare(final, roof, note, detail=True).to_json()})
     else:
         print("\n".join(table_lines(final, roof, note)))
     return 0 if final.status == "finished" else 1
@@ -187,7 +187,7 @@ def _show(args: argparse.Namespace) -> int:
     if args.json:
         from ..campaign.pareto import frontier, gpus_of
 
-        comp = compare(state, roof, note)
+        comp = compare(state, roof, note, detail=True)
         slo = (state.spec.get("sweep") or {}).get("slo") or {}
         emit_json(state.to_json() | {"driver_running": seen["running"], "elapsed_s": seen["elapsed_s"],
                                      "left_s": seen["left_s"], "comparison": comp.to_json(),
