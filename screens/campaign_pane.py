@@ -12,14 +12,17 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from console.campaign import control
-from console.campaign.compare import compare
+from console.campaign.compare import compare, efficiency_text, slo_lines
+from console.campaign.pareto import frontier, gpus_of
 from console.campaign.spec import CampaignError
 from console.campaign.state import LockHeld, campaign_file
 from console.fmt import duration
 from console.safe_text import clean_line
 from console.runtime import events as ev
+from widgets.campaign_frontier import CampaignFrontier
 from widgets.campaign_grid import CampaignGrid
 
+from .confirm import Confirm
 from .pane import Pane
 
 
@@ -33,8 +36,9 @@ class CampaignPane(Pane):
     ]
     DEFAULT_CSS = """
     CampaignPane #camp-title { height: auto; }
-    CampaignPane CampaignGrid { height: 1fr; }
+    CampaignPane CampaignGrid { height: auto; max-height: 50%; }
     CampaignPane #camp-result { height: auto; }
+    CampaignPane CampaignFrontier { height: 1fr; min-height: 10; }
     """
 
     def __init__(self, **kwargs) -> None:
@@ -42,6 +46,7 @@ class CampaignPane(Pane):
         self.state = None
         self.seen: dict = {}
         self.message = ""
+        self.message_while_running = False   # a line about the running driver: gone once it ends
         self.roof = None
         self.roof_note = ""
 
@@ -49,6 +54,7 @@ class CampaignPane(Pane):
         yield Static(id="camp-title")
         yield CampaignGrid(id="camp-grid")
         yield Static(id="camp-result")
+        yield CampaignFrontier(id="camp-frontier")
 
     def on_mount(self) -> None:
         self.draw()
@@ -91,49 +97,60 @@ class CampaignPane(Pane):
                                        ("\n" + clean_line(self.message), "yellow") if self.message else ""))
             grid.show([], [])
             result.update("")
+            self.query_one(CampaignFrontier).show(None)
             self.set_summary("")
             return
         seen = self.seen or {"running": False, "elapsed_s": None, "left_s": None, "current": None, "note": ""}
         levels = (state.spec.get("sweep") or {}).get("levels") or []
         done = state.finished_cells
+        repeats = int((state.spec.get("sweep") or {}).get("repeats") or 1)
+        comp = compare(state, self.roof, self.roof_note)
+        visits = sum(r.repeats for r in comp.results)
         text = Text.assemble((f" {state.id} ", "bold reverse"), f"  {state.status}")
         if seen["running"]:
             text.append("  ● driver running", style="green")
-        text.append(f"  · {done}/{len(state.cells)} cells · elapsed {duration(seen['elapsed_s'])}")
+        text.append(f"  · {done}/{len(state.cells)} cells · {visits}/{len(state.cells) * repeats} runs "
+                    f"({repeats} repeats) · elapsed {duration(seen['elapsed_s'])}")
         if seen["left_s"] is not None:
             text.append(f" · ~{duration(seen['left_s'])} left (from the cells so far)")
         if seen["current"]:
             text.append(f"\n now: {clean_line(seen['current'])}", style="bold cyan")
         if seen["note"]:
             text.append(f"\n {clean_line(seen['note'])}", style="yellow")
+        if self.message_while_running and state.status != "running":
+            self.message, self.message_while_running = "", False
         if self.message:
             text.append(f"\n {clean_line(self.message)}", style="yellow")
         title.update(text)
-        grid.show([c.to_json() for c in state.cells], levels)
-        comp = compare(state, self.roof, self.roof_note)
+        grid.show([c.to_json() | {"levels": r.levels, "crashed_at": r.crashed_at, "repeats": r.repeats}
+                   for c, r in zip(state.cells, comp.results)], levels)
         label, names, rest = comp.verdict()
-        if comp.winner:
-            text = Text.assemble((label, "bold"), (clean_line(names), "bold yellow" if comp.tie else "bold green"),
-                                 clean_line(rest))
-            best = next(r for r in comp.results if r.cell == comp.winner)
-            if best.efficiency_pct is not None:
-                cal = best.calibration or {}
-                text.append("\n" + clean_line(f"{best.cell}: {best.efficiency_pct:.2f}% of the roofline's ideal "
-                                              f"at c={best.best_level}"))
-                if cal.get("eta"):
-                    text.append(f"; fitted: bandwidth efficiency {cal['eta'] * 100:.1f}%, "
-                                f"{cal['overhead_ms']:.1f} ms fixed per step")
-            elif comp.roofline_note:
-                text.append("\n" + clean_line(comp.roofline_note), style="dim")
-            result.update(text)
-        else:
-            result.update(Text(clean_line(label + rest), style="dim"))
+        style = "bold green" if comp.winner else ("bold yellow" if comp.tie else "bold cyan")
+        text = Text.assemble((label, "bold"), (clean_line(names), style), clean_line(rest))
+        lead = next((r for r in comp.results if r.cell == comp.leader), None)
+        if lead is not None and lead.efficiency_pct is not None:
+            text.append("\n" + clean_line(f"{lead.cell}: {efficiency_text(lead)}"))
+            cal = lead.calibration or {}
+            if cal.get("eta"):
+                text.append(f"; fitted: bandwidth efficiency {cal['eta'] * 100:.1f}%, "
+                            f"{cal['overhead_ms']:.1f} ms fixed per step")
+        elif comp.roofline_note and comp.leader:
+            text.append("\n" + clean_line(comp.roofline_note), style="dim")
+        if comp.leader:
+            for line in slo_lines(comp):
+                text.append("\n" + clean_line(line.strip()), style="dim")
+        if comp.conditions_note:
+            text.append("\n" + clean_line(comp.conditions_note), style="yellow")
+        text.append("\n" + clean_line(comp.method), style="dim")
+        result.update(text)
+        slo = (state.spec.get("sweep") or {}).get("slo") or {}
+        self.query_one(CampaignFrontier).show(frontier(comp, gpus_of(self.roof), slo).to_json())
         crashed = sum(1 for c in state.cells if c.status == "crashed")
         summary = f"{done}/{len(state.cells)}" + (f" ✖{crashed}" if crashed else "")
         self.set_summary(("▶ " if seen["running"] else "") + summary)
 
-    def _say(self, text: str) -> None:
-        self.message = text
+    def _say(self, text: str, while_running: bool = False) -> None:
+        self.message, self.message_while_running = text, while_running
         self.draw()
 
     def action_run(self) -> None:
@@ -154,12 +171,19 @@ class CampaignPane(Pane):
         try:
             if what == "run":
                 campaign_id, pid = await runtime.start_campaign()
-                self._say(f"started {campaign_id} (driver pid {pid}); it keeps running if the console closes")
+                self._say(f"started {campaign_id} (driver pid {pid}); it keeps running if the console closes",
+                          while_running=True)
             elif what == "stop":
+                done = sum(len(c.rounds) for c in self.state.cells)
+                lines = [f"{self.state.id} has measured {done} run(s) so far; stopping ends its current cell "
+                         "and stops that cell's server. `R` resumes it later and redoes the cut-short cell."]
+                if not await self.app.push_screen_wait(Confirm(f"Stop campaign {self.state.id}?", lines, "Stop")):
+                    self._say("not stopped")
+                    return
                 pid = await runtime.stop_campaign(self.state.id)
                 self._say(f"asked {self.state.id} (pid {pid}) to stop: it stops its server and saves")
             else:
                 pid = await runtime.resume_campaign(self.state.id)
-                self._say(f"resumed {self.state.id} (driver pid {pid})")
+                self._say(f"resumed {self.state.id} (driver pid {pid})", while_running=True)
         except (CampaignError, control.ControlError, LockHeld, LookupError, ValueError, OSError) as exc:
             self._say(str(exc))

@@ -24,7 +24,10 @@ def level_cell(cell: dict, concurrency: int) -> Text:
         if isinstance(level, dict) and level.get("concurrency") == concurrency:
             tps = level.get("output_throughput")
             if level.get("status") == "ok" and _number(tps):
-                return Text(f"✔ {tps:,.1f}", style="green")
+                ci = ((level.get("stats") or {}).get("tps") or {}).get("ci") if isinstance(level.get("stats"), dict) else None
+                shown = isinstance(ci, list) and len(ci) == 2 and all(_number(c) for c in ci)
+                half = f"±{max(tps - ci[0], ci[1] - tps):,.1f}" if shown else ""
+                return Text(f"✔ {tps:,.1f}{half}", style="green")
             return safe_text(f"✖ {level.get('status')}", style="bold red")
     live = cell.get("live")
     if isinstance(live, dict) and live.get("concurrency") == concurrency:
@@ -50,9 +53,13 @@ def column_widths(cells: Sequence[dict]) -> tuple[int, int]:
 def row_cells(cell: dict, levels: Sequence[int]) -> list:
     status = cell.get("status", "?")
     label = state_label(cell)
+    if cell.get("repeats"):
+        label = f"{label} ×{cell['repeats']}"
     # the state names a crash's class; the note says where its record is
     why = f"crash record {cell['crash_record']}" if status == "crashed" and cell.get("crash_record") \
         else cell.get("note") or cell.get("crash_class") or ""
+    if cell.get("crashed_at"):
+        why = f"crashed at c={cell['crashed_at']} · {why}"
     return [safe_text(cell.get("name", "?")), safe_text(f" {label} ", style=STATE_STYLES.get(status, "")),
             *(level_cell(cell, c) for c in levels), safe_text(why, style="dim")]
 
@@ -74,7 +81,7 @@ class CampaignGrid(SafeDataTable):
             self.add_column("config", key="config", width=widths[0])
             self.add_column("state", key="state", width=widths[1])
             for c in self.levels:
-                self.add_column(f"c={c}", key=f"c{c}", width=10)
+                self.add_column(f"c={c}", key=f"c{c}", width=13)
             self.add_column("crash / note", key="note")
         keep = self.cursor_row
         self.clear()

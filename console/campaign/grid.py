@@ -19,6 +19,7 @@ import shlex
 from typing import Any
 
 from ..servers import launch
+from .flag_names import key, same_setting, spellings
 
 
 class GridError(ValueError):
@@ -107,22 +108,32 @@ def _command_end(block: str) -> int:
     return end
 
 
-def _set_one(block: str, flag: str, value: str) -> str:
+def _set_one(block: str, names: tuple[str, ...], value: str) -> str:
+    """Set the flag, under whichever of its names the script uses, to `value`; add it (first name) if absent."""
     quoted = shlex.quote(value)
-    # --flag=value, --flag value, with the value bare or quoted
-    pattern = re.compile(r"(?P<lead>(?:^|[\s]))" + re.escape(flag) +
-                         r"(?P<sep>=|[ \t]+(?:\\\n[ \t]*)?)(?P<value>\"[^\"]*\"|'[^']*'|[^\s\\;&|]+)")
-    found = list(pattern.finditer(block))
-    if found:
-        m = found[-1]              # the last occurrence is the one the server sees
-        return block[:m.start("value")] + quoted + block[m.end("value"):]
+    found = []
+    for flag in names:
+        # --flag=value, --flag value, with the value bare or quoted
+        pattern = re.compile(r"(?P<lead>(?:^|[\s]))" + re.escape(flag) +
+                             r"(?P<sep>=|[ \t]+(?:\\\n[ \t]*)?)(?P<value>\"[^\"]*\"|'[^']*'|[^\s\\;&|]+)")
+        found += [(flag, m) for m in pattern.finditer(block)]
+    written = {(flag, m.group("value").strip("'\"")) for flag, m in found}
+    if len({v for _f, v in written}) > 1:
+        said = " and ".join(f"{f} {v}" for f, v in sorted(written))
+        raise GridError(f"the base script sets {said}: one setting, given differently; fix the script first")
+    if found:   # every place the script sets it, whatever the spelling, gets the new value
+        for _flag, m in sorted(found, key=lambda fm: fm[1].start("value"), reverse=True):
+            block = block[:m.start("value")] + quoted + block[m.end("value"):]
+        return block
     # not set: append it to the server's arguments (argument parsers take flags in any order)
     at = _command_end(block)
-    return block[:at] + f" {flag} {quoted}" + block[at:]
+    return block[:at] + f" {names[0]} {quoted}" + block[at:]
 
 
 def derive(text: str, flags: dict[str, Any]) -> str:
-    """The base script's text with each `--flag` set to its value; GridError if that can't be made true."""
+    """The base script's text with each flag set to its value; GridError if that can't be made true.
+
+    A flag is matched by every name the server accepts (`-c` is `--ctx-size` to llama.cpp)."""
     from .spec import FLAG_NAME, known_flags
 
     for flag in flags:      # checked when the file was read; checked again before it becomes script text
@@ -130,6 +141,9 @@ def derive(text: str, flags: dict[str, Any]) -> str:
             raise GridError(f"refused flag name {flag!r}: not a server flag (lower-case letters, digits, '-' and '.')")
     lines = text.splitlines()
     start, end = _server_block(lines)
+    server = launch.parse_script("\n".join(lines[:end + 1]) + "\n").server
+    for a, b in same_setting(list(flags), server):
+        raise GridError(f"{a} and {b} are one setting to {server}: give it once")
     reread = reread_context(lines, start, end)
     if reread:
         for flag, value in flags.items():
@@ -139,11 +153,11 @@ def derive(text: str, flags: dict[str, Any]) -> str:
                                 "can be set there")
     block = "\n".join(lines[start:end + 1])
     for flag, value in flags.items():
-        block = _set_one(block, flag, value_text(value))
+        block = _set_one(block, spellings(flag, server), value_text(value))
     out = "\n".join([*lines[:start], *block.split("\n"), *lines[end + 1:]]) + ("\n" if text.endswith("\n") else "")
     parsed = launch.parse_script(out)
     for flag, value in flags.items():
-        got = parsed.raw_flags.get(flag.lstrip("-").replace("_", "-"))
-        if got is None or str(got) != value_text(value):
-            raise GridError(f"could not set {flag} to {value_text(value)} (the script then says {got!r})")
+        got = [parsed.raw_flags[key(n)] for n in spellings(flag, server) if key(n) in parsed.raw_flags]
+        if not got or any(str(g) != value_text(value) for g in got):
+            raise GridError(f"could not set {flag} to {value_text(value)} (the script then says {got or None!r})")
     return out

@@ -169,7 +169,10 @@ class ParallelRunner(CampaignRunner):
             if cell.status != "queued" and cell.status not in st.IN_PROGRESS:
                 continue  # skipped meanwhile (an SLO met by another lane's cell)
             await lane._run_cell(cell)
-            if self.spec.policy.stop_at_first_slo and lane._meets_slo(cell):
+            if cell.status == "queued":   # more repeats to come: back of the queue, so rounds interleave
+                queue.append(cell)
+                continue
+            if self.spec.policy.stop_at_first_slo and cell.status == "done" and lane._meets_slo(cell):
                 for rest in queue:
                     if rest.status == "queued":
                         rest.status, rest.note = "skipped", f"{cell.name} met every SLO first"

@@ -26,7 +26,9 @@ from ..servers.monitor import ServerMonitor
 from ..session import HostSession
 from . import lock as locks
 from . import state as st
+from .conditions import sample as sample_conditions
 from .grid import GridError, derive
+from .order import round_order
 from .spec import CampaignSpec, from_dict
 
 STEP_RETRIES = 5            # an SSH drop during one step is retried this many times, with backoff
@@ -70,7 +72,8 @@ async def write_remote_script(host, path: str, text: str) -> None:
         raise OSError(f"cannot write {path}: {(wrote.stderr or wrote.stdout).strip()}")
 
 
-def bench_argv(spec: CampaignSpec, url: str, profile: str, tunnelled: bool, server_port: int | None) -> list[str]:
+def bench_argv(spec: CampaignSpec, url: str, profile: str, tunnelled: bool, server_port: int | None,
+               server_url: str | None = None) -> list[str]:
     s = spec.sweep
     argv = [sys.executable, "-m", "console.bench", "--url", url, "--concurrency", ",".join(map(str, s.levels)),
             "--api", s.api, "--input-len", str(s.input_len), "--output-len", str(s.output_len),
@@ -89,6 +92,8 @@ def bench_argv(spec: CampaignSpec, url: str, profile: str, tunnelled: bool, serv
         argv.append("--tunnelled")
         if server_port:
             argv += ["--server-port", str(server_port)]
+        if server_url:   # the run names the server, not the tunnel's throwaway local port
+            argv += ["--server-url", server_url]
     return argv
 
 
@@ -166,20 +171,7 @@ class CampaignRunner:
         try:
             state.status, state.note = "running", ""
             self._save()
-            for cell in state.cells:
-                if self.stop_requested.is_set():
-                    raise CampaignStopped()
-                if cell.status in st.FINISHED:
-                    continue
-                if cell.status in st.IN_PROGRESS:
-                    await self._recover(cell)
-                await self._run_cell(cell)
-                if self.spec.policy.stop_at_first_slo and self._meets_slo(cell):
-                    for rest in state.cells:
-                        if rest.status == "queued":
-                            rest.status, rest.note = "skipped", f"{cell.name} met every SLO first"
-                    self._save()
-                    break
+            await self._visit_all()
             state.status = "finished"
         except CampaignStopped:
             state.status, state.note = "stopped", "stopped by the operator"
@@ -196,6 +188,50 @@ class CampaignRunner:
             await self.session.host.close()
         return state
 
+    async def _visit_all(self) -> None:
+        """Every cell once per round, rounds interleaved (A B C, C A B, ...) so drift hits every config alike."""
+        state = self.state
+        repeats = self.spec.sweep.repeats
+        for rnd in range(repeats):
+            for cell in round_order(state.cells, rnd):
+                if self.stop_requested.is_set():
+                    raise CampaignStopped()
+                if cell.status in st.FINISHED or len(cell.rounds) > rnd:
+                    continue
+                if cell.status in st.IN_PROGRESS:
+                    await self._recover(cell)
+                await self._run_cell(cell)
+                if self.spec.policy.stop_at_first_slo and cell.status == "done" and self._meets_slo(cell):
+                    for rest in state.cells:
+                        if rest.status == "queued":
+                            rest.status, rest.note = "skipped", f"{cell.name} met every SLO first"
+                    self._save()
+                    return
+            if self.spec.policy.prune and rnd + 1 < repeats:
+                self._prune()
+
+    def _prune(self) -> None:
+        """Stop repeating configs whose interval's top is below the leader's bottom; the repeats go to the close ones."""
+        from .compare import clearly_behind
+
+        for name, why in clearly_behind(self.state):
+            cell = self.state.cell(name)
+            if cell.status == "queued":
+                cell.status, cell.pruned, cell.note = "done", why, why
+                self._log(f"{name}: {why}")
+        self._save()
+
+    def _end_visit(self, cell: st.Cell, conditions: dict, sweep_s: float | None) -> None:
+        """A visit that measured every level: kept as one repeat, with per-request samples for the intervals."""
+        from .samples import attach_samples
+
+        attach_samples(self.profile.name, cell.run_id, cell.levels)
+        cell.rounds.append({"levels": list(cell.levels), "run_id": cell.run_id, "conditions": conditions,
+                            "started_at": cell.started_at, "ended_at": time.time(),
+                            "elapsed_s": round(time.time() - cell.started_at, 3) if cell.started_at else None,
+                            "sweep_s": sweep_s})
+        cell.status = "done" if len(cell.rounds) >= self.spec.sweep.repeats else "queued"
+
     # ------------------------------------------------------------ one cell
 
     async def _recover(self, cell: st.Cell) -> None:
@@ -207,6 +243,10 @@ class CampaignRunner:
                 await lifecycle.stop(self.session, record, grace_s=self.profile.server.kill_grace_s)
             except (lifecycle.LaunchError, HostError) as exc:
                 cell.note = f"could not stop the interrupted run's server: {exc}"
+        from .cut_runs import mark_interrupted
+
+        if cell.status == "sweeping":
+            mark_interrupted(self.profile.name, cell.run_id, f"campaign {self.state.id} driver died during this sweep")
         cell.note = f"redone after an interruption during {cell.status}"
         cell.status = "queued"
         self._save()
@@ -226,7 +266,7 @@ class CampaignRunner:
         cell.attempts += 1
         cell.status, cell.started_at, cell.ended_at = "launching", time.time(), None
         cell.crash_class = cell.crash_record = None
-        cell.levels = []
+        cell.levels, cell.run_id = [], None      # this visit's own (earlier visits keep theirs in `rounds`)
         self._save()
         try:
             config = await self._with_retries(lambda: self._script_for(cell))
@@ -252,17 +292,22 @@ class CampaignRunner:
                                 on_crash=lambda doc: changed.set(), poll_s=0.5, sweep=lambda: self._label)
         watcher = asyncio.create_task(monitor.run())
         ready = False
+        conditions: dict = {}
+        sweep_s = None
         try:   # from here on the server runs: whatever fails (a save on a full disk too), the finally stops it
             self._save()
             ready = await self._wait_ready(record, changed, policy.ready_timeout_s)
-            if ready:
+            if ready:   # launch and readiness stay outside the timed window: the sweep starts only now
+                conditions = await sample_conditions(self.session, self.profile)
                 cell.status = "sweeping"
                 self._save()
                 self._label = f"campaign {self.state.id} cell {cell.name}"
+                began = time.monotonic()
                 try:
                     await self._sweep_cell(cell, config.port)
                 finally:
                     self._label = None
+                    sweep_s = round(time.monotonic() - began, 3)
             elif record.live:
                 cell.note = f"not ready within {policy.ready_timeout_s:g} s"
         finally:
@@ -295,11 +340,12 @@ class CampaignRunner:
         elif self.stop_requested.is_set():
             cell.status, cell.note = "interrupted", "campaign stopped during this cell"
         else:
-            cell.status = "done"
+            self._end_visit(cell, conditions, sweep_s)
         cell.ended_at = time.time()
         self._save()
         await self._gpus_idle(cell)
-        self._log(f"{cell.name}: {cell.status}" + (f" · {cell.note}" if cell.note else ""))
+        done = f" (repeat {len(cell.rounds)} of {self.spec.sweep.repeats})" if cell.rounds else ""
+        self._log(f"{cell.name}: {cell.status}{done}" + (f" · {cell.note}" if cell.note else ""))
         if self.stop_requested.is_set():
             raise CampaignStopped()
 
@@ -368,13 +414,14 @@ class CampaignRunner:
 
         from ..bench.process import SweepProcess
 
-        url = self._url_for(port)
+        url = server_url = self._url_for(port)
         parts = urlsplit(url)
         tunnelled = False
         if self.session.host.tunnelled and parts.hostname in ("127.0.0.1", "localhost", "::1"):
             local = await self._with_retries(lambda: self.session.host.forward_port(parts.port or 80))
             url, tunnelled = f"{parts.scheme}://127.0.0.1:{local}{parts.path}", True
-        sweep = SweepProcess(bench_argv(self.spec, url, self.profile.name, tunnelled, parts.port))
+        sweep = SweepProcess(bench_argv(self.spec, url, self.profile.name, tunnelled, parts.port,
+                                        server_url if tunnelled else None))
         self._sweep = sweep
         await sweep.start()
         try:
@@ -436,8 +483,9 @@ class CampaignRunner:
 
     def _meets_slo(self, cell: st.Cell) -> bool:
         slo = self.spec.sweep.slo
-        if not slo or cell.status != "done" or not cell.levels:
+        levels = [lv for r in cell.rounds for lv in r.get("levels") or []]
+        if not slo or cell.status != "done" or not levels:
             return False
         from .compare import meets_slo
 
-        return all(level["status"] == "ok" and meets_slo(level, slo) for level in cell.levels)
+        return all(level["status"] == "ok" and meets_slo(level, slo) for level in levels)

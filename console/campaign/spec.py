@@ -9,6 +9,7 @@
     model = "..."                 # default: what /v1/models lists first
     url = "http://127.0.0.1:8080" # default: the profile's [server] url, with the cell's --port
     slo = { ttft_ms = 500, tpot_ms = 50 }
+    repeats = 3                   # each level measured this many times, in interleaved rounds
 
     [[config]]                    # launch configs by script name (as the Server tab lists them)
     name = "run_tp8"
@@ -24,6 +25,8 @@
     gpu_idle_mib = 1024           # per GPU, what counts as idle
     stop_at_first_slo = false     # stop at the first config that meets every SLO
     max_cells = 1000              # refuse a bigger campaign unless raised here (or by --max-cells)
+    min_effect = 2.0              # percent: a smaller difference never names a winner
+    prune = false                 # stop repeating a config clearly behind the leader
 
 Everything in the file is checked before anything runs: flag names follow the
 servers' own grammar (a name becomes part of a shell script), config names are
@@ -62,6 +65,7 @@ class SweepSpec:
     model: str | None = None
     url: str | None = None
     slo: dict[str, float] = field(default_factory=dict)
+    repeats: int = 3
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -77,6 +81,8 @@ class Policy:
     max_cells: int = limits.MAX_CELLS
     parallel: int = 1  # cells at once, each its own job (a Slurm profile; console.campaign.parallel)
     hosts: list[str] = field(default_factory=list)  # profiles that each run one cell at a time (--hosts)
+    min_effect: float = 2.0
+    prune: bool = False
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -165,6 +171,18 @@ def _hosts(where: str, value: Any) -> list[str]:
     return list(value)
 
 
+def _min_effect(where: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100:
+        _fail(where, "policy.min_effect", "a percentage from 0 to 100", value)
+    return float(value)
+
+
+def _flag(where: str, key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        _fail(where, key, "true or false", value)
+    return value
+
+
 def load(path: Path | str, max_cells: int | None = None) -> CampaignSpec:
     """Read a campaign file: a regular file under the size cap, valid TOML, every key checked."""
     where = str(path)
@@ -192,7 +210,8 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
     sweep_doc = doc.get("sweep")
     if not isinstance(sweep_doc, dict):
         _fail(where, "sweep", "a [sweep] table with at least `levels`")
-    known = {"levels", "input_len", "output_len", "num_prompts", "prompts_per_stream", "api", "model", "url", "slo"}
+    known = {"levels", "input_len", "output_len", "num_prompts", "prompts_per_stream", "api", "model", "url", "slo",
+             "repeats"}
     for key in sweep_doc:
         if key not in known:
             _fail(where, f"sweep.{key}", "one of " + ", ".join(sorted(known)), "unknown key")
@@ -231,7 +250,9 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
         prompts_per_stream=_capped(where, "sweep.prompts_per_stream",
                                    _positive(where, "sweep.prompts_per_stream", sweep_doc.get("prompts_per_stream")),
                                    limits.MAX_PROMPTS_PER_STREAM),
-        api=api, model=sweep_doc.get("model"), url=url, slo={k: float(v) for k, v in slo.items()})
+        api=api, model=sweep_doc.get("model"), url=url, slo={k: float(v) for k, v in slo.items()},
+        repeats=_capped(where, "sweep.repeats", _positive(where, "sweep.repeats", sweep_doc.get("repeats", 3),
+                                                          allow_none=False), 50))
 
     configs = []
     config_doc = doc.get("config", [])
@@ -275,7 +296,7 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
     if not isinstance(policy_doc, dict):
         _fail(where, "policy", "a [policy] table", policy_doc)
     pknown = {"ready_timeout_s", "on_crash", "gpu_idle_timeout_s", "gpu_idle_mib", "stop_at_first_slo", "max_cells",
-              "parallel", "hosts"}
+              "parallel", "hosts", "min_effect", "prune"}
     for key in policy_doc:
         if key not in pknown:
             _fail(where, f"policy.{key}", "one of " + ", ".join(sorted(pknown)), "unknown key")
@@ -293,7 +314,8 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
                                            policy_doc.get("gpu_idle_timeout_s", 120.0), integer=False, allow_none=False)),
         gpu_idle_mib=float(_positive(where, "policy.gpu_idle_mib", policy_doc.get("gpu_idle_mib", 1024.0),
                                      integer=False, allow_none=False)),
-        stop_at_first_slo=stop_first,
+        stop_at_first_slo=stop_first, min_effect=_min_effect(where, policy_doc.get("min_effect", 2.0)),
+        prune=_flag(where, "policy.prune", policy_doc.get("prune", False)),
         max_cells=_capped(where, "policy.max_cells", _positive(where, "policy.max_cells",
                                                                policy_doc.get("max_cells", limits.MAX_CELLS),
                                                                allow_none=False), limits.MAX_CELLS_CEILING),

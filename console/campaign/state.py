@@ -72,6 +72,8 @@ class Cell:
     note: str = ""
     levels: list[dict] = field(default_factory=list)   # one summary per level, as the sweep reported it
     live: dict | None = None           # the running level: concurrency, second, tok/s of the last second
+    rounds: list[dict] = field(default_factory=list)   # each finished visit: its levels, run, conditions, time
+    pruned: str = ""                   # why repeats stopped early (clearly behind the leader)
     started_at: float | None = None
     ended_at: float | None = None
     node: str | None = None            # the node(s) it ran on (a Slurm job), so node effects show
@@ -265,7 +267,45 @@ def clean_level(row: Any, where: str = "level") -> dict:
             out[key] = metric(row.get(key), _MS)
     note = row.get("note")
     out["note"] = _cut(note, 300) if isinstance(note, str) else ""
+    if "samples" in row:
+        out["samples"] = _clean_samples(row.get("samples"))
     return out
+
+
+_SAMPLE_KEYS = {"ttft_ms": _MS, "tpot_ms": _MS, "e2el_ms": _MS, "tokens": _COUNT}
+_SAMPLES_KEPT = 1024    # per key: far above what a level keeps (console.campaign.stats.SAMPLE_CAP)
+
+
+def _clean_samples(samples: Any) -> dict:
+    """Per-request samples: known keys only, each a bounded list of numbers in range (others dropped)."""
+    if not isinstance(samples, dict):
+        return {}
+    out = {}
+    for key, hi in _SAMPLE_KEYS.items():
+        values = samples.get(key)
+        if isinstance(values, list):
+            out[key] = [v for v in (metric(x, hi) for x in values[:_SAMPLES_KEPT]) if v is not None]
+    return out
+
+
+def _round(doc: Any, where: str) -> dict:
+    """One finished visit of a cell (a repeat): its levels, run, host conditions and times."""
+    if not isinstance(doc, dict):
+        raise StateRefused(f"{where}: expected a table, got {type(doc).__name__}")
+    levels = doc.get("levels") or []
+    if not isinstance(levels, list) or len(levels) > 10 * limits.MAX_LEVELS:
+        raise StateRefused(f"{where}.levels: expected a list of at most {10 * limits.MAX_LEVELS} levels")
+    conditions = doc.get("conditions")
+    if not isinstance(conditions, dict):
+        conditions = {}
+    return {"levels": [clean_level(row, f"{where}.levels[{i}]") for i, row in enumerate(levels)],
+            "run_id": _text(doc, "run_id", where, cap=200),
+            "conditions": {str(k)[:40]: v for k, v in list(conditions.items())[:32]
+                           if isinstance(v, (int, float, str)) and not isinstance(v, bool)
+                           and (not isinstance(v, str) or len(v) <= 200)
+                           and (not isinstance(v, float) or math.isfinite(v))},
+            "started_at": _time(doc, "started_at", where), "ended_at": _time(doc, "ended_at", where),
+            "elapsed_s": metric(doc.get("elapsed_s"), 1e9), "sweep_s": metric(doc.get("sweep_s"), 1e9)}
 
 
 def _clean_live(live: Any, where: str) -> dict | None:
@@ -306,7 +346,16 @@ def _cell(doc: Any, where: str) -> Cell:
                 crash_record=_text(doc, "crash_record", where, cap=200), note=_note(doc, "note", where),
                 levels=[clean_level(row, f"{where}.levels[{i}]") for i, row in enumerate(levels)],
                 live=_clean_live(doc.get("live"), where),
-                started_at=_time(doc, "started_at", where), ended_at=_time(doc, "ended_at", where))
+                started_at=_time(doc, "started_at", where), ended_at=_time(doc, "ended_at", where),
+                node=_text(doc, "node", where, cap=1000), pruned=_note(doc, "pruned", where) or "",
+                rounds=[_round(r, f"{where}.rounds[{i}]") for i, r in enumerate(_rounds(doc, where))])
+
+
+def _rounds(doc: dict, where: str) -> list:
+    rounds = doc.get("rounds") or []
+    if not isinstance(rounds, list) or len(rounds) > 50:
+        raise StateRefused(f"{where}.rounds: expected a list of at most 50 repeats")
+    return rounds
 
 
 def state_from_doc(doc: Any, campaign_id: str, profile: str) -> CampaignState:

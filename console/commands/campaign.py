@@ -154,7 +154,7 @@ def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
 
     roof, note = roofline_for(profile)
     if as_json:
-        emit_json(_shown(final) | {"comparison": compare(final, roof, note).to_json()})
+        emit_json(_shown(final) | {"comparison": compare(final, roof, note, detail=True).to_json()})
     else:
         print("\n".join(table_lines(final, roof, note)))
     return 0 if final.status == "finished" else 1
@@ -179,12 +179,16 @@ def _list(args: argparse.Namespace) -> int:
         emit_json({"campaigns": [{"id": s.id, "status": s.status, "cells": len(s.cells),
                                   "done": s.finished_cells,
                                   "running": running(s),
-                                  "winner": comp.winner, "tie": comp.tie} for s, comp in compared],
+                                  "driver_gone": s.status == "running" and not running(s),
+                                  "winner": comp.winner, "leader": comp.leader, "tie": comp.tie,
+                                  "verdict": "".join(comp.verdict())} for s, comp in compared],
                    "errors": bad})
         return 0
     for s in found:
         done = s.finished_cells
-        live = " (driver running)" if running(s) else ""
+        driving = running(s)
+        live = " (driver running)" if driving else (" (driver gone: resume continues it)"
+                                                    if s.status == "running" else "")
         label, names, _ = compare(s).verdict()
         print(f"{s.id}  {s.status}{live}  {done}/{len(s.cells)} cells" + (f"  {label}{names}" if names else ""))
     for line in bad:
@@ -204,8 +208,13 @@ def _show(args: argparse.Namespace) -> int:
     state.note = seen["note"]
     roof, note = roofline_for(profile)
     if args.json:
+        from ..campaign.pareto import frontier, gpus_of
+
+        comp = compare(state, roof, note, detail=True)
+        slo = (state.spec.get("sweep") or {}).get("slo") or {}
         emit_json(_shown(state) | {"driver_running": seen["running"], "elapsed_s": seen["elapsed_s"],
-                                     "left_s": seen["left_s"], "comparison": compare(state, roof, note).to_json()})
+                                     "left_s": seen["left_s"], "comparison": comp.to_json(),
+                                     "frontier": frontier(comp, gpus_of(roof), slo).to_json()})
         return 0
     print("\n".join(table_lines(state, roof, note)))
     return 0

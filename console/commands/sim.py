@@ -36,7 +36,12 @@ def register(subparsers) -> None:
     serve.add_argument("--state-dir", type=Path, help="where the nvidia-smi stand-in finds the GPU state")
     serve.add_argument("--mem-fraction", "--mem-fraction-static", dest="mem_fraction", type=float, default=0.85)
     serve.add_argument("--max-running-requests", type=int, default=512)
-    serve.add_argument("--cuda-graph-max-bs", type=int, help="reported in the log's server_args (no effect)")
+    serve.add_argument("--cuda-graph-max-bs", type=int,
+                       help="decode steps of larger batches run eager, --eager-step-ms slower each")
+    serve.add_argument("--eager-step-ms", type=float, default=100.0,
+                       help="what one eager decode step costs over a CUDA-graphed one (default 100)")
+    serve.add_argument("--noise", type=float, default=0.0,
+                       help="relative spread of step times, per step and per launch (default 0: exact)")
     serve.add_argument("--context", type=int, default=4096, help="context length the roofline assumes")
     serve.add_argument("--seed", type=int, default=0)
     serve.set_defaults(func=_serve)
@@ -81,7 +86,7 @@ def _serve(args: argparse.Namespace) -> int:
         crash_at_concurrency=args.crash_at_concurrency, crash_kind=args.crash_kind,
         startup_s=args.startup_s, log=args.log, state_dir=args.state_dir, mem_fraction=args.mem_fraction,
         max_running_requests=args.max_running_requests, context=args.context, seed=args.seed,
-        cuda_graph_max_bs=args.cuda_graph_max_bs)
+        cuda_graph_max_bs=args.cuda_graph_max_bs, eager_step_ms=args.eager_step_ms, noise=args.noise)
     if args.model_config is not None:
         cfg.model_config = args.model_config
         cfg.model = args.served_model_name or args.model_config.stem.replace(".config", "")

@@ -28,15 +28,16 @@ SCRIPTS = {
                              "--mem-fraction-static 0.85"),
 }
 
-# The campaign the demo ships: the three configs and a small grid, about two minutes in all.
+# The campaign the demo ships: the three configs and a small grid, each swept three times.
 DEMO_CAMPAIGN = """\
 # gpudeck demo campaign (SIMULATED): which config serves GLM-5-NVFP4 best on 8x RTX PRO 6000?
 [sweep]
-levels = [1, 10, 256]
+levels = [1, 10, 64, 256]
 input_len = 128
 output_len = 8
 prompts_per_stream = 1
 slo = { ttft_ms = 8000 }
+repeats = 3          # each level three times, in interleaved rounds: a winner must beat the noise
 
 [[config]]
 name = "run_tp8_cds16"
@@ -49,7 +50,7 @@ name = "run_tp8_ep8_crash"
 
 [[grid]]
 base = "run_tp8_cds16"
-flags = { "--cuda-graph-max-bs" = [32, 64] }
+flags = { "--cuda-graph-max-bs" = [32, 64] }   # above it, each decode step runs eager (slower)
 
 [policy]
 ready_timeout_s = 120

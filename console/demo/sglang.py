@@ -30,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
            "--max-running-requests", str(args.max_running_requests)]
     if args.cuda_graph_max_bs:
         sim += ["--cuda-graph-max-bs", str(args.cuda_graph_max_bs)]
+    sim += ["--noise", "0.02",   # a real host is never exact: the campaign must tell real differences from this
+            "--eager-step-ms", "300"]   # ~80 layers of MoE kernels launched one by one, TP8 over PCIe
     if args.model_path:
         sim += ["--served-model-name", args.model_path]
     state_dir = os.environ.get("GPUDECK_SIM_STATE_DIR")

@@ -1,7 +1,10 @@
 """The report's Campaigns section: each campaign's result table, its winner, and what each derived script ran."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+from profiles.atomic import write_atomic
 
 from .sections import cell, fenced, table
 
@@ -26,7 +29,28 @@ def derived_flags(state) -> list[list[str]]:
     return rows
 
 
-def campaigns_section(profile: Any) -> str:
+def frontier_picture(state, roof, note: str, out_dir: Path | None) -> str:
+    """The frontier as an SVG written beside the report, and the markdown that shows it; '' with nothing to draw."""
+    from ..campaign.compare import compare
+    from ..campaign.pareto import frontier, gpus_of
+    from ..campaign.svg import render
+
+    comp = compare(state, roof, note)
+    slo = (state.spec.get("sweep") or {}).get("slo") or {}
+    front = frontier(comp, gpus_of(roof), slo)
+    if not front.points or out_dir is None:
+        return ""
+    name = f"{state.id}-frontier.svg"
+    try:
+        write_atomic(out_dir / name, render(front, title=f"{state.id}: {front.y_label} against {front.x_label}"))
+    except OSError as exc:
+        return f"Frontier picture not written: {cell(str(exc))}"
+    on = ", ".join(f"{p.config} c={p.concurrency}" for p in front.on_frontier)
+    return (f"![{cell(state.id)} frontier]({name})\n\nOn the frontier (no other point is better on both "
+            f"{front.x_label} and {front.y_label}): {cell(on)}. Bars are 95% CIs.")
+
+
+def campaigns_section(profile: Any, out_dir: Path | None = None) -> str:
     from ..campaign import state as campaign_state
     from ..campaign.compare import roofline_for, table_lines
 
@@ -37,6 +61,9 @@ def campaigns_section(profile: Any) -> str:
     parts = []
     for state in sorted(states, key=lambda s: s.created_at, reverse=True):
         parts.append(f"### {cell(state.id)}\n\n" + fenced(table_lines(state, roof, note)))
+        picture = frontier_picture(state, roof, note, out_dir)
+        if picture:
+            parts.append(picture)
         rows = derived_flags(state)
         if rows:
             parts.append("Derived scripts (kept in `" + cell(str(state.dir / "scripts")) + "`), with the flags "

@@ -206,7 +206,8 @@ def collect(profile: Profile, live: bool = True) -> ReportData:
 
 # ---- rendering and refreshing ---------------------------------------------------
 
-def render_sections(data: ReportData) -> dict[str, str]:
+def render_sections(data: ReportData, out_dir: Path | None = None) -> dict[str, str]:
+    """Every section's text; pictures (a campaign's frontier) are written into `out_dir`, beside the document."""
     p = data.profile
     host = {"name": p.name, "target": p.target, "description": p.description,
             "simulated": p.ui.simulated, "gpu_name": p.gpu.name, "gpu_count": p.gpu.count,
@@ -226,7 +227,7 @@ def render_sections(data: ReportData) -> dict[str, str]:
         "roofline": sections.roofline_section(data.roofline, data.roofline_note,
                                               measured_by_concurrency(data.runs)),
         "crashes": sections.crashes_section(data.crashes),
-        "campaigns": campaigns_section(p),
+        "campaigns": campaigns_section(p, out_dir),
         "tasks": tasks_md,
     }
     stamp = time.strftime("%Y-%m-%d %H:%M:%S %Z")
@@ -355,7 +356,7 @@ def write_report(profile: Profile, out: Path | None = None, live: bool = True,
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportError(f"cannot read {target}: {exc}") from None
     data = collect(profile, live=live)
-    text = refresh_document(existing, render_sections(data))
+    text = refresh_document(existing, render_sections(data, target.parent))
     try:
         write_atomic(target, text, mode=0o644)
     except OSError as exc:

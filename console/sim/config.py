@@ -74,7 +74,9 @@ class SimConfig:
     state_dir: Path | None = None
     mem_fraction: float = 0.85
     max_running_requests: int = 512
-    cuda_graph_max_bs: int | None = None
+    cuda_graph_max_bs: int | None = None    # decode steps of larger batches run eager: + eager_step_ms each
+    eager_step_ms: float = 100.0            # what an eager step costs over a graphed one (kernel launches)
+    noise: float = 0.0                      # relative spread of step times, per step and per launch (0: exact)
     context: int = 4096                     # context the roofline assumes for KV reads
     seed: int = 0
     extra_args: dict[str, Any] = field(default_factory=dict)
@@ -112,5 +114,11 @@ class SimConfig:
             raise ValueError(f"--mem-fraction must be in (0, 1), got {self.mem_fraction}")
         if self.max_running_requests < 1:
             raise ValueError("--max-running-requests must be at least 1")
+        if not 0 <= self.noise <= 0.5:
+            raise ValueError(f"--noise must be in [0, 0.5], got {self.noise}")
+        if not self.eager_step_ms >= 0:
+            raise ValueError(f"--eager-step-ms must be >= 0, got {self.eager_step_ms}")
+        if self.cuda_graph_max_bs is not None and self.cuda_graph_max_bs < 1:
+            raise ValueError("--cuda-graph-max-bs must be at least 1")
         if self.startup_s < 0:
             raise ValueError("--startup-s must not be negative")

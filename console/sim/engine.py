@@ -47,7 +47,9 @@ class Engine:
     def __init__(self, timer: StepTimer, metrics: SimMetrics, log: LogWriter, max_running: int,
                  kv_tokens: int, fault_at: int | None = None,
                  on_fault: Callable[[int], Awaitable[None]] | None = None,
-                 prefill_s: Callable[[int], float] | None = None):
+                 prefill_s: Callable[[int], float] | None = None,
+                 graph_max_bs: int | None = None, eager_step_s: float = 0.0,
+                 jitter: Callable[[], float] | None = None):
         self.timer = timer
         self.metrics = metrics
         self.log = log
@@ -56,6 +58,10 @@ class Engine:
         self.fault_at = fault_at
         self.on_fault = on_fault
         self.prefill_s = prefill_s or (lambda tokens: timer.step_time_s(1) * (1 + tokens / 1024))
+        self.graph_max_bs = graph_max_bs
+        self.eager_step_s = eager_step_s
+        self.jitter = jitter or (lambda: 1.0)
+        self.retracted = 0
         self.waiting: deque[Request] = deque()
         self.running: list[Request] = []
         self.steps = 0
@@ -74,6 +80,24 @@ class Engine:
     def used_tokens(self) -> int:
         return sum(r.prompt_tokens + r.generated for r in self.running)
 
+    def decode_step_s(self, batch: int) -> float:
+        """One decode step: the timer's, plus the eager cost above the largest CUDA-graph batch, with noise."""
+        eager = self.eager_step_s if self.graph_max_bs is not None and batch > self.graph_max_bs else 0.0
+        return (self.timer.step_time_s(batch) + eager) * self.jitter()
+
+    def _retract(self) -> None:
+        """The KV pool can't hold the next token of every running request: the newest go back to the queue
+        (their tokens so far are kept; they are prefilled again when readmitted), as sglang retracts."""
+        retracted = 0
+        while len(self.running) > 1 and self.used_tokens() + len(self.running) > self.kv_tokens:
+            request = self.running.pop()
+            self.waiting.appendleft(request)
+            retracted += 1
+        if retracted:
+            self.retracted += retracted
+            self.log.line(f"KV cache pool is full. Retract requests. #retracted_reqs: {retracted}, "
+                          f"#new_token_ratio: 0.7000 -> 1.0000", 0)
+
     # ------------------------------------------------------------ the loop
     async def run(self) -> None:
         deadline = time.monotonic()
@@ -87,18 +111,20 @@ class Engine:
                 self._window_tokens = 0
                 continue
             admitted = self._admit()
+            self._retract()
+            admitted = [r for r in admitted if r in self.running]
             batch = len(self.running)
             if self.fault_at is not None and batch >= self.fault_at and self.on_fault is not None:
                 self._log_decode(batch)
                 await self.on_fault(batch)
                 return
             if admitted:
-                new_tokens = sum(r.prompt_tokens for r in admitted)
+                new_tokens = sum(r.prompt_tokens + r.generated for r in admitted)
                 self.metrics.prompt_tokens.inc(new_tokens)
                 self.log.line(prefill_batch_line(len(admitted), new_tokens, self.used_tokens() / self.kv_tokens,
                                                  batch - len(admitted), len(self.waiting)), 0)
                 deadline = await self._sleep_until(deadline + self.prefill_s(new_tokens))
-            deadline = await self._sleep_until(deadline + self.timer.step_time_s(batch))
+            deadline = await self._sleep_until(deadline + self.decode_step_s(batch))
             self._emit(time.monotonic())
             self.steps += 1
             if self.steps % DECODE_LOG_INTERVAL == 0:
@@ -117,9 +143,14 @@ class Engine:
     def _admit(self) -> list[Request]:
         admitted = []
         while self.waiting and len(self.running) < self.max_running:
-            request = self.waiting.popleft()
+            request = self.waiting[0]
             if request.abandoned:
+                self.waiting.popleft()
                 continue
+            need = request.prompt_tokens + request.generated + 1
+            if self.running and self.used_tokens() + need > self.kv_tokens:
+                break          # no room in the KV pool: it waits in the queue (queueing beyond capacity)
+            self.waiting.popleft()
             self.running.append(request)
             admitted.append(request)
         return admitted

@@ -56,12 +56,23 @@ class SimServer:
         self.load_fraction = 0.0       # 0..1 of the weights loaded, for memory while loading
         self.engine = Engine(self.timing.timer, self.metrics, self.log, cfg.max_running_requests,
                              self.mem.kv_tokens, fault_at=cfg.fault_trigger(), on_fault=self._fault,
-                             prefill_s=self.timing.prefill_s)
+                             prefill_s=self.timing.prefill_s, graph_max_bs=cfg.cuda_graph_max_bs,
+                             eager_step_s=cfg.eager_step_ms / 1000.0, jitter=self._jitter())
         self.transports: set[asyncio.BaseTransport] = set()
         self.stop_event = asyncio.Event()
         self.exit_code = 0
         self.hung = asyncio.Event()   # never set: what a hung server waits on
         self.created = int(time.time())
+
+    def _jitter(self):
+        """Step-time noise: one factor for this launch (its clocks, its placement), one per step.
+        Drawn from the system's entropy, not the seed: two launches of one config must not agree exactly."""
+        noise = self.cfg.noise
+        if noise <= 0:
+            return None
+        rng = random.Random()
+        launch = min(1.5, max(0.5, rng.gauss(1.0, noise)))
+        return lambda: launch * min(1.5, max(0.5, rng.gauss(1.0, noise)))
 
     # ------------------------------------------------------------------ state file
     def gpu_doc(self) -> list[dict[str, Any]]:

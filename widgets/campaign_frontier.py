@@ -1,0 +1,47 @@
+"""The campaign's frontier: tok/s per user against tok/s per GPU, one line per config, CI bars, SLO lines.
+
+Plain data in (`console.campaign.pareto.Frontier.to_json()`); it owns no I/O.
+"""
+from __future__ import annotations
+
+from textual_plotext import PlotextPlot
+
+from console.safe_text import clean_line
+
+COLOURS = ("cyan", "red", "green", "magenta", "yellow", "blue", "orange", "white")
+
+
+class CampaignFrontier(PlotextPlot):
+    DEFAULT_CSS = "CampaignFrontier { height: 14; min-height: 10; width: 1fr; }"
+
+    def show(self, front: dict | None) -> None:
+        plt = self.plt
+        plt.clear_data()
+        plt.clear_figure()
+        points = (front or {}).get("points") or []
+        if not points:
+            plt.title("frontier: no level finished in every repeat yet")
+            self.refresh()
+            return
+        plt.title("frontier (● on it) · bars: 95% CI")
+        plt.xlabel(clean_line(front.get("x_label", "")))
+        plt.ylabel(clean_line(front.get("y_label", "")))
+        configs = list(dict.fromkeys(p["config"] for p in points))
+        for i, config in enumerate(configs):
+            colour = COLOURS[i % len(COLOURS)]
+            mine = sorted((p for p in points if p["config"] == config), key=lambda p: p["concurrency"])
+            xs, ys = [p["x"] for p in mine], [p["y"] for p in mine]
+            plt.plot(xs, ys, color=colour, label=clean_line(config)[:28], marker="braille")
+            for p in mine:
+                if p.get("y_ci"):
+                    plt.plot([p["x"], p["x"]], list(p["y_ci"]), color=colour, marker="braille")
+                if p.get("x_ci"):
+                    plt.plot(list(p["x_ci"]), [p["y"], p["y"]], color=colour, marker="braille")
+            on = [p for p in mine if p.get("frontier")]
+            if on:
+                plt.scatter([p["x"] for p in on], [p["y"] for p in on], color=colour, marker="●")
+        xs = [p["x"] for p in points]
+        for line in front.get("slo_lines") or []:
+            plt.plot([0, max(xs)], [line["value"], line["value"]], color="red", marker="·",
+                     label=clean_line(line.get("label", "SLO"))[:28])
+        self.refresh()
