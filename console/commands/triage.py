@@ -42,6 +42,19 @@ def _tail(path: str, count: int = 10) -> list[str]:
     return [clean_line(line)[:400] for line in text.splitlines()[-count:]]
 
 
+def _engine_died(path: str) -> bool:
+    """Does the log's last part show the engine dying before any stop was asked for?"""
+    from console.servers.engine_death import TAIL_BYTES, death_line
+
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            handle.seek(max(0, handle.tell() - TAIL_BYTES))
+            return death_line(handle.read().decode("utf-8", "replace")) is not None
+    except OSError:
+        return False
+
+
 def handle(args: argparse.Namespace) -> int:
     from console.commands.kit import CLIError, emit_json
     from console.servers.triage import classify_file
@@ -57,7 +70,8 @@ def handle(args: argparse.Namespace) -> int:
         raise CLIError(f"cannot read {args.logfile}: {exc.strerror or exc}") from None
     status = getattr(args, "exit_status", None)
     stopped = bool(getattr(args, "stopped_by_operator", False))
-    result = judge(result, ProcessEvidence(exit_status=status, stopped_by_operator=stopped, ended=status is not None),
+    result = judge(result, ProcessEvidence(exit_status=status, stopped_by_operator=stopped, ended=status is not None,
+                                           engine_died=status == 0 and _engine_died(args.logfile)),
                    _tail(args.logfile))
     if args.json:
         emit_json(result.to_json() | {"evidence_kinds": {kind: kind in result.sources for kind in KINDS}})

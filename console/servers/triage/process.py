@@ -47,6 +47,9 @@ class ProcessEvidence:
     ended: bool = False  # the process is known to be gone (an exit status may still be missing)
     alive: bool | None = None  # liveness: the process (group) still runs
     health_ok: bool | None = None  # liveness: /health answered 200
+    # the log shows the engine dying before any shutdown was asked for (servers.engine_death):
+    # vLLM's API server then exits 0 by itself, and that 0 is no clean stop
+    engine_died: bool = False
 
     @property
     def known(self) -> bool:
@@ -90,6 +93,8 @@ def judge(log: TriageResult, process: ProcessEvidence, tail: list[str] | None = 
     number = signal_of(status)
     if number is not None:
         return _signalled(result, number, status, tail)
+    if status == 0 and process.engine_died:
+        return _engine_died(result)
     if status == 0:
         return _exited_cleanly(result)
     if status is not None or process.ended:
@@ -141,6 +146,15 @@ def _exited_cleanly(result: TriageResult) -> TriageResult:
     result.state = "stopped"
     result.summary = "the process exited with status 0" + (" after serving" if result.ready_seen else
                                                            " before it was ready")
+    return result
+
+
+def _engine_died(result: TriageResult) -> TriageResult:
+    """Exit 0 after an engine death nobody asked for: a crash, named by the log's cause when it has one."""
+    result.state = "crashed"
+    if result.cls not in CRASH_CLASSES:
+        result.cls = "engine-dead"
+    result.summary = f"the engine died before any stop was asked for, then the server exited 0: {result.summary}"
     return result
 
 
