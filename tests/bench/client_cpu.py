@@ -37,6 +37,7 @@ import json
 import os
 import resource
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -189,7 +190,6 @@ async def vllm_style(url: str, streams: int, requests: int, tokens: int, pooled:
 
 
 async def gpudeck_client(url: str, streams: int, requests: int, tokens: int) -> int:
-    sys.path.insert(0, str(ROOT))
     from console.bench.client import StreamClient, request_body
 
     base = url.rsplit("/v1/", 1)[0]
@@ -236,10 +236,27 @@ async def vllm_pooled(url: str, streams: int, requests: int, tokens: int) -> int
 
 CLIENTS = {"gpudeck": gpudeck_client, "vllm-style": vllm_style, "vllm-pooled": vllm_pooled,
            "httpx-lines": httpx_lines}
+# gpudeck on the loop a sweep uses (uvloop when installed, else asyncio with coalesced
+# wake-ups); "-asyncio": never uvloop; "-plain": a plain asyncio loop (no coalescing);
+# "-base": a plain loop running the checkout given with --base (the code before a change)
+GPUDECK_VARIANTS = {"gpudeck-asyncio": gpudeck_client, "gpudeck-plain": gpudeck_client,
+                    "gpudeck-base": gpudeck_client}
+CLIENTS.update(GPUDECK_VARIANTS)
 
 
-def client_main(name: str, url: str, streams: int, requests: int, tokens: int) -> None:
+def _runner(name: str):
+    """How a client's coroutine is run: the sweep's own loop for gpudeck, asyncio.run for the rest."""
+    if name in ("gpudeck", "gpudeck-asyncio"):
+        from console.bench.loop import run
+
+        return lambda coro: run(coro, use_uvloop=name == "gpudeck")
+    return asyncio.run
+
+
+def client_main(name: str, url: str, streams: int, requests: int, tokens: int, root: str) -> None:
+    sys.path.insert(0, root)
     lag_max = 0.0
+    clock = {}
 
     async def lag_probe():
         nonlocal lag_max
@@ -250,6 +267,10 @@ def client_main(name: str, url: str, streams: int, requests: int, tokens: int) -
 
     async def main():
         probe = asyncio.create_task(lag_probe())
+        if name.startswith("gpudeck") and name != "gpudeck-base":
+            from console.bench.loop import clock_info
+
+            clock.update(clock_info())
         t0 = time.perf_counter()
         got = await CLIENTS[name](url, streams, requests, tokens)
         wall = time.perf_counter() - t0
@@ -259,14 +280,15 @@ def client_main(name: str, url: str, streams: int, requests: int, tokens: int) -
     # imports happen before the meter starts, so only the streaming is counted
     import aiohttp  # noqa: F401
     import httpx  # noqa: F401
-    sys.path.insert(0, str(ROOT))
     import console.bench.client  # noqa: F401
 
+    runner = _runner(name)
     before = resource.getrusage(resource.RUSAGE_SELF)
-    got, wall = asyncio.run(main())
+    got, wall = runner(main())
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    print(json.dumps({"tokens": got, "cpu_s": cpu, "wall_s": wall, "lag_max_ms": lag_max * 1000}))
+    print(json.dumps({"tokens": got, "cpu_s": cpu, "wall_s": wall, "lag_max_ms": lag_max * 1000,
+                      "clock": clock}))
 
 
 # ---------------------------------------------------------------- the driver
@@ -278,13 +300,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def measure(name: str, url: str, streams: int, rounds: int, tokens: int) -> dict:
+def measure(name: str, url: str, streams: int, rounds: int, tokens: int, base: str | None) -> dict:
+    root = base if name == "gpudeck-base" else str(ROOT)
     out = subprocess.run([sys.executable, __file__, "--client", name, "--url", url, "--streams", str(streams),
-                          "--requests", str(streams * rounds), "--tokens", str(tokens)],
+                          "--requests", str(streams * rounds), "--tokens", str(tokens), "--root", root],
                          capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         raise SystemExit(f"{name} client failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _per10k(r: dict) -> float:
+    return r["cpu_s"] / max(r["tokens"], 1) * 10000
 
 
 def main() -> None:
@@ -294,18 +321,24 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="requests per stream")
     parser.add_argument("--interval-ms", type=float, default=40.0, help="per-stream token interval")
     parser.add_argument("--clients", default="gpudeck,vllm-style,vllm-pooled")
+    parser.add_argument("--repeats", type=int, default=3, help="alternated runs of every client")
+    parser.add_argument("--base", help="another checkout, measured as the client 'gpudeck-base'")
     parser.add_argument("--client")
     parser.add_argument("--serve", action="store_true")
     parser.add_argument("--port", type=int)
     parser.add_argument("--url")
     parser.add_argument("--requests", type=int)
+    parser.add_argument("--root", default=str(ROOT))
     args = parser.parse_args()
     if args.serve:
         asyncio.run(serve(args.port, args.tokens, args.interval_ms / 1000))
         return
     if args.client:
-        client_main(args.client, args.url, int(args.streams), args.requests, args.tokens)
+        client_main(args.client, args.url, int(args.streams), args.requests, args.tokens, args.root)
         return
+    names = args.clients.split(",")
+    if args.base and "gpudeck-base" not in names:
+        names.append("gpudeck-base")
     port = _free_port()
     server = subprocess.Popen([sys.executable, __file__, "--serve", "--port", str(port), "--tokens",
                                str(args.tokens), "--interval-ms", str(args.interval_ms)],
@@ -313,23 +346,37 @@ def main() -> None:
     try:
         assert server.stdout.readline().strip() == "ready"
         url = f"http://127.0.0.1:{port}/v1/completions"
-        names = args.clients.split(",")
         print(f"source: {args.tokens} tokens/request, one token per stream every {args.interval_ms:g} ms; "
-              f"{args.rounds} requests per stream; cores: {os.cpu_count()}")
-        print(f"{'streams':>7} {'client':<12} {'tokens':>8} {'offered/s':>10} {'got/s':>8} "
-              f"{'cpu s/10k tok':>14} {'lag max ms':>11}  ratio vs vllm-style")
+              f"{args.rounds} requests per stream; cores: {os.cpu_count()}; {args.repeats} alternated repeats")
+        print(f"{'streams':>7} {'rep':>3} {'client':<16} {'tokens':>8} {'offered/s':>10} {'got/s':>8} "
+              f"{'cpu s/10k tok':>14} {'lag max ms':>11} {'load1':>6}  ratio vs vllm-style")
         for streams in (int(s) for s in args.streams.split(",")):
             offered = streams * 1000 / args.interval_ms if args.interval_ms > 0 else float("inf")
-            results = {name: measure(name, url, streams, args.rounds, args.tokens) for name in names}
-            base = results.get("vllm-style")
-            for name, r in results.items():
-                per10k = r["cpu_s"] / max(r["tokens"], 1) * 10000
-                ratio = ""
-                if base and name != "vllm-style":
-                    ratio = f"{per10k / (base['cpu_s'] / max(base['tokens'], 1) * 10000):.2f}"
-                print(f"{streams:>7} {name:<12} {r['tokens']:>8} {offered:>10.0f} "
-                      f"{r['tokens'] / r['wall_s']:>8.0f} {per10k:>14.3f} {r['lag_max_ms']:>11.1f}  {ratio}",
-                      flush=True)
+            ratios: dict[str, list[float]] = {}
+            clocks: dict[str, dict] = {}
+            for rep in range(args.repeats):
+                order = names if rep % 2 == 0 else names[::-1]   # alternate, so drift in load hits all
+                results = {}
+                for name in order:
+                    results[name] = measure(name, url, streams, args.rounds, args.tokens, args.base)
+                    results[name]["load1"] = os.getloadavg()[0]
+                base = results.get("vllm-style")
+                for name in names:
+                    r = results[name]
+                    ratio = ""
+                    if base and name != "vllm-style":
+                        value = _per10k(r) / _per10k(base)
+                        ratios.setdefault(name, []).append(value)
+                        ratio = f"{value:.2f}"
+                    if r.get("clock"):
+                        clocks[name] = r["clock"]
+                    print(f"{streams:>7} {rep + 1:>3} {name:<16} {r['tokens']:>8} {offered:>10.0f} "
+                          f"{r['tokens'] / r['wall_s']:>8.0f} {_per10k(r):>14.3f} {r['lag_max_ms']:>11.1f} "
+                          f"{r['load1']:>6.1f}  {ratio}", flush=True)
+            for name, values in ratios.items():
+                print(f"{streams:>7} {name:<16} ratio vs vllm-style: median {statistics.median(values):.2f} "
+                      f"(min {min(values):.2f}, max {max(values):.2f}, n={len(values)})"
+                      + (f"; clock {clocks[name]}" if name in clocks else ""), flush=True)
     finally:
         server.terminate()
         server.wait()
