@@ -41,9 +41,9 @@ class Target:
         self.ssl_context = ssl.create_default_context() if self.tls else None
 
     def request(self, path: str, body: bytes, headers: dict[str, str] | None = None,
-                keep_alive: bool = False) -> bytes:
-        lines = [f"POST {self.prefix}{path} HTTP/1.1", f"Host: {self.host}:{self.port}",
-                 "Content-Type: application/json", "Accept: text/event-stream",
+                keep_alive: bool = False, method: str = "POST", accept: str = "text/event-stream") -> bytes:
+        lines = [f"{method} {self.prefix}{path} HTTP/1.1", f"Host: {self.host}:{self.port}",
+                 "Content-Type: application/json", f"Accept: {accept}",
                  f"Content-Length: {len(body)}", "Connection: keep-alive" if keep_alive else "Connection: close"]
         lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
