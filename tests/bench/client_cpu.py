@@ -195,6 +195,7 @@ async def gpudeck_client(url: str, streams: int, requests: int, tokens: int) -> 
     base = url.rsplit("/v1/", 1)[0]
     body = request_body("completions", None, "hi", tokens)
     received = 0
+    gaps: list[float] = []
     async with StreamClient(base) as client:
         queue = list(range(requests))
 
@@ -203,8 +204,14 @@ async def gpudeck_client(url: str, streams: int, requests: int, tokens: int) -> 
             while queue:
                 record = await client.send(queue.pop(), body)
                 received += len(record.chunk_times)
+                gaps.extend(record.itls)
         await asyncio.gather(*(worker() for _ in range(streams)))
+    if gaps:   # what the client measured: coalescing must not bend it
+        MEASURED["itl_median_ms"] = statistics.median(gaps) * 1000
     return received
+
+
+MEASURED: dict[str, float] = {}
 
 
 async def httpx_lines(url: str, streams: int, requests: int, tokens: int) -> int:
@@ -288,7 +295,7 @@ def client_main(name: str, url: str, streams: int, requests: int, tokens: int, r
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     print(json.dumps({"tokens": got, "cpu_s": cpu, "wall_s": wall, "lag_max_ms": lag_max * 1000,
-                      "clock": clock}))
+                      "clock": clock, **MEASURED}))
 
 
 # ---------------------------------------------------------------- the driver
@@ -308,6 +315,10 @@ def measure(name: str, url: str, streams: int, rounds: int, tokens: int, base: s
     if out.returncode != 0:
         raise SystemExit(f"{name} client failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _fmt_ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
 
 
 def _per10k(r: dict) -> float:
@@ -349,7 +360,7 @@ def main() -> None:
         print(f"source: {args.tokens} tokens/request, one token per stream every {args.interval_ms:g} ms; "
               f"{args.rounds} requests per stream; cores: {os.cpu_count()}; {args.repeats} alternated repeats")
         print(f"{'streams':>7} {'rep':>3} {'client':<16} {'tokens':>8} {'offered/s':>10} {'got/s':>8} "
-              f"{'cpu s/10k tok':>14} {'lag max ms':>11} {'load1':>6}  ratio vs vllm-style")
+              f"{'cpu s/10k tok':>14} {'lag max ms':>11} {'load1':>6} {'ITL p50':>8}  ratio vs vllm-style")
         for streams in (int(s) for s in args.streams.split(",")):
             offered = streams * 1000 / args.interval_ms if args.interval_ms > 0 else float("inf")
             ratios: dict[str, list[float]] = {}
@@ -372,7 +383,7 @@ def main() -> None:
                         clocks[name] = r["clock"]
                     print(f"{streams:>7} {rep + 1:>3} {name:<16} {r['tokens']:>8} {offered:>10.0f} "
                           f"{r['tokens'] / r['wall_s']:>8.0f} {_per10k(r):>14.3f} {r['lag_max_ms']:>11.1f} "
-                          f"{r['load1']:>6.1f}  {ratio}", flush=True)
+                          f"{r['load1']:>6.1f} {_fmt_ms(r.get('itl_median_ms')):>8}  {ratio}", flush=True)
             for name, values in ratios.items():
                 print(f"{streams:>7} {name:<16} ratio vs vllm-style: median {statistics.median(values):.2f} "
                       f"(min {min(values):.2f}, max {max(values):.2f}, n={len(values)})"
