@@ -215,54 +215,31 @@ def test_in_place_path_agrees_with_the_general_one(body, cuts, head):
 # ------------------------------------------------------------ the loop
 
 
-class _FakeSleep:
-    def __init__(self):
-        self.calls: list[float] = []
-
-    def __call__(self, seconds: float) -> None:
-        self.calls.append(seconds)
-
-
-def test_coalescing_waits_only_with_many_sockets_and_never_past_the_timeout(monkeypatch):
-    sleep = _FakeSleep()
-    monkeypatch.setattr(bench_loop.time, "sleep", sleep)
-    import socket
-
-    pairs = [socket.socketpair() for _ in range(2)]
-    selector = bench_loop.CoalescingSelector(delay_s=0.001, from_fds=2)
-    try:
-        selector.register(pairs[0][0], bench_loop.selectors.EVENT_READ)
-        selector.select(0.01)
-        assert sleep.calls == []                    # one socket: no wait
-        selector.register(pairs[1][0], bench_loop.selectors.EVENT_READ)
-        selector.select(0)
-        assert sleep.calls == []                    # callbacks ready: never wait
-        pairs[0][1].send(b"x")
-        ready = selector.select(0.5)
-        assert sleep.calls == [0.001] and len(ready) == 1
-        selector.select(0.0002)
-        assert sleep.calls[-1] == 0.0002            # a timer due sooner than the delay
-    finally:
-        selector.close()
-        for a, b in pairs:
-            a.close()
-            b.close()
-
-
-def test_without_uvloop_the_loop_coalesces_and_reports_its_resolution(monkeypatch):
+def test_without_uvloop_the_sweep_runs_on_asyncio_and_says_so(monkeypatch):
     monkeypatch.setattr(bench_loop, "_uvloop", lambda: None)
 
     async def info():
         return bench_loop.clock_info()
 
     got = bench_loop.run(info())
-    assert got["loop"] == "asyncio" and got["coalesce_ms"] == 1.0
-    assert got["resolution_ms"] >= 1.0
+    assert got["loop"] == "asyncio" and got["clock"] == "perf_counter"
+    assert 0 < got["resolution_ms"] < 1
 
 
-def test_plain_asyncio_loop_reports_no_coalescing():
-    async def info():
-        return bench_loop.clock_info()
+def test_uvloop_is_used_when_installed(monkeypatch):
+    made = []
 
-    got = asyncio.run(info())
-    assert got["coalesce_ms"] == 0.0 and got["resolution_ms"] < 1.0
+    class FakeUvloop:
+        @staticmethod
+        def new_event_loop():
+            loop = asyncio.new_event_loop()
+            made.append(loop)
+            return loop
+
+    monkeypatch.setattr(bench_loop, "_uvloop", lambda: FakeUvloop)
+
+    async def running():
+        return asyncio.get_running_loop()
+
+    assert bench_loop.run(running()) is made[0]
+    assert bench_loop.run(running(), use_uvloop=False) is not made[0] and len(made) == 1

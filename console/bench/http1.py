@@ -1,9 +1,11 @@
 """A minimal HTTP/1.1 client protocol for streamed responses.
 
 Why not a general client: at 512 streams the client's cost is per chunk.
-Here each chunk costs one `data_received` call: the chunked framing is
-undone and the body bytes go straight to a callback, stamped with the time
-they arrived, without waking a coroutine per chunk.
+Here a read costs one callback: the common read, whole chunks of a 200
+response, is parsed in place in the receive buffer (`buffer_updated`) and
+its body bytes go straight to the sink, stamped with the time they arrived,
+without waking a coroutine per chunk; anything else (a chunk split across
+reads, the head, an error response) takes the general path.
 
 Connections are kept alive and reused (`Pool`): a new TCP connection per
 request cost more CPU than the rest of a short request. A reused connection

@@ -1,50 +1,24 @@
-"""The event loop a sweep's client runs on: uvloop where installed, else asyncio with coalesced wake-ups.
+"""The event loop a sweep's client runs on: uvloop where installed, else asyncio's own.
 
-With hundreds of streams open, one token on each arrives spread over the
-source's interval, and a plain loop wakes for nearly every one of them: most
-of the client's CPU goes to polling, not to reading. Sleeping a moment before
-polling lets the reads that arrive meanwhile be handled in one wake-up.
+At hundreds of streams most of the client's CPU is the event loop's read
+path, not gpudeck's parsing; uvloop's is cheaper (tests/bench/client_cpu.py:
+a fifth less client CPU at 256 and 512 paced streams). It stays an
+optional dependency (`pip install '.[fast]'`); without it nothing changes.
 
-That delay bounds how late a chunk can be stamped, so it is the client's
-timestamp resolution, and every run records it (`clock_info`): an ITL
-measured to 1 ms is not claimed to be finer. Below `COALESCE_FROM` open
-sockets nothing is delayed (one stream's chunks each wake the loop anyway).
+Every run records how finely its chunks were stamped (`clock_info`), so an
+ITL is never read as finer than the client's clock.
 
-uvloop is optional: when importable it is used as is (its own polling is
-cheaper than the coalescing gains) and the resolution is the clock's.
+Tried and left out: sleeping 1 ms before each poll so that reads arriving
+meanwhile share one wake-up. Against the bench's local source (tokens sent to
+all streams at once, or spread over the interval) it saved no CPU, within
+the spread of three alternated runs, and it would have coarsened every
+timestamp to 1 ms.
 """
 from __future__ import annotations
 
 import asyncio
-import selectors
 import time
 from typing import Any, Coroutine
-
-COALESCE_S = 0.001        # the longest a ready read waits for company
-COALESCE_FROM = 64        # registered sockets before any wait is added
-
-
-class CoalescingSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
-    """A selector that, with many sockets registered, waits `delay_s` before polling.
-
-    A poll that would not block (timeout 0: callbacks are ready to run) never
-    waits, and the wait never runs past the poll's own timeout, so timers fire
-    on time.
-    """
-
-    def __init__(self, delay_s: float = COALESCE_S, from_fds: int = COALESCE_FROM):
-        super().__init__()
-        self.delay_s = delay_s
-        self.from_fds = from_fds
-
-    def select(self, timeout: float | None = None):
-        delay = self.delay_s
-        if delay > 0 and (timeout is None or timeout > 0) and len(self.get_map()) >= self.from_fds:
-            if timeout is not None and timeout < delay:
-                delay = timeout
-            time.sleep(delay)
-            timeout = None if timeout is None else timeout - delay
-        return super().select(timeout)
 
 
 def _uvloop():
@@ -55,26 +29,23 @@ def _uvloop():
     return uvloop
 
 
-def new_loop(coalesce_s: float = COALESCE_S, use_uvloop: bool = True) -> asyncio.AbstractEventLoop:
-    """uvloop when installed (and wanted); else a selector loop that coalesces wake-ups."""
+def new_loop(use_uvloop: bool = True) -> asyncio.AbstractEventLoop:
+    """uvloop when installed (and wanted); else asyncio's default loop."""
     uvloop = _uvloop() if use_uvloop else None
     if uvloop is not None:
         return uvloop.new_event_loop()
-    return asyncio.SelectorEventLoop(CoalescingSelector(coalesce_s))
+    return asyncio.new_event_loop()
 
 
 def clock_info(loop: asyncio.AbstractEventLoop | None = None) -> dict:
-    """How finely this process stamps chunks: the clock's resolution plus any coalescing delay."""
+    """Which loop stamps the chunks and how finely (the clock's resolution, in ms)."""
     loop = loop or asyncio.get_running_loop()
-    clock = time.get_clock_info("perf_counter").resolution
-    selector = getattr(loop, "_selector", None)
-    delay = selector.delay_s if isinstance(selector, CoalescingSelector) else 0.0
     kind = "uvloop" if type(loop).__module__.startswith("uvloop") else "asyncio"
-    return {"loop": kind, "coalesce_ms": round(delay * 1000, 3),
-            "resolution_ms": round((clock + delay) * 1000, 6)}
+    return {"loop": kind, "clock": "perf_counter",
+            "resolution_ms": time.get_clock_info("perf_counter").resolution * 1000}
 
 
-def run(coro: Coroutine[Any, Any, Any], coalesce_s: float = COALESCE_S, use_uvloop: bool = True) -> Any:
+def run(coro: Coroutine[Any, Any, Any], use_uvloop: bool = True) -> Any:
     """asyncio.run on the sweep's loop."""
-    with asyncio.Runner(loop_factory=lambda: new_loop(coalesce_s, use_uvloop)) as runner:
+    with asyncio.Runner(loop_factory=lambda: new_loop(use_uvloop)) as runner:
         return runner.run(coro)

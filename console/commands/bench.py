@@ -206,7 +206,7 @@ def handle(args: argparse.Namespace) -> int:
     config = build_config(args, profile)
     from console.bench.loop import run
 
-    return run(_sweep(config, args))  # uvloop, or coalesced wake-ups: see console/bench/loop.py
+    return run(_sweep(config, args))  # on uvloop where installed: see console/bench/loop.py
 
 
 def build_config(args, profile: str):

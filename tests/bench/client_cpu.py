@@ -108,12 +108,18 @@ class Source:
         self.whole = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
                       + self.token_chunk * tokens + self.final)
 
-    async def pump(self):
+    async def pump(self, slices: int = 1):
+        """`slices` > 1 spreads each round over the interval (stream i in slice i % slices), as a
+        server whose requests run out of step sends; 1 sends every stream's token at once."""
         next_at = time.perf_counter()
+        tick = 0
         while True:
-            next_at += self.interval
+            next_at += self.interval / slices
             await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
+            tick = (tick + 1) % slices
             for stream, sent in list(self.active.items()):
+                if slices > 1 and id(stream) // 16 % slices != tick:
+                    continue
                 if sent < self.tokens:
                     stream.transport.write(self.token_chunk)
                     self.active[stream] = sent + 1
@@ -127,7 +133,7 @@ def _chunk(payload: bytes) -> bytes:
     return f"{len(payload):x}\r\n".encode() + payload + b"\r\n"
 
 
-async def serve(port: int, tokens: int, interval: float) -> None:
+async def serve(port: int, tokens: int, interval: float, slices: int = 1) -> None:
     source = Source(tokens, interval)
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: _Stream(source), "127.0.0.1", port, backlog=2048)
@@ -135,7 +141,7 @@ async def serve(port: int, tokens: int, interval: float) -> None:
     async with server:
         if source.unpaced:
             await asyncio.Event().wait()
-        await source.pump()
+        await source.pump(slices)
 
 
 # ---------------------------------------------------------------- the clients
@@ -243,11 +249,9 @@ async def vllm_pooled(url: str, streams: int, requests: int, tokens: int) -> int
 
 CLIENTS = {"gpudeck": gpudeck_client, "vllm-style": vllm_style, "vllm-pooled": vllm_pooled,
            "httpx-lines": httpx_lines}
-# gpudeck on the loop a sweep uses (uvloop when installed, else asyncio with coalesced
-# wake-ups); "-asyncio": never uvloop; "-plain": a plain asyncio loop (no coalescing);
-# "-base": a plain loop running the checkout given with --base (the code before a change)
-GPUDECK_VARIANTS = {"gpudeck-asyncio": gpudeck_client, "gpudeck-plain": gpudeck_client,
-                    "gpudeck-base": gpudeck_client}
+# gpudeck on the loop a sweep uses (uvloop when installed); "-asyncio": never uvloop;
+# "-base": asyncio running the checkout given with --base (the code before a change)
+GPUDECK_VARIANTS = {"gpudeck-asyncio": gpudeck_client, "gpudeck-base": gpudeck_client}
 CLIENTS.update(GPUDECK_VARIANTS)
 
 
@@ -334,6 +338,8 @@ def main() -> None:
     parser.add_argument("--clients", default="gpudeck,vllm-style,vllm-pooled")
     parser.add_argument("--repeats", type=int, default=3, help="alternated runs of every client")
     parser.add_argument("--base", help="another checkout, measured as the client 'gpudeck-base'")
+    parser.add_argument("--spread", type=int, default=1,
+                        help="send each round in this many slices across the interval (paced source)")
     parser.add_argument("--client")
     parser.add_argument("--serve", action="store_true")
     parser.add_argument("--port", type=int)
@@ -342,7 +348,7 @@ def main() -> None:
     parser.add_argument("--root", default=str(ROOT))
     args = parser.parse_args()
     if args.serve:
-        asyncio.run(serve(args.port, args.tokens, args.interval_ms / 1000))
+        asyncio.run(serve(args.port, args.tokens, args.interval_ms / 1000, args.spread))
         return
     if args.client:
         client_main(args.client, args.url, int(args.streams), args.requests, args.tokens, args.root)
@@ -352,7 +358,7 @@ def main() -> None:
         names.append("gpudeck-base")
     port = _free_port()
     server = subprocess.Popen([sys.executable, __file__, "--serve", "--port", str(port), "--tokens",
-                               str(args.tokens), "--interval-ms", str(args.interval_ms)],
+                               str(args.tokens), "--interval-ms", str(args.interval_ms), "--spread", str(args.spread)],
                               stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout.readline().strip() == "ready"
