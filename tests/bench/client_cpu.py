@@ -10,24 +10,44 @@ gpudeck / vLLM-style, and whether the offered rate was sustained.
 
 `--interval-ms 0` makes the source unpaced: each response is written whole
 at once and arrives in one or two reads, so per-request costs dominate.
+`--spread N` sends each paced round in N slices across the interval.
 `vllm-style` opens a connection per request; `vllm-pooled` keeps them alive,
-as vLLM's current benchmark session does.
+as vLLM's current benchmark session does. `gpudeck` runs on the sweep's own
+loop (uvloop when installed), `gpudeck-asyncio` never on uvloop, and
+`gpudeck-base` runs another checkout (`--base DIR`, e.g. the code before a
+change) for a before/after in the same run. Every client is run `--repeats`
+times, in alternating order; the summary gives the median ratio and its spread.
 
-Figures (2-core VM shared with other jobs, load average ~10, 2026-11-30;
-CPU-seconds per 10k tokens, gpudeck / aiohttp client):
+Figures (2-core VM shared with other engineers' jobs, 2026-12-01; ratio =
+CPU-seconds per 10k tokens of the client / of vllm-style; median of 3
+alternated runs, min-max in brackets; "before" is the client before the
+in-place read path and uvloop):
 
-    paced, 20 ms a token, 512 streams, 64 tokens x 2 rounds:
-        gpudeck 0.113, vllm-style 0.173, vllm-pooled 0.170  -> 0.65x / 0.66x
-        (the previous one-connection-per-request client: 0.109-0.124 here, the same)
-    unpaced, 64 tokens x 10 rounds:
-        64 streams:  gpudeck 0.042, vllm-style 0.134, vllm-pooled 0.099  -> 0.31x / 0.42x
-        256 streams: gpudeck 0.042, vllm-style 0.147, vllm-pooled 0.125  -> 0.29x / 0.34x
-    unpaced, 4 tokens x 100 rounds, 64 streams:
-        gpudeck 0.156, vllm-pooled 0.486 -> 0.32x (0.47 before connections were kept alive: 0.9x)
+    paced, 20 ms a token, 64 tokens x 2 rounds:
+        512 streams (load 7-10):   uvloop 0.37 (0.32-0.46), asyncio 0.48 (0.41-0.59),
+                                   before 0.47 (0.47-0.64), vllm-pooled 1.22 (0.86-1.31)
+            CPU s/10k tok:         uvloop 0.065-0.066, asyncio 0.083-0.085, before 0.083-0.095
+        256 streams (load 4.5-7):  uvloop 0.23 (0.22-0.23), asyncio 0.27 (0.27-0.29),
+                                   before 0.31 (0.29-0.31), vllm-pooled 0.98 (0.91-1.00)
+        the median ITL gpudeck measured: 19.8-20.1 ms at the 20 ms source, every variant
+        a 1 ms sleep before each poll (tried, left out), 256 streams, --spread 10:
+                                   0.40 (0.38-0.49) against 0.37 (0.34-0.43) without
+    unpaced, 256 streams (load 12-15):
+        64 tokens x 10 rounds:     uvloop 0.29 (0.28-0.30), asyncio 0.29 (0.28-0.31),
+                                   before 0.29 (0.27-0.30): no significant difference;
+                                   vllm-pooled 0.80 (0.76-0.80)
+        4 tokens x 40 rounds:      uvloop 0.13 (0.12-0.14), before 0.13 (0.12-0.14): no
+                                   significant difference; vllm-pooled 0.61 (0.54-0.62)
 
-What brought the unpaced case down: kept-alive connections (connect, send
-and close of a new socket per request were most of a short request's cost)
-and one body callback per read instead of one per chunk.
+So: uvloop is the gain that shows (a fifth to a quarter of the client's CPU
+paced); the in-place read path is worth about a tenth at 256 paced streams
+and within the spread elsewhere; unpaced, the client was already far below
+its peer. This measures the streaming only; a sweep's end-of-level work
+(summaries, the request file) comes on top.
+
+What brought the unpaced case down earlier: kept-alive connections
+(connect, send and close of a new socket per request were most of a short
+request's cost) and one body callback per read instead of one per chunk.
 """
 from __future__ import annotations
 
