@@ -73,9 +73,12 @@ def _main(argv: list[str] | None, raw_streams: tuple) -> int:
 
         handler = open_tui
     try:
-        from .runtime.settle import settle_before_command
+        from .servers.settle_gate import profile_to_settle
 
-        settle_before_command(args)  # crash records never wait for a console to be open
+        if profile_to_settle(args) is not None:  # only then is the runtime worth importing
+            from .runtime.settle import settle_before_command
+
+            settle_before_command(args)  # crash records never wait for a console to be open
         code = handler(args)
     except CLIError as exc:
         sys.stderr.write(f"gpudeck: {exc}\n")

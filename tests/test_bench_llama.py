@@ -57,6 +57,8 @@ def test_sweep_over_1_2_4_completes(llama_server, gpudeck_home):
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["url"] == llama_server.url and doc["model"]
+    # how finely chunks were stamped, so an ITL is never read finer than that
+    assert doc["client_clock"]["loop"] in ("uvloop", "asyncio") and doc["client_clock"]["resolution_ms"] > 0
     assert [lv["concurrency"] for lv in doc["levels"]] == [1, 2, 4]
     for level in doc["levels"]:
         assert ISSUE_LEVEL_KEYS <= set(level)

@@ -1,18 +1,56 @@
 """Facts about an endpoint the setup form needs: its models, and whether it is loopback-only."""
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import json
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
+MAX_MODELS_BYTES = 1 << 20   # a model list is a few KiB; more is not one
 
 
 async def list_models(url: str, timeout: float = 3.0) -> list[str]:
-    """Model ids from `/v1/models`; empty when the server has none or can't be reached."""
+    """Model ids from `/v1/models`; empty when the server has none or can't be reached.
+
+    Asked with the bench's own HTTP/1.1 client: the Bench tab asks on opening,
+    and an HTTP library's import would cost the console's first frame more
+    than the request does.
+    """
+    from .http1 import ResponseError, StreamingResponse, Target
+
     try:
-        async with httpx.AsyncClient(base_url=url, timeout=timeout) as client:
-            data = (await client.get("/v1/models")).json().get("data") or []
-    except (httpx.HTTPError, ValueError, AttributeError):
+        target = Target(url)
+    except ValueError:
+        return []
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+    body = bytearray()
+
+    def sink(data: bytes, now: float) -> None:
+        body.extend(data)
+        if len(body) > MAX_MODELS_BYTES:
+            proto.abort("model list too large")
+
+    proto = StreamingResponse(target.request("/v1/models", b"", method="GET", accept="application/json"),
+                              sink, done)
+    try:
+        async with asyncio.timeout(timeout):
+            await loop.create_connection(lambda: proto, target.host, target.port, ssl=target.ssl_context)
+            status = await done
+    except (OSError, ResponseError, TimeoutError):
+        return []
+    finally:
+        if not done.done():
+            done.cancel()
+        if proto.transport is not None:
+            proto.transport.abort()
+    if status != 200:
+        return []
+    try:
+        data = json.loads(bytes(body)).get("data") or []
+    except (ValueError, AttributeError):
+        return []
+    if not isinstance(data, list):
         return []
     return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
 

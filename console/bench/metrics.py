@@ -12,11 +12,17 @@ request was sent. Statistics cover successful requests only.
 - Goodput: requests per second that met every given SLO.
 - Percentiles interpolate linearly between order statistics; std is the
   population standard deviation (both as numpy's defaults, which vLLM uses).
+
+A level can hold hundreds of thousands of chunks, so the per-chunk steps run
+in C (`map` over `operator` functions) rather than as Python
+loops; the arithmetic, and so every figure, is the same as the plain loops'.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from itertools import chain, islice, repeat
+from operator import mul, sub
 from typing import Iterable
 
 SLO_KEYS = ("ttft", "tpot", "itl", "e2el")
@@ -49,7 +55,7 @@ class RequestRecord:
     @property
     def itls(self) -> list[float]:
         times = self.chunk_times
-        return [b - a for a, b in zip(times, times[1:])]
+        return list(map(sub, islice(times, 1, None), times))
 
     @property
     def tpot(self) -> float | None:
@@ -98,14 +104,15 @@ def distribution(values: Iterable[float], scale: float = 1000.0,
     `percentiles` adds more keys (`p95`, `p99.9`). No values gives nulls: an
     unknown is never reported as 0.
     """
-    data = sorted(v * scale for v in values)
+    data = sorted(map(mul, values, repeat(scale)))
     extra = [q for q in percentiles if percentile_key(q) not in ("p90", "p99")]
     if not data:
         out = {"mean": None, "median": None, "p90": None, "p99": None, "std": None}
         out.update({percentile_key(q): None for q in extra})
         return out
     mean = sum(data) / len(data)
-    var = sum((v - mean) ** 2 for v in data) / len(data)
+    deviations = list(map(sub, data, repeat(mean)))
+    var = sum(map(mul, deviations, deviations)) / len(data)
     out = {
         "mean": mean,
         "median": percentile(data, 50),
@@ -151,7 +158,8 @@ def meets_slo(record: RequestRecord, slo: dict[str, float]) -> bool:
     checks = {"ttft": record.ttft, "tpot": record.tpot, "e2el": record.e2el}
     for key, limit in slo.items():
         if key == "itl":
-            if any(gap * 1000 > limit for gap in record.itls):
+            times = record.chunk_times
+            if len(times) > 1 and max(map(sub, islice(times, 1, None), times)) * 1000 > limit:
                 return False
             continue
         value = checks[key]
@@ -183,7 +191,7 @@ def summarize(records: list[RequestRecord], duration_s: float | None,
         "total_token_throughput": rate(input_tokens + output_tokens) if input_tokens is not None else None,
         "ttft_ms": distribution((r.ttft for r in good if r.ttft is not None), percentiles=pct),
         "tpot_ms": distribution((t for t in (r.tpot for r in good) if t is not None), percentiles=pct),
-        "itl_ms": distribution((gap for r in good for gap in r.itls), percentiles=pct),
+        "itl_ms": distribution(chain.from_iterable(r.itls for r in good), percentiles=pct),
         "e2el_ms": distribution((r.e2el for r in good if r.e2el is not None), percentiles=pct),
     }
     queued = [r.queue_s for r in records if r.queue_s is not None]

@@ -30,6 +30,7 @@ import httpx
 
 from . import events
 from .client import HUNG, StreamClient, default_timeout, request_body
+from .loop import clock_info
 from .drive import arrivals, drive
 from .launched import death_details, launch_for_port, launch_summary, operator_stop
 from .metrics import RequestRecord, distribution, percentile, summarize
@@ -291,6 +292,7 @@ class Sweep:
                              "max_concurrency": cfg.max_concurrency},
                 "config": cfg.to_json(),
                 "status": "running", "levels": [],
+                "client_clock": clock_info(),   # how finely chunks were stamped (ITL is no finer)
             }
             self.emit(events.make("run-start", run_id=self.doc["run_id"], url=self._shown_url, model=model,
                                   api=cfg.api, workload=self.doc["workload"],

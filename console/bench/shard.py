@@ -160,4 +160,6 @@ async def _worker_main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(_worker_main())
+    from .loop import run
+
+    run(_worker_main())

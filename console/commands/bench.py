@@ -251,9 +251,9 @@ def handle(args: argparse.Namespace) -> int:
     if args.list or args.compare:
         return _saved(args, profile)
     config = build_config(args, profile)
-    from console.commands.kit import run_async
+    from console.bench.loop import run
 
-    return run_async(_sweep(config, args))
+    return run(_sweep(config, args))  # on uvloop where installed: see console/bench/loop.py
 
 
 def build_config(args, profile: str):

@@ -161,7 +161,12 @@ def _write_exec(path: Path, text: str) -> None:
 
 def setup(root: Path | None = None, port: int | None = None) -> Demo:
     """Build the demo world and point this process's GPUDECK_HOME and PATH at it."""
-    root = Path(root or tempfile.mkdtemp(prefix="gpudeck-demo-"))
+    if root is None:  # removed on exit: its files need no fsync (profiles/atomic.py)
+        root = Path(tempfile.mkdtemp(prefix="gpudeck-demo-"))
+        from profiles.atomic import throwaway
+
+        throwaway(root)
+    root = Path(root)
     home, bin_dir, state_dir = root / "home", root / "bin", root / "state"
     scripts_dir, log_dir = root / "scripts", root / "logs"
     for folder in (home, bin_dir, state_dir, scripts_dir, log_dir):

@@ -11,6 +11,7 @@ from typing import Callable
 
 from ..hosts import HostError
 from ..servers import records
+from ..servers.settle_gate import NOT_ABOUT_A_PROFILE, PROFILE_DESTS, has_live_launches, profile_to_settle  # noqa: F401
 from ..session import HostSession
 from ..store.crashes import CrashRecord, crash_of_launch
 
@@ -48,35 +49,21 @@ async def settle_launches(session: HostSession, sweep: Callable[[], str | None] 
     return written
 
 
-def has_live_launches(profile: str) -> bool:
-    """Whether a call to the host is worth making (no launch record is live: nothing to settle)."""
-    return any(r.live or (r.state == "crashed" and not r.crash_record) for r in records.load_all(profile))
-
-
-PROFILE_DESTS = ("server_profile", "tasks_profile", "bench_profile", "gpus_profile", "report_profile", "profile")
-# None: the TUI's runtimes settle themselves; `profiles` edits the list of hosts and must not wait on one
-NOT_ABOUT_A_PROFILE = {None, "sim", "demo", "triage", "roofline", "profiles"}
-
-
 def settle_before_command(args, timeout_s: float = 10.0) -> None:
     """Before any CLI command about a profile: give finished launches their crash record.
 
-    Costs a few file reads when nothing of the profile is live or unrecorded;
-    otherwise one round trip to the host. A host that does not answer costs a
-    line on stderr, never the command.
+    Costs a few file reads when nothing of the profile is live or unrecorded
+    (console/servers/settle_gate.py decides); otherwise one round trip to the
+    host. A host that does not answer costs a line on stderr, never the command.
     """
     import sys
 
     from profiles import store
 
-    if getattr(args, "command", None) in NOT_ABOUT_A_PROFILE or getattr(args, "offline", False):
-        return  # --offline: the operator asked for no contact with the host
-    name = next((getattr(args, d) for d in PROFILE_DESTS if getattr(args, d, None)), None) or store.last_used()
+    name = profile_to_settle(args)
+    if name is None:
+        return
     try:
-        if not store.exists(name) and name != "local":
-            return
-        if not has_live_launches(name):
-            return
         profile = store.load(name)
     except Exception:  # noqa: BLE001 - a bad profile is the command's own error to report
         return

@@ -11,4 +11,5 @@
 - `owners`    which launch config owns a GPU process
 - `triage/`   why a server died, read from its log (rules in `triage/rules.toml`)
 - `crashes`   crash records as plain documents (the typed store is `console.store.crashes`)
+- `settle_gate` whether a CLI command must first settle a profile's finished launches (file reads only)
 """

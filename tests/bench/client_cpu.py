@@ -10,24 +10,44 @@ gpudeck / vLLM-style, and whether the offered rate was sustained.
 
 `--interval-ms 0` makes the source unpaced: each response is written whole
 at once and arrives in one or two reads, so per-request costs dominate.
+`--spread N` sends each paced round in N slices across the interval.
 `vllm-style` opens a connection per request; `vllm-pooled` keeps them alive,
-as vLLM's current benchmark session does.
+as vLLM's current benchmark session does. `gpudeck` runs on the sweep's own
+loop (uvloop when installed), `gpudeck-asyncio` never on uvloop, and
+`gpudeck-base` runs another checkout (`--base DIR`, e.g. the code before a
+change) for a before/after in the same run. Every client is run `--repeats`
+times, in alternating order; the summary gives the median ratio and its spread.
 
-Figures (2-core VM shared with other jobs, load average ~10, 2026-11-30;
-CPU-seconds per 10k tokens, gpudeck / aiohttp client):
+Figures (2-core VM shared with other engineers' jobs, 2026-12-01; ratio =
+CPU-seconds per 10k tokens of the client / of vllm-style; median of 3
+alternated runs, min-max in brackets; "before" is the client before the
+in-place read path and uvloop):
 
-    paced, 20 ms a token, 512 streams, 64 tokens x 2 rounds:
-        gpudeck 0.113, vllm-style 0.173, vllm-pooled 0.170  -> 0.65x / 0.66x
-        (the previous one-connection-per-request client: 0.109-0.124 here, the same)
-    unpaced, 64 tokens x 10 rounds:
-        64 streams:  gpudeck 0.042, vllm-style 0.134, vllm-pooled 0.099  -> 0.31x / 0.42x
-        256 streams: gpudeck 0.042, vllm-style 0.147, vllm-pooled 0.125  -> 0.29x / 0.34x
-    unpaced, 4 tokens x 100 rounds, 64 streams:
-        gpudeck 0.156, vllm-pooled 0.486 -> 0.32x (0.47 before connections were kept alive: 0.9x)
+    paced, 20 ms a token, 64 tokens x 2 rounds:
+        512 streams (load 7-10):   uvloop 0.37 (0.32-0.46), asyncio 0.48 (0.41-0.59),
+                                   before 0.47 (0.47-0.64), vllm-pooled 1.22 (0.86-1.31)
+            CPU s/10k tok:         uvloop 0.065-0.066, asyncio 0.083-0.085, before 0.083-0.095
+        256 streams (load 4.5-7):  uvloop 0.23 (0.22-0.23), asyncio 0.27 (0.27-0.29),
+                                   before 0.31 (0.29-0.31), vllm-pooled 0.98 (0.91-1.00)
+        the median ITL gpudeck measured: 19.8-20.1 ms at the 20 ms source, every variant
+        a 1 ms sleep before each poll (tried, left out), 256 streams, --spread 10:
+                                   0.40 (0.38-0.49) against 0.37 (0.34-0.43) without
+    unpaced, 256 streams (load 12-15):
+        64 tokens x 10 rounds:     uvloop 0.29 (0.28-0.30), asyncio 0.29 (0.28-0.31),
+                                   before 0.29 (0.27-0.30): no significant difference;
+                                   vllm-pooled 0.80 (0.76-0.80)
+        4 tokens x 40 rounds:      uvloop 0.13 (0.12-0.14), before 0.13 (0.12-0.14): no
+                                   significant difference; vllm-pooled 0.61 (0.54-0.62)
 
-What brought the unpaced case down: kept-alive connections (connect, send
-and close of a new socket per request were most of a short request's cost)
-and one body callback per read instead of one per chunk.
+So: uvloop is the gain that shows (a fifth to a quarter of the client's CPU
+paced); the in-place read path is worth about a tenth at 256 paced streams
+and within the spread elsewhere; unpaced, the client was already far below
+its peer. This measures the streaming only; a sweep's end-of-level work
+(summaries, the request file) comes on top.
+
+What brought the unpaced case down earlier: kept-alive connections
+(connect, send and close of a new socket per request were most of a short
+request's cost) and one body callback per read instead of one per chunk.
 """
 from __future__ import annotations
 
@@ -37,6 +57,7 @@ import json
 import os
 import resource
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -107,12 +128,18 @@ class Source:
         self.whole = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
                       + self.token_chunk * tokens + self.final)
 
-    async def pump(self):
+    async def pump(self, slices: int = 1):
+        """`slices` > 1 spreads each round over the interval (stream i in slice i % slices), as a
+        server whose requests run out of step sends; 1 sends every stream's token at once."""
         next_at = time.perf_counter()
+        tick = 0
         while True:
-            next_at += self.interval
+            next_at += self.interval / slices
             await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
+            tick = (tick + 1) % slices
             for stream, sent in list(self.active.items()):
+                if slices > 1 and id(stream) // 16 % slices != tick:
+                    continue
                 if sent < self.tokens:
                     stream.transport.write(self.token_chunk)
                     self.active[stream] = sent + 1
@@ -126,7 +153,7 @@ def _chunk(payload: bytes) -> bytes:
     return f"{len(payload):x}\r\n".encode() + payload + b"\r\n"
 
 
-async def serve(port: int, tokens: int, interval: float) -> None:
+async def serve(port: int, tokens: int, interval: float, slices: int = 1) -> None:
     source = Source(tokens, interval)
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: _Stream(source), "127.0.0.1", port, backlog=2048)
@@ -134,7 +161,7 @@ async def serve(port: int, tokens: int, interval: float) -> None:
     async with server:
         if source.unpaced:
             await asyncio.Event().wait()
-        await source.pump()
+        await source.pump(slices)
 
 
 # ---------------------------------------------------------------- the clients
@@ -189,12 +216,12 @@ async def vllm_style(url: str, streams: int, requests: int, tokens: int, pooled:
 
 
 async def gpudeck_client(url: str, streams: int, requests: int, tokens: int) -> int:
-    sys.path.insert(0, str(ROOT))
     from console.bench.client import StreamClient, request_body
 
     base = url.rsplit("/v1/", 1)[0]
     body = request_body("completions", None, "hi", tokens)
     received = 0
+    gaps: list[float] = []
     async with StreamClient(base) as client:
         queue = list(range(requests))
 
@@ -203,8 +230,14 @@ async def gpudeck_client(url: str, streams: int, requests: int, tokens: int) -> 
             while queue:
                 record = await client.send(queue.pop(), body)
                 received += len(record.chunk_times)
+                gaps.extend(record.itls)
         await asyncio.gather(*(worker() for _ in range(streams)))
+    if gaps:   # what the client measured: coalescing must not bend it
+        MEASURED["itl_median_ms"] = statistics.median(gaps) * 1000
     return received
+
+
+MEASURED: dict[str, float] = {}
 
 
 async def httpx_lines(url: str, streams: int, requests: int, tokens: int) -> int:
@@ -236,10 +269,25 @@ async def vllm_pooled(url: str, streams: int, requests: int, tokens: int) -> int
 
 CLIENTS = {"gpudeck": gpudeck_client, "vllm-style": vllm_style, "vllm-pooled": vllm_pooled,
            "httpx-lines": httpx_lines}
+# gpudeck on the loop a sweep uses (uvloop when installed); "-asyncio": never uvloop;
+# "-base": asyncio running the checkout given with --base (the code before a change)
+GPUDECK_VARIANTS = {"gpudeck-asyncio": gpudeck_client, "gpudeck-base": gpudeck_client}
+CLIENTS.update(GPUDECK_VARIANTS)
 
 
-def client_main(name: str, url: str, streams: int, requests: int, tokens: int) -> None:
+def _runner(name: str):
+    """How a client's coroutine is run: the sweep's own loop for gpudeck, asyncio.run for the rest."""
+    if name in ("gpudeck", "gpudeck-asyncio"):
+        from console.bench.loop import run
+
+        return lambda coro: run(coro, use_uvloop=name == "gpudeck")
+    return asyncio.run
+
+
+def client_main(name: str, url: str, streams: int, requests: int, tokens: int, root: str) -> None:
+    sys.path.insert(0, root)
     lag_max = 0.0
+    clock = {}
 
     async def lag_probe():
         nonlocal lag_max
@@ -250,6 +298,10 @@ def client_main(name: str, url: str, streams: int, requests: int, tokens: int) -
 
     async def main():
         probe = asyncio.create_task(lag_probe())
+        if name.startswith("gpudeck") and name != "gpudeck-base":
+            from console.bench.loop import clock_info
+
+            clock.update(clock_info())
         t0 = time.perf_counter()
         got = await CLIENTS[name](url, streams, requests, tokens)
         wall = time.perf_counter() - t0
@@ -259,14 +311,15 @@ def client_main(name: str, url: str, streams: int, requests: int, tokens: int) -
     # imports happen before the meter starts, so only the streaming is counted
     import aiohttp  # noqa: F401
     import httpx  # noqa: F401
-    sys.path.insert(0, str(ROOT))
     import console.bench.client  # noqa: F401
 
+    runner = _runner(name)
     before = resource.getrusage(resource.RUSAGE_SELF)
-    got, wall = asyncio.run(main())
+    got, wall = runner(main())
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    print(json.dumps({"tokens": got, "cpu_s": cpu, "wall_s": wall, "lag_max_ms": lag_max * 1000}))
+    print(json.dumps({"tokens": got, "cpu_s": cpu, "wall_s": wall, "lag_max_ms": lag_max * 1000,
+                      "clock": clock, **MEASURED}))
 
 
 # ---------------------------------------------------------------- the driver
@@ -278,13 +331,22 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def measure(name: str, url: str, streams: int, rounds: int, tokens: int) -> dict:
+def measure(name: str, url: str, streams: int, rounds: int, tokens: int, base: str | None) -> dict:
+    root = base if name == "gpudeck-base" else str(ROOT)
     out = subprocess.run([sys.executable, __file__, "--client", name, "--url", url, "--streams", str(streams),
-                          "--requests", str(streams * rounds), "--tokens", str(tokens)],
+                          "--requests", str(streams * rounds), "--tokens", str(tokens), "--root", root],
                          capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         raise SystemExit(f"{name} client failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _fmt_ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _per10k(r: dict) -> float:
+    return r["cpu_s"] / max(r["tokens"], 1) * 10000
 
 
 def main() -> None:
@@ -294,42 +356,64 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="requests per stream")
     parser.add_argument("--interval-ms", type=float, default=40.0, help="per-stream token interval")
     parser.add_argument("--clients", default="gpudeck,vllm-style,vllm-pooled")
+    parser.add_argument("--repeats", type=int, default=3, help="alternated runs of every client")
+    parser.add_argument("--base", help="another checkout, measured as the client 'gpudeck-base'")
+    parser.add_argument("--spread", type=int, default=1,
+                        help="send each round in this many slices across the interval (paced source)")
     parser.add_argument("--client")
     parser.add_argument("--serve", action="store_true")
     parser.add_argument("--port", type=int)
     parser.add_argument("--url")
     parser.add_argument("--requests", type=int)
+    parser.add_argument("--root", default=str(ROOT))
     args = parser.parse_args()
     if args.serve:
-        asyncio.run(serve(args.port, args.tokens, args.interval_ms / 1000))
+        asyncio.run(serve(args.port, args.tokens, args.interval_ms / 1000, args.spread))
         return
     if args.client:
-        client_main(args.client, args.url, int(args.streams), args.requests, args.tokens)
+        client_main(args.client, args.url, int(args.streams), args.requests, args.tokens, args.root)
         return
+    names = args.clients.split(",")
+    if args.base and "gpudeck-base" not in names:
+        names.append("gpudeck-base")
     port = _free_port()
     server = subprocess.Popen([sys.executable, __file__, "--serve", "--port", str(port), "--tokens",
-                               str(args.tokens), "--interval-ms", str(args.interval_ms)],
+                               str(args.tokens), "--interval-ms", str(args.interval_ms), "--spread", str(args.spread)],
                               stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout.readline().strip() == "ready"
         url = f"http://127.0.0.1:{port}/v1/completions"
-        names = args.clients.split(",")
         print(f"source: {args.tokens} tokens/request, one token per stream every {args.interval_ms:g} ms; "
-              f"{args.rounds} requests per stream; cores: {os.cpu_count()}")
-        print(f"{'streams':>7} {'client':<12} {'tokens':>8} {'offered/s':>10} {'got/s':>8} "
-              f"{'cpu s/10k tok':>14} {'lag max ms':>11}  ratio vs vllm-style")
+              f"{args.rounds} requests per stream; cores: {os.cpu_count()}; {args.repeats} alternated repeats")
+        print(f"{'streams':>7} {'rep':>3} {'client':<16} {'tokens':>8} {'offered/s':>10} {'got/s':>8} "
+              f"{'cpu s/10k tok':>14} {'lag max ms':>11} {'load1':>6} {'ITL p50':>8}  ratio vs vllm-style")
         for streams in (int(s) for s in args.streams.split(",")):
             offered = streams * 1000 / args.interval_ms if args.interval_ms > 0 else float("inf")
-            results = {name: measure(name, url, streams, args.rounds, args.tokens) for name in names}
-            base = results.get("vllm-style")
-            for name, r in results.items():
-                per10k = r["cpu_s"] / max(r["tokens"], 1) * 10000
-                ratio = ""
-                if base and name != "vllm-style":
-                    ratio = f"{per10k / (base['cpu_s'] / max(base['tokens'], 1) * 10000):.2f}"
-                print(f"{streams:>7} {name:<12} {r['tokens']:>8} {offered:>10.0f} "
-                      f"{r['tokens'] / r['wall_s']:>8.0f} {per10k:>14.3f} {r['lag_max_ms']:>11.1f}  {ratio}",
-                      flush=True)
+            ratios: dict[str, list[float]] = {}
+            clocks: dict[str, dict] = {}
+            for rep in range(args.repeats):
+                order = names if rep % 2 == 0 else names[::-1]   # alternate, so drift in load hits all
+                results = {}
+                for name in order:
+                    results[name] = measure(name, url, streams, args.rounds, args.tokens, args.base)
+                    results[name]["load1"] = os.getloadavg()[0]
+                base = results.get("vllm-style")
+                for name in names:
+                    r = results[name]
+                    ratio = ""
+                    if base and name != "vllm-style":
+                        value = _per10k(r) / _per10k(base)
+                        ratios.setdefault(name, []).append(value)
+                        ratio = f"{value:.2f}"
+                    if r.get("clock"):
+                        clocks[name] = r["clock"]
+                    print(f"{streams:>7} {rep + 1:>3} {name:<16} {r['tokens']:>8} {offered:>10.0f} "
+                          f"{r['tokens'] / r['wall_s']:>8.0f} {_per10k(r):>14.3f} {r['lag_max_ms']:>11.1f} "
+                          f"{r['load1']:>6.1f} {_fmt_ms(r.get('itl_median_ms')):>8}  {ratio}", flush=True)
+            for name, values in ratios.items():
+                print(f"{streams:>7} {name:<16} ratio vs vllm-style: median {statistics.median(values):.2f} "
+                      f"(min {min(values):.2f}, max {max(values):.2f}, n={len(values)})"
+                      + (f"; clock {clocks[name]}" if name in clocks else ""), flush=True)
     finally:
         server.terminate()
         server.wait()
