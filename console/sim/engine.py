@@ -114,7 +114,9 @@ class Engine:
             self._retract()
             admitted = [r for r in admitted if r in self.running]
             batch = len(self.running)
-            if self.fault_at is not None and batch >= self.fault_at and self.on_fault is not None:
+            # the fault fires at N streams in flight, queued ones included: on a loaded machine the client
+            # may not get all N into one batch before the first ones finish, and the story is "dies at N streams"
+            if self.fault_at is not None and batch + len(self.waiting) >= self.fault_at and self.on_fault is not None:
                 self._log_decode(batch)
                 await self.on_fault(batch)
                 return
