@@ -268,7 +268,9 @@ class ServerPane(Pane):
         self._update_loghead()
         seen = self.runtime.seen_lines(record.id) if self.runtime else None
         if seen is not None:
-            log.add_lines(seen)
+            first, lines = seen
+            log.reset(first_number=first)
+            log.add_lines(lines)
         else:
             self._show_old_log(record)
 

@@ -102,7 +102,9 @@ class LogView(Log):
 
     def _write(self, pairs: list[tuple[int, str]]) -> None:
         self.shown.extend(n for n, _ in pairs)
-        self.write_lines([text for _, text in pairs], scroll_end=self.follow)
+        # Textual's Log drops an empty line (''.splitlines() is []), which would shift every
+        # later number; a one-space stand-in keeps one shown row per file line.
+        self.write_lines([text or " " for _, text in pairs], scroll_end=self.follow)
         extra = len(self.shown) - len(self.lines)
         if extra > 0:  # the Log dropped its oldest lines; so do we
             del self.shown[:extra]
@@ -233,4 +235,12 @@ class LogView(Log):
         index = self.current
         if index is None:
             index = min(len(self.lines) - 1, int(self.scroll_y) + max(1, self.size.height) - 1)
-        return self.shown[index], self.lines[index]
+        number = self.shown[index]
+        return number, self.text_of(number) or ""
+
+    def text_of(self, number: int) -> str | None:
+        """The text of log line `number` as it came (not as drawn), if it is in the window."""
+        if not self.window:
+            return None
+        index = number - self.window[0][0]
+        return self.window[index][1] if 0 <= index < len(self.window) else None
