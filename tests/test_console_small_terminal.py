@@ -89,3 +89,29 @@ async def test_roofline_tab_scrolls_when_it_does_not_fit(demo_world):
         await pilot.press("pagedown")
         await pilot.pause()
         assert pane.scroll_y > 0
+
+
+async def test_q_and_letters_belong_to_a_focused_drop_down(demo_world):
+    """Bench at 100x30: on the model drop-down, q neither quits nor reaches the tab; it opens the
+    list. Esc closes the list, Esc again leaves the field, and then q quits."""
+    from textual.widgets import Select
+
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=SMALL) as pilot:
+        pane = app.panes["bench"]
+        await pilot.press("3")
+        await pilot.pause()
+        model = pane.query_one("#bf-model", Select)
+        app.set_focus(model)
+        await pilot.pause()
+        assert "q" not in _shown_keys(app) and "s" not in _shown_keys(app)
+        await pilot.press("q", "s", "H", "question_mark")
+        await pilot.pause()
+        assert app.is_running and app.return_code is None
+        assert not app.screen.query("HelpPanel") and app.screen is app.screen_stack[0]
+        assert model.expanded  # the letter opened the list
+        await pilot.press("escape")
+        assert not model.expanded and app.focused is model
+        await pilot.press("escape")
+        assert app.focused is not model and not isinstance(app.focused, (Input, Select))
+        assert "q" in _shown_keys(app)

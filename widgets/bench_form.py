@@ -12,6 +12,8 @@ from textual.widgets import Button, Input, Label, Select
 
 from console.safe_text import clean_line, safe_text
 
+from widgets.field_select import FieldSelect
+
 FIELDS = (  # id, label, default, width, placeholder
     ("url", "server URL", "", 32, "http://127.0.0.1:30000"),
     ("levels", "concurrency levels (streams)", "1,2,10,64,256,512", 28, "1,2,10,64"),
@@ -64,10 +66,10 @@ class BenchForm(Vertical):
                     with Vertical(classes="field"):
                         if key == "model":
                             yield Label("model")
-                            yield Select([], id="bf-model", prompt="(from /v1/models)", allow_blank=True)
+                            yield FieldSelect([], id="bf-model", prompt="(from /v1/models)", allow_blank=True)
                         elif key == "api":
                             yield Label("API")
-                            yield Select([("completions", "completions"), ("chat", "chat")], id="bf-api",
+                            yield FieldSelect([("completions", "completions"), ("chat", "chat")], id="bf-api",
                                          value="completions", allow_blank=False)
                         else:
                             _, label, default, _, placeholder = spec[key]
