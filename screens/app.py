@@ -1,4 +1,4 @@
-"""The Textual application: header with host chips, five tabs, footer with keys."""
+"""The Textual application: header with host chips, six numbered tabs, footer with keys."""
 from __future__ import annotations
 
 import asyncio
@@ -14,22 +14,16 @@ from console.runtime import events as ev
 from console.safe_text import clean, clean_line, safe_text
 from profiles import store
 from widgets.host_chips import Chip, HostChips
+from widgets.keys_panel import KeysPanel
 
 from .host_switcher import HostSwitcher
+from .keys_help import key_groups
 from .palette import KeysProvider
 from .pane import Pane
+from .tabs import TABS, tab_digit
 
 TOAST_TIMEOUT_S = 5.0  # toasts go by themselves; what must stay is drawn in the panes
 
-# (tab id, title, module, class)
-TABS = [
-    ("gpus", "GPUs", "screens.gpus_pane", "GPUsPane"),
-    ("server", "Server", "screens.server_pane", "ServerPane"),
-    ("bench", "Bench", "screens.bench_pane", "BenchPane"),
-    ("roofline", "Roofline", "screens.roofline_pane", "RooflinePane"),
-    ("tasks", "Tasks", "screens.tasks_pane", "TasksPane"),
-    ("campaign", "Campaign", "screens.campaign_pane", "CampaignPane"),
-]
 
 
 def _build_pane(tab_id: str, title: str, module: str, cls: str) -> Pane:
@@ -47,7 +41,8 @@ class GpudeckApp(App):
     # else 1-6 switch tabs. The footer says which holds now ("1-6 tabs" or "Esc leave field").
     BINDINGS = [
         Binding("q", "quit", "quit"),
-        Binding("escape", "close_help", "close keys"),
+        # the keys panel is the top layer wherever the focus is: Esc closes it before anything else
+        Binding("escape", "close_help", "close keys", priority=True),
         Binding("escape", "leave_field", "leave field, then 1-6 tabs"),
         Binding("1", "tab('gpus')", "tabs", key_display="1-6"),
         Binding("2", "tab('server')", "Server", show=False),
@@ -76,7 +71,7 @@ class GpudeckApp(App):
         yield self.chip_bar
         with TabbedContent(id="tabs", initial="gpus") as self.tabs:
             for tab_id, title, module, cls in TABS:
-                with TabPane(title, id=tab_id):
+                with TabPane(f"{tab_digit(tab_id)} {title}", id=tab_id):
                     pane = _build_pane(tab_id, title, module, cls)
                     self.panes[tab_id] = pane
                     yield pane
@@ -160,7 +155,7 @@ class GpudeckApp(App):
             tab = self.tabs.get_tab(tab_id)
         except NoMatches:  # a summary that arrives while the app is shutting down
             return
-        tab.label = safe_text(f"{title} {summary}".rstrip())
+        tab.label = safe_text(f"{tab_digit(tab_id)} {title} {summary}".rstrip())
 
     def action_tab(self, tab_id: str) -> None:
         self.tabs.active = tab_id
@@ -169,6 +164,8 @@ class GpudeckApp(App):
         pane = self.panes.get(event.pane.id or "")
         if pane is not None:
             pane.focus_body()
+        for panel in self.screen.query(KeysPanel):  # the panel follows the tab on screen
+            panel.show(key_groups(self))
 
     def action_hosts(self) -> None:
         def chosen(name: str | None) -> None:
@@ -178,7 +175,7 @@ class GpudeckApp(App):
         self.push_screen(HostSwitcher(self.chips(), self.profile_errors), chosen)
 
     def _help_shown(self) -> bool:
-        return bool(self.screen.query("HelpPanel"))
+        return bool(self.screen.query(KeysPanel))
 
     def _in_field(self) -> bool:
         """Whether the focus is in a text field or a drop-down (digits and letters are typed there)."""
@@ -197,12 +194,12 @@ class GpudeckApp(App):
     def action_help(self) -> None:
         """`?` opens the keys panel and closes it again."""
         if self._help_shown():
-            self.action_hide_help_panel()
+            self.action_close_help()
         else:
-            self.action_show_help_panel()
+            self.screen.mount(KeysPanel(key_groups(self)))
 
     def action_close_help(self) -> None:
-        self.action_hide_help_panel()
+        self.screen.query(KeysPanel).remove()
 
     def action_leave_field(self) -> None:
         """Esc in a field hands the keys back to the tab (its table or log)."""

@@ -11,6 +11,8 @@ from functools import partial
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from .tabs import TABS
+
 # clearer names than the footer's short labels, where the short one says too little out of context
 NAMES = {
     ("server", "launch"): "launch the selected config",
@@ -48,10 +50,10 @@ NAMES = {
     ("tasks", "delete"): "delete the task",
     ("tasks", "filter"): "filter tasks",
 }
-SKIP = {"leave_diff", "cursor", "back", "clear_field"}  # context keys that mean nothing from the palette
+SKIP = {"close_layer", "close_inputs", "cursor", "back", "clear_field"}  # context keys that mean nothing from the palette
 
 
-def _key_label(binding: Binding) -> str:
+def key_label(binding: Binding) -> str:
     if binding.key_display:
         return binding.key_display
     key = binding.key.split(",")[0]
@@ -61,8 +63,6 @@ def _key_label(binding: Binding) -> str:
 
 def commands(app) -> list[tuple[str, str, object]]:
     """(text, help, callback) for each pane's and the app's keys, in tab order."""
-    from .app import TABS
-
     out = []
     for tab_id, title, _, _ in TABS:
         pane = app.panes.get(tab_id)
@@ -75,12 +75,12 @@ def commands(app) -> list[tuple[str, str, object]]:
             if action in SKIP or pane.check_action(action, ()) is False:
                 continue
             name = NAMES.get((tab_id, action), binding.description or action)
-            out.append((f"{title}: {name} ({_key_label(binding)})", f"key {_key_label(binding)} on the {title} tab",
+            out.append((f"{title}: {name} ({key_label(binding)})", f"key {key_label(binding)} on the {title} tab",
                         partial(app.run_pane_action, tab_id, binding.action)))
     for binding in app.BINDINGS:
         if isinstance(binding, Binding) and binding.action.split("(")[0] in ("hosts", "quit"):
             name = {"hosts": "switch host", "quit": "quit"}[binding.action]
-            out.append((f"{name} ({_key_label(binding)})", f"key {_key_label(binding)} anywhere",
+            out.append((f"{name} ({key_label(binding)})", f"key {key_label(binding)} anywhere",
                         partial(app.run_action, binding.action)))
     return out
 

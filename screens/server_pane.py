@@ -73,15 +73,19 @@ class ServerPane(Pane):
         Binding("number_sign", "numbers", "line #", show=False),
         Binding("y", "copy_line", "copy line", show=False),
         Binding("Y", "copy_excerpt", "copy crash", show=False),
-        Binding("escape", "leave_diff", "leave diff"),
+        # one Esc closes the top layer: the search box, then the diff, then the log filter
+        Binding("escape", "close_layer", "close"),
         Binding("slash", "search", "search", show=False),
         Binding("n", "next_match", "next", show=False),
         Binding("N", "prev_match", "prev", show=False),
         Binding("x", "filter", "filter", show=False),
         Binding("j", "jump", "jump to crash"),
         Binding("R", "reload", "reload", show=False),
-        Binding("escape", "close_search", "close", show=False),
     ]
+    KEY_GROUPS = {"follow": "Log", "follow_end": "Log", "numbers": "Log", "copy_line": "Log",
+                  "copy_excerpt": "Log", "search": "Log", "next_match": "Log", "prev_match": "Log",
+                  "filter": "Log", "jump": "Log", "launch": "Configs", "kill": "Configs", "diff": "Configs",
+                  "adopt": "Configs", "reload": "Configs"}
     DEFAULT_CSS = """
     ServerPane #top { height: 14; }
     ServerPane #configs { width: 52; border-right: solid $panel-lighten-2; }
@@ -513,9 +517,29 @@ class ServerPane(Pane):
         copy_text(self.app, text, what, self.session.name if self.session else "local")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "leave_diff" and not self.diffing:
-            return False
+        if action == "close_layer":
+            return self._top_layer() is not None
         return super().check_action(action, parameters)
+
+    def _top_layer(self) -> str | None:
+        """What Esc would close now, topmost first; None leaves Esc to the app."""
+        if self.query_one("#search", Input).has_class("shown"):
+            return "search box"
+        if self.diffing:
+            return "diff"
+        if self.query_one(LogView).filter:
+            return "filter"
+        return None
+
+    def action_close_layer(self) -> None:
+        layer = self._top_layer()
+        if layer == "search box":
+            self.action_close_search()
+        elif layer == "diff":
+            self.action_leave_diff()
+        elif layer == "filter":
+            self.action_filter()  # x again: the filter goes, the line in view stays
+        self.refresh_bindings()
 
     def action_search(self) -> None:
         self.search_mode = "search"
@@ -529,6 +553,7 @@ class ServerPane(Pane):
         if log.filter:
             log.set_filter(None)
             self._update_loghead()
+            self.refresh_bindings()
             return
         self.search_mode = "filter"
         box = self.query_one("#search", Input)

@@ -51,8 +51,10 @@ class TasksPane(Pane):
         Binding("n", "dismiss", "dismiss", show=False),
         Binding("j", "cursor('down')", "cursor down", show=False),
         Binding("k", "cursor('up')", "cursor up", show=False),
-        Binding("escape", "close_inputs", "close", show=False),
+        Binding("escape", "close_inputs", "close"),
     ]
+    KEY_GROUPS = {"accept": "Suggestion", "dismiss": "Suggestion", "filter": "View", "toggle_done": "View",
+                  "report": "View", "cursor": "View"}
     DEFAULT_CSS = """
     TasksPane #banner { height: auto; padding: 0 1; display: none; }
     TasksPane #banner.shown { display: block; }
@@ -105,6 +107,8 @@ class TasksPane(Pane):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.EDIT_ACTIONS and not self.editable:
             return False
+        if action == "close_inputs":
+            return self._has_layer()
         return super().check_action(action, parameters)
 
     def selected(self) -> Task | None:
@@ -270,6 +274,7 @@ class TasksPane(Pane):
         self.filter_text = event.value.strip()
 
     def action_close_inputs(self) -> None:
+        """Esc closes the top layer: an open editor or filter box, else a filter still applied."""
         for selector in ("#editor", "#filter"):
             box = self.query_one(selector, Input)
             if box.has_class("shown"):
@@ -278,6 +283,14 @@ class TasksPane(Pane):
                     self.filter_text = ""
                 self._close_input(selector)
                 self.redraw()
+                return
+        if self.filter_text:
+            self.query_one("#filter", Input).value = ""
+            self.filter_text = ""
+        self.refresh_bindings()
+
+    def _has_layer(self) -> bool:
+        return bool(self.filter_text) or any(self.query_one(s, Input).has_class("shown") for s in ("#editor", "#filter"))
 
     def _close_input(self, selector: str) -> None:
         self.query_one(selector, Input).remove_class("shown")
@@ -349,6 +362,7 @@ class TasksPane(Pane):
 
     def watch_filter_text(self) -> None:
         self.redraw()
+        self.refresh_bindings()  # Esc clears a filter: the footer says so while one is on
 
     async def action_accept(self) -> None:
         if self.board is None or not self.board.suggestions:

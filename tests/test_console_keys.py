@@ -41,12 +41,12 @@ async def test_question_mark_and_escape_close_the_keys_panel(demo_world):
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         await pilot.press("question_mark")
-        assert app.screen.query("HelpPanel")
+        assert app.screen.query("KeysPanel")
         await pilot.press("question_mark")
-        assert not app.screen.query("HelpPanel")
+        assert not app.screen.query("KeysPanel")
         await pilot.press("question_mark")
         await pilot.press("escape")
-        assert not app.screen.query("HelpPanel")
+        assert not app.screen.query("KeysPanel")
 
 
 async def test_bench_form_hidden_keeps_its_keys(demo_world):

@@ -108,10 +108,96 @@ async def test_q_and_letters_belong_to_a_focused_drop_down(demo_world):
         await pilot.press("q", "s", "H", "question_mark")
         await pilot.pause()
         assert app.is_running and app.return_code is None
-        assert not app.screen.query("HelpPanel") and app.screen is app.screen_stack[0]
+        assert not app.screen.query("KeysPanel") and app.screen is app.screen_stack[0]
         assert model.expanded  # the letter opened the list
         await pilot.press("escape")
         assert not model.expanded and app.focused is model
         await pilot.press("escape")
         assert app.focused is not model and not isinstance(app.focused, (Input, Select))
         assert "q" in _shown_keys(app)
+
+
+@pytest.mark.parametrize("tab,first_key", [("2", "l"), ("5", "a"), ("4", "w")])
+async def test_keys_panel_lists_the_tab_first_and_esc_closes_it(demo_world, tab, first_key):
+    """`?` on Server, Tasks and Roofline: the tab's own keys come first, grouped, Textual's cursor keys
+    not at all; Esc closes the panel wherever the focus is (the log, a table)."""
+    from widgets.keys_panel import KeysPanel
+
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press(tab)
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        panel = app.screen.query_one(KeysPanel)
+        titles = [title for title, _ in panel.groups]
+        assert titles[-1] == "Everywhere" and len(titles) >= 2
+        assert panel.groups[0][1][0][0] == first_key
+        text = str(panel.query_one("#keys-text").render())
+        assert "Page Left" not in text and "pgup" not in text
+        if tab == "2":
+            assert titles[:2] == ["Configs", "Log"]
+            app.set_focus(app.panes["server"].query_one("LogView"))
+            await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not app.screen.query(KeysPanel)
+
+
+async def test_tasks_filter_is_cleared_by_esc(demo_world):
+    from widgets.task_table import TaskTable
+
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=SMALL) as pilot:
+        pane = app.panes["tasks"]
+        await pilot.press("5")
+        await _until(pilot, lambda: pane.board is not None, what="board")
+        shown = pane.query_one(TaskTable).row_count
+        await pilot.press("slash", "z", "z", "q", "enter")
+        await pilot.pause()
+        assert pane.filter_text == "zzq" and pane.query_one(TaskTable).row_count < shown
+        assert isinstance(app.focused, TaskTable) and "escape" in _shown_keys(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert pane.filter_text == "" and pane.query_one(TaskTable).row_count == shown
+
+
+async def test_tab_titles_carry_their_digit(demo_world):
+    from screens.tabs import TABS
+
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.pause()
+        for n, (tab_id, title, _, _) in enumerate(TABS, start=1):
+            assert str(app.tabs.get_tab(tab_id).label).startswith(f"{n} {title}")
+        await pilot.press("6")
+        assert app.tabs.active == "campaign"
+
+
+async def test_leaving_the_log_filter_keeps_the_line_in_view():
+    """x with a filter on clears it; the line the operator was on stays current and in view,
+    instead of the view jumping to the top of the log."""
+    from textual.app import App
+
+    from widgets.log_view import LogView
+
+    class LogApp(App):
+        def compose(self):
+            yield LogView()
+
+    app = LogApp()
+    async with app.run_test(size=SMALL) as pilot:
+        view = app.query_one(LogView)
+        view.add_lines([f"line {i} {'ERROR' if i % 10 == 0 else 'ok'}" for i in range(1, 501)])
+        await pilot.pause()
+        view.set_filter("ERROR")
+        view.current = None
+        view.scroll_home(animate=False)
+        found = view.find("line 300 ")
+        assert found.number == 300
+        view.set_filter(None)
+        await pilot.pause()
+        assert view.current_line()[0] == 300
+        top = int(view.scroll_y)
+        assert top <= view.current < top + view.size.height
+        assert top > 200

@@ -174,8 +174,30 @@ class LogView(Log):
         return bool(self.filter) and self.filter.lower() in line.lower()
 
     def set_filter(self, text: str | None) -> None:
+        """Show only lines containing `text` (None: all). The line the operator was on (the
+        current line, else the top line in view) stays current and in view, unless following."""
+        anchor = self._anchor()
         self.filter = text or None
         self._rewrite()
+        if self.follow or anchor is None:
+            return
+        number, offset, was_current = anchor
+        index = next((i for i, n in enumerate(self.shown) if n >= number), None)
+        if index is None:
+            return
+        if was_current and self.shown[index] == number:
+            self.current = index
+        self.scroll_to(y=max(0, index - offset), animate=False, immediate=True)
+        self._redraw()
+
+    def _anchor(self) -> tuple[int, int, bool] | None:
+        """(line number, its row from the top of the view, whether it is the current line)."""
+        if not self.shown:
+            return None
+        top = int(self.scroll_y)
+        if self.current is not None and 0 <= self.current < len(self.shown):
+            return self.shown[self.current], max(0, self.current - top), True
+        return self.shown[min(top, len(self.shown) - 1)], 0, False
 
     def matches(self, text: str) -> list[int]:
         """Shown indexes of every line containing `text` (case-insensitive)."""
