@@ -78,6 +78,10 @@ class GpudeckApp(App):
         yield Footer()
 
     async def on_mount(self) -> None:
+        from textual.widgets import Tabs
+
+        # digits switch tabs; a focused tab strip would only take the pane's keys away unseen
+        self.tabs.query_one(Tabs).can_focus = False
         self.fleet.on_status(lambda name, status: self._refresh_chips())
         self._refresh_chips()
         self.set_interval(1.0, self._refresh_chips)

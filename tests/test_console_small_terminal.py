@@ -201,3 +201,26 @@ async def test_leaving_the_log_filter_keeps_the_line_in_view():
         top = int(view.scroll_y)
         assert top <= view.current < top + view.size.height
         assert top > 200
+
+
+async def test_every_focus_stop_is_marked_and_keeps_its_keys_in_the_footer(demo_world):
+    """Tab never lands on the tab strip (where the pane's keys vanished unseen); on Server it reaches
+    the flags table, which then carries the accent edge the config list and log carry."""
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("1")
+        await pilot.pause()
+        await pilot.press("tab")
+        await pilot.pause()
+        assert "f" in _shown_keys(app)  # the GPUs pane still has the focus
+        await pilot.press("2")
+        await _until(pilot, lambda: len(app.panes["server"].configs) == 3, what="configs")
+        flags = app.panes["server"].query_one("#flags")
+        for _ in range(4):
+            if app.focused is flags:
+                break
+            await pilot.press("tab")
+            await pilot.pause()
+        assert app.focused is flags
+        assert flags.styles.border_left[0] == "outer"
+        assert "l" in _shown_keys(app)
