@@ -49,11 +49,12 @@ class TasksPane(Pane):
         # y / n are spelled out on the suggestion line itself
         Binding("y", "accept", "accept", show=False),
         Binding("n", "dismiss", "dismiss", show=False),
+        Binding("s", "suggestions", "suggestions", show=False),
         Binding("j", "cursor('down')", "cursor down", show=False),
         Binding("k", "cursor('up')", "cursor up", show=False),
         Binding("escape", "close_inputs", "close"),
     ]
-    KEY_GROUPS = {"accept": "Suggestion", "dismiss": "Suggestion", "filter": "View", "toggle_done": "View",
+    KEY_GROUPS = {"accept": "Suggestion", "dismiss": "Suggestion", "suggestions": "Suggestion", "filter": "View", "toggle_done": "View",
                   "report": "View", "cursor": "View"}
     DEFAULT_CSS = """
     TasksPane #banner { height: auto; padding: 0 1; display: none; }
@@ -377,6 +378,26 @@ class TasksPane(Pane):
             return
         await self._apply(self.board.dismiss, self.board.suggestions[0].key)
         self.redraw()
+
+    def action_suggestions(self) -> None:
+        """Every waiting suggestion in a list: arrows move, Enter accepts, n dismisses."""
+        from .suggestions import SuggestionList
+
+        if self.board is None or not self.board.suggestions:
+            self.notify("no suggestion waiting", timeout=2)
+            return
+
+        async def accept(key: str):
+            task = await self._apply(self.board.accept, key)
+            self.redraw(keep=task.id if task else None)
+            return list(self.board.suggestions)
+
+        async def dismiss(key: str):
+            await self._apply(self.board.dismiss, key)
+            self.redraw()
+            return list(self.board.suggestions)
+
+        self.app.push_screen(SuggestionList(list(self.board.suggestions), accept, dismiss, not self.editable))
 
     def action_report(self) -> None:
         if self.session is None:

@@ -224,3 +224,37 @@ async def test_every_focus_stop_is_marked_and_keeps_its_keys_in_the_footer(demo_
         assert app.focused is flags
         assert flags.styles.border_left[0] == "outer"
         assert "l" in _shown_keys(app)
+
+
+async def test_suggestions_can_be_browsed_as_a_list(demo_world):
+    """Three suggestions: the third (the README's crash investigation) is reached with the arrows and
+    accepted with Enter; n dismisses the highlighted one; the line names s/y/n before the text, uncut."""
+    from profiles.task_suggestion import Suggestion
+    from screens.suggestions import SuggestionList
+
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.panes["tasks"]
+        await pilot.press("5")
+        await _until(pilot, lambda: pane.board is not None, what="board")
+        for n, text in enumerate(["Re-run the failed level at 256", "Check efficiency of run b",
+                                  "Investigate cuda-illegal-address in run_tp8_ep8_crash " + "x" * 150]):
+            pane.board.suggest(Suggestion(key=f"k{n}", text=text, kind="crash"))
+        pane.redraw()
+        await pilot.pause()
+        line = pane.query_one("#suggestion").render()
+        assert str(line).startswith("✚ 3 suggested · s list · y accept · n dismiss")
+        assert pane.query_one("#suggestion").size.height == 1  # cut at the edge, never wrapped
+        before = len(pane.board.tasks)
+        await pilot.press("s")
+        await pilot.pause()
+        assert isinstance(app.screen, SuggestionList)
+        await pilot.press("down", "down", "enter")
+        await _until(pilot, lambda: len(pane.board.suggestions) == 2, what="accept")
+        assert any(t.text.startswith("Investigate cuda-illegal-address") for t in pane.board.tasks)
+        assert len(pane.board.tasks) == before + 1
+        await pilot.press("n")  # the highlighted one (now the second of two) goes
+        await _until(pilot, lambda: len(pane.board.suggestions) == 1, what="dismiss")
+        assert [s.key for s in pane.board.suggestions] == ["k0"]
+        await pilot.press("escape")
+        assert not isinstance(app.screen, SuggestionList)
