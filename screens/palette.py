@@ -58,7 +58,7 @@ def key_label(binding: Binding) -> str:
         return binding.key_display
     key = binding.key.split(",")[0]
     return {"slash": "/", "number_sign": "#", "plus": "+", "minus": "-", "space": "space",
-            "question_mark": "?", "end": "End", "escape": "Esc"}.get(key, key)
+            "question_mark": "?", "end": "End", "escape": "Esc", "enter": "Enter"}.get(key, key)
 
 
 def commands(app) -> list[tuple[str, str, object]]:
@@ -98,3 +98,33 @@ class KeysProvider(Provider):
             score = matcher.match(text)
             if score > 0:
                 yield Hit(score, matcher.highlight(text), callback, help=help_text)
+
+
+def fleet_key_groups(app) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The fleet view's keys for its `?` panel: the hosts table's, then the drill-in's."""
+    hosts = [(key_label(b), b.description) for b in app.BINDINGS
+             if isinstance(b, Binding) and b.action not in ("help", "close_help", "quit")]
+    return [("Fleet", hosts),
+            ("A host's GPUs (Enter)", [("Esc", "back to the fleet")]),
+            ("Everywhere", [("?", "this panel"), ("ctrl+p", "find a command by name"), ("q", "quit")])]
+
+
+class FleetKeysProvider(Provider):
+    """The fleet view's keys as commands (ctrl+p)."""
+
+    def _commands(self):
+        for binding in self.app.BINDINGS:
+            if isinstance(binding, Binding) and binding.action not in ("close_help", "clear_filter"):
+                text = f"{binding.description} ({key_label(binding)})"
+                yield text, partial(self.app.run_action, binding.action)
+
+    async def discover(self) -> Hits:
+        for text, callback in self._commands():
+            yield DiscoveryHit(text, callback)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for text, callback in self._commands():
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), callback)

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from rich.text import Text
 
 from console.gpus.model import GPU, known
-from console.gpus.text import plain, power
+from console.gpus.text import plain, power, watts
 
 from .gpu_cells import badges, memory_cell, sparkline, temp_cell, util_cell
 from .safe_table import SafeDataTable
@@ -26,6 +26,15 @@ SPARK_WIDTH = 16
 COLUMNS = [("gpu", "GPU", 3), ("name", "Name", 26), ("util", "Util", 15), ("mem", "Memory", 21),
            ("temp", "Temp", 4), ("power", "Power", 9), ("sm", "SM MHz", 6), ("p", "P", 3),
            ("spark", "util, 5 min", SPARK_WIDTH), ("flags", "Flags", 28)]
+
+
+def power_text(draw: Any, limit: Any) -> str:
+    """'34/700W'; with no known limit just '34 W' (never '34/N/AW'); 'N/A' when the draw is unknown too."""
+    if known(limit):
+        return power(draw, limit)
+    if known(draw):
+        return f"{watts(draw)} W"
+    return "N/A"
 
 
 @dataclass(frozen=True)
@@ -92,7 +101,7 @@ def gpu_cells(gpu: GPU, spark: Sequence[Any], fit: Fit | None = None) -> dict[st
         "util": util_cell(gpu.util_gpu_pct, width=fit.util_bar, stale=stale),
         "mem": memory_cell(gpu.memory_used_mib, gpu.memory_total_mib, width=fit.mem_bar),
         "temp": temp_cell(gpu.temperature_c, "hot" in gpu.flags),
-        "power": Text(power(gpu.power_draw_w, gpu.power_limit_w).rjust(9)),
+        "power": Text(power_text(gpu.power_draw_w, gpu.power_limit_w).rjust(9)),
         "sm": Text(f"{gpu.sm_clock_mhz:>6}" if known(gpu.sm_clock_mhz) else "   N/A"),
         "p": plain(gpu.pstate),
         "spark": sparkline(spark),
