@@ -7,7 +7,7 @@ import importlib
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
-from textual.widgets import Footer, Input, Select, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Select, Static, TabbedContent, TabPane
 
 from console.runtime.fleet import Fleet
 from console.runtime import events as ev
@@ -51,6 +51,7 @@ class GpudeckApp(App):
         Binding("5", "tab('tasks')", "Tasks", show=False),
         Binding("6", "tab('campaign')", "Campaign", show=False),
         Binding("H", "hosts", "hosts"),
+        Binding("ctrl+r", "reconnect", "reconnect now"),
         Binding("question_mark", "help", "keys"),
     ]
 
@@ -69,6 +70,7 @@ class GpudeckApp(App):
 
     def compose(self) -> ComposeResult:
         yield self.chip_bar
+        yield Static("", id="host-alert", markup=False)
         with TabbedContent(id="tabs", initial="gpus") as self.tabs:
             for tab_id, title, module, cls in TABS:
                 with TabPane(f"{tab_digit(tab_id)} {title}", id=tab_id):
@@ -124,6 +126,28 @@ class GpudeckApp(App):
 
     def _refresh_chips(self) -> None:
         self.chip_bar.show(self.chips(), self.readonly)
+        self._draw_host_alert()
+
+    def host_alert(self) -> str | None:
+        """The current host's refusal that no retry can fix (its host key changed or is not
+        trusted), in the CLI's own words: the fingerprints and the `trust` command that fixes it."""
+        host = self.fleet.hosts.get(self.current)
+        error = host.status.error if host is not None else None
+        if host is None or host.status.state == "connected" or not error or "host key" not in error:
+            return None
+        return error
+
+    def _draw_host_alert(self) -> None:
+        try:
+            banner = self.query_one("#host-alert", Static)
+        except NoMatches:
+            return
+        alert = self.host_alert()
+        if alert is not None:
+            banner.update(safe_text(f"✖ {self.current}: {alert}   ·   ctrl+r reconnect now", newlines=True))
+        if banner.display != (alert is not None):
+            banner.display = alert is not None
+            self.refresh_bindings()
 
     async def _open(self, name: str) -> None:
         self.current = name
@@ -171,6 +195,17 @@ class GpudeckApp(App):
         for panel in self.screen.query(KeysPanel):  # the panel follows the tab on screen
             panel.show(key_groups(self))
 
+    async def action_reconnect(self) -> None:
+        """Try the current host now instead of waiting out the reconnect backoff."""
+        host = self.fleet.hosts.get(self.current)
+        if host is None:
+            return
+        retry = getattr(host, "retry_now", None)
+        if retry is not None:
+            retry()
+        self.notify(f"reconnecting to {self.current} …", timeout=2)
+        self.run_worker(self.fleet.ping(self.current), group="reconnect", exclusive=True)
+
     def action_hosts(self) -> None:
         def chosen(name: str | None) -> None:
             if name:
@@ -193,6 +228,9 @@ class GpudeckApp(App):
             return self._help_shown()
         if action == "leave_field":
             return self._in_field() and not self._help_shown()
+        if action == "reconnect":
+            host = self.fleet.hosts.get(self.current)
+            return host is not None and host.status.state != "connected" and not self.fleet.profiles[self.current].is_local
         return True
 
     def action_help(self) -> None:
