@@ -9,6 +9,7 @@ looks at another host.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any, Callable
 
 from textual.app import ComposeResult
@@ -171,7 +172,8 @@ class BenchPane(Pane):
         if models:
             self._error("")  # an earlier "no models listed" is no longer true
         else:
-            self._error(f"no models listed at {url}/v1/models (is the server up?)")
+            self._error(f"no models listed at {url}/v1/models at {time.strftime('%H:%M:%S')} "
+                        "(is the server up? m asks again)")
 
     def action_start(self) -> None:
         self.query_one(BenchForm).post_message(BenchForm.Submitted(self.query_one(BenchForm).values()))
@@ -272,6 +274,9 @@ class BenchPane(Pane):
             if event.error:
                 self._error(event.error)
             self.view = event.view
+        elif isinstance(event, ev.ServerStateChanged) and event.record.state == "ready" \
+                and self._error_text.startswith("no models listed"):
+            self.action_models()  # a server came up since the last look: its models, not a stale "none"
 
     def watch_view(self) -> None:
         self.set_class(self.proc is not None, "running")

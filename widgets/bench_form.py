@@ -21,7 +21,7 @@ FIELDS = (  # id, label, default, width, placeholder
     ("max_concurrency", "max in flight (rates)", "", 22, "no cap"),
     ("input_len", "prompt tokens", "1024", 15, ""),
     ("output_len", "output tokens", "256", 15, ""),
-    ("num_prompts", "requests per level", "", 22, "8×streams, min 32"),
+    ("num_prompts", "requests (2c = 2×streams)", "", 26, "8×streams, min 32"),
     ("shared_prefix_len", "shared prefix tokens", "", 21, "0: all unique"),
     ("dataset", "dataset file (JSONL/ShareGPT)", "", 30, "random prompts"),
     ("temperature", "temperature", "", 12, "0"),
