@@ -56,6 +56,7 @@ def state_badge(record: LaunchRecord | None) -> tuple[str, str]:
 
 
 FLAG_COLUMNS = ("flag", "script", "effective (log)")
+UNMANAGED_EVERY_S = 5.0  # how often rows for servers not started here are checked against the host
 
 
 class ServerPane(Pane):
@@ -153,6 +154,7 @@ class ServerPane(Pane):
     def on_mount(self) -> None:
         self._config_columns(since=True)
         self.set_interval(1.0, self._tick_since)
+        self.set_interval(UNMANAGED_EVERY_S, self._recheck_unmanaged)
         flags = self.query_one("#flags", DataTable)
         flags.add_columns(*FLAG_COLUMNS)
 
@@ -193,6 +195,22 @@ class ServerPane(Pane):
         elif not self.configs:
             self.query_one("#loghead", Static).update(safe_text(
                 f"{runtime.name}: no launch configs — set [server] scripts_dir or configs in its profile"))
+
+    @work(group="unmanaged", exclusive=True)
+    async def _recheck_unmanaged(self) -> None:
+        """Servers not started here come and go on their own: look again, redraw on a change."""
+        runtime = self.runtime
+        if runtime is None or not self.is_mounted or not runtime.reachable:
+            return
+        try:
+            now = await runtime.unmanaged_now()
+        except HostError:
+            return
+        if runtime is not self.runtime:
+            return
+        if [(p.pid, p.pgid) for p in now] != [(p.pid, p.pgid) for p in self.unmanaged]:
+            self.unmanaged = now
+            self._draw_configs()
 
     def _since(self, record: LaunchRecord, now: float) -> str:
         if record.live:

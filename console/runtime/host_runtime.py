@@ -207,11 +207,22 @@ class HostRuntime:
     async def server_view(self) -> ServerView:
         """Configs from the host, the newest launch of each, servers gpudeck did not launch."""
         from ..servers import configs as cfgs
-        from ..servers.procs import inference_processes
 
         await self.refresh_launches()
         view = ServerView()
         view.configs = await cfgs.discover(self.session)
+        view.unmanaged, view.problems = await self._unmanaged()
+        view.latest = dict(self.launches)
+        return view
+
+    async def unmanaged_now(self) -> list:
+        """Inference servers running now that gpudeck did not launch (the Server tab re-checks
+        them on every refresh, so a row for a process that has gone does not linger)."""
+        return (await self._unmanaged())[0]
+
+    async def _unmanaged(self) -> tuple[list, list]:
+        from ..servers.procs import inference_processes
+
         running = await inference_processes(self.session.host)
         if self.session.profile.ui.simulated:  # a simulated host lists only its own simulators
             from ..bench.endpoint import loopback_port
@@ -221,11 +232,8 @@ class HostRuntime:
             running = [p for p in running if simulated_process(p.command, port)]
         self._good()
         found, bad = await asyncio.to_thread(records.scan, self.name)
-        view.problems = bad
-        view.latest = dict(self.launches)
         managed = {r.pgid for r in found if r.live}
-        view.unmanaged = [p for p in running if p.pgid not in managed]
-        return view
+        return [p for p in running if p.pgid not in managed], bad
 
     def watch(self, record: LaunchRecord) -> ServerMonitor:
         """Follow a live launch until it ends (its log, readiness, crash); one monitor per launch."""
