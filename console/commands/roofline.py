@@ -123,6 +123,12 @@ def _compute(args: argparse.Namespace):
     assumptions = dict(_assumption(a) for a in args.assume)
     roof = R.compute(facts, gpu_name, count, tp=args.tp, ep=args.ep, quant=scheme, kv_dtype=kv,
                      context=args.context, batches=batches, assumptions=assumptions)
+    chosen = roof.setup.gpu.name
+    if chosen.casefold() != gpu_name.casefold():  # 'H100' is one of several: say which one counts
+        import sys
+
+        sys.stderr.write(f"gpudeck: GPU {gpu_name!r} taken as {chosen!r} from the catalogue "
+                         "(give the full name to choose another)\n")
     measured = None
     if args.measured is not None:
         if args.measured <= 0:
