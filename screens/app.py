@@ -195,6 +195,18 @@ class GpudeckApp(App):
         for panel in self.screen.query(KeysPanel):  # the panel follows the tab on screen
             panel.show(key_groups(self))
 
+    def on_key(self, event) -> None:
+        """--readonly removes the destructive keys; pressing one says so instead of doing nothing."""
+        if not self.readonly or self._in_field() or self.tabs is None:
+            return
+        pane = self.panes.get(self.tabs.active)
+        for binding in getattr(pane, "BINDINGS", []):
+            if isinstance(binding, Binding) and event.key in binding.key.split(",") \
+                    and binding.action.split("(")[0] in pane.DESTRUCTIVE_ACTIONS:
+                self.notify(f"read-only console: '{binding.description}' is off (started with --readonly)",
+                            severity="warning", timeout=3)
+                return
+
     async def action_reconnect(self) -> None:
         """Try the current host now instead of waiting out the reconnect backoff."""
         host = self.fleet.hosts.get(self.current)

@@ -258,3 +258,15 @@ async def test_suggestions_can_be_browsed_as_a_list(demo_world):
         assert [s.key for s in pane.board.suggestions] == ["k0"]
         await pilot.press("escape")
         assert not isinstance(app.screen, SuggestionList)
+
+
+async def test_readonly_says_so_when_a_removed_key_is_pressed(demo_world):
+    app = GpudeckApp(profile_name="demo", readonly=True)
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("2")
+        await _until(pilot, lambda: len(app.panes["server"].configs) == 3, what="configs")
+        assert "l" not in _shown_keys(app)
+        await pilot.press("l")
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+        assert any("read-only" in m and "launch" in m for m in messages), messages
