@@ -278,6 +278,7 @@ class ServerPane(Pane):
         if name == self.selected and not force:
             return
         self.selected = name
+        self._pending_jump = None
         config = cfgs.find(self.configs, name)
         self._draw_flags(config)
         record = self.latest.get(name)
@@ -324,6 +325,8 @@ class ServerPane(Pane):
         if self.shown_record == record.id:
             self.query_one(LogView).reset(first_number=first)
             self.query_one(LogView).add_lines(lines)
+            if self._pending_jump is not None:  # j was pressed while the log was being read
+                self._jump(self._pending_jump)
 
     def _draw_flags(self, config: cfgs.ServerConfig | None) -> None:
         from widgets.server_flags import flag_rows
@@ -624,7 +627,17 @@ class ServerPane(Pane):
             self._select(crash.config)
             self._draw_configs()
         log = self.query_one(LogView)
-        log.mark_decisive(int(crash.line))
-        if not log.jump_to_number(int(crash.line)):
-            self.notify(f"line {crash.line} is outside the loaded window", severity="warning")
+        if not log.lines:  # the log is still being read: the jump happens when it arrives
+            self._pending_jump = int(crash.line)
+            return
+        self._jump(int(crash.line))
+
+    _pending_jump: int | None = None
+
+    def _jump(self, number: int) -> None:
+        self._pending_jump = None
+        log = self.query_one(LogView)
+        log.mark_decisive(number)
+        if not log.jump_to_number(number):
+            self.notify(f"line {number} is outside the loaded window", severity="warning")
         self._update_loghead()
