@@ -64,3 +64,18 @@ def test_a_short_gpu_name_says_which_catalogue_gpu_it_chose(gpudeck_home):
     assert out.returncode == 0
     assert "'H100' taken as 'H100 SXM'" in out.stderr
     assert out.stdout.lstrip().startswith("{")  # JSON on stdout stays clean
+
+
+def test_server_status_on_an_unreachable_host_says_the_states_are_stale(gpudeck_home):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    store.save(profile_from_dict("gone", {"transport": "ssh", "ssh": {"host": "127.0.0.1", "port": port,
+                                                                       "user": "nobody", "connect_timeout_s": 2}}))
+    out = cli("server", "status", "-p", "gone")
+    assert out.returncode == 1
+    assert "unreachable" in out.stderr and "last known" in out.stderr
+    local = cli("server", "status", "-p", "gone", "--json")
+    assert local.returncode == 1 and '"reachable": false' in local.stdout

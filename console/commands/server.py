@@ -275,10 +275,20 @@ async def _status(args) -> int:
     from ..servers import lifecycle, records
 
     async def body(session):
-        await settle_launches(session)  # a crashed launch gets its record (once, whoever sees it first)
+        from ..hosts import HostError
+
+        try:  # one round trip: the states below are current only if the host answered
+            reached, why = (await session.host.run(["true"], timeout=15)).ok, ""
+        except HostError as exc:
+            reached, why = False, str(exc)
+        if reached:
+            await settle_launches(session)  # a crashed launch gets its record (once, whoever sees it first)
+        else:
+            print(f"⚠ {session.name} is unreachable ({why or 'no answer'}): the states below are the last "
+                  "known, from the launch records, and may be stale", file=sys.stderr)
         all_records, unreadable = records.scan(session.name)
         for r in all_records:
-            if r.escaped and not r.live:  # still running after its stop? look again
+            if reached and r.escaped and not r.live:  # still running after its stop? look again
                 left, _ = await lifecycle.survivors(session, r)
                 if [s.pid for s in left] != r.escaped:
                     r.escaped = [s.pid for s in left]
@@ -286,8 +296,9 @@ async def _status(args) -> int:
         for line in unreadable:
             print(f"⚠ {line}", file=sys.stderr)
         if args.json:
-            emit_json({"profile": session.name, "servers": [r.to_json() for r in all_records]})
-            return 0
+            emit_json({"profile": session.name, "reachable": reached,
+                       "servers": [r.to_json() for r in all_records]})
+            return 0 if reached else 1
         if not all_records:
             print(f"{session.name}: no servers launched by gpudeck")
         for r in all_records:
@@ -297,7 +308,7 @@ async def _status(args) -> int:
             if r.escaped:
                 crash += " · still running: " + ", ".join(f"pid {p}" for p in r.escaped)
             print(f"{r.config:<32} {r.shown_state:<9} started {when}{extra}{crash}  pgid {r.pgid}  {r.log}")
-        return 0
+        return 0 if reached else 1
 
     return await _with_session(args, body)
 
