@@ -79,3 +79,11 @@ def test_server_status_on_an_unreachable_host_says_the_states_are_stale(gpudeck_
     assert "unreachable" in out.stderr and "last known" in out.stderr
     local = cli("server", "status", "-p", "gone", "--json")
     assert local.returncode == 1 and '"reachable": false' in local.stdout
+
+
+def test_bad_input_exits_2_whatever_refuses_it(gpudeck_home):
+    config = str(ROOT / "tests/fixtures/model-configs/Llama-2-13b.json")
+    zero = cli("roofline", "--model-config", config, "--gpu", "H100 SXM", "--count", "0")
+    word = cli("roofline", "--model-config", config, "--gpu", "H100 SXM", "--count", "8", "--batch", "x")
+    assert zero.returncode == word.returncode == 2
+    assert zero.stderr.count("\n") == 1 and "--count" in zero.stderr

@@ -109,6 +109,8 @@ def _compute(args: argparse.Namespace):
         raise CLIError("no GPU: give --gpu NAME (or a profile with [gpu] name)", 2)
     if count is None:
         raise CLIError("no GPU count: give --count N (or a profile with [gpu] count)", 2)
+    if count < 1:  # bad input is a usage error (2), as argparse's own refusals are
+        raise CLIError(f"--count must be 1 or more, got {count}", 2)
     quant_name = args.quant or (prof_model.quant if prof_model else None)
     kv = args.kv_dtype or (prof_model.kv_dtype if prof_model else None)
     quant_file = args.quant_config or (prof_model.quant_config if prof_model else None)
