@@ -52,3 +52,35 @@ async def test_requests_field_says_what_1c_means_at_100_columns():
         label = box.parent.query_one(Label)
         assert "2c = 2×streams" in str(label.render())
         assert box.region.right <= 100 and box.value == "1c"
+
+
+async def test_a_sweep_that_never_started_keeps_the_earlier_result(tmp_path, monkeypatch):
+    """A pre-flight lost to a link drop ends the new sweep before any level: the earlier result
+    stays on screen and the error says the new one did not start."""
+    import os
+
+    from console import demo
+    from console.bench.live import SweepView
+    from console.runtime import events as ev
+    from screens.app import GpudeckApp
+
+    monkeypatch.setenv("PATH", os.environ["PATH"])
+    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
+    world = demo.setup(tmp_path / "demo")
+    try:
+        app = GpudeckApp(profile_name="demo")
+        async with app.run_test(size=(100, 30)) as pilot:
+            pane = app.panes["bench"]
+            await pilot.press("3")
+            await pilot.pause()
+            earlier = SweepView(run_id="sweep-earlier", levels=[LevelView(concurrency=1, status="ok", completed=8)])
+            pane.runtime_event(ev.SweepProgress("demo", earlier, False, None))
+            assert pane.view is earlier
+            failed = SweepView(errors=["not started: /v1/models: ReadError"])
+            pane.runtime_event(ev.SweepProgress("demo", failed, False, "not started: /v1/models: ReadError"))
+            await pilot.pause()
+            assert pane.view is earlier
+            error = str(pane.query_one("#bp-error").render())
+            assert "did not start" in error and "ReadError" in error and "earlier" in error
+    finally:
+        world.close()
