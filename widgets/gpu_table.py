@@ -50,6 +50,7 @@ class Fit:
 
 FLAGS_ROOM = 14  # what a row's flags usually need ("IDLE", " STALE ", "THROTTLED (…)" wider)
 WIDE_NAME = 48
+FLAGS_SPARE = 8  # kept for flags wider than FLAGS_ROOM (" STALE ", "THROTTLED (…)") before a name grows
 
 
 def fit_for(width: int) -> Fit:
@@ -69,6 +70,9 @@ def fit_for(width: int) -> Fit:
         if _needed(fit) <= width:
             break
         fit = step(fit)
+    slack = width - _needed(fit) - FLAGS_SPARE
+    if not fit.short_names and slack > 0:  # room to spare: the name gets it before it is cut
+        fit = replace(fit, name_width=min(WIDE_NAME, fit.name_width + slack))
     widths = {"name": fit.name_width, "util": fit.util_bar + 5, "mem": fit.mem_bar + 12}
     return replace(fit, columns=tuple((k, label, widths.get(k, w)) for k, label, w in fit.columns))
 
