@@ -9,7 +9,6 @@ looks at another host.
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any, Callable
 
 from textual.app import ComposeResult
@@ -175,8 +174,8 @@ class BenchPane(Pane):
         if models:
             self._error("")  # an earlier "no models listed" is no longer true
         else:
-            self._error(f"no models listed at {url}/v1/models at {time.strftime('%H:%M:%S')} "
-                        "(is the server up? m asks again)")
+            self._error(f"no models listed at {url}/v1/models (is the server up? m asks again; "
+                        "a server turning ready is asked by itself)")
 
     def action_start(self) -> None:
         self.query_one(BenchForm).post_message(BenchForm.Submitted(self.query_one(BenchForm).values()))
