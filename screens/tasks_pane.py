@@ -63,7 +63,7 @@ class TasksPane(Pane):
     TasksPane #banner.note { background: $warning 20%; }
     TasksPane #editor, TasksPane #filter { display: none; }
     TasksPane #editor.shown, TasksPane #filter.shown { display: block; }
-    TasksPane #suggestion { height: auto; padding: 0 1; }
+    TasksPane #suggestion { height: auto; max-height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     TasksPane #status { height: 1; padding: 0 1; color: $text-muted; }
     """
 
