@@ -46,6 +46,7 @@ class HostGPUs(Screen):
         super().__init__()
         self.host = host
         self.sparks: dict[str, list] = {}
+        self.history_problem = ""  # said under the note, never in its place
 
     def compose(self) -> ComposeResult:
         yield Static(id="host-title")
@@ -64,7 +65,8 @@ class HostGPUs(Screen):
         try:
             series = await self.app.fleet.history(f'DCGM_FI_DEV_GPU_UTIL{{Hostname="{escaped}"}}', 300, 300 / SPARK_WIDTH)
         except Exception as exc:  # the table still shows live values; say why there is no history
-            self.query_one("#host-note", Static).update(Text(f"no history: {clean_line(exc)}", style="yellow"))
+            self.history_problem = f"no history: {clean_line(exc)}"
+            self.refresh_from(self.app.latest)
             return
         for labels, values in series:
             key = labels.get("UUID") or labels.get("gpu")
@@ -99,6 +101,8 @@ class HostGPUs(Screen):
         if row is not None and row.notes:  # the fleet table may cut a note; here it is whole
             text.append("notes: " + clean_line(row.notes) + "\n", style="bold")
         text.append(note, style="dim")
+        if self.history_problem:
+            text.append("\n" + self.history_problem, style="yellow")
         self.query_one("#host-note", Static).update(text)
 
 

@@ -66,3 +66,32 @@ async def test_question_mark_lists_the_fleet_keys_and_esc_closes_it():
         await pilot.pause()
         assert not app.screen.query(KeysPanel)
         assert app.is_running
+
+
+async def test_drill_in_shows_the_whole_note_and_power_without_limit():
+    """Enter on a host: its note whole (the table cut it at the edge), and a GPU whose power
+    limit DCGM does not give reads '34 W' in the Power column."""
+    import time
+
+    from console.gpus.model import GPU, Snapshot
+    from console.gpus.prometheus import FleetSample
+    from screens.fleet_app import FleetApp, HostGPUs
+    from widgets.gpu_table import GPUTable
+
+    app = FleetApp(PrometheusFleet(PromSettings(url="http://127.0.0.1:9"), simulated=True), "f", interval_s=60)
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(50):  # the first (failed) answer from the dead URL, before our sample goes in
+            if app.latest is not None:
+                break
+            await pilot.pause(0.1)
+        gpus = [GPU(index=i, name="NVIDIA B200", power_draw_w=34.0, xid=79 if i == 3 else 0,
+                    flags=["xid-79"] if i == 3 else []) for i in range(8)]
+        app.latest = FleetSample(taken_at=time.time(), hosts=[Snapshot(gpus=gpus, host="sim-node-09",
+                                                                        taken_at=time.time(), source="dcgm")])
+        app.push_screen(HostGPUs("sim-node-09"))
+        await pilot.pause()
+        note = str(app.screen.query_one("#host-note").render())
+        assert "XID 79 on GPU 3" in note and "no history" in note  # the note whole, the history problem too
+        power = str(app.screen.query_one(GPUTable).get_cell_at((0, [c.key.value for c in
+                    app.screen.query_one(GPUTable).ordered_columns].index("power"))))
+        assert power.strip() == "34 W"
