@@ -270,3 +270,17 @@ async def test_readonly_says_so_when_a_removed_key_is_pressed(demo_world):
         await pilot.pause()
         messages = [n.message for n in app._notifications]
         assert any("read-only" in m and "launch" in m for m in messages), messages
+
+
+async def test_a_toast_shows_a_path_whole_on_one_line(demo_world):
+    from textual.widgets._toast import Toast
+
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await pilot.pause()
+        message = "wrote /tmp/gpudeck-demo-k2j4h5g6/home/data/profiles/demo/findings.md"
+        app.notify(message)
+        await _until(pilot, lambda: bool(app.screen.query(Toast)), seconds=5, what="the toast")
+        await pilot.pause()
+        toast = app.screen.query(Toast).last()
+        assert toast.region.height == 1 and toast.region.width >= len(message)
