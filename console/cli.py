@@ -24,11 +24,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--profile", "-p", help="profile to open (default: the last used, else 'local')")
     parser.add_argument("--readonly", action="store_true", help="TUI without any destructive key")
+    parser.add_argument("--version", action="version", version=f"gpudeck {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(f"console.commands.{name}").register(sub)
     _globals_after_commands(sub)
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gpudeck")
+    except PackageNotFoundError:
+        return "(not installed)"
 
 
 # Commands that hand the terminal to the Textual app: it draws through its own driver.

@@ -82,6 +82,8 @@ def level_problem(level: dict[str, Any]) -> str | None:
     """'failed' or 'partial' for a sweep level that needs a rerun, else None."""
     status = level.get("status")
     failed = _num(level.get("failed"))
+    if level.get("stopped"):
+        return None  # the operator stopped it: nothing failed that a rerun would fix
     if status in ("failed", "error", "aborted"):
         return "failed"
     if status == "partial" or (status == "ok" and failed):

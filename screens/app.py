@@ -1,4 +1,4 @@
-"""The Textual application: header with host chips, five tabs, footer with keys."""
+"""The Textual application: header with host chips, six numbered tabs, footer with keys."""
 from __future__ import annotations
 
 import asyncio
@@ -7,29 +7,23 @@ import importlib
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
-from textual.widgets import Footer, Input, Select, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Select, Static, TabbedContent, TabPane
 
 from console.runtime.fleet import Fleet
 from console.runtime import events as ev
 from console.safe_text import clean, clean_line, safe_text
 from profiles import store
 from widgets.host_chips import Chip, HostChips
+from widgets.keys_panel import KeysPanel
 
 from .host_switcher import HostSwitcher
+from .keys_help import key_groups
 from .palette import KeysProvider
 from .pane import Pane
+from .tabs import TABS, tab_digit
 
 TOAST_TIMEOUT_S = 5.0  # toasts go by themselves; what must stay is drawn in the panes
 
-# (tab id, title, module, class)
-TABS = [
-    ("gpus", "GPUs", "screens.gpus_pane", "GPUsPane"),
-    ("server", "Server", "screens.server_pane", "ServerPane"),
-    ("bench", "Bench", "screens.bench_pane", "BenchPane"),
-    ("roofline", "Roofline", "screens.roofline_pane", "RooflinePane"),
-    ("tasks", "Tasks", "screens.tasks_pane", "TasksPane"),
-    ("campaign", "Campaign", "screens.campaign_pane", "CampaignPane"),
-]
 
 
 def _build_pane(tab_id: str, title: str, module: str, cls: str) -> Pane:
@@ -47,7 +41,8 @@ class GpudeckApp(App):
     # else 1-6 switch tabs. The footer says which holds now ("1-6 tabs" or "Esc leave field").
     BINDINGS = [
         Binding("q", "quit", "quit"),
-        Binding("escape", "close_help", "close keys"),
+        # the keys panel is the top layer wherever the focus is: Esc closes it before anything else
+        Binding("escape", "close_help", "close keys", priority=True),
         Binding("escape", "leave_field", "leave field, then 1-6 tabs"),
         Binding("1", "tab('gpus')", "tabs", key_display="1-6"),
         Binding("2", "tab('server')", "Server", show=False),
@@ -56,6 +51,7 @@ class GpudeckApp(App):
         Binding("5", "tab('tasks')", "Tasks", show=False),
         Binding("6", "tab('campaign')", "Campaign", show=False),
         Binding("H", "hosts", "hosts"),
+        Binding("ctrl+r", "reconnect", "reconnect now"),
         Binding("question_mark", "help", "keys"),
     ]
 
@@ -74,15 +70,20 @@ class GpudeckApp(App):
 
     def compose(self) -> ComposeResult:
         yield self.chip_bar
+        yield Static("", id="host-alert", markup=False)
         with TabbedContent(id="tabs", initial="gpus") as self.tabs:
             for tab_id, title, module, cls in TABS:
-                with TabPane(title, id=tab_id):
+                with TabPane(f"{tab_digit(tab_id)} {title}", id=tab_id):
                     pane = _build_pane(tab_id, title, module, cls)
                     self.panes[tab_id] = pane
                     yield pane
         yield Footer()
 
     async def on_mount(self) -> None:
+        from textual.widgets import Tabs
+
+        # digits switch tabs; a focused tab strip would only take the pane's keys away unseen
+        self.tabs.query_one(Tabs).can_focus = False
         self.fleet.on_status(lambda name, status: self._refresh_chips())
         self._refresh_chips()
         self.set_interval(1.0, self._refresh_chips)
@@ -125,6 +126,28 @@ class GpudeckApp(App):
 
     def _refresh_chips(self) -> None:
         self.chip_bar.show(self.chips(), self.readonly)
+        self._draw_host_alert()
+
+    def host_alert(self) -> str | None:
+        """The current host's refusal that no retry can fix (its host key changed or is not
+        trusted), in the CLI's own words: the fingerprints and the `trust` command that fixes it."""
+        host = self.fleet.hosts.get(self.current)
+        error = host.status.error if host is not None else None
+        if host is None or host.status.state == "connected" or not error or "host key" not in error:
+            return None
+        return error
+
+    def _draw_host_alert(self) -> None:
+        try:
+            banner = self.query_one("#host-alert", Static)
+        except NoMatches:
+            return
+        alert = self.host_alert()
+        if alert is not None:
+            banner.update(safe_text(f"✖ {self.current}: {alert}   ·   ctrl+r reconnect now", newlines=True))
+        if banner.display != (alert is not None):
+            banner.display = alert is not None
+            self.refresh_bindings()
 
     async def _open(self, name: str) -> None:
         self.current = name
@@ -160,7 +183,7 @@ class GpudeckApp(App):
             tab = self.tabs.get_tab(tab_id)
         except NoMatches:  # a summary that arrives while the app is shutting down
             return
-        tab.label = safe_text(f"{title} {summary}".rstrip())
+        tab.label = safe_text(f"{tab_digit(tab_id)} {title} {summary}".rstrip())
 
     def action_tab(self, tab_id: str) -> None:
         self.tabs.active = tab_id
@@ -169,6 +192,31 @@ class GpudeckApp(App):
         pane = self.panes.get(event.pane.id or "")
         if pane is not None:
             pane.focus_body()
+        for panel in self.screen.query(KeysPanel):  # the panel follows the tab on screen
+            panel.show(key_groups(self))
+
+    def on_key(self, event) -> None:
+        """--readonly removes the destructive keys; pressing one says so instead of doing nothing."""
+        if not self.readonly or self._in_field() or self.tabs is None:
+            return
+        pane = self.panes.get(self.tabs.active)
+        for binding in getattr(pane, "BINDINGS", []):
+            if isinstance(binding, Binding) and event.key in binding.key.split(",") \
+                    and binding.action.split("(")[0] in pane.DESTRUCTIVE_ACTIONS:
+                self.notify(f"read-only console: '{binding.description}' is off (started with --readonly)",
+                            severity="warning", timeout=3)
+                return
+
+    async def action_reconnect(self) -> None:
+        """Try the current host now instead of waiting out the reconnect backoff."""
+        host = self.fleet.hosts.get(self.current)
+        if host is None:
+            return
+        retry = getattr(host, "retry_now", None)
+        if retry is not None:
+            retry()
+        self.notify(f"reconnecting to {self.current} …", timeout=2)
+        self.run_worker(self.fleet.ping(self.current), group="reconnect", exclusive=True)
 
     def action_hosts(self) -> None:
         def chosen(name: str | None) -> None:
@@ -178,7 +226,7 @@ class GpudeckApp(App):
         self.push_screen(HostSwitcher(self.chips(), self.profile_errors), chosen)
 
     def _help_shown(self) -> bool:
-        return bool(self.screen.query("HelpPanel"))
+        return bool(self.screen.query(KeysPanel))
 
     def _in_field(self) -> bool:
         """Whether the focus is in a text field or a drop-down (digits and letters are typed there)."""
@@ -192,17 +240,20 @@ class GpudeckApp(App):
             return self._help_shown()
         if action == "leave_field":
             return self._in_field() and not self._help_shown()
+        if action == "reconnect":
+            host = self.fleet.hosts.get(self.current)
+            return host is not None and host.status.state != "connected" and not self.fleet.profiles[self.current].is_local
         return True
 
     def action_help(self) -> None:
         """`?` opens the keys panel and closes it again."""
         if self._help_shown():
-            self.action_hide_help_panel()
+            self.action_close_help()
         else:
-            self.action_show_help_panel()
+            self.screen.mount(KeysPanel(key_groups(self)))
 
     def action_close_help(self) -> None:
-        self.action_hide_help_panel()
+        self.screen.query(KeysPanel).remove()
 
     def action_leave_field(self) -> None:
         """Esc in a field hands the keys back to the tab (its table or log)."""

@@ -72,6 +72,7 @@ class BenchPane(Pane):
         self.overlay: tuple[str, list[float], list] | None = None
         self.launcher: Callable[[dict, str, bool], list[str]] = sweep_argv
         self.status_note = ""
+        self._last_measured: SweepView | None = None  # the last view with a level that ran
         self.form_toggled = False  # the operator chose with f whether the setup shows
 
     # Below this height the setup, the chart and the level table do not fit together: a pane that
@@ -115,6 +116,7 @@ class BenchPane(Pane):
                            "output_len": bench.output_len, "num_prompts": bench.num_prompts})
         form.set_defaults(await asyncio.to_thread(form_memory.load, session.name))  # the last settings win
         self.overlay = None
+        self._last_measured = None
         self.remove_class("comparing")
         self._error(runtime.sweep_error or "")
         if runtime.sweep_view is not None:  # this host's sweep, running or just finished
@@ -131,6 +133,7 @@ class BenchPane(Pane):
                 return
             if saved is not None:
                 self.view = saved
+                self._last_measured = saved
         if form.values()["url"]:
             self.action_models()
 
@@ -171,7 +174,8 @@ class BenchPane(Pane):
         if models:
             self._error("")  # an earlier "no models listed" is no longer true
         else:
-            self._error(f"no models listed at {url}/v1/models (is the server up?)")
+            self._error(f"no models listed at {url}/v1/models (is the server up? m asks again; "
+                        "a server turning ready is asked by itself)")
 
     def action_start(self) -> None:
         self.query_one(BenchForm).post_message(BenchForm.Submitted(self.query_one(BenchForm).values()))
@@ -271,7 +275,21 @@ class BenchPane(Pane):
         if isinstance(event, ev.SweepProgress):
             if event.error:
                 self._error(event.error)
-            self.view = event.view
+            view = event.view
+            measured = any(level.completed or level.failed for level in view.levels)
+            if not view.running and not measured and self._last_measured is not None:
+                # a sweep that never ran a level (its pre-flight lost to a link drop, say): the
+                # result on screen was not replaced by anything, so it stays, and the error says why
+                why = event.error or (view.errors[-1] if view.errors else "no level ran")
+                self._error(f"the new sweep did not start ({why}); the result shown is the earlier one")
+                self.view = self._last_measured
+                return
+            if measured:
+                self._last_measured = view
+            self.view = view
+        elif isinstance(event, ev.ServerStateChanged) and event.record.state == "ready" \
+                and self._error_text.startswith("no models listed"):
+            self.action_models()  # a server came up since the last look: its models, not a stale "none"
 
     def watch_view(self) -> None:
         self.set_class(self.proc is not None, "running")

@@ -27,6 +27,9 @@ from console.safe_text import clean_line
 from widgets.fleet_hosts import FleetHostsTable
 from widgets.fleet_servers import FleetServersTable
 from widgets.gpu_table import SPARK_WIDTH, GPUTable
+from widgets.keys_panel import KeysPanel
+
+from .palette import FleetKeysProvider, fleet_key_groups
 
 
 class FleetSampled(Message):
@@ -44,6 +47,7 @@ class HostGPUs(Screen):
         super().__init__()
         self.host = host
         self.sparks: dict[str, list] = {}
+        self.history_problem = ""  # said under the note, never in its place
 
     def compose(self) -> ComposeResult:
         yield Static(id="host-title")
@@ -62,7 +66,8 @@ class HostGPUs(Screen):
         try:
             series = await self.app.fleet.history(f'DCGM_FI_DEV_GPU_UTIL{{Hostname="{escaped}"}}', 300, 300 / SPARK_WIDTH)
         except Exception as exc:  # the table still shows live values; say why there is no history
-            self.query_one("#host-note", Static).update(Text(f"no history: {clean_line(exc)}", style="yellow"))
+            self.history_problem = f"no history: {clean_line(exc)}"
+            self.refresh_from(self.app.latest)
             return
         for labels, values in series:
             key = labels.get("UUID") or labels.get("gpu")
@@ -90,9 +95,16 @@ class HostGPUs(Screen):
         table.show(gpus, self.sparks)
         pods = sorted({w for g in gpus for w in g.workloads})
         note = "P-state, throttle reasons and per-process memory are not in DCGM's default series: N/A."
+        row = next((r for r in host_rows([snap], time.time())), None) if snap is not None else None
         if pods:
             note = "workloads: " + clean_line(", ".join(pods)) + "\n" + note
-        self.query_one("#host-note", Static).update(Text(note, style="dim"))
+        text = Text()
+        if row is not None and row.notes:  # the fleet table may cut a note; here it is whole
+            text.append("notes: " + clean_line(row.notes) + "\n", style="bold")
+        text.append(note, style="dim")
+        if self.history_problem:
+            text.append("\n" + self.history_problem, style="yellow")
+        self.query_one("#host-note", Static).update(text)
 
 
 class FleetApp(App):
@@ -116,7 +128,10 @@ class FleetApp(App):
         Binding("O", "sort_reverse", "reverse"),
         Binding("enter", "drill", "host GPUs"),
         Binding("escape", "clear_filter", "clear filter", show=False),
+        Binding("question_mark", "help", "keys"),
+        Binding("escape", "close_help", "close keys", show=False, priority=True),
     ]
+    COMMANDS = App.COMMANDS | {FleetKeysProvider}
 
     sort_column: reactive[str] = reactive("state")
     descending: reactive[bool] = reactive(False)
@@ -272,6 +287,21 @@ class FleetApp(App):
     def on_data_table_row_selected(self, event) -> None:
         if isinstance(event.data_table, FleetHostsTable):
             self.action_drill()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "close_help":
+            return bool(self.screen.query(KeysPanel))
+        return True
+
+    def action_help(self) -> None:
+        """`?`: the fleet view's keys, the drill-in's, and the ones that work everywhere."""
+        if self.screen.query(KeysPanel):
+            self.action_close_help()
+        else:
+            self.screen.mount(KeysPanel(fleet_key_groups(self)))
+
+    def action_close_help(self) -> None:
+        self.screen.query(KeysPanel).remove()
 
     def action_drill(self) -> None:
         host = self.query_one(FleetHostsTable).selected_host

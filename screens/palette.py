@@ -11,6 +11,8 @@ from functools import partial
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from .tabs import TABS
+
 # clearer names than the footer's short labels, where the short one says too little out of context
 NAMES = {
     ("server", "launch"): "launch the selected config",
@@ -48,21 +50,19 @@ NAMES = {
     ("tasks", "delete"): "delete the task",
     ("tasks", "filter"): "filter tasks",
 }
-SKIP = {"leave_diff", "cursor", "back", "clear_field"}  # context keys that mean nothing from the palette
+SKIP = {"close_layer", "close_inputs", "cursor", "back", "clear_field"}  # context keys that mean nothing from the palette
 
 
-def _key_label(binding: Binding) -> str:
+def key_label(binding: Binding) -> str:
     if binding.key_display:
         return binding.key_display
     key = binding.key.split(",")[0]
     return {"slash": "/", "number_sign": "#", "plus": "+", "minus": "-", "space": "space",
-            "question_mark": "?", "end": "End", "escape": "Esc"}.get(key, key)
+            "question_mark": "?", "end": "End", "escape": "Esc", "enter": "Enter"}.get(key, key)
 
 
 def commands(app) -> list[tuple[str, str, object]]:
     """(text, help, callback) for each pane's and the app's keys, in tab order."""
-    from .app import TABS
-
     out = []
     for tab_id, title, _, _ in TABS:
         pane = app.panes.get(tab_id)
@@ -75,12 +75,12 @@ def commands(app) -> list[tuple[str, str, object]]:
             if action in SKIP or pane.check_action(action, ()) is False:
                 continue
             name = NAMES.get((tab_id, action), binding.description or action)
-            out.append((f"{title}: {name} ({_key_label(binding)})", f"key {_key_label(binding)} on the {title} tab",
+            out.append((f"{title}: {name} ({key_label(binding)})", f"key {key_label(binding)} on the {title} tab",
                         partial(app.run_pane_action, tab_id, binding.action)))
     for binding in app.BINDINGS:
         if isinstance(binding, Binding) and binding.action.split("(")[0] in ("hosts", "quit"):
             name = {"hosts": "switch host", "quit": "quit"}[binding.action]
-            out.append((f"{name} ({_key_label(binding)})", f"key {_key_label(binding)} anywhere",
+            out.append((f"{name} ({key_label(binding)})", f"key {key_label(binding)} anywhere",
                         partial(app.run_action, binding.action)))
     return out
 
@@ -98,3 +98,33 @@ class KeysProvider(Provider):
             score = matcher.match(text)
             if score > 0:
                 yield Hit(score, matcher.highlight(text), callback, help=help_text)
+
+
+def fleet_key_groups(app) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The fleet view's keys for its `?` panel: the hosts table's, then the drill-in's."""
+    hosts = [(key_label(b), b.description) for b in app.BINDINGS
+             if isinstance(b, Binding) and b.action not in ("help", "close_help", "quit")]
+    return [("Fleet", hosts),
+            ("A host's GPUs (Enter)", [("Esc", "back to the fleet")]),
+            ("Everywhere", [("?", "this panel"), ("ctrl+p", "find a command by name"), ("q", "quit")])]
+
+
+class FleetKeysProvider(Provider):
+    """The fleet view's keys as commands (ctrl+p)."""
+
+    def _commands(self):
+        for binding in self.app.BINDINGS:
+            if isinstance(binding, Binding) and binding.action not in ("close_help", "clear_filter"):
+                text = f"{binding.description} ({key_label(binding)})"
+                yield text, partial(self.app.run_action, binding.action)
+
+    async def discover(self) -> Hits:
+        for text, callback in self._commands():
+            yield DiscoveryHit(text, callback)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for text, callback in self._commands():
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), callback)

@@ -34,15 +34,21 @@ class RooflinePane(Pane):
         Binding("r", "reload", "reload"),
         Binding("z", "reset", "reset what-if"),
         Binding("p", "pick_run", "pick run"),
+        # the tab scrolls when it does not fit (a 100x30 terminal); in a what-if field these keys edit
+        Binding("pagedown", "page(1)", "page down", show=False, priority=True),
+        Binding("pageup", "page(-1)", "page up", show=False, priority=True),
+        Binding("end", "edge(1)", "bottom", show=False, priority=True),
+        Binding("home", "edge(-1)", "top", show=False, priority=True),
     ]
     DEFAULT_CSS = """
-    RooflinePane { height: 1fr; }
-    RooflinePane #rl-body { height: 1fr; }
-    RooflinePane #rl-assumptions { height: auto; max-height: 6; color: $text-muted; padding: 0 1; }
+    RooflinePane { height: 1fr; overflow-y: auto; }
+    RooflinePane #rl-body { height: 1fr; min-height: 14; }  /* what the screen leaves; the tab scrolls below that */
+    RooflinePane.narrow #rl-body { height: auto; min-height: 0; }
+    RooflinePane #rl-assumptions { height: auto; color: $text-muted; padding: 0 1; }
     RooflinePane #rl-status { height: 1; padding: 0 1; color: $error; }
     RooflinePane #rl-calibration { height: auto; max-height: 6; padding: 0 1; }  /* whole in a 100-column split */
     RooflinePane RooflineTable { width: auto; max-width: 100%; }
-    RooflinePane RooflinePlot { width: 1fr; min-width: 40; }
+    RooflinePane RooflinePlot { width: 1fr; min-width: 40; height: 1fr; }
     RooflinePane.narrow RooflinePlot { display: none; }
     RooflinePane WhatIf { display: none; }
     RooflinePane.whatif WhatIf { display: block; }
@@ -102,11 +108,28 @@ class RooflinePane(Pane):
             self.action_reload()
 
     # -- actions ---------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("page", "edge"):
+            from textual.widgets import Input
+
+            return not isinstance(self.app.focused, Input)  # Home and End move the cursor in a field
+        return super().check_action(action, parameters)
+
+    def action_page(self, direction: int) -> None:
+        self.scroll_relative(y=direction * max(1, self.size.height - 2), animate=False)
+
+    def action_edge(self, direction: int) -> None:
+        (self.scroll_end if direction > 0 else self.scroll_home)(animate=False)
+
     def action_toggle_whatif(self) -> None:
         self.toggle_class("whatif")
         if self.has_class("whatif"):
             self._fill_whatif()
-            self.query_one("#wi-gpu").focus()
+            field = self.query_one("#wi-gpu")
+            field.focus()
+            self.call_after_refresh(self.scroll_to_widget, self.query_one(WhatIf), animate=False)
+        else:
+            self.focus_body()
 
     def action_reload(self) -> None:
         if self.session is not None:

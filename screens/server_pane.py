@@ -56,6 +56,7 @@ def state_badge(record: LaunchRecord | None) -> tuple[str, str]:
 
 
 FLAG_COLUMNS = ("flag", "script", "effective (log)")
+UNMANAGED_EVERY_S = 5.0  # how often rows for servers not started here are checked against the host
 
 
 class ServerPane(Pane):
@@ -73,15 +74,19 @@ class ServerPane(Pane):
         Binding("number_sign", "numbers", "line #", show=False),
         Binding("y", "copy_line", "copy line", show=False),
         Binding("Y", "copy_excerpt", "copy crash", show=False),
-        Binding("escape", "leave_diff", "leave diff"),
+        # one Esc closes the top layer: the search box, then the diff, then the log filter
+        Binding("escape", "close_layer", "close"),
         Binding("slash", "search", "search", show=False),
         Binding("n", "next_match", "next", show=False),
         Binding("N", "prev_match", "prev", show=False),
         Binding("x", "filter", "filter", show=False),
         Binding("j", "jump", "jump to crash"),
         Binding("R", "reload", "reload", show=False),
-        Binding("escape", "close_search", "close", show=False),
     ]
+    KEY_GROUPS = {"follow": "Log", "follow_end": "Log", "numbers": "Log", "copy_line": "Log",
+                  "copy_excerpt": "Log", "search": "Log", "next_match": "Log", "prev_match": "Log",
+                  "filter": "Log", "jump": "Log", "launch": "Configs", "kill": "Configs", "diff": "Configs",
+                  "adopt": "Configs", "reload": "Configs"}
     DEFAULT_CSS = """
     ServerPane #top { height: 14; }
     ServerPane #configs { width: 52; border-right: solid $panel-lighten-2; }
@@ -149,6 +154,7 @@ class ServerPane(Pane):
     def on_mount(self) -> None:
         self._config_columns(since=True)
         self.set_interval(1.0, self._tick_since)
+        self.set_interval(UNMANAGED_EVERY_S, self._recheck_unmanaged)
         flags = self.query_one("#flags", DataTable)
         flags.add_columns(*FLAG_COLUMNS)
 
@@ -189,6 +195,22 @@ class ServerPane(Pane):
         elif not self.configs:
             self.query_one("#loghead", Static).update(safe_text(
                 f"{runtime.name}: no launch configs — set [server] scripts_dir or configs in its profile"))
+
+    @work(group="unmanaged", exclusive=True)
+    async def _recheck_unmanaged(self) -> None:
+        """Servers not started here come and go on their own: look again, redraw on a change."""
+        runtime = self.runtime
+        if runtime is None or not self.is_mounted or not runtime.reachable:
+            return
+        try:
+            now = await runtime.unmanaged_now()
+        except HostError:
+            return
+        if runtime is not self.runtime:
+            return
+        if [(p.pid, p.pgid) for p in now] != [(p.pid, p.pgid) for p in self.unmanaged]:
+            self.unmanaged = now
+            self._draw_configs()
 
     def _since(self, record: LaunchRecord, now: float) -> str:
         if record.live:
@@ -256,6 +278,7 @@ class ServerPane(Pane):
         if name == self.selected and not force:
             return
         self.selected = name
+        self._pending_jump = None
         config = cfgs.find(self.configs, name)
         self._draw_flags(config)
         record = self.latest.get(name)
@@ -268,7 +291,9 @@ class ServerPane(Pane):
         self._update_loghead()
         seen = self.runtime.seen_lines(record.id) if self.runtime else None
         if seen is not None:
-            log.add_lines(seen)
+            first, lines = seen
+            log.reset(first_number=first)
+            log.add_lines(lines)
         else:
             self._show_old_log(record)
 
@@ -300,6 +325,8 @@ class ServerPane(Pane):
         if self.shown_record == record.id:
             self.query_one(LogView).reset(first_number=first)
             self.query_one(LogView).add_lines(lines)
+            if self._pending_jump is not None:  # j was pressed while the log was being read
+                self._jump(self._pending_jump)
 
     def _draw_flags(self, config: cfgs.ServerConfig | None) -> None:
         from widgets.server_flags import flag_rows
@@ -511,9 +538,29 @@ class ServerPane(Pane):
         copy_text(self.app, text, what, self.session.name if self.session else "local")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "leave_diff" and not self.diffing:
-            return False
+        if action == "close_layer":
+            return self._top_layer() is not None
         return super().check_action(action, parameters)
+
+    def _top_layer(self) -> str | None:
+        """What Esc would close now, topmost first; None leaves Esc to the app."""
+        if self.query_one("#search", Input).has_class("shown"):
+            return "search box"
+        if self.diffing:
+            return "diff"
+        if self.query_one(LogView).filter:
+            return "filter"
+        return None
+
+    def action_close_layer(self) -> None:
+        layer = self._top_layer()
+        if layer == "search box":
+            self.action_close_search()
+        elif layer == "diff":
+            self.action_leave_diff()
+        elif layer == "filter":
+            self.action_filter()  # x again: the filter goes, the line in view stays
+        self.refresh_bindings()
 
     def action_search(self) -> None:
         self.search_mode = "search"
@@ -527,6 +574,7 @@ class ServerPane(Pane):
         if log.filter:
             log.set_filter(None)
             self._update_loghead()
+            self.refresh_bindings()
             return
         self.search_mode = "filter"
         box = self.query_one("#search", Input)
@@ -579,7 +627,17 @@ class ServerPane(Pane):
             self._select(crash.config)
             self._draw_configs()
         log = self.query_one(LogView)
-        log.mark_decisive(int(crash.line))
-        if not log.jump_to_number(int(crash.line)):
-            self.notify(f"line {crash.line} is outside the loaded window", severity="warning")
+        if not log.lines:  # the log is still being read: the jump happens when it arrives
+            self._pending_jump = int(crash.line)
+            return
+        self._jump(int(crash.line))
+
+    _pending_jump: int | None = None
+
+    def _jump(self, number: int) -> None:
+        self._pending_jump = None
+        log = self.query_one(LogView)
+        log.mark_decisive(number)
+        if not log.jump_to_number(number):
+            self.notify(f"line {number} is outside the loaded window", severity="warning")
         self._update_loghead()

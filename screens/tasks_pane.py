@@ -49,10 +49,13 @@ class TasksPane(Pane):
         # y / n are spelled out on the suggestion line itself
         Binding("y", "accept", "accept", show=False),
         Binding("n", "dismiss", "dismiss", show=False),
+        Binding("s", "suggestions", "suggestions", show=False),
         Binding("j", "cursor('down')", "cursor down", show=False),
         Binding("k", "cursor('up')", "cursor up", show=False),
-        Binding("escape", "close_inputs", "close", show=False),
+        Binding("escape", "close_inputs", "close"),
     ]
+    KEY_GROUPS = {"accept": "Suggestion", "dismiss": "Suggestion", "suggestions": "Suggestion", "filter": "View", "toggle_done": "View",
+                  "report": "View", "cursor": "View"}
     DEFAULT_CSS = """
     TasksPane #banner { height: auto; padding: 0 1; display: none; }
     TasksPane #banner.shown { display: block; }
@@ -60,7 +63,7 @@ class TasksPane(Pane):
     TasksPane #banner.note { background: $warning 20%; }
     TasksPane #editor, TasksPane #filter { display: none; }
     TasksPane #editor.shown, TasksPane #filter.shown { display: block; }
-    TasksPane #suggestion { height: auto; padding: 0 1; }
+    TasksPane #suggestion { height: auto; max-height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     TasksPane #status { height: 1; padding: 0 1; color: $text-muted; }
     """
 
@@ -105,6 +108,8 @@ class TasksPane(Pane):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.EDIT_ACTIONS and not self.editable:
             return False
+        if action == "close_inputs":
+            return self._has_layer()
         return super().check_action(action, parameters)
 
     def selected(self) -> Task | None:
@@ -270,6 +275,7 @@ class TasksPane(Pane):
         self.filter_text = event.value.strip()
 
     def action_close_inputs(self) -> None:
+        """Esc closes the top layer: an open editor or filter box, else a filter still applied."""
         for selector in ("#editor", "#filter"):
             box = self.query_one(selector, Input)
             if box.has_class("shown"):
@@ -278,6 +284,14 @@ class TasksPane(Pane):
                     self.filter_text = ""
                 self._close_input(selector)
                 self.redraw()
+                return
+        if self.filter_text:
+            self.query_one("#filter", Input).value = ""
+            self.filter_text = ""
+        self.refresh_bindings()
+
+    def _has_layer(self) -> bool:
+        return bool(self.filter_text) or any(self.query_one(s, Input).has_class("shown") for s in ("#editor", "#filter"))
 
     def _close_input(self, selector: str) -> None:
         self.query_one(selector, Input).remove_class("shown")
@@ -349,6 +363,7 @@ class TasksPane(Pane):
 
     def watch_filter_text(self) -> None:
         self.redraw()
+        self.refresh_bindings()  # Esc clears a filter: the footer says so while one is on
 
     async def action_accept(self) -> None:
         if self.board is None or not self.board.suggestions:
@@ -363,6 +378,26 @@ class TasksPane(Pane):
             return
         await self._apply(self.board.dismiss, self.board.suggestions[0].key)
         self.redraw()
+
+    def action_suggestions(self) -> None:
+        """Every waiting suggestion in a list: arrows move, Enter accepts, n dismisses."""
+        from .suggestions import SuggestionList
+
+        if self.board is None or not self.board.suggestions:
+            self.notify("no suggestion waiting", timeout=2)
+            return
+
+        async def accept(key: str):
+            task = await self._apply(self.board.accept, key)
+            self.redraw(keep=task.id if task else None)
+            return list(self.board.suggestions)
+
+        async def dismiss(key: str):
+            await self._apply(self.board.dismiss, key)
+            self.redraw()
+            return list(self.board.suggestions)
+
+        self.app.push_screen(SuggestionList(list(self.board.suggestions), accept, dismiss, not self.editable))
 
     def action_report(self) -> None:
         if self.session is None:

@@ -110,3 +110,13 @@ async def test_flags_grow_when_a_later_sample_flags_more():
             await pilot.pause()
             flags = table.columns[next(k for k in table.columns if k.value == "flags")]
             assert flags.get_render_width(table) >= len(" STALE ") + 2
+
+
+def test_gpu_names_take_spare_room_before_being_cut():
+    """At 160 columns the table has room: 'NVIDIA RTX PRO 6000 Blackwell' is whole, not 'Black…'."""
+    from widgets.gpu_table import _name
+    from console.gpus.model import GPU
+
+    gpu = GPU(index=0, name="NVIDIA RTX PRO 6000 Blackwell")
+    assert _name(gpu, fit_for(160)) == "NVIDIA RTX PRO 6000 Blackwell"
+    assert _name(gpu, fit_for(96)).endswith("…") or len(_name(gpu, fit_for(96))) <= fit_for(96).name_width

@@ -310,8 +310,8 @@ async def test_in_the_real_app_tab_title_and_keys():
         await pilot.press("5")
         await pilot.pause()
         tab = app.query_one(TabbedContent).get_tab("tasks")
-        assert str(tab.label) == "Tasks 1▶ 3●"
+        assert str(tab.label) == "5 Tasks 1▶ 3●"
         await pilot.press("a", *"from the app", "enter")
         await pilot.pause()
         assert "from the app" in [t.text for t in _disk().values()]
-        assert str(tab.label) == "Tasks 1▶ 4●"
+        assert str(tab.label) == "5 Tasks 1▶ 4●"

@@ -6,7 +6,7 @@ from textual_plotext import PlotextPlot
 
 class BenchChart(PlotextPlot):
     # the chart gives way first when the pane is short: the level table keeps its rows
-    DEFAULT_CSS = "BenchChart { height: 1fr; min-height: 6; max-height: 14; width: 1fr; }"
+    DEFAULT_CSS = "BenchChart { height: 1fr; min-height: 6; width: 1fr; }"  # all the room the table leaves
 
     def show(self, series: list[float], boundaries: list[tuple[int, int | str]],
              overlay: tuple[str, list[float], list[tuple[int, int | str]]] | None = None,

@@ -12,6 +12,8 @@ from textual.widgets import Button, Input, Label, Select
 
 from console.safe_text import clean_line, safe_text
 
+from widgets.field_select import FieldSelect
+
 FIELDS = (  # id, label, default, width, placeholder
     ("url", "server URL", "", 32, "http://127.0.0.1:30000"),
     ("levels", "concurrency levels (streams)", "1,2,10,64,256,512", 28, "1,2,10,64"),
@@ -19,7 +21,7 @@ FIELDS = (  # id, label, default, width, placeholder
     ("max_concurrency", "max in flight (rates)", "", 22, "no cap"),
     ("input_len", "prompt tokens", "1024", 15, ""),
     ("output_len", "output tokens", "256", 15, ""),
-    ("num_prompts", "requests per level", "", 22, "8×streams, min 32"),
+    ("num_prompts", "requests (2c = 2×streams)", "", 26, "8×streams, min 32"),
     ("shared_prefix_len", "shared prefix tokens", "", 21, "0: all unique"),
     ("dataset", "dataset file (JSONL/ShareGPT)", "", 30, "random prompts"),
     ("temperature", "temperature", "", 12, "0"),
@@ -64,10 +66,10 @@ class BenchForm(Vertical):
                     with Vertical(classes="field"):
                         if key == "model":
                             yield Label("model")
-                            yield Select([], id="bf-model", prompt="(from /v1/models)", allow_blank=True)
+                            yield FieldSelect([], id="bf-model", prompt="(from /v1/models)", allow_blank=True)
                         elif key == "api":
                             yield Label("API")
-                            yield Select([("completions", "completions"), ("chat", "chat")], id="bf-api",
+                            yield FieldSelect([("completions", "completions"), ("chat", "chat")], id="bf-api",
                                          value="completions", allow_blank=False)
                         else:
                             _, label, default, _, placeholder = spec[key]

@@ -26,6 +26,12 @@ def _num(value: float | None, digits: int = 1) -> str:
     return number(value, digits)
 
 
+def _ms(value: float | None) -> str:
+    """A latency that fits its half of a p50/p99 cell: one decimal below 100 ms, none above,
+    so a p99 is never cut shorter than its p50 ('5,718.8 / 5,718' read as smaller)."""
+    return number(value, 1 if value is None or abs(value) < 100 else 0)
+
+
 def _bar(fraction: float | None) -> str:
     if fraction is None:
         return UNKNOWN
@@ -36,6 +42,9 @@ def _bar(fraction: float | None) -> str:
 def level_cells(level: LevelView) -> list[Text]:
     """The row for one level (plain data in, rich Text out)."""
     label, style = STATUS_STYLE.get(level.status, (level.status, ""))
+    stopped = bool((level.summary or {}).get("stopped"))
+    if stopped and level.status != "ok":  # the operator ended it: not a failure of the server
+        label, style = "■ stopped", "yellow"
     itl = (level.summary or {}).get("itl_ms", {}).get("p99") if level.summary else None
     note = level.explanation or ""
     if level.status == "running" and level.workers > 1:
@@ -45,10 +54,10 @@ def level_cells(level: LevelView) -> list[Text]:
         safe_text(label, style=style),
         Text(_bar(level.progress) if level.status != "skipped" else ""),
         Text(f"{level.completed}/{level.failed}", justify="right",
-             style="red" if level.failed else ""),
+             style="red" if level.failed and not stopped else ""),
         Text(_num(level.output_throughput, 2), justify="right"),
-        Text(f"{_num(level.stat('ttft', 'p50'))} / {_num(level.stat('ttft', 'p99'))}", justify="right"),
-        Text(f"{_num(level.stat('tpot', 'p50'))} / {_num(level.stat('tpot', 'p99'))}", justify="right"),
+        Text(f"{_ms(level.stat('ttft', 'p50'))} / {_ms(level.stat('ttft', 'p99'))}", justify="right"),
+        Text(f"{_ms(level.stat('tpot', 'p50'))} / {_ms(level.stat('tpot', 'p99'))}", justify="right"),
         Text(_num(itl), justify="right"),
         safe_text(note, style="red" if level.status == "failed" else "dim"),  # server error bodies
     ]

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from rich.text import Text
 
 from console.gpus.model import GPU, known
-from console.gpus.text import plain, power
+from console.gpus.text import plain, power, watts
 
 from .gpu_cells import badges, memory_cell, sparkline, temp_cell, util_cell
 from .safe_table import SafeDataTable
@@ -26,6 +26,15 @@ SPARK_WIDTH = 16
 COLUMNS = [("gpu", "GPU", 3), ("name", "Name", 26), ("util", "Util", 15), ("mem", "Memory", 21),
            ("temp", "Temp", 4), ("power", "Power", 9), ("sm", "SM MHz", 6), ("p", "P", 3),
            ("spark", "util, 5 min", SPARK_WIDTH), ("flags", "Flags", 28)]
+
+
+def power_text(draw: Any, limit: Any) -> str:
+    """'34/700W'; with no known limit just '34 W' (never '34/N/AW'); 'N/A' when the draw is unknown too."""
+    if known(limit):
+        return power(draw, limit)
+    if known(draw):
+        return f"{watts(draw)} W"
+    return "N/A"
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,7 @@ class Fit:
 
 FLAGS_ROOM = 14  # what a row's flags usually need ("IDLE", " STALE ", "THROTTLED (…)" wider)
 WIDE_NAME = 48
+FLAGS_SPARE = 8  # kept for flags wider than FLAGS_ROOM (" STALE ", "THROTTLED (…)") before a name grows
 
 
 def fit_for(width: int) -> Fit:
@@ -60,6 +70,9 @@ def fit_for(width: int) -> Fit:
         if _needed(fit) <= width:
             break
         fit = step(fit)
+    slack = width - _needed(fit) - FLAGS_SPARE
+    if not fit.short_names and slack > 0:  # room to spare: the name gets it before it is cut
+        fit = replace(fit, name_width=min(WIDE_NAME, fit.name_width + slack))
     widths = {"name": fit.name_width, "util": fit.util_bar + 5, "mem": fit.mem_bar + 12}
     return replace(fit, columns=tuple((k, label, widths.get(k, w)) for k, label, w in fit.columns))
 
@@ -92,7 +105,7 @@ def gpu_cells(gpu: GPU, spark: Sequence[Any], fit: Fit | None = None) -> dict[st
         "util": util_cell(gpu.util_gpu_pct, width=fit.util_bar, stale=stale),
         "mem": memory_cell(gpu.memory_used_mib, gpu.memory_total_mib, width=fit.mem_bar),
         "temp": temp_cell(gpu.temperature_c, "hot" in gpu.flags),
-        "power": Text(power(gpu.power_draw_w, gpu.power_limit_w).rjust(9)),
+        "power": Text(power_text(gpu.power_draw_w, gpu.power_limit_w).rjust(9)),
         "sm": Text(f"{gpu.sm_clock_mhz:>6}" if known(gpu.sm_clock_mhz) else "   N/A"),
         "p": plain(gpu.pstate),
         "spark": sparkline(spark),

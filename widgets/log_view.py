@@ -102,7 +102,9 @@ class LogView(Log):
 
     def _write(self, pairs: list[tuple[int, str]]) -> None:
         self.shown.extend(n for n, _ in pairs)
-        self.write_lines([text for _, text in pairs], scroll_end=self.follow)
+        # Textual's Log drops an empty line (''.splitlines() is []), which would shift every
+        # later number; a one-space stand-in keeps one shown row per file line.
+        self.write_lines([text or " " for _, text in pairs], scroll_end=self.follow)
         extra = len(self.shown) - len(self.lines)
         if extra > 0:  # the Log dropped its oldest lines; so do we
             del self.shown[:extra]
@@ -172,8 +174,30 @@ class LogView(Log):
         return bool(self.filter) and self.filter.lower() in line.lower()
 
     def set_filter(self, text: str | None) -> None:
+        """Show only lines containing `text` (None: all). The line the operator was on (the
+        current line, else the top line in view) stays current and in view, unless following."""
+        anchor = self._anchor()
         self.filter = text or None
         self._rewrite()
+        if self.follow or anchor is None:
+            return
+        number, offset, was_current = anchor
+        index = next((i for i, n in enumerate(self.shown) if n >= number), None)
+        if index is None:
+            return
+        if was_current and self.shown[index] == number:
+            self.current = index
+        self.scroll_to(y=max(0, index - offset), animate=False, immediate=True)
+        self._redraw()
+
+    def _anchor(self) -> tuple[int, int, bool] | None:
+        """(line number, its row from the top of the view, whether it is the current line)."""
+        if not self.shown:
+            return None
+        top = int(self.scroll_y)
+        if self.current is not None and 0 <= self.current < len(self.shown):
+            return self.shown[self.current], max(0, self.current - top), True
+        return self.shown[min(top, len(self.shown) - 1)], 0, False
 
     def matches(self, text: str) -> list[int]:
         """Shown indexes of every line containing `text` (case-insensitive)."""
@@ -233,4 +257,12 @@ class LogView(Log):
         index = self.current
         if index is None:
             index = min(len(self.lines) - 1, int(self.scroll_y) + max(1, self.size.height) - 1)
-        return self.shown[index], self.lines[index]
+        number = self.shown[index]
+        return number, self.text_of(number) or ""
+
+    def text_of(self, number: int) -> str | None:
+        """The text of log line `number` as it came (not as drawn), if it is in the window."""
+        if not self.window:
+            return None
+        index = number - self.window[0][0]
+        return self.window[index][1] if 0 <= index < len(self.window) else None

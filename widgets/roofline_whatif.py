@@ -10,13 +10,17 @@ from textual.widgets import Input, Label
 
 from console.safe_text import clean_line
 
-# (field, label, width) in the order the operator reads them
-FIELDS = (
+# (field, label, width) in the order the operator reads them: the setup on one row, the
+# model's knobs on the next, so both rows fit a 100-column terminal
+SETUP = (
     ("gpu", "GPU", 26), ("count", "count", 7), ("tp", "tp", 6), ("ep", "ep", 6),
     ("quant", "quant", 11), ("kv_dtype", "KV", 7), ("context", "context", 9),
+)
+KNOBS = (
     ("allreduce_alpha_us", "α µs", 8), ("allreduce_beta_gbs", "β GB/s", 9),
     ("mem_efficiency", "mem eff", 8), ("step_overhead_us", "step µs", 9),
 )
+FIELDS = SETUP + KNOBS
 
 
 # what each field accepts, enforced as it is typed: a refused key never reaches the value
@@ -30,8 +34,10 @@ class WhatIf(Vertical):
     DEFAULT_CSS = """
     WhatIf { height: auto; border-top: solid $accent; padding: 0 1; }
     WhatIf Horizontal { height: auto; }
-    WhatIf .wi-cell { width: auto; height: auto; }
+    WhatIf .wi-cell { width: auto; height: auto; margin-right: 1; }
     WhatIf Label { color: $text-muted; }
+    WhatIf Input { background: $boost; }
+    WhatIf Input:focus { background: $accent 40%; text-style: bold; }
     """
 
     class Changed(Message):
@@ -42,12 +48,14 @@ class WhatIf(Vertical):
     def compose(self) -> ComposeResult:
         yield Label("what-if: edit and everything recomputes (empty = from the profile / catalogue)"
                     " · Tab next field · Esc back to the table")
-        with Horizontal():
-            for key, label, width in FIELDS:
-                with Vertical(classes="wi-cell"):
-                    yield Label(label)
-                    yield Input(id=f"wi-{key}", placeholder="", compact=True,
-                                restrict=RESTRICT.get(key)).set_styles(f"width: {width};")
+
+        for row in (SETUP, KNOBS):
+            with Horizontal():
+                for key, label, width in row:
+                    with Vertical(classes="wi-cell"):
+                        yield Label(label)
+                        yield Input(id=f"wi-{key}", placeholder="", compact=True,
+                                    restrict=RESTRICT.get(key)).set_styles(f"width: {width};")
 
     def fill(self, values: dict[str, Any]) -> None:
         """Show current values without posting a change."""

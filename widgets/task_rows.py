@@ -46,16 +46,22 @@ def task_cells(task: Task) -> tuple[Text, Text, Text, Text]:
 
 
 def suggestion_line(suggestions: list[Suggestion], readonly: bool) -> Text:
-    """'✚ suggested  Investigate … (14:02)   y accept  n dismiss', the oldest first."""
+    """'✚ 3 suggested · s list · y accept · n dismiss  Investigate …', the oldest first.
+
+    The keys come before the text, and the line is cut (never wrapped) at the edge, so the
+    keys are always in view however long the suggestion."""
     if not suggestions:
         return Text("")
     first = suggestions[0]
-    line = Text("✚ suggested  ", style="bold green")
-    append_safe(line, first.text)
-    if len(suggestions) > 1:
-        line.append(f"   (+{len(suggestions) - 1} more)", style="grey62")
+    line = Text(f"✚ {len(suggestions)} suggested" if len(suggestions) > 1 else "✚ suggested",
+                style="bold green", no_wrap=True, overflow="ellipsis")
+    keys = ["s list"] if len(suggestions) > 1 else []
     if not readonly:
-        line.append("      y accept  n dismiss", style="grey62")
+        keys += ["y accept", "n dismiss"]
+    if keys:
+        line.append(" · " + " · ".join(keys), style="grey62")
+    line.append("  ")
+    append_safe(line, first.text)
     return line
 
 

@@ -64,7 +64,7 @@ def register(subparsers) -> None:
     # the caller judges the run itself (a campaign compares its cells): no efficiency suggestion per run
     p.add_argument("--no-suggest", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--keep-going", action="store_true", help="run the remaining levels after a failed one")
-    p.add_argument("--profile", dest="bench_profile", help="profile whose runs/ keeps the results")
+    p.add_argument("--profile", "-p", dest="bench_profile", help="profile whose runs/ keeps the results")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.add_argument("--events", action="store_true", help="stream JSON-lines events on stdout")
     p.add_argument("--out", help="also write the JSON document to this file")

@@ -41,10 +41,11 @@ def register(sub) -> None:
     _common(stop)
     stop.set_defaults(func=_stop)
 
-    drive = ps.add_parser("_drive", help=argparse.SUPPRESS)
+    drive = ps.add_parser("_drive")  # the detached driver's own entry: not for people, so not listed
     drive.add_argument("id")
     _common(drive)
     drive.set_defaults(func=_drive)
+    ps._choices_actions = [a for a in ps._choices_actions if a.dest != "_drive"]
 
 
 def _common(p: argparse.ArgumentParser) -> None:

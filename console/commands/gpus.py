@@ -90,7 +90,7 @@ async def _once(profile, args: argparse.Namespace) -> int:
     snap.host = profile.name
     if args.json:
         emit_json(snap.to_json(now=time.time()))
-    else:
+    elif snap.state == "ok":  # a failed sample has no table: the error line below says it, once
         print(table(snap, time.time()))
     if snap.state != "ok" or snap.sample_stale:
         why = snap.stale_reason if snap.state == "ok" else snap.message

@@ -115,6 +115,8 @@ def _compute(args: argparse.Namespace):
         raise CLIError("no GPU: give --gpu NAME (or a profile with [gpu] name)", 2)
     if count is None:
         raise CLIError("no GPU count: give --count N (or a profile with [gpu] count)", 2)
+    if count < 1:  # bad input is a usage error (2), as argparse's own refusals are
+        raise CLIError(f"--count must be 1 or more, got {count}", 2)
     quant_name = args.quant or (prof_model.quant if prof_model else None)
     kv = args.kv_dtype or (prof_model.kv_dtype if prof_model else None)
     quant_file = args.quant_config or (prof_model.quant_config if prof_model else None)
@@ -130,6 +132,12 @@ def _compute(args: argparse.Namespace):
     checkpoint = _checkpoint(args, facts)
     roof = R.compute(facts, gpu_name, count, tp=args.tp, ep=args.ep, quant=scheme, kv_dtype=kv,
                      context=args.context, batches=batches, assumptions=assumptions, checkpoint=checkpoint)
+    chosen = roof.setup.gpu.name
+    if chosen.casefold() != gpu_name.casefold():  # 'H100' is one of several: say which one counts
+        import sys
+
+        sys.stderr.write(f"gpudeck: GPU {gpu_name!r} taken as {chosen!r} from the catalogue "
+                         "(give the full name to choose another)\n")
     measured = None
     if args.measured is not None:
         if args.measured <= 0:

@@ -297,22 +297,32 @@ async def _status(args) -> int:
     from ..servers import lifecycle, records
 
     async def body(session):
-        await settle_launches(session)  # a crashed launch gets its record (once, whoever sees it first)
+        from ..hosts import HostError
+
+        try:  # one round trip: the states below are current only if the host answered
+            reached, why = (await session.host.run(["true"], timeout=15)).ok, ""
+        except HostError as exc:
+            reached, why = False, str(exc)
+        if reached:
+            await settle_launches(session)  # a crashed launch gets its record (once, whoever sees it first)
+        else:
+            print(f"⚠ {session.name} is unreachable ({why or 'no answer'}): the states below are the last "
+                  "known, from the launch records, and may be stale", file=sys.stderr)
         all_records, unreadable = records.scan(session.name)
         for r in all_records:
-            if r.escaped and not r.live:  # still running after its stop? look again
+            if reached and r.escaped and not r.live:  # still running after its stop? look again
                 left, _ = await lifecycle.survivors(session, r)
                 if [s.pid for s in left] != r.escaped:
                     r.escaped = [s.pid for s in left]
                     records.save(session.name, r)
         for line in unreadable:
             print(f"⚠ {line}", file=sys.stderr)
-        live = await _live_metrics(session, all_records)
+        live = await _live_metrics(session, all_records) if reached else {}
         if args.json:
-            emit_json({"profile": session.name,
+            emit_json({"profile": session.name, "reachable": reached,
                        "servers": [r.to_json() | ({"metrics": live[r.id]} if r.id in live else {})
                                    for r in all_records]})
-            return 0
+            return 0 if reached else 1
         if not all_records:
             print(f"{session.name}: no servers launched by gpudeck")
         for r in all_records:
@@ -324,7 +334,7 @@ async def _status(args) -> int:
             print(f"{r.config:<32} {r.shown_state:<9} started {when}{extra}{crash}  {_where(r)}  {r.log}")
             if r.id in live:
                 print(f"    {_metrics_line(live[r.id])}")
-        return 0
+        return 0 if reached else 1
 
     return await _with_session(args, body)
 

@@ -12,7 +12,8 @@ STATUS_MARK = {"in_progress": "▶", "pending": "●", "completed": "✔", "canc
 def register(sub) -> None:
     p = sub.add_parser("tasks", help="the task board of a profile")
     _profile_option(p)
-    ps = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    ps = p.add_subparsers(dest="action", metavar="ACTION")
+    p.set_defaults(func=_list, all=False, json=False)  # plain `gpudeck tasks` lists the board
 
     ls = ps.add_parser("list", help="the board, grouped: in progress, pending, done")
     ls.add_argument("--all", action="store_true", help="also completed and cancelled tasks")

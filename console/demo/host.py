@@ -98,10 +98,27 @@ class Demo:
                 except (ProcessLookupError, PermissionError):
                     pass
 
-    def close(self) -> None:
-        """Stop the simulators, then remove every trace."""
+    def close(self, wait_s: float = 3.0) -> None:
+        """Stop the simulators, then remove every trace.
+
+        A launch wrapper writes `<log>.exit` once its server dies, a moment after the kill: a
+        removal running meanwhile would miss that file and leave the folder behind. So the
+        wrappers are given time to write it first, and a late file is removed on a second pass."""
+        import time
+
+        from ..servers import records
+
         self.stop()
-        shutil.rmtree(self.root, ignore_errors=True)
+        exits = [Path(r.exit_file) for r in records.load_all("demo")
+                 if r.exit_file and Path(r.exit_file + ".pgid").exists()]
+        deadline = time.monotonic() + wait_s
+        while any(not p.exists() for p in exits) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for _ in range(int(wait_s / 0.1)):
+            shutil.rmtree(self.root, ignore_errors=True)
+            if not self.root.exists():
+                return
+            time.sleep(0.1)
 
     def written(self) -> list[Path]:
         """What the operator made in the demo that a removal would lose: reports, for now."""

@@ -87,6 +87,7 @@ class SSHHost(Host):
         self._lock = asyncio.Lock()
         self._failures = 0
         self._next_try = 0.0
+        self._wake = asyncio.Event()  # set by retry_now: a backoff wait ends early
         self._tunnels: dict[tuple[str, int], Tunnel] = {}  # local listeners; they outlive connections
         self._closing = False
         self._restoring = False
@@ -107,7 +108,9 @@ class SSHHost(Host):
                 return self._conn
             wait = self._next_try - time.monotonic()
             if wait > 0:
-                await asyncio.sleep(wait)
+                self._wake.clear()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), wait)
             import asyncssh
 
             self._set_status(CONNECTING, self.status.error)
@@ -133,6 +136,11 @@ class SSHHost(Host):
             self._spawn(self._watch_connection(conn))
             self._spawn(self.ping())
             return conn
+
+    def retry_now(self) -> None:
+        """The operator asked to reconnect now: the next try does not wait out the backoff (up to 30 s)."""
+        self._next_try = 0.0
+        self._wake.set()
 
     def _spawn(self, coro) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -207,11 +207,22 @@ class HostRuntime:
     async def server_view(self) -> ServerView:
         """Configs from the host, the newest launch of each, servers gpudeck did not launch."""
         from ..servers import configs as cfgs
-        from ..servers.procs import inference_processes
 
         await self.refresh_launches()
         view = ServerView()
         view.configs = await cfgs.discover(self.session)
+        view.unmanaged, view.problems = await self._unmanaged()
+        view.latest = dict(self.launches)
+        return view
+
+    async def unmanaged_now(self) -> list:
+        """Inference servers running now that gpudeck did not launch (the Server tab re-checks
+        them on every refresh, so a row for a process that has gone does not linger)."""
+        return (await self._unmanaged())[0]
+
+    async def _unmanaged(self) -> tuple[list, list]:
+        from ..servers.procs import inference_processes
+
         running = await inference_processes(self.session.host)
         if self.session.profile.ui.simulated:  # a simulated host lists only its own simulators
             from ..bench.endpoint import loopback_port
@@ -221,11 +232,8 @@ class HostRuntime:
             running = [p for p in running if simulated_process(p.command, port)]
         self._good()
         found, bad = await asyncio.to_thread(records.scan, self.name)
-        view.problems = bad
-        view.latest = dict(self.launches)
         managed = {r.pgid for r in found if r.live}
-        view.unmanaged = [p for p in running if p.pgid not in managed]
-        return view
+        return [p for p in running if p.pgid not in managed], bad
 
     def watch(self, record: LaunchRecord) -> ServerMonitor:
         """Follow a live launch until it ends (its log, readiness, crash); one monitor per launch."""
@@ -283,18 +291,31 @@ class HostRuntime:
             return monitor.effective
         return record.effective if record is not None else None
 
-    def seen_lines(self, record_id: str) -> list[str] | None:
+    def seen_lines(self, record_id: str) -> tuple[int, list[str]] | None:
+        """(number of the first kept line, the lines a watched launch has handed on so far)."""
         monitor = self.monitors.get(record_id)
-        return list(monitor.seen) if monitor is not None else None
+        return monitor.seen_from() if monitor is not None else None
 
     async def read_log(self, record: LaunchRecord, lines: int = 5000) -> tuple[int, list[str]]:
-        """The last `lines` of a launch's log and the number of its first line."""
-        result = await self.session.host.run(["tail", "-n", str(lines), "--", record.log], timeout=30)
-        count = await self.session.host.run(["wc", "-l", "--", record.log], timeout=30)
-        head = count.stdout.split()
-        total = int(head[0]) if head and head[0].isdigit() else None
-        got = result.stdout.splitlines()
-        return max(1, (total or len(got)) - len(got) + 1), got
+        """The last `lines` of a launch's log and the number of its first line.
+
+        One look at the file: its size is read once and both the line count and the
+        tail come from that many bytes, so a log still being written can't shift the
+        numbers; a last line without its newline yet counts as a line."""
+        script = ('s=$(wc -c < "$1") || exit 1; head -c "$s" -- "$1" | wc -l; '
+                  'head -c "$s" -- "$1" | tail -n "$2"')
+        result = await self.session.host.run(["sh", "-c", script, "sh", record.log, str(int(lines))], timeout=30)
+        if not result.ok:
+            raise HostError("other", result.stderr.strip() or f"cannot read {record.log}")
+        head, _, body = result.stdout.partition("\n")
+        if not head.strip().isdigit():
+            raise HostError("other", f"cannot read {record.log}")
+        partial = bool(body) and not body.endswith("\n")
+        got = [line.rstrip("\r") for line in body.split("\n")]  # only newline ends a line, as for wc
+        if not partial:
+            got.pop()  # what follows the last newline is nothing
+        total = int(head) + (1 if partial else 0)
+        return max(1, total - len(got) + 1), got
 
     async def preflight(self, port: int | None) -> list:
         """What to warn about before a launch (port taken, GPU memory held)."""

@@ -46,7 +46,8 @@ class ServerMonitor:
         self.crash_doc: dict | None = None
         self.effective: dict | None = None  # flags the server says it runs with (from its log)
         self._effective_reader = None
-        self.seen: deque[str] = deque(maxlen=20000)  # the latest lines, for a view opened later
+        self.seen: deque[str] = deque(maxlen=20000)  # the latest lines handed on, for a view opened later
+        self.handed = 0  # lines handed on so far: the last one in `seen` is the log's line `handed`
         self.hang_after_s = hang_after_s
         self._last_line_at = time.monotonic()
         self._unhealthy_since: float | None = None
@@ -82,14 +83,13 @@ class ServerMonitor:
                 if pending:
                     batch = pending[:]
                     pending.clear()
-                    self.on_lines(batch)
+                    self._hand_on(batch)
                     self._check_log_verdict()
 
         flusher = asyncio.create_task(flush_loop())
         try:
             async for line in self.tail.lines(follow=True):
                 pending.append(line)
-                self.seen.append(line)
                 self._last_line_at = time.monotonic()
                 self.triage.feed(line)
                 if self.effective is None:
@@ -97,7 +97,18 @@ class ServerMonitor:
         finally:
             flusher.cancel()
             if pending:
-                self.on_lines(pending[:])
+                self._hand_on(pending[:])
+
+    def _hand_on(self, batch: list[str]) -> None:
+        """Lines go into `seen` only as they are handed on, so a view that starts from
+        `seen_from()` and then takes each batch sees every line once, numbered right."""
+        self.seen.extend(batch)
+        self.handed += len(batch)
+        self.on_lines(batch)
+
+    def seen_from(self) -> tuple[int, list[str]]:
+        """(the log line number of the first kept line, the kept lines)."""
+        return self.handed - len(self.seen) + 1, list(self.seen)
 
     def _read_effective(self, line: str) -> None:
         from .launch import EffectiveReader

@@ -23,7 +23,8 @@ class Proc:
 
 
 async def processes(host: Host) -> list[Proc]:
-    result = await host.run(["ps", "-eo", "pid=,pgid=,etimes=,args="], timeout=20)
+    # -ww: whole command lines whatever COLUMNS says (a terminal exports it; a cut line hides a server)
+    result = await host.run(["ps", "-ww", "-eo", "pid=,pgid=,etimes=,args="], timeout=20)
     out = []
     for line in result.stdout.splitlines():
         parts = line.split(None, 3)

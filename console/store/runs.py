@@ -7,6 +7,7 @@ report, the task suggestions and `bench --list` all read runs through it.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -138,13 +139,27 @@ def read_run(ref: str | Path, profile: str | None = None) -> RunDoc:
                   levels=levels, raw=doc)
 
 
+RESERVED_GRACE_S = 600.0  # how long an empty, reserved run file counts as a sweep still starting
+
+
 def read_runs(profile: str | None = None, folder: Path | None = None) -> Scan[RunDoc]:
     """Every run of a profile (or in `folder`), newest first; unreadable files named."""
     found: Scan[RunDoc] = Scan()
     folder = folder if folder is not None else runs_dir(profile or "local")
     if not folder.is_dir():
         return found
+    now = time.time()
     for path in folder.glob("*.json"):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue  # gone between the listing and the look
+        if stat.st_size == 0:
+            # a sweep reserves its id with an empty file and saves the first level into it: a
+            # young empty run is "starting", not unreadable; an old one never got its first save
+            if now - stat.st_mtime > RESERVED_GRACE_S:
+                found.unreadable.append(Unreadable(path, KIND, "empty: reserved by a sweep that never saved"))
+            continue
         try:
             found.records.append(read_run(path))
         except StateFileError as exc:

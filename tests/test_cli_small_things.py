@@ -1,0 +1,89 @@
+"""Small CLI edges an operator met: --version, a hidden driver command that showed in help, a
+reason printed twice, `tasks` alone, `bench -p`, and which catalogue GPU a short name picked."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from profiles import store
+from profiles.profile import profile_from_dict
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cli(*args: str, path: str | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if path is not None:
+        env["PATH"] = path
+    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=60)
+
+
+def test_version():
+    out = cli("--version")
+    assert out.returncode == 0 and out.stdout.startswith("gpudeck ")
+
+
+def test_campaign_help_lists_no_hidden_driver(gpudeck_home):
+    out = cli("campaign", "--help")
+    assert out.returncode == 0 and "_drive" not in out.stdout and "SUPPRESS" not in out.stdout
+    assert "resume" in out.stdout
+
+
+def test_gpus_without_nvidia_smi_says_so_once(gpudeck_home, tmp_path):
+    store.save(profile_from_dict("local", {"transport": "local"}))
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("sh", "ps", "cat", "env"):  # a host with a shell but no nvidia-smi
+        found = subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True, text=True).stdout.strip()
+        if found:
+            os.symlink(found, bare / tool)
+    out = cli("gpus", "-p", "local", path=str(bare))
+    assert out.returncode == 1
+    assert (out.stdout + out.stderr).count("nvidia-smi not found") == 1
+
+
+def test_plain_tasks_lists_the_board(gpudeck_home):
+    store.save(profile_from_dict("local", {"transport": "local"}))
+    assert cli("tasks", "add", "look at the EP8 crash", "-p", "local").returncode == 0
+    out = cli("tasks", "-p", "local")
+    assert out.returncode == 0 and "look at the EP8 crash" in out.stdout
+
+
+def test_bench_takes_the_global_short_profile_option(gpudeck_home):
+    store.save(profile_from_dict("box", {"transport": "local"}))
+    out = cli("bench", "-p", "box", "--list")
+    assert out.returncode == 0, out.stderr
+
+
+def test_a_short_gpu_name_says_which_catalogue_gpu_it_chose(gpudeck_home):
+    config = ROOT / "tests/fixtures/model-configs/Llama-2-13b.json"
+    out = cli("roofline", "--model-config", str(config), "--gpu", "H100", "--count", "8", "--json")
+    assert out.returncode == 0
+    assert "'H100' taken as 'H100 SXM'" in out.stderr
+    assert out.stdout.lstrip().startswith("{")  # JSON on stdout stays clean
+
+
+def test_server_status_on_an_unreachable_host_says_the_states_are_stale(gpudeck_home):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    store.save(profile_from_dict("gone", {"transport": "ssh", "ssh": {"host": "127.0.0.1", "port": port,
+                                                                       "user": "nobody", "connect_timeout_s": 2}}))
+    out = cli("server", "status", "-p", "gone")
+    assert out.returncode == 1
+    assert "unreachable" in out.stderr and "last known" in out.stderr
+    local = cli("server", "status", "-p", "gone", "--json")
+    assert local.returncode == 1 and '"reachable": false' in local.stdout
+
+
+def test_bad_input_exits_2_whatever_refuses_it(gpudeck_home):
+    config = str(ROOT / "tests/fixtures/model-configs/Llama-2-13b.json")
+    zero = cli("roofline", "--model-config", config, "--gpu", "H100 SXM", "--count", "0")
+    word = cli("roofline", "--model-config", config, "--gpu", "H100 SXM", "--count", "8", "--batch", "x")
+    assert zero.returncode == word.returncode == 2
+    assert zero.stderr.count("\n") == 1 and "--count" in zero.stderr

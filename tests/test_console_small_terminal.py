@@ -1,0 +1,286 @@
+"""The console at the size operators split a terminal to (100x30): nothing focused is hidden,
+every key belongs to what has focus, Esc closes the top layer. Driven with Pilot on the demo's
+world (no simulator started)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+from textual.widgets import Input, Select
+
+from console import demo
+from screens.app import GpudeckApp
+from widgets.roofline_table import RooflineTable
+
+SMALL = (100, 30)
+
+
+async def _until(pilot, predicate, seconds=30.0, what=""):
+    for _ in range(int(seconds / 0.1)):
+        if predicate():
+            return
+        await pilot.pause(0.1)
+    assert predicate(), f"timed out waiting for {what}"
+
+
+@pytest.fixture
+def demo_world(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", os.environ["PATH"])
+    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
+    world = demo.setup(tmp_path / "demo")
+    yield world
+    world.close()
+
+
+def _shown_keys(app) -> dict[str, str]:
+    return {key: b.binding.description for key, b in app.active_bindings.items() if b.binding.show and b.enabled}
+
+
+def _on_screen(app, widget) -> bool:
+    """Whether the widget is drawn whole inside the visible screen, not scrolled away."""
+    region = widget.region
+    visible = app.screen.find_widget(widget).visible_region if hasattr(app.screen, "find_widget") else region
+    return region.height > 0 and visible == region and app.screen.region.contains_region(region)
+
+
+async def test_whatif_field_is_in_view_and_takes_the_digit(demo_world):
+    """4, w, 2 at 100x30: the focused GPU field is on screen, the footer offers leaving it, and the
+    2 goes into the field the operator sees (not a hidden one)."""
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=SMALL) as pilot:
+        pane = app.panes["roofline"]
+        await pilot.press("4")
+        await _until(pilot, lambda: pane.roof is not None, what="roofline")
+        await pilot.press("w")
+        await pilot.pause()
+        field = app.focused
+        assert isinstance(field, Input) and field.id == "wi-gpu"
+        assert _on_screen(app, field)
+        assert "escape" in _shown_keys(app) and "w" not in _shown_keys(app)
+        for knob in ("#wi-step_overhead_us", "#wi-context"):  # every field fits the width
+            assert pane.query_one(knob).region.right <= SMALL[0]
+        await pilot.press("tab", "tab", "tab", "tab", "tab", "tab", "tab", "tab", "tab", "tab")
+        assert app.focused.id == "wi-step_overhead_us" and _on_screen(app, app.focused)
+        await pilot.press("escape")
+        assert isinstance(app.focused, RooflineTable)
+        assert "w" in _shown_keys(app)
+
+
+async def test_roofline_tab_scrolls_when_it_does_not_fit(demo_world):
+    """At 100x30 with the what-if open the tab is taller than the screen: End and PageDown reach its
+    bottom from the table, Home comes back."""
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=SMALL) as pilot:
+        pane = app.panes["roofline"]
+        await pilot.press("4")
+        await _until(pilot, lambda: pane.roof is not None, what="roofline")
+        await pilot.press("w", "escape")
+        await pilot.pause()
+        assert isinstance(app.focused, RooflineTable) and pane.has_class("whatif")
+        assert pane.max_scroll_y > 0
+        assumptions = pane.query_one("#rl-assumptions")
+        assert "weights_gb_per_gpu_stored" in str(assumptions.render())  # not cut to a few lines
+        await pilot.press("end")
+        await pilot.pause()
+        assert pane.scroll_y == pane.max_scroll_y
+        await pilot.press("home")
+        await pilot.pause()
+        assert pane.scroll_y == 0
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert pane.scroll_y > 0
+
+
+async def test_q_and_letters_belong_to_a_focused_drop_down(demo_world):
+    """Bench at 100x30: on the model drop-down, q neither quits nor reaches the tab; it opens the
+    list. Esc closes the list, Esc again leaves the field, and then q quits."""
+    from textual.widgets import Select
+
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=SMALL) as pilot:
+        pane = app.panes["bench"]
+        await pilot.press("3")
+        await pilot.pause()
+        model = pane.query_one("#bf-model", Select)
+        app.set_focus(model)
+        await pilot.pause()
+        assert "q" not in _shown_keys(app) and "s" not in _shown_keys(app)
+        await pilot.press("q", "s", "H", "question_mark")
+        await pilot.pause()
+        assert app.is_running and app.return_code is None
+        assert not app.screen.query("KeysPanel") and app.screen is app.screen_stack[0]
+        assert model.expanded  # the letter opened the list
+        await pilot.press("escape")
+        assert not model.expanded and app.focused is model
+        await pilot.press("escape")
+        assert app.focused is not model and not isinstance(app.focused, (Input, Select))
+        assert "q" in _shown_keys(app)
+
+
+@pytest.mark.parametrize("tab,first_key", [("2", "l"), ("5", "a"), ("4", "w")])
+async def test_keys_panel_lists_the_tab_first_and_esc_closes_it(demo_world, tab, first_key):
+    """`?` on Server, Tasks and Roofline: the tab's own keys come first, grouped, Textual's cursor keys
+    not at all; Esc closes the panel wherever the focus is (the log, a table)."""
+    from widgets.keys_panel import KeysPanel
+
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press(tab)
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        panel = app.screen.query_one(KeysPanel)
+        titles = [title for title, _ in panel.groups]
+        assert titles[-1] == "Everywhere" and len(titles) >= 2
+        assert panel.groups[0][1][0][0] == first_key
+        text = str(panel.query_one("#keys-text").render())
+        assert "Page Left" not in text and "pgup" not in text
+        if tab == "2":
+            assert titles[:2] == ["Configs", "Log"]
+            app.set_focus(app.panes["server"].query_one("LogView"))
+            await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not app.screen.query(KeysPanel)
+
+
+async def test_tasks_filter_is_cleared_by_esc(demo_world):
+    from widgets.task_table import TaskTable
+
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=SMALL) as pilot:
+        pane = app.panes["tasks"]
+        await pilot.press("5")
+        await _until(pilot, lambda: pane.board is not None, what="board")
+        shown = pane.query_one(TaskTable).row_count
+        await pilot.press("slash", "z", "z", "q", "enter")
+        await pilot.pause()
+        assert pane.filter_text == "zzq" and pane.query_one(TaskTable).row_count < shown
+        assert isinstance(app.focused, TaskTable) and "escape" in _shown_keys(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert pane.filter_text == "" and pane.query_one(TaskTable).row_count == shown
+
+
+async def test_tab_titles_carry_their_digit(demo_world):
+    from screens.tabs import TABS
+
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.pause()
+        for n, (tab_id, title, _, _) in enumerate(TABS, start=1):
+            assert str(app.tabs.get_tab(tab_id).label).startswith(f"{n} {title}")
+        await pilot.press("6")
+        assert app.tabs.active == "campaign"
+
+
+async def test_leaving_the_log_filter_keeps_the_line_in_view():
+    """x with a filter on clears it; the line the operator was on stays current and in view,
+    instead of the view jumping to the top of the log."""
+    from textual.app import App
+
+    from widgets.log_view import LogView
+
+    class LogApp(App):
+        def compose(self):
+            yield LogView()
+
+    app = LogApp()
+    async with app.run_test(size=SMALL) as pilot:
+        view = app.query_one(LogView)
+        view.add_lines([f"line {i} {'ERROR' if i % 10 == 0 else 'ok'}" for i in range(1, 501)])
+        await pilot.pause()
+        view.set_filter("ERROR")
+        view.current = None
+        view.scroll_home(animate=False)
+        found = view.find("line 300 ")
+        assert found.number == 300
+        view.set_filter(None)
+        await pilot.pause()
+        assert view.current_line()[0] == 300
+        top = int(view.scroll_y)
+        assert top <= view.current < top + view.size.height
+        assert top > 200
+
+
+async def test_every_focus_stop_is_marked_and_keeps_its_keys_in_the_footer(demo_world):
+    """Tab never lands on the tab strip (where the pane's keys vanished unseen); on Server it reaches
+    the flags table, which then carries the accent edge the config list and log carry."""
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("1")
+        await pilot.pause()
+        await pilot.press("tab")
+        await pilot.pause()
+        assert "f" in _shown_keys(app)  # the GPUs pane still has the focus
+        await pilot.press("2")
+        await _until(pilot, lambda: len(app.panes["server"].configs) == 3, what="configs")
+        flags = app.panes["server"].query_one("#flags")
+        for _ in range(4):
+            if app.focused is flags:
+                break
+            await pilot.press("tab")
+            await pilot.pause()
+        assert app.focused is flags
+        assert flags.styles.border_left[0] == "outer"
+        assert "l" in _shown_keys(app)
+
+
+async def test_suggestions_can_be_browsed_as_a_list(demo_world):
+    """Three suggestions: the third (the README's crash investigation) is reached with the arrows and
+    accepted with Enter; n dismisses the highlighted one; the line names s/y/n before the text, uncut."""
+    from profiles.task_suggestion import Suggestion
+    from screens.suggestions import SuggestionList
+
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.panes["tasks"]
+        await pilot.press("5")
+        await _until(pilot, lambda: pane.board is not None, what="board")
+        for n, text in enumerate(["Re-run the failed level at 256", "Check efficiency of run b",
+                                  "Investigate cuda-illegal-address in run_tp8_ep8_crash " + "x" * 150]):
+            pane.board.suggest(Suggestion(key=f"k{n}", text=text, kind="crash"))
+        pane.redraw()
+        await pilot.pause()
+        line = pane.query_one("#suggestion").render()
+        assert str(line).startswith("✚ 3 suggested · s list · y accept · n dismiss")
+        assert pane.query_one("#suggestion").size.height == 1  # cut at the edge, never wrapped
+        before = len(pane.board.tasks)
+        await pilot.press("s")
+        await pilot.pause()
+        assert isinstance(app.screen, SuggestionList)
+        await pilot.press("down", "down", "enter")
+        await _until(pilot, lambda: len(pane.board.suggestions) == 2, what="accept")
+        assert any(t.text.startswith("Investigate cuda-illegal-address") for t in pane.board.tasks)
+        assert len(pane.board.tasks) == before + 1
+        await pilot.press("n")  # the highlighted one (now the second of two) goes
+        await _until(pilot, lambda: len(pane.board.suggestions) == 1, what="dismiss")
+        assert [s.key for s in pane.board.suggestions] == ["k0"]
+        await pilot.press("escape")
+        assert not isinstance(app.screen, SuggestionList)
+
+
+async def test_readonly_says_so_when_a_removed_key_is_pressed(demo_world):
+    app = GpudeckApp(profile_name="demo", readonly=True)
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("2")
+        await _until(pilot, lambda: len(app.panes["server"].configs) == 3, what="configs")
+        assert "l" not in _shown_keys(app)
+        await pilot.press("l")
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+        assert any("read-only" in m and "launch" in m for m in messages), messages
+
+
+async def test_a_toast_shows_a_path_whole_on_one_line(demo_world):
+    from textual.widgets._toast import Toast
+
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await pilot.pause()
+        message = "wrote /tmp/gpudeck-demo-k2j4h5g6/home/data/profiles/demo/findings.md"
+        app.notify(message)
+        await _until(pilot, lambda: bool(app.screen.query(Toast)), seconds=5, what="the toast")
+        await pilot.pause()
+        toast = app.screen.query(Toast).last()
+        assert toast.region.height == 1 and toast.region.width >= len(message)

@@ -1,0 +1,50 @@
+"""A changed host key in the TUI: not an outage but a refusal only the operator can lift. A banner
+over every tab carries the CLI's whole message (both fingerprints, the `trust --replace` fix), and
+ctrl+r reconnects at once instead of waiting out the backoff. Real sshd."""
+from __future__ import annotations
+
+import subprocess
+
+from profiles.atomic import write_atomic
+from profiles.paths import known_hosts_file
+from screens.app import GpudeckApp
+
+
+def _fingerprint(pub) -> str:
+    out = subprocess.run(["ssh-keygen", "-lf", str(pub)], capture_output=True, text=True, check=True).stdout
+    return out.split()[1]
+
+
+async def _until(pilot, predicate, seconds=30.0, what=""):
+    for _ in range(int(seconds / 0.1)):
+        if predicate():
+            return
+        await pilot.pause(0.1)
+    assert predicate(), f"timed out waiting for {what}"
+
+
+async def test_changed_host_key_banner_on_every_tab_and_reconnect_now(ssh_profile, sshd, tmp_path):
+    right = known_hosts_file().read_text()
+    other = tmp_path / "other_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    algorithm, blob = other.with_suffix(".pub").read_text().split()[:2]
+    patterns = right.split()[0]
+    write_atomic(known_hosts_file(), f"{patterns} {algorithm} {blob}\n")  # the host "was reinstalled"
+
+    app = GpudeckApp(profile_name="testbox")
+    async with app.run_test(size=(160, 45)) as pilot:
+        banner = app.query_one("#host-alert")
+        await _until(pilot, lambda: banner.display, what="the banner")
+        text = str(banner.render())
+        assert "host key CHANGED" in text and "--replace" in text
+        assert _fingerprint(sshd.host_key_pub) in text  # the fingerprint the host offers now
+        for tab in "23456":
+            await pilot.press(tab)
+            await pilot.pause()
+            assert banner.display and banner.region.height >= 1  # drawn above whichever tab is open
+        assert "ctrl+r" in app.active_bindings
+        write_atomic(known_hosts_file(), right)  # the operator ran `gpudeck profiles trust testbox --replace`
+        await pilot.press("ctrl+r")
+        await _until(pilot, lambda: app.fleet.hosts["testbox"].status.state == "connected", seconds=8,
+                     what="the reconnect")
+        await _until(pilot, lambda: not banner.display, seconds=3, what="the banner to go")

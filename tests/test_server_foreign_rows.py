@@ -1,0 +1,43 @@
+"""A server the console did not start gets a row on the Server tab; when that process goes, its
+row goes too at the next re-check, instead of reading '● running' for as long as the tab is open."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import screens.server_pane as server_pane
+from profiles import store
+from profiles.profile import profile_from_dict
+from screens.app import GpudeckApp
+
+
+async def _until(pilot, predicate, seconds=20.0, what=""):
+    for _ in range(int(seconds / 0.1)):
+        if predicate():
+            return
+        await pilot.pause(0.1)
+    assert predicate(), f"timed out waiting for {what}"
+
+
+async def test_a_gone_foreign_server_loses_its_row(gpudeck_home, monkeypatch):
+    monkeypatch.setattr(server_pane, "UNMANAGED_EVERY_S", 0.5)
+    store.save(profile_from_dict("local", {"transport": "local"}))
+    # looks like a vLLM server to `ps` (its arguments say so), started by someone else
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "vllm serve", "fake-model"],
+                            start_new_session=True)
+    key = f"pid:{proc.pid}"
+    try:
+        app = GpudeckApp(profile_name="local")
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.press("2")
+            table = app.panes["server"].query_one("#configs")
+            pane = app.panes["server"]
+            await _until(pilot, lambda: key in table.rows, what=f"the foreign row {list(table.rows)} "
+                         f"{[p.pid for p in pane.unmanaged]} {pane.query_one('#loghead').render()}")
+            proc.kill()
+            proc.wait()
+            await _until(pilot, lambda: key not in table.rows, what="the row to go")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
