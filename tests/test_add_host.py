@@ -9,14 +9,11 @@ from profiles.paths import known_hosts_file
 from screens.add_host import AddHost
 from screens.app import GpudeckApp
 from screens.confirm import Confirm
+from tests.harness import wait_until
 
 
-async def _until(pilot, predicate, seconds=30.0, what=""):
-    for _ in range(int(seconds / 0.1)):
-        if predicate():
-            return
-        await pilot.pause(0.1)
-    assert predicate(), f"timed out waiting for {what}"
+async def _until(pilot, predicate, seconds=30.0, what="the condition"):
+    await wait_until(pilot, predicate, seconds, what)
 
 
 async def test_add_trust_check_and_open(sshd, gpudeck_home):

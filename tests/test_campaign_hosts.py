@@ -28,7 +28,7 @@ def test_two_hosts_take_the_cells_one_at_a_time_each(gpudeck_home, tmp_path):
         assert gpudeck("profiles", "add", host, "--local", "--scripts-dir", str(scripts),
                        "--log-dir", str(tmp_path / f"logs-{host}")).returncode == 0
     campaign = tmp_path / "campaign.toml"
-    campaign.write_text("[sweep]\nlevels = [1]\ninput_len = 16\noutput_len = 8\nnum_prompts = 2\n\n"
+    campaign.write_text("[sweep]\nlevels = [1]\ninput_len = 16\noutput_len = 8\nnum_prompts = 2\nrepeats = 1\n\n"
                         + "".join(f'[[config]]\nname = "{n}"\n\n' for n in names)
                         + "[policy]\nready_timeout_s = 120\ngpu_idle_timeout_s = 5\n")
     assert gpudeck("campaign", "run", str(campaign), "-p", "h1", "--hosts", "h1,nope").returncode == 2

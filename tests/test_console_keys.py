@@ -12,14 +12,11 @@ from screens.app import GpudeckApp
 from screens.confirm import Confirm
 from widgets.bench_table import BenchLevelTable
 from widgets.roofline_table import RooflineTable
+from tests.harness import wait_until
 
 
-async def _until(pilot, predicate, seconds=30.0, what=""):
-    for _ in range(int(seconds / 0.1)):
-        if predicate():
-            return
-        await pilot.pause(0.1)
-    assert predicate(), f"timed out waiting for {what}"
+async def _until(pilot, predicate, seconds=30.0, what="the condition"):
+    await wait_until(pilot, predicate, seconds, what)
 
 
 @pytest.fixture

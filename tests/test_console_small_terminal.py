@@ -6,21 +6,18 @@ from __future__ import annotations
 import os
 
 import pytest
-from textual.widgets import Input, Select
+from textual.widgets import Input
 
 from console import demo
 from screens.app import GpudeckApp
 from widgets.roofline_table import RooflineTable
+from tests.harness import wait_until
 
 SMALL = (100, 30)
 
 
-async def _until(pilot, predicate, seconds=30.0, what=""):
-    for _ in range(int(seconds / 0.1)):
-        if predicate():
-            return
-        await pilot.pause(0.1)
-    assert predicate(), f"timed out waiting for {what}"
+async def _until(pilot, predicate, seconds=30.0, what="the condition"):
+    await wait_until(pilot, predicate, seconds, what)
 
 
 @pytest.fixture

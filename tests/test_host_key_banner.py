@@ -8,6 +8,7 @@ import subprocess
 from profiles.atomic import write_atomic
 from profiles.paths import known_hosts_file
 from screens.app import GpudeckApp
+from tests.harness import wait_until
 
 
 def _fingerprint(pub) -> str:
@@ -15,12 +16,8 @@ def _fingerprint(pub) -> str:
     return out.split()[1]
 
 
-async def _until(pilot, predicate, seconds=30.0, what=""):
-    for _ in range(int(seconds / 0.1)):
-        if predicate():
-            return
-        await pilot.pause(0.1)
-    assert predicate(), f"timed out waiting for {what}"
+async def _until(pilot, predicate, seconds=30.0, what="the condition"):
+    await wait_until(pilot, predicate, seconds, what)
 
 
 async def test_changed_host_key_banner_on_every_tab_and_reconnect_now(ssh_profile, sshd, tmp_path):

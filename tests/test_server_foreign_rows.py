@@ -9,14 +9,11 @@ import screens.server_pane as server_pane
 from profiles import store
 from profiles.profile import profile_from_dict
 from screens.app import GpudeckApp
+from tests.harness import wait_until
 
 
-async def _until(pilot, predicate, seconds=20.0, what=""):
-    for _ in range(int(seconds / 0.1)):
-        if predicate():
-            return
-        await pilot.pause(0.1)
-    assert predicate(), f"timed out waiting for {what}"
+async def _until(pilot, predicate, seconds=20.0, what="the condition"):
+    await wait_until(pilot, predicate, seconds, what)
 
 
 async def test_a_gone_foreign_server_loses_its_row(gpudeck_home, monkeypatch):

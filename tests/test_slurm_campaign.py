@@ -37,7 +37,7 @@ def llama_campaign(tmp_path, names: list[str], prompts: int = 2):
     assert gpudeck("profiles", "add", "cluster", "--slurm", "--partition", "gpu", "--scripts-dir", str(scripts),
                    "--log-dir", str(tmp_path / "logs")).returncode == 0
     campaign = tmp_path / "campaign.toml"
-    campaign.write_text(f"[sweep]\nlevels = [1]\ninput_len = 16\noutput_len = 8\nnum_prompts = {prompts}\n\n"
+    campaign.write_text(f"[sweep]\nlevels = [1]\ninput_len = 16\noutput_len = 8\nnum_prompts = {prompts}\nrepeats = 1\n\n"
                         + "".join(f'[[config]]\nname = "{n}"\n\n' for n in names)
                         + "[policy]\nparallel = 2\nready_timeout_s = 120\n")
     return campaign

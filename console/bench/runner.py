@@ -538,13 +538,18 @@ class Sweep:
         message = f"{why} (last byte {since}); server check: {check}"
         if check == "refuses connections":
             # it went silent, then away: what gpudeck knows of its end, as for a death
-            launch = (self.doc.get("server_launch") or {}).get("launch")
-            details = death_details(self.config.profile, launch, self.started)
-            if details["pid"] is not None:
-                message += f"; server pid {details['pid']} exited"
-            if details["crash_record"]:
-                message += f"; crash record {details['crash_record']}"
+            message = self._with_end(message)
         level["server_hung"] = {"since": since, "check": check, "message": message}
+
+    def _with_end(self, message: str) -> str:
+        """`message` plus what gpudeck knows of the server's end: its pid's exit, its crash record."""
+        launch = (self.doc.get("server_launch") or {}).get("launch")
+        details = death_details(self.config.profile, launch, self.started)
+        if details["pid"] is not None:
+            message += f"; server pid {details['pid']} exited"
+        if details["crash_record"]:
+            message += f"; crash record {details['crash_record']}"
+        return message
 
     async def _going_away(self, level: dict, records: list[RequestRecord]) -> None:
         """Every failure of the level is the server's own error, and then its port refuses
@@ -565,12 +570,7 @@ class Sweep:
         since = time.strftime("%H:%M:%S", time.localtime(min(times) if times else time.time()))
         message = (f"server stopping: the streams it held ended with its error ({bad[0].error}) "
                    f"at {since}, and it now refuses connections")
-        launch = (self.doc.get("server_launch") or {}).get("launch")
-        details = death_details(self.config.profile, launch, self.started)
-        if details["pid"] is not None:
-            message += f"; server pid {details['pid']} exited"
-        if details["crash_record"]:
-            message += f"; crash record {details['crash_record']}"
+        message = self._with_end(message)
         level["server_stopping"] = {"since": since, "check": "refuses connections", "message": message}
 
     async def _refuses_soon(self, records: list[RequestRecord]) -> bool:
