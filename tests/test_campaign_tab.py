@@ -107,3 +107,20 @@ def test_campaign_list_says_driver_gone_for_a_running_campaign_without_its_drive
     assert "running (driver gone" in line and "leading so far: a" in line
     listed = json.loads(gpudeck("campaign", "list", "-p", "box", "--json").stdout)["campaigns"]
     assert listed[0]["driver_gone"] is True and listed[0]["winner"] is None and listed[0]["leader"] == "a"
+
+
+async def test_no_campaign_yet_draws_no_empty_frontier_frame(tmp_path):
+    """Before any campaign the tab says how to start one; the frontier's frame appears with a campaign."""
+    from console.session import HostSession
+    from profiles import store
+    from profiles.profile import profile_from_dict
+    from screens.campaign_pane import CampaignPane
+    from tests.harness import HostApp, wait_until
+    from widgets.campaign_frontier import CampaignFrontier
+
+    store.save(profile_from_dict("empty", {"transport": "local"}))
+    app = HostApp(CampaignPane(), HostSession.open(store.load("empty")))
+    async with app.run_test(size=(160, 45)) as pilot:
+        title = app.pane.query_one("#camp-title")
+        await wait_until(pilot, lambda: "no campaign yet" in str(title.render()), 10, "the empty-tab line")
+        assert not app.pane.query_one(CampaignFrontier).display

@@ -15,6 +15,7 @@ class CampaignFrontier(PlotextPlot):
     DEFAULT_CSS = "CampaignFrontier { height: 14; min-height: 10; width: 1fr; }"
 
     def show(self, front: dict | None) -> None:
+        self.display = front is not None   # no campaign yet: no empty frame where its chart will be
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
