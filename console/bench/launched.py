@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+from console.fmt import clock
 from console.servers import records
 from console.store.crashes import crash_of_launch, read_crashes
 
@@ -68,6 +69,6 @@ def operator_stop(profile: str, launch_id: str | None) -> str | None:
     for record in records.load_all(profile):
         if record.id == launch_id:
             if record.kill_requested and record.state in ("stopping", "stopped"):
-                return time.strftime("%H:%M:%S", time.localtime(record.stopped_at or time.time()))
+                return clock(record.stopped_at or time.time())
             return None
     return None

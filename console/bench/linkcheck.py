@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from console.fmt import clock
 from console.hosts import CONNECTED, DOWN, Host, HostError
 
 LINK_WAIT_S = 60.0  # how long a sweep waits for a lost link before giving the level up
@@ -39,7 +40,7 @@ class _LinkTrouble(Exception):
 
 
 def _clock(t: float | None) -> str | None:
-    return time.strftime("%H:%M:%S", time.localtime(t)) if t is not None else None
+    return clock(t) if t is not None else None
 
 
 class LinkCheck:

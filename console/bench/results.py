@@ -16,6 +16,7 @@ from pathlib import Path
 from profiles.atomic import write_atomic
 from profiles.paths import profile_data_dir
 
+from ..fmt import clock
 from .metrics import RequestRecord
 
 
@@ -121,7 +122,7 @@ def request_row(level: int, concurrency: int, record: RequestRecord, level_start
         "input_tokens": record.input_tokens,
         "server_tpot_ms": record.server_tpot_ms,
         "error": record.error,
-        "failed_at": time.strftime("%H:%M:%S", time.localtime(record.failed_at)) if record.failed_at else None,
+        "failed_at": clock(record.failed_at) if record.failed_at else None,
     }
 
 

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ..fmt import clock
 from . import events
 from .client import HUNG, StreamClient, default_timeout, request_body
 from .loop import clock_info
@@ -408,7 +409,7 @@ class Sweep:
         workers = 1 if rate is not None else plan_workers(c, cfg.workers, self._previous_lag_p99)
         self.emit(events.make("level-start", level=i, concurrency=c if rate is None else None,
                               max_concurrency=c if rate is not None else None, num_prompts=n, warmup=warmup,
-                              workers=workers, time=time.strftime("%H:%M:%S"), request_rate=rate,
+                              workers=workers, time=clock(time.time()), request_rate=rate,
                               label=level_label(c, rate)))
         async with StreamClient(cfg.url, cfg.api, timeout_s=cfg.request_timeout(), stall_s=cfg.stall_s,
                                 headers=cfg.headers) as client:
@@ -515,7 +516,7 @@ class Sweep:
 
     async def _hung(self, level: dict, why: str, hung_at: float | None) -> None:
         """Every stream went silent: check the server once and say what was found."""
-        since = time.strftime("%H:%M:%S", time.localtime(hung_at or time.time()))
+        since = clock(hung_at or time.time())
         stop_time = self._operator_stop()
         level["status"] = "failed"
         if stop_time:
@@ -567,7 +568,7 @@ class Sweep:
         else:
             return
         times = [r.failed_at for r in bad if r.failed_at]
-        since = time.strftime("%H:%M:%S", time.localtime(min(times) if times else time.time()))
+        since = clock(min(times) if times else time.time())
         message = (f"server stopping: the streams it held ended with its error ({bad[0].error}) "
                    f"at {since}, and it now refuses connections")
         message = self._with_end(message)
@@ -680,7 +681,7 @@ class Sweep:
             return None
         times = [r.failed_at for r in bad if r.error in DEATH_ERRORS and r.failed_at]
         first = min(times) if times else time.time()
-        since = time.strftime("%H:%M:%S", time.localtime(first))
+        since = clock(first)
         launch = (self.doc.get("server_launch") or {}).get("launch")
         details = death_details(self.config.profile, launch, self.started)
         death = {"since": since, "message": f"connection refused from {since}", **details}

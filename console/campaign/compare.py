@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..fmt import UNKNOWN
 from ..store.runs import LevelResult
 from . import stats
 from .conditions import spread_note
@@ -119,7 +120,7 @@ class Comparison:
 
 
 def _ci(ci) -> str:
-    return "N/A" if not ci or ci[0] is None else f"{ci[0]:.2f} … {ci[1]:.2f}"
+    return UNKNOWN if not ci or ci[0] is None else f"{ci[0]:.2f} … {ci[1]:.2f}"
 
 
 SLO_FIELDS = (("ttft_ms", "ttft_p99", "TTFT p99"), ("tpot_ms", "tpot_p99", "TPOT p99"))
@@ -334,7 +335,7 @@ def clearly_behind(state: CampaignState) -> list[tuple[str, str]]:
 
 
 def _n(value, fmt="{:.2f}") -> str:
-    return "N/A" if value is None else fmt.format(value)
+    return UNKNOWN if value is None else fmt.format(value)
 
 
 def _pm(level: dict) -> str:
@@ -343,7 +344,7 @@ def _pm(level: dict) -> str:
     ci = tps.get("ci")
     mean = level.get("output_throughput")
     if mean is None:
-        return "N/A"
+        return UNKNOWN
     if not ci or ci[0] is None or tps.get("repeats", 0) * max(1, tps.get("requests", 0)) <= 1:
         return f"{mean:.2f}"
     return f"{mean:.1f}±{max(mean - ci[0], ci[1] - mean):.1f}"
@@ -367,8 +368,8 @@ def efficiency_lines(comp: Comparison) -> list[str]:
     lines = ["against the roofline (fit of TPOT = ideal step / eta + overhead):"]
     for r in comp.results:
         cal = r.calibration or {}
-        eta = f"eta {cal['eta'] * 100:.1f}%" if cal.get("eta") else "eta N/A"
-        over = f"overhead {cal['overhead_ms']:.1f} ms/step" if cal else "overhead N/A"
+        eta = f"eta {cal['eta'] * 100:.1f}%" if cal.get("eta") else f"eta {UNKNOWN}"
+        over = f"overhead {cal['overhead_ms']:.1f} ms/step" if cal else f"overhead {UNKNOWN}"
         lines.append(f"  {r.cell[:44]:<44} {efficiency_text(r)} · {eta} · {over}")
     return lines
 

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from profiles import paths
 from profiles.atomic import private_dirs, write_atomic
 
+from ..fmt import clock
 from ..pids import pid_alive
 from .driver import start_ticks
 from .files import FileRefused, read_capped
@@ -117,8 +118,8 @@ def _conflicts(folder: Path, port_name: str, campaign_id: str | None, profile: s
         if held.get("campaign") == campaign_id and held.get("pid") == pid:
             continue                               # our own (a --hosts campaign may reach one machine by two profiles)
         if "any" in (path.stem, port_name) or path.stem == port_name:
-            since = time.strftime("%H:%M:%S", time.localtime(held.get("since", 0) if isinstance(
-                held.get("since"), (int, float)) else 0))
+            since = clock(held["since"] if isinstance(held.get("since"), (int, float))
+                          and not isinstance(held.get("since"), bool) else None)
             where = "this host" if path.stem == "any" else f"port {path.stem} of this host"
             raise LockHeld(f"{where} is driven by campaign {str(held.get('campaign'))[:80]} of profile "
                            f"{str(held.get('profile'))[:80]} (pid {held.get('pid')}, since {since}); "

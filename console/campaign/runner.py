@@ -19,6 +19,7 @@ from typing import Callable
 from profiles.atomic import private_dirs, write_atomic
 from profiles.profile import Profile
 
+from ..fmt import clock
 from ..hosts import HostError
 from ..servers import configs as cfgs
 from ..servers import lifecycle, records
@@ -151,7 +152,7 @@ class CampaignRunner:
             return False
 
     def _log(self, text: str) -> None:
-        self.say(time.strftime("%H:%M:%S ") + text)
+        self.say(f"{clock(time.time())} {text}")
 
     async def run(self) -> st.CampaignState:
         state = self.state

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Sequence
 
+from ..fmt import UNKNOWN
+
 RESAMPLES = 400
 LEVEL_CI = 0.95
 SAMPLE_CAP = 64          # per-request samples a level keeps per repeat (evenly spread over the requests)
@@ -147,7 +149,7 @@ class Difference:
 
     def text(self) -> str:
         if self.pct is None:
-            return "N/A"
+            return UNKNOWN
         if self.lo is None:
             return f"{self.pct:+.1f}%, no interval: one repeat and no per-request samples"
         return f"{self.pct:+.1f}%, CI {signed(self.lo)} … {signed(self.hi)}"
@@ -159,7 +161,7 @@ class Difference:
 def signed(pct: float | None) -> str:
     """+6.7% / −4.1% (a true minus sign, as the interval reads in prose)."""
     if pct is None:
-        return "N/A"
+        return UNKNOWN
     return f"{pct:+.1f}%".replace("-", "−")
 
 

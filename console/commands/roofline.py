@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..fmt import UNKNOWN
+
 
 def register(sub) -> None:
     p = sub.add_parser("roofline", help="theoretical decode tok/s for a model on given GPUs, and efficiency")
@@ -211,7 +213,7 @@ def _assumption(text: str) -> tuple[str, object]:
 
 
 def calibration_line(cal) -> str:
-    eta = f"{cal.eta:.1%}" if cal.eta else "N/A"
+    eta = f"{cal.eta:.1%}" if cal.eta else UNKNOWN
     r2 = f"{cal.r2:.3f}" if cal.r2 is not None else "N/A (2 levels)"
     return (f"eta {eta} of the ideal bandwidth, overhead {cal.overhead_s * 1e3:.2f} ms/step, r2 {r2}, "
             f"levels {', '.join(str(b) for b in cal.levels_used)}")

@@ -6,6 +6,7 @@ import json
 import sys
 import time
 
+from ..fmt import UNKNOWN
 from .kit import CLIError, emit_json, load_profile, run_async
 
 
@@ -271,7 +272,7 @@ def _where(record) -> str:
 
 
 def _exit_text(code: int | None) -> str:
-    return "N/A" if code is None else str(code)
+    return UNKNOWN if code is None else str(code)
 
 
 async def _kill_escaped(session, record, as_json: bool) -> int:

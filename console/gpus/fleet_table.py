@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from ..fmt import UNKNOWN
 from .dcgm import xid_meaning
 from .flags import BUSY, STALE
 from .model import OK, UNREACHABLE, Snapshot, known
@@ -119,7 +120,7 @@ def filter_rows(rows: list[HostRow], text: str = "", stale_only: bool = False, x
 
 
 def _n(value, fmt: str = "{:.0f}") -> str:
-    return "N/A" if value is None else fmt.format(value)
+    return UNKNOWN if value is None else fmt.format(value)
 
 
 def host_lines(sample, now: float | None = None) -> list[str]:
@@ -135,8 +136,8 @@ def host_lines(sample, now: float | None = None) -> list[str]:
              f"{'host':<28} {'state':<12} {'GPUs':>4} {'util':>5} {'memory GiB':>15} {'max C':>5} {'power W':>8} "
              f"{'age':>7}  notes"]
     for r in rows:
-        mem = ("N/A" if r.memory_used_mib is None else f"{r.memory_used_mib / 1024:.0f}") + "/" + \
-              ("N/A" if r.memory_total_mib is None else f"{r.memory_total_mib / 1024:.0f}")
+        mem = (UNKNOWN if r.memory_used_mib is None else f"{r.memory_used_mib / 1024:.0f}") + "/" + \
+              (UNKNOWN if r.memory_total_mib is None else f"{r.memory_total_mib / 1024:.0f}")
         host = r.host if len(r.host) <= 28 else r.host[:27] + "…"
         lines.append(f"{host:<28} {r.worst:<12} {_n(r.gpus):>4} {_n(r.util_pct, '{:.0f}%'):>5} {mem:>15} "
                      f"{_n(r.temp_max_c):>5} {_n(r.power_w):>8} {age(r.age_s):>7}  {r.notes}")

@@ -31,6 +31,7 @@ from profiles.prom_selector import selector_matchers
 
 from console.safe_text import clean_line
 
+from ..fmt import clock
 from . import prom_answer
 from .dcgm import CANNOT_SHOW, SERIES_NAMES, Series, clean, fold, host_of
 from .flags import FlagTracker
@@ -371,7 +372,7 @@ class PrometheusFleet:
             if not target.up:
                 name = target.host or clean(target.instance)     # label text from outside: made visible
                 since = target.down_since
-                when = time.strftime("%H:%M:%S", time.localtime(since)) if since else "an unknown time"
+                when = clock(since) if since else "an unknown time"
                 snaps[name] = Snapshot(state=UNREACHABLE, host=name, source="dcgm", simulated=self.simulated,
                                        message=f"exporter {clean(target.instance)} down since {when}",
                                        taken_at=since)

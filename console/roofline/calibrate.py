@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from ..fmt import UNKNOWN
 from .step_times import StepTimes
 
 
@@ -67,7 +68,7 @@ def dominant_term(roof: StepTimes, cal: Calibration, batch: int = 1) -> str:
     if share >= 0.5:
         return (f"per-step overhead is {share:.0%} of the {step_ms:.1f} ms step at batch {batch}: "
                 "launches, scheduling or allreduce latency (CUDA graphs, the collective), not bandwidth")
-    eta = f"{cal.eta:.0%}" if cal.eta else "N/A"
+    eta = f"{cal.eta:.0%}" if cal.eta else UNKNOWN
     return (f"memory traffic is {1 - share:.0%} of the {step_ms:.1f} ms step at batch {batch}, at {eta} of the "
             "ideal bandwidth: kernels and data layout, not launch overhead")
 

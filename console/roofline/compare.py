@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..fmt import UNKNOWN
 from .result import Roofline
 from .runs import MeasuredRun
 
@@ -47,8 +48,8 @@ def calibration_text(roof: Roofline, run: MeasuredRun | None) -> tuple[object, s
     cal = fit(roof, run.tpot_points())
     if cal is None:
         return None, f"calibration: N/A (run {run.name} has fewer than two finished levels with a TPOT)"
-    eta = f"{cal.eta:.1%}" if cal.eta else "N/A"
-    r2 = f"{cal.r2:.3f}" if cal.r2 is not None else "N/A"
+    eta = f"{cal.eta:.1%}" if cal.eta else UNKNOWN
+    r2 = f"{cal.r2:.3f}" if cal.r2 is not None else UNKNOWN
     line = (f"calibration from {run.name}: η {eta} of the ideal bandwidth · overhead {cal.overhead_s * 1e3:.2f} ms/step · "
             f"r² {r2} · levels {','.join(str(b) for b in cal.levels_used)}\n{dominant_term(roof, cal, 1)}")
     unmeasured = [b for b in sorted({lv.batch for lv in roof.levels} | {lv.concurrency for lv in run.levels})

@@ -6,6 +6,7 @@ import time
 from collections import deque
 from typing import Callable
 
+from ..fmt import clock
 from ..hosts import HostError
 from ..session import HostSession
 from .triage import Triage, classify_text
@@ -190,7 +191,7 @@ class ServerMonitor:
             return
         from .triage import TriageResult
 
-        last = time.strftime("%H:%M:%S", time.localtime(time.time() - silent))
+        last = clock(time.time() - silent)
         verdict = TriageResult(
             cls="hang", line=None, excerpt=list(self.seen)[-10:], server=self.triage.result().server,
             summary=(f"the process is alive but /health has not answered for {now - self._unhealthy_since:.0f}s "

@@ -17,6 +17,7 @@ from typing import Any
 
 from profiles import paths
 
+from ..fmt import UNKNOWN
 from .scan import Scan, Unreadable
 
 KIND = "crash record"
@@ -43,7 +44,7 @@ class CrashRecord:
     @property
     def clock(self) -> str:
         """HH:MM:SS of the death, or N/A."""
-        return self.time[11:19] if len(self.time) >= 19 else "N/A"
+        return self.time[11:19] if len(self.time) >= 19 else UNKNOWN
 
     def to_doc(self) -> dict[str, Any]:
         return {"id": self.id, "config": self.config, "launch": self.launch, "flags": self.flags,
