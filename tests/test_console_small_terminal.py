@@ -3,34 +3,20 @@ every key belongs to what has focus, Esc closes the top layer. Driven with Pilot
 world (no simulator started)."""
 from __future__ import annotations
 
-import os
 
 import pytest
 from textual.widgets import Input
 
-from console import demo
 from screens.app import GpudeckApp
 from widgets.roofline_table import RooflineTable
 from tests.harness import wait_until
+from tests.test_console_keys import _shown_keys, demo_world  # noqa: F401 - the demo world fixture
 
 SMALL = (100, 30)
 
 
 async def _until(pilot, predicate, seconds=30.0, what="the condition"):
     await wait_until(pilot, predicate, seconds, what)
-
-
-@pytest.fixture
-def demo_world(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", os.environ["PATH"])
-    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
-    world = demo.setup(tmp_path / "demo")
-    yield world
-    world.close()
-
-
-def _shown_keys(app) -> dict[str, str]:
-    return {key: b.binding.description for key, b in app.active_bindings.items() if b.binding.show and b.enabled}
 
 
 def _on_screen(app, widget) -> bool:
