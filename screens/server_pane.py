@@ -94,6 +94,8 @@ class ServerPane(Pane):
     ServerPane #flags-box { width: 1fr; }
     ServerPane #promise { color: $warning; height: auto; }
     ServerPane #flags { height: 1fr; }
+    ServerPane #metrics { height: auto; padding: 0 1; display: none; }
+    ServerPane #metrics.shown { display: block; }
     ServerPane #crash { height: auto; background: $error 20%; padding: 0 1; display: none; }
     ServerPane #crash.shown { display: block; }
     ServerPane #loghead { height: 1; background: $panel; padding: 0 1; }
@@ -124,6 +126,7 @@ class ServerPane(Pane):
             with Vertical(id="flags-box"):
                 yield Static("", id="promise")
                 yield SafeDataTable(id="flags", cursor_type="none")
+        yield Static("", id="metrics")
         yield Static("", id="crash")
         yield Static("log  (select a config)", id="loghead")
         yield LogView(id="log")
@@ -162,6 +165,7 @@ class ServerPane(Pane):
         await super().set_session(session)
         self.selected = None
         self.shown_record = None
+        self._draw_metrics()
         self.query_one(LogView).reset()
         self.action_reload()
 
@@ -218,7 +222,8 @@ class ServerPane(Pane):
         return clock(record.stopped_at or record.started_at)
 
     def _tick_since(self) -> None:
-        """The "since" column of running servers advances by itself."""
+        """The "since" column of running servers advances by itself (and an old /metrics reading turns stale)."""
+        self._draw_metrics()
         table = self.query_one("#configs", DataTable)
         now = time.time()
         if self.since_column is None:
@@ -285,6 +290,7 @@ class ServerPane(Pane):
         log = self.query_one(LogView)
         log.reset()
         self.shown_record = record.id if record else None
+        self._draw_metrics()
         if record is None:
             self.query_one("#loghead", Static).update(safe_text(f"log  {name}: never launched  ·  l launch"))
             return
@@ -351,9 +357,25 @@ class ServerPane(Pane):
                 self.query_one(LogView).add_lines(list(event.lines))
         elif isinstance(event, ev.ServerStateChanged):
             self._state_changed(event.record)
+        elif isinstance(event, ev.ServerMetricsSampled):
+            if event.record_id == self.shown_record:
+                self._draw_metrics()
         elif isinstance(event, ev.CrashRecorded):
             self.last_crash = event.crash
             self.notify(f"✖ {event.crash.config} crashed: {event.crash.cls}", severity="error", timeout=15)
+
+    def _draw_metrics(self) -> None:
+        """The shown launch's own /metrics, as the runtime last polled them; hidden when never polled."""
+        from widgets.server_metrics import metrics_line
+
+        line = self.query_one("#metrics", Static)
+        runtime = self.runtime
+        event = runtime.server_metrics.get(self.shown_record) if runtime and self.shown_record else None
+        if event is None:
+            line.remove_class("shown")
+            return
+        line.update(metrics_line(event, time.time(), simulated=runtime.session.profile.ui.simulated))
+        line.add_class("shown")
 
     def _state_changed(self, record: LaunchRecord) -> None:
         before = self.latest.get(record.config)

@@ -32,6 +32,25 @@ class ServerLogLines(RuntimeEvent):
 
 
 @dataclass(frozen=True)
+class ServerMetricsSampled(RuntimeEvent):
+    """One poll of a live launch's own `/metrics` (runtime/metrics_poll.py).
+
+    `metrics` is the last good reading (console.servers.live_metrics.LiveMetrics; None: none
+    yet) and `taken_at` when it was read; `stale` is True when this poll got no reading or
+    the server has ended (`error` says why). A reading older than `stale_after_s` is stale
+    too, even if no event says so (the poller itself may be what stopped)."""
+
+    record_id: str
+    config: str
+    metrics: Any
+    taken_at: float | None
+    polled_at: float
+    stale: bool
+    error: str | None = None
+    stale_after_s: float = 5.0
+
+
+@dataclass(frozen=True)
 class CrashRecorded(RuntimeEvent):
     crash: Any  # console.store.crashes.CrashRecord
 

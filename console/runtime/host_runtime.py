@@ -44,11 +44,12 @@ class ServerView:
 
 class HostRuntime:
     def __init__(self, session: HostSession, sampler_factory: Callable | None = None,
-                 watch_interval_s: float = 0.5, monitor_poll_s: float = 1.0):
+                 watch_interval_s: float = 0.5, monitor_poll_s: float = 1.0, metrics_poll_s: float = 1.0):
         self.session = session
         self.sampler_factory = sampler_factory
         self.watch_interval_s = watch_interval_s
         self.monitor_poll_s = monitor_poll_s
+        self.metrics_poll_s = metrics_poll_s
         self._listeners: list[Callable[[ev.RuntimeEvent], None]] = []
         self._tasks: dict[str, asyncio.Task] = {}
         self._closed = False
@@ -59,6 +60,7 @@ class HostRuntime:
         # servers
         self.monitors: dict[str, ServerMonitor] = {}
         self.launches: dict[str, LaunchRecord] = {}      # newest record of each config
+        self.server_metrics: dict[str, ev.ServerMetricsSampled] = {}  # launch id -> its latest /metrics poll
         self.last_crash: CrashRecord | None = None
         self._announced: set[str] = set()                # crash ids already reported
         # the sweep
@@ -249,7 +251,21 @@ class HostRuntime:
             on_crash=lambda doc: self._crashed(CrashRecord.from_doc(doc, doc["id"])))
         self.monitors[record.id] = monitor
         self._spawn(f"monitor-{record.id}", self._run_monitor(monitor))
+        self._spawn(f"metrics-{record.id}", self._poll_metrics(monitor))
         return monitor
+
+    async def _poll_metrics(self, monitor: ServerMonitor) -> None:
+        """The launch's own /metrics while it lives (ServerMetricsSampled, about 1 Hz)."""
+        from .metrics_poll import poll_metrics
+
+        if monitor.record.slurm:  # its server listens on a compute node, not on the host's loopback
+            return
+
+        def sampled(event: ev.ServerMetricsSampled) -> None:
+            self.server_metrics[event.record_id] = event  # for a view opened later
+            self.emit(event)
+        await poll_metrics(self.session.host, self.name, monitor.record, lambda: monitor.record.live,
+                           sampled, self.metrics_poll_s)
 
     async def _run_monitor(self, monitor: ServerMonitor) -> None:
         await monitor.run()

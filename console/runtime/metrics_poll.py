@@ -1,0 +1,63 @@
+"""A live launch's own `/metrics`, read about once a second for as long as it lives.
+
+The Server tab shows the server's view of itself (running and waiting requests,
+KV-cache use, preemptions, its TTFT/ITL means) beside what gpudeck measures. The
+host runtime reads it here, through the profile's SSH tunnel for a remote host as
+`server status` does, and hands every poll on as a `ServerMetricsSampled` event,
+so no pane does I/O. One HTTP client per launch (a fresh client costs about 20 ms
+of CPU, twenty times a read), one request at a time, each bounded in time
+(REQUEST_S) and bytes (live_metrics.MAX_PAGE).
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Callable
+
+from . import events as ev
+
+REQUEST_S = 3.0      # one read, from connecting to its last byte
+STALE_POLLS = 3      # a reading older than this many polls (plus one read's time) is stale
+NO_SERIES = "/metrics has no vllm:, sglang: or llamacpp: series"
+
+
+async def poll_metrics(host, profile: str, record, alive: Callable[[], bool],
+                       emit: Callable[[ev.RuntimeEvent], None], interval_s: float = 1.0) -> None:
+    """Read `record`'s /metrics every `interval_s` while `alive()` and it is ready, emitting
+    each poll; when it ends, one last event marks the last reading stale (the server ended).
+
+    `record` is the monitor's own LaunchRecord, whose state the monitor keeps current."""
+    import httpx
+
+    from ..servers.live_metrics import LiveMetrics, fetch
+
+    stale_after = STALE_POLLS * interval_s + REQUEST_S
+    last: LiveMetrics | None = None
+    taken_at: float | None = None
+    polled = False
+
+    def send(stale: bool, error: str | None) -> None:
+        emit(ev.ServerMetricsSampled(profile, record.id, record.config, last, taken_at, time.time(),
+                                     stale, error, stale_after))
+
+    async with httpx.AsyncClient(timeout=REQUEST_S) as client:
+        while alive():
+            if record.state != "ready" or not record.port:
+                await asyncio.sleep(interval_s)
+                continue
+            started = time.monotonic()
+            try:
+                found = await asyncio.wait_for(fetch(host, record.port, REQUEST_S, client), REQUEST_S)
+            except asyncio.TimeoutError:
+                found = f"/metrics did not answer within {REQUEST_S:g}s"
+            if not alive():
+                break  # it ended while we read: the last event below says so
+            polled = True
+            if isinstance(found, LiveMetrics) and found.server is not None:
+                last, taken_at = found, time.time()
+                send(False, None)
+            else:
+                send(True, found if isinstance(found, str) else NO_SERIES)
+            await asyncio.sleep(max(0.0, interval_s - (time.monotonic() - started)))
+    if polled:
+        send(True, f"server {record.state}")

@@ -1,0 +1,52 @@
+"""The Server tab shows the launched server's own `/metrics` line, driven with Pilot on the demo:
+its simulated sglang serves sglang's `sglang:` series, and the line says it is simulated."""
+from __future__ import annotations
+
+import os
+
+import httpx
+import pytest
+
+from console import demo
+from profiles import store
+from screens.app import GpudeckApp
+from screens.confirm import Confirm
+from tests.harness import wait_until
+
+
+@pytest.fixture
+def demo_world(tmp_path, monkeypatch):
+    # the demo points GPUDECK_HOME and PATH at its temp world; monkeypatch restores them
+    monkeypatch.setenv("PATH", os.environ["PATH"])
+    monkeypatch.setenv("GPUDECK_SIM_STARTUP_S", "0.3")
+    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
+    world = demo.setup(tmp_path / "demo")
+    yield world
+    world.close()
+
+
+async def test_the_server_tab_shows_the_live_sglang_series(demo_world):
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=(160, 45)) as pilot:
+        server = app.panes["server"]
+        line = server.query_one("#metrics")
+        await pilot.press("2")
+        await wait_until(pilot, lambda: len(server.configs) == 3, what="configs")
+        assert server.selected == "run_tp8_cds16" and not line.display  # never launched: no line
+        await pilot.press("l")
+        await wait_until(pilot, lambda: isinstance(app.screen, Confirm) or "run_tp8_cds16" in server.latest,
+                         what="the launch or its confirmation")
+        if isinstance(app.screen, Confirm):
+            await pilot.press("y")
+        await wait_until(pilot, lambda: line.display and "running" in str(line.render()), what="the metrics line")
+        shown = str(line.render())
+        # nothing sent yet: the latency histograms are empty, and sglang has no preemption counter
+        assert shown == ("sglang /metrics SIMULATED · running 0 · waiting 0 · KV 0% · preempt N/A · "
+                         "TTFT N/A · ITL N/A"), shown
+
+        async with httpx.AsyncClient(timeout=60) as client:
+            reply = await client.post(f"http://127.0.0.1:{demo_world.port}/v1/completions",
+                                      json={"model": "zai-org/GLM-5-NVFP4", "prompt": "hello", "max_tokens": 4})
+        assert reply.status_code == 200
+        await wait_until(pilot, lambda: "TTFT N/A" not in str(line.render()), what="the request's TTFT")
+        assert " ms · ITL " in str(line.render()) and "STALE" not in str(line.render())
