@@ -50,7 +50,7 @@ def read_metrics(text: str) -> LiveMetrics:
     counts: dict[str, float] = {}     # histogram family -> summed _count
     names: set[str] = set()
     try:
-        for family in text_string_to_metric_families(text):
+        for family in text_string_to_metric_families(_without_ignored_samples(text)):
             if not family.name.endswith("_created"):  # a counter's creation time, not a series of its own
                 names.add(family.name)
             for sample in family.samples:
@@ -86,6 +86,16 @@ def read_metrics(text: str) -> LiveMetrics:
     return LiveMetrics(server=server, families=families, running=first(RUNNING), waiting=first(QUEUED),
                        kv_cache_usage=first(KV_CACHE), preemptions=first(PREEMPTIONS),
                        ttft_mean_ms=mean_ms(TTFT), itl_mean_ms=itl)
+
+
+def _without_ignored_samples(text: str) -> str:
+    """The page less its `_bucket` and `_created` samples, which nothing here reads: half a vLLM
+    page's lines are histogram buckets, and dropping them halves the parse (the Server tab's
+    poll reads a page every second)."""
+    def ignored(line: str) -> bool:
+        name = line.split("{", 1)[0].split(None, 1)[0] if line and line[0] != "#" and line.strip() else ""
+        return name.endswith(("_bucket", "_created"))
+    return "".join(line for line in text.splitlines(keepends=True) if not ignored(line))
 
 
 async def fetch(host, port: int, timeout: float = 3.0, client=None) -> LiveMetrics | str:
