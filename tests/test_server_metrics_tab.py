@@ -1,5 +1,6 @@
 """The Server tab shows the launched server's own `/metrics` line, driven with Pilot on the demo:
-its simulated sglang serves sglang's `sglang:` series, and the line says it is simulated."""
+its simulated sglang serves sglang's `sglang:` series, and the line says it is simulated; once
+the server is stopped the line keeps its last values, marked STALE."""
 from __future__ import annotations
 
 import os
@@ -50,3 +51,11 @@ async def test_the_server_tab_shows_the_live_sglang_series(demo_world):
         assert reply.status_code == 200
         await wait_until(pilot, lambda: "TTFT N/A" not in str(line.render()), what="the request's TTFT")
         assert " ms · ITL " in str(line.render()) and "STALE" not in str(line.render())
+
+        await pilot.press("k")
+        await wait_until(pilot, lambda: isinstance(app.screen, Confirm), what="the kill confirmation")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: "STALE" in str(line.render()), what="the STALE marker")
+        await wait_until(pilot, lambda: server.latest["run_tp8_cds16"].state == "stopped", what="the stop")
+        await wait_until(pilot, lambda: "server stopped" in str(line.render()), what="the stop named on the line")
+        assert str(line.render()).startswith("sglang /metrics SIMULATED · running 0 · waiting 0 · KV ")
