@@ -76,6 +76,24 @@ async def test_a_live_llama_server_is_polled_and_its_unknown_fields_stay_unknown
         await runtime.close()
 
 
+async def test_a_live_vllm_is_polled_with_every_field_known(vllm_server):
+    """The real vLLM (CPU build) after one request: every field of the line is its own series."""
+    body = {"model": "smol", "prompt": "The capital of France is", "max_tokens": 8, "temperature": 0}
+    assert httpx.post(f"{vllm_server.url}/v1/completions", json=body, timeout=120).status_code == 200
+    runtime = HostRuntime(HostSession.open(store.load("local")), metrics_poll_s=POLL_S)
+    events = Events(runtime)
+    try:
+        runtime.watch(_ready_launch("local", vllm_server, "vllm-poll"))
+        event = await events.next(lambda e: not e.stale, "a fresh reading")
+        got = event.metrics
+        assert got.server == "vllm" and got.families >= 30
+        assert got.running == 0 and got.waiting == 0 and got.preemptions == 0 and 0 <= got.kv_cache_usage <= 1
+        assert got.ttft_mean_ms > 0 and got.itl_mean_ms > 0
+        assert "N/A" not in metrics_line(event, event.polled_at).plain
+    finally:
+        await runtime.close()
+
+
 async def test_a_stopped_server_turns_its_reading_stale_and_the_poll_ends(tmp_path):
     server = start_llama_server(tmp_path / "llama-server.log")
     runtime = HostRuntime(HostSession.open(store.load("local")), metrics_poll_s=POLL_S)
