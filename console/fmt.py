@@ -20,6 +20,16 @@ def clock(epoch: float | None) -> str:
     return UNKNOWN if epoch is None else time.strftime("%H:%M:%S", time.localtime(epoch))
 
 
+def stamp(epoch: float | None = None) -> str:
+    """Local date and time for a person to read, `2026-12-01 14:02:11`; now when no instant is given."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
+
+
+def iso(epoch: float | None = None) -> str:
+    """Local date and time with its UTC offset, for records: `2026-12-01T14:02:11+0000`; now by default."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(epoch))
+
+
 def duration(seconds: float | None, tenths: bool = False) -> str:
     """How long something has run: '45s', '12m05s', '2h13m'; 'N/A' when unknown.
 

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..fmt import clock
+from ..fmt import clock, iso
 from . import events
 from .client import HUNG, StreamClient, default_timeout, request_body
 from .loop import clock_info
@@ -278,7 +278,7 @@ class Sweep:
                 "run_id": self.store.run_id if self.store else None,
                 "path": str(self.store.path) if self.store else None,
                 "requests_path": str(self.store.requests_path) if self.store else None,
-                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
+                "started": iso(self.started),
                 "url": self._shown_url, "model": model, "api": cfg.api, "profile": cfg.profile,
                 "tunnelled": cfg.tunnelled,
                 "server_launch": cfg.server_launch or launch_summary(
@@ -336,7 +336,7 @@ class Sweep:
                 self.emit(events.make("level-end", level=i, concurrency=level.get("concurrency"), summary=level))
                 self._save()
         self.doc["status"] = "ok" if all(lv["status"] == "ok" for lv in self.doc["levels"]) else "not ok"
-        self.doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        self.doc["finished"] = iso()
         self._save()
         return self.doc
 

@@ -359,7 +359,7 @@ def crash_text(r: ConfigResult) -> str:
 def efficiency_text(r: ConfigResult) -> str:
     """Efficiency against the roofline's ideal where the comparison was decided and at the config's best level."""
     def at(pct, level):
-        return f"{_n(pct)}{'%' if pct is not None else ''} at c={level or 'N/A'}"
+        return f"{_n(pct)}{'%' if pct is not None else ''} at c={level or UNKNOWN}"
     return (f"efficiency {at(r.efficiency_deciding_pct, r.deciding_level)} (deciding level), "
             f"{at(r.efficiency_pct, r.best_level)} (best level)")
 
@@ -405,7 +405,7 @@ def table_lines(state: CampaignState, roof=None, roof_note: str = "", comp: Comp
         for c in levels:
             lv = by_c.get(c)
             if lv is None:
-                cells.append(f"{'·' if r.status in ('queued',) and not r.repeats else 'N/A':>11}")
+                cells.append(f"{'·' if r.status in ('queued',) and not r.repeats else UNKNOWN:>11}")
                 lat.append(f"{'':>11}")
             elif lv.get("finished"):
                 cells.append(f"{_pm(lv):>11}")

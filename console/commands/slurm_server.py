@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from .kit import CLIError, emit_json
+from ..fmt import UNKNOWN
 
 
 async def launch(session, config, args) -> int:
@@ -46,6 +47,6 @@ async def stop(session, record, args) -> int:
     if args.json:
         emit_json({"record": record.to_json(), **result.to_json()})
     else:
-        print(f"stopped {record.config} (job {record.slurm['job_id']} {end.get('state', 'N/A')}, "
+        print(f"stopped {record.config} (job {record.slurm['job_id']} {end.get('state', UNKNOWN)}, "
               f"{result.signal}, {result.seconds}s)")
     return 0

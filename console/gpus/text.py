@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..fmt import UNKNOWN
 from ..safe_text import clean_line
 from .model import Snapshot, known
 
 
 def gib(mib: Any) -> str:
-    return f"{mib / 1024:.1f}" if known(mib) else "N/A"
+    return f"{mib / 1024:.1f}" if known(mib) else UNKNOWN
 
 
 def memory(used: Any, total: Any) -> str:
@@ -19,15 +20,15 @@ def memory(used: Any, total: Any) -> str:
 
 
 def pct(value: Any) -> str:
-    return f"{value:g}%" if known(value) else "N/A"
+    return f"{value:g}%" if known(value) else UNKNOWN
 
 
 def temp(value: Any) -> str:
-    return f"{value:g}C" if known(value) else "N/A"
+    return f"{value:g}C" if known(value) else UNKNOWN
 
 
 def watts(value: Any) -> str:
-    return f"{value:.0f}" if known(value) else "N/A"
+    return f"{value:.0f}" if known(value) else UNKNOWN
 
 
 def power(draw: Any, limit: Any) -> str:
@@ -35,11 +36,11 @@ def power(draw: Any, limit: Any) -> str:
 
 
 def plain(value: Any) -> str:
-    return str(value) if known(value) else "N/A"
+    return str(value) if known(value) else UNKNOWN
 
 
 def mib(value: Any) -> str:
-    return f"{value:g} MiB" if known(value) else "N/A"
+    return f"{value:g} MiB" if known(value) else UNKNOWN
 
 
 def age(seconds: float | None) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 from profiles.atomic import write_atomic
 
 from .sections import cell, fenced, table
+from ..fmt import UNKNOWN
 
 
 def derived_flags(state) -> list[list[str]]:
@@ -21,7 +22,7 @@ def derived_flags(state) -> list[list[str]]:
         try:
             path = script_file(state, c.name)
             parsed = launch.parse_script(path.read_text(), name=path.name)
-            passed = ", ".join(f"{flag} {parsed.raw_flags.get(flag.lstrip('-').replace('_', '-'), 'N/A')}"
+            passed = ", ".join(f"{flag} {parsed.raw_flags.get(flag.lstrip('-').replace('_', '-'), UNKNOWN)}"
                                for flag in c.flags)
         except (OSError, ValueError, launch.LaunchConfigError) as exc:
             passed = f"script not readable: {exc}"

@@ -30,6 +30,7 @@ from . import sections
 from .campaigns import campaigns_section
 from .tasks import board_markdown
 from ..safe_text import clean
+from .. import fmt
 
 SECTION_ORDER = [
     ("host", "Host and GPUs"),
@@ -230,7 +231,7 @@ def render_sections(data: ReportData, out_dir: Path | None = None) -> dict[str, 
         "campaigns": campaigns_section(p, out_dir),
         "tasks": tasks_md,
     }
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    stamp = fmt.stamp() + time.strftime(" %Z")
     out = {"title": f"# Findings: {p.name}\n\n_Sections between gpudeck markers are rewritten by "
                     f"`gpudeck report`; write your own notes outside them. Last written {stamp}._"}
     for sid, heading in SECTION_ORDER:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...fmt import UNKNOWN
+
 # The flags that matter, in display order, with their labels.
 FLAG_KEYS: tuple[tuple[str, str], ...] = (
     ("model", "model"),
@@ -213,7 +215,7 @@ def compare(script: LaunchConfig, effective: dict[str, object]) -> list[Check]:
 def show(value: object) -> str:
     """How a table value is printed: unknown is N/A, never 0."""
     if value is None:
-        return "N/A"
+        return UNKNOWN
     if value is True:
         return "on"
     if value is False:
