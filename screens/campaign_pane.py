@@ -15,7 +15,8 @@ from console.campaign import control
 from console.campaign.compare import compare, efficiency_text, slo_lines
 from console.campaign.pareto import frontier, gpus_of
 from console.campaign.spec import CampaignError
-from console.campaign.state import LockHeld, campaign_file
+from console.campaign.lock import LockHeld
+from console.store.campaigns import campaign_file
 from console.fmt import duration
 from console.safe_text import clean_line
 from console.runtime import events as ev

@@ -253,18 +253,18 @@ def test_roofline_from_the_profiles_model_config(lab, shared_dir):
 
 def test_a_live_server_judged_hung_reads_crashed_in_the_report_as_on_the_server_tab():
     from console.report.document import _configs_from_records
-    from console.servers import records
+    from console.store import launches
 
-    records.save("local", records.LaunchRecord(id="a-1", config="a", script=None, log=None, exit_file=None,
+    launches.save("local", launches.LaunchRecord(id="a-1", config="a", script=None, log=None, exit_file=None,
                                                state="ready", crash_class="hang"))
     assert [c["state"] for c in _configs_from_records("local")] == ["crashed"]
-    assert records.load_all("local")[0].to_json()["shown_state"] == "crashed"  # what `server list --json` gives
+    assert launches.load_all("local")[0].to_json()["shown_state"] == "crashed"  # what `server list --json` gives
 
 
 def test_a_report_judges_a_run_over_all_its_levels_as_when_it_was_saved():
     """A run's efficiency suggestion names its worst level among all its own measured levels, whichever
     path offers it first (the save or a report); a campaign's cell run is judged by its campaign only."""
-    from console.campaign import state as st
+    from console.store import campaigns as st
     from console.report.document import ReportData, offer_efficiency_suggestions
 
     profile = profile_from_dict("lab2", {"transport": "local"})

@@ -16,7 +16,7 @@ from ..fmt import UNKNOWN
 from ..store.runs import LevelResult
 from . import stats
 from .conditions import spread_note
-from .state import CampaignState, Cell
+from ..store.campaigns import CampaignState, Cell
 
 MIN_EFFECT_PCT = 2.0       # the smallest difference worth naming a winner, unless [policy] min_effect says
 

@@ -105,9 +105,9 @@ def _crashes(profile_name: str) -> list[dict[str, Any]]:
 
 def _configs_from_records(profile_name: str) -> list[dict[str, Any]]:
     """The latest launch record of each config (the launch records' one reader): flags and last state."""
-    from ..servers import records
+    from ..store import launches
 
-    latest = records.latest_per_config(profile_name)
+    latest = launches.latest_per_config(profile_name)
     return [{"name": name, "script": r.script, "flags": r.flags if isinstance(r.flags, dict) else {},
              "state": r.shown_state} for name, r in sorted(latest.items())]  # as the Server tab shows it
 
@@ -305,9 +305,9 @@ def offer_efficiency_suggestions(profile: Profile, data: ReportData) -> list[str
 
 def _campaign_runs(profile_name: str) -> set[str]:
     """Run ids of campaign cells (each campaign judges its own cells)."""
-    from ..campaign import state as campaign_state
+    from ..store import campaigns as campaign_state
 
-    states, _errors = campaign_state.list_all(profile_name)
+    states = campaign_state.read_campaigns(profile_name).records
     return {c.run_id for state in states for c in state.cells if c.run_id}
 
 

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..hosts import CONNECTED, DOWN, HostError, HostStatus
-from ..servers import lifecycle, records
+from ..servers import lifecycle
+from ..store import launches
 from ..servers.monitor import ServerMonitor
-from ..servers.records import LaunchRecord
+from ..store.launches import LaunchRecord
 from ..session import HostSession
 from ..store.crashes import CrashRecord, read_crashes
 from . import events as ev
@@ -69,7 +70,7 @@ class HostRuntime:
         self._sweep_ended_at: float | None = None
         self._sweep_last_emit = 0.0
         # the campaign (its driver is its own process; this follows its saved state)
-        self.campaign = None                             # console.campaign.state.CampaignState, the latest
+        self.campaign = None                             # console.store.campaigns.CampaignState, the latest
         self.campaign_view: dict = {}                    # what control.view says of it (elapsed, time left)
         self._campaign_at = 0.0
         # the link
@@ -192,7 +193,7 @@ class HostRuntime:
             written = await settle_launches(self.session, self.running_sweep, live)
         except HostError:
             written = []
-        found, _bad = await asyncio.to_thread(records.scan, self.name)
+        found = (await asyncio.to_thread(launches.read_launches, self.name)).records
         for record in reversed(found):  # oldest first, so the newest of each config wins
             known = self.monitors.get(record.id)
             self.launches[record.config] = known.record if known else record
@@ -231,9 +232,9 @@ class HostRuntime:
             port = loopback_port(self.session.profile.server.url or "")
             running = [p for p in running if simulated_process(p.command, port)]
         self._good()
-        found, bad = await asyncio.to_thread(records.scan, self.name)
-        managed = {r.pgid for r in found if r.live}
-        return [p for p in running if p.pgid not in managed], bad
+        found = await asyncio.to_thread(launches.read_launches, self.name)
+        managed = {r.pgid for r in found.records if r.live}
+        return [p for p in running if p.pgid not in managed], [u.line for u in found.unreadable]
 
     def watch(self, record: LaunchRecord) -> ServerMonitor:
         """Follow a live launch until it ends (its log, readiness, crash); one monitor per launch."""
@@ -484,11 +485,11 @@ class HostRuntime:
     async def _campaign_update(self) -> None:
         """The latest campaign and its view (driver alive, elapsed, time left), read off the loop."""
         from ..campaign import control
-        from ..campaign import state as campaign_state
+        from ..store import campaigns as campaign_state
         from ..store.scan import first_time
 
         def look():
-            found = campaign_state.scan(self.name)     # a bad state file is one line; the others still show
+            found = campaign_state.read_campaigns(self.name)     # a bad state file is one line; the others still show
             state = max(found.records, key=lambda s: s.created_at) if found.records else None
             return state, (control.view(state) if state is not None else {}), first_time(found.unreadable)
         self._campaign_at = time.monotonic()
@@ -506,7 +507,7 @@ class HostRuntime:
         def scan() -> list[str]:
             lines = [u.line for u in read_runs(self.name).unreadable]
             lines += [u.line for u in read_crashes(self.name).unreadable]
-            lines += records.scan(self.name)[1]
+            lines += [u.line for u in launches.read_launches(self.name).unreadable]
             return first_time(lines)
         lines = await asyncio.to_thread(scan)
         if lines:

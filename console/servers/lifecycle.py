@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from ..hosts import Host, HostError
 from ..session import HostSession
-from . import records
-from .records import LaunchRecord
+from ..store import launches
+from ..store.launches import LaunchRecord
 from .launching import DEFAULT_LOG_DIR, LaunchError, StopResult, Survivor, absolute, safe_stem
 
 WRAPPER = r"""
@@ -74,13 +74,13 @@ async def launch(session: HostSession, config: str, script: str, flags: dict | N
         raise LaunchError((check.stdout + check.stderr).strip() or f"cannot prepare {log_dir}")
     record = LaunchRecord(id=f"{safe_stem(config)}-{stamp}", config=config, script=script, log=log,
                           exit_file=exit_file, flags=dict(flags or {}), port=port)
-    records.save(session.name, record)
+    launches.save(session.name, record)
     started = await host.run(
         ["sh", "-c", 'setsid sh -c "$1" gpudeck-wrapper "$2" "$3" "$4" "$5" >/dev/null 2>&1 </dev/null & echo $!',
          "sh", WRAPPER, script, log, exit_file, record.id], timeout=20)
     if not started.ok:
         record.state = "crashed"
-        records.save(session.name, record)
+        launches.save(session.name, record)
         raise LaunchError(f"could not start {config}: {started.stderr.strip()}")
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
@@ -91,10 +91,10 @@ async def launch(session: HostSession, config: str, script: str, flags: dict | N
         await asyncio.sleep(0.1)
     if record.pgid is None:
         record.state = "crashed"
-        records.save(session.name, record)
+        launches.save(session.name, record)
         raise LaunchError(f"{config} started but reported no process group within 10 s")
     record.state = "loading"
-    records.save(session.name, record)
+    launches.save(session.name, record)
     return record
 
 
@@ -176,7 +176,7 @@ async def reattach(session: HostSession) -> list[LaunchRecord]:
 
         return await reattach_jobs(session)
     changed = []
-    for record in records.load_all(session.name):
+    for record in launches.load_all(session.name):
         if record.live:
             try:
                 state = await await_exit_status(session.host, record, await probe(session.host, record))
@@ -186,7 +186,7 @@ async def reattach(session: HostSession) -> list[LaunchRecord]:
                 from .engine_death import recheck_clean_exit
 
                 await recheck_clean_exit(session.host, record)  # an engine death that exited 0
-                records.save(session.name, record)
+                launches.save(session.name, record)
             changed.append(record)
     return changed
 
@@ -221,7 +221,7 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
     say = progress or (lambda text: None)
     record.kill_requested = True
     record.state = "stopping"
-    records.save(session.name, record)
+    launches.save(session.name, record)
     started = time.monotonic()
     result = StopResult("TERM", 0.0, None)
     own_session = not record.adopted and record.pid == record.pgid
@@ -230,7 +230,7 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
     if sent.how == "none":
         record.state = "ready" if record.ready_at else "loading"
         record.kill_requested = False
-        records.save(session.name, record)
+        launches.save(session.name, record)
         raise LaunchError(f"{record.config}: not signalled: {sent.reason}")
     if sent.how == "group":
         say(f"SIGTERM sent to process group {record.pgid}")
@@ -275,7 +275,7 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
         # holders we can name that carry no mark of this launch: another program took the port
         result.port_foreign = bool(await port_holders(host, record.port))
     record.escaped = [s.pid for s in result.survivors]
-    records.save(session.name, record)
+    launches.save(session.name, record)
     result.gpu_warning = await _gpu_still_held(session, record)
     return result
 
@@ -343,7 +343,7 @@ async def kill_escaped(session: HostSession, record: LaunchRecord) -> list[int]:
         await send(session.host, "KILL", pids=pids)
     left, _ = await survivors(session, record)
     record.escaped = [s.pid for s in left]
-    records.save(session.name, record)
+    launches.save(session.name, record)
     return pids
 
 
@@ -380,5 +380,5 @@ async def adopt(session: HostSession, pid: int) -> LaunchRecord:
     record = LaunchRecord(id=f"adopted-{pid}-{int(time.time())}", config=name, script=None, log=log_path,
                           exit_file=None, pid=pid, pgid=proc.pgid, state="loading", adopted=True,
                           command=proc.command)
-    records.save(session.name, record)
+    launches.save(session.name, record)
     return record
