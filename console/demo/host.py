@@ -106,11 +106,12 @@ class Demo:
         wrappers are given time to write it first, and a late file is removed on a second pass."""
         import time
 
+        from ..servers.pgid_file import pgid_path
         from ..store import launches
 
         self.stop()
         exits = [Path(r.exit_file) for r in launches.load_all("demo")
-                 if r.exit_file and Path(r.exit_file + ".pgid").exists()]
+                 if r.exit_file and Path(pgid_path(r.exit_file)).exists()]
         deadline = time.monotonic() + wait_s
         while any(not p.exists() for p in exits) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -133,17 +134,15 @@ def _wrapper_pgid(record, wait_s: float = 2.0) -> int | None:
     starts the script. A driver killed in between never records it, so read it here."""
     import time
 
+    from ..servers.pgid_file import read_local
+
     if not record.live or not record.exit_file:
         return None
-    path = Path(record.exit_file + ".pgid")
     deadline = time.monotonic() + wait_s
     while True:
-        try:
-            text = path.read_text().strip()
-        except OSError:
-            text = ""
-        if text.isdigit():
-            return int(text)
+        group = read_local(record.exit_file)
+        if group is not None:
+            return group
         if time.monotonic() >= deadline:
             return None
         time.sleep(0.05)

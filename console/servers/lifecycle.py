@@ -18,6 +18,7 @@ from ..hosts import Host, HostError
 from ..session import HostSession
 from ..store import launches
 from ..store.launches import LaunchRecord
+from . import pgid_file
 from .launching import DEFAULT_LOG_DIR, LaunchError, StopResult, Survivor, absolute, safe_stem
 
 WRAPPER = r"""
@@ -84,9 +85,10 @@ async def launch(session: HostSession, config: str, script: str, flags: dict | N
         raise LaunchError(f"could not start {config}: {started.stderr.strip()}")
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        got = await host.run(["cat", "--", exit_file + ".pgid"], timeout=10)
-        if got.ok and got.stdout.strip().isdigit():
-            record.pgid = record.pid = int(got.stdout.strip())
+        got = await host.run(pgid_file.remote_read(exit_file), timeout=10)
+        group = pgid_file.parse(got.stdout) if got.ok else None
+        if group is not None:
+            record.pgid = record.pid = group
             break
         await asyncio.sleep(0.1)
     if record.pgid is None:
@@ -119,7 +121,7 @@ async def probe(host: Host, record: LaunchRecord) -> ProbeState:
     from .signals import ALIVE_FUNCS
 
     script = ALIVE_FUNCS + ('st=$(cat -- "$1" 2>/dev/null); grp=$2; pid=$3; '
-                            'if [ -z "$grp$pid" ]; then grp=$(cat -- "$1.pgid" 2>/dev/null); pid=$grp; fi; '
+                            f'if [ -z "$grp$pid" ]; then grp=$(head -c {pgid_file.MAX_BYTES + 1} -- "$1.pgid" 2>/dev/null); pid=$grp; fi; '
                             'case $grp in *[!0-9]*) grp=; pid=;; esac; '
                             'if [ -n "$grp" ] && group_alive "$grp"; then a=1; '
                             'elif [ -n "$pid" ] && pid_alive "$pid"; then a=1; else a=0; fi; echo "$a|$st|$grp"')
@@ -129,7 +131,7 @@ async def probe(host: Host, record: LaunchRecord) -> ProbeState:
                              group, str(record.pid or "")], timeout=15)
     alive, _, rest = result.stdout.strip().partition("|")
     status, _, grp = rest.partition("|")
-    learned = int(grp) if grp.isdigit() and int(grp) > 1 and record.pgid is None and not record.adopted else None
+    learned = pgid_file.parse(grp) if record.pgid is None and not record.adopted else None
     return ProbeState(alive == "1", int(status) if status.strip().lstrip("-").isdigit() else None, learned)
 
 
