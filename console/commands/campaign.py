@@ -151,7 +151,8 @@ def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
         final = asyncio.run(main())
     except LockHeld as exc:
         raise CLIError(str(exc)) from None
-    from ..campaign.compare import compare, roofline_for
+    from ..campaign.compare import compare
+    from ..roofline.from_profile import roofline_for
 
     roof, note = roofline_for(profile)
     if as_json:
@@ -201,8 +202,9 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from ..campaign.compare import compare, roofline_for, table_lines
+    from ..campaign.compare import compare, table_lines
     from ..campaign.control import view
+    from ..roofline.from_profile import roofline_for
 
     profile = _profile(args)
     state = _load(profile, args.id)

@@ -51,7 +51,8 @@ def frontier_picture(state, roof, note: str, out_dir: Path | None) -> str:
 
 
 def campaigns_section(profile: Any, out_dir: Path | None = None) -> str:
-    from ..campaign.compare import roofline_for, table_lines
+    from ..campaign.compare import table_lines
+    from ..roofline.from_profile import roofline_for
     from ..store import campaigns as campaign_state
 
     read = campaign_state.read_campaigns(profile.name)

@@ -482,6 +482,21 @@ class HostRuntime:
         await self._campaign_update()
         return pid
 
+    # ------------------------------------------------------------ records the panes draw
+    async def measured_runs(self):
+        """The profile's runs as the Roofline tab compares them (roofline.runs.RunsFound), read in a
+        worker thread so no pane reads the store on the event loop."""
+        from ..roofline.runs import load_runs
+
+        return await asyncio.to_thread(load_runs, self.session.data_dir / "runs")
+
+    async def profile_roofline(self) -> tuple[object | None, str]:
+        """The profile's roofline, or why there is none (roofline.from_profile.roofline_for), computed in
+        a worker thread: the model's config.json and checkpoint index are read off the event loop."""
+        from ..roofline.from_profile import roofline_for
+
+        return await asyncio.to_thread(roofline_for, self.session.profile)
+
     async def _campaign_update(self) -> None:
         """The latest campaign and its view (driver alive, elapsed, time left), read off the loop."""
         from ..campaign import control
