@@ -497,6 +497,31 @@ class HostRuntime:
 
         return await asyncio.to_thread(roofline_for, self.session.profile)
 
+    async def task_board(self):
+        """The profile's task board (profiles.tasks.TaskBoard), read in a worker thread."""
+        from profiles.tasks import TaskBoard
+
+        return await asyncio.to_thread(TaskBoard.for_profile, self.name, self.readonly)
+
+    async def board_changed(self, board) -> bool:
+        """Re-read `board` if its file changed (another console, the CLI); True when it did."""
+        return await asyncio.to_thread(board.poll)
+
+    async def offer_suggestions(self, board) -> list:
+        """Offer every new crash and failed sweep level on the board (never a task); re-read it after."""
+        from ..store.suggest import offer_new
+
+        def offer() -> list:
+            offered = offer_new(self.name)
+            if offered:
+                board.reload()
+            return offered
+        return await asyncio.to_thread(offer)
+
+    async def edit_board(self, edit: Callable, *args, **kwargs):
+        """One board edit (a TaskBoard method), written in a worker thread; its refusals propagate."""
+        return await asyncio.to_thread(edit, *args, **kwargs)
+
     async def _campaign_update(self) -> None:
         """The latest campaign and its view (driver alive, elapsed, time left), read off the loop."""
         from ..campaign import control
