@@ -131,6 +131,10 @@ def _checked(key: str, value: Any) -> Any:
     if key in _TIME and (isinstance(value, bool) or not isinstance(value, (int, float)) or value != value
                          or not 0 <= value < 1e11):
         raise ValueError(f"{key}: expected a time in seconds, got {str(value)[:40]}")
+    if key == "slurm" and not isinstance(value, dict):
+        return {"job_id": None}   # still a job, with no id to act on: console.slurm.launch.job_id refuses it
+    if key == "effective" and not isinstance(value, dict):
+        return None               # the flags the log reports: not seen yet
     if key in _TABLE and not isinstance(value, dict):
         raise ValueError(f"{key}: expected a table, got {type(value).__name__}")
     return value
