@@ -6,6 +6,10 @@
     campaigns/<id>/state.json  CampaignState (Cell)               console.store.campaigns
     tasks.toml            Task, Suggestion (links use the ids above) profiles.tasks
 
+Beside the records: `scan` (what every reader returns), `files` (the bounded
+read), `measured` (which run a roofline comparison reads) and `suggest`
+(records turned into task suggestions).
+
 Every reader returns a `Scan`: the records it could read and one `Unreadable`
 line per file it could not. Whoever shows those lines passes them through
 `scan.first_time` so the operator reads each one once per console. Launch,
