@@ -15,7 +15,8 @@ from console.campaign import control
 from console.campaign.compare import compare, efficiency_text, slo_lines
 from console.campaign.pareto import frontier, gpus_of
 from console.campaign.spec import CampaignError
-from console.campaign.state import LockHeld, campaign_file
+from console.campaign.lock import LockHeld
+from console.store.campaigns import campaign_file
 from console.fmt import duration
 from console.safe_text import clean_line
 from console.runtime import events as ev
@@ -69,13 +70,12 @@ class CampaignPane(Pane):
 
     @work(exclusive=True, group="campaign-roofline")
     async def load_roofline(self) -> None:
-        """The profile's roofline for efficiency; the model's config.json is read off the event loop."""
-        import asyncio
-
-        from console.campaign.compare import roofline_for
-
-        self.roof, self.roof_note = await asyncio.to_thread(roofline_for, self.session.profile)
-        self.draw()
+        """The profile's roofline for efficiency, from the runtime (which reads the model off the loop)."""
+        runtime = self.runtime
+        roof, note = await runtime.profile_roofline()
+        if runtime is self.runtime:   # not a host the operator has since left
+            self.roof, self.roof_note = roof, note
+            self.draw()
 
     def runtime_event(self, event) -> None:
         if isinstance(event, ev.CampaignChanged):

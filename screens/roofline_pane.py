@@ -1,7 +1,6 @@
 """The Roofline tab: the ceiling for this profile's model on its GPUs, beside every measured run."""
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from textual.app import ComposeResult
@@ -13,7 +12,7 @@ from console.roofline import RooflineError
 from console.roofline.compare import calibration_text, headline, rows
 from console.roofline.checkpoint_source import checkpoint_for_profile
 from console.roofline.from_profile import Inputs, compute_inputs, inputs_from_profile
-from console.roofline.runs import RunsFound, load_runs
+from console.roofline.runs import RunsFound
 from console.runtime import events as ev
 from console.safe_text import safe_text
 from widgets.roofline_headline import RooflineHeadline
@@ -80,7 +79,7 @@ class RooflinePane(Pane):
         self.checkpoint = None
         self.chosen = None
         session = self.session
-        runs = await asyncio.to_thread(load_runs, session.data_dir / "runs")
+        runs = await self.runtime.measured_runs()
         if session is not self.session:
             return  # the operator switched host again meanwhile
         self.runs = runs
@@ -136,7 +135,7 @@ class RooflinePane(Pane):
             self.run_worker(self._reload(self.session), group="rl-runs", exclusive=True)
 
     async def _reload(self, session) -> None:
-        runs = await asyncio.to_thread(load_runs, session.data_dir / "runs")
+        runs = await self.runtime.measured_runs()
         if session is self.session:
             self.runs = runs
             self.recompute()
@@ -158,8 +157,7 @@ class RooflinePane(Pane):
 
     def shown_run(self):
         """The picked run while it is still on disk, else the newest run that measured something."""
-        chosen = next((r for r in self.runs.runs if str(r.path) == self.chosen), None)
-        return chosen or self.runs.latest
+        return self.runs.compared(self.chosen)
 
     def action_reset(self) -> None:
         self.inputs = self.base_inputs

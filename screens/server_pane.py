@@ -17,7 +17,7 @@ from console.runtime import events as ev
 from console.safe_text import safe_text
 from console.servers import configs as cfgs
 from console.servers import lifecycle
-from console.servers.records import LaunchRecord
+from console.store.launches import LaunchRecord
 from console.store.crashes import CrashRecord
 from widgets.log_view import LogView
 from widgets.safe_table import SafeDataTable

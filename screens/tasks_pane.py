@@ -1,7 +1,6 @@
 """The Tasks tab: this host's prioritised plan, shared live with every other console on it."""
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from textual import on, work
@@ -13,7 +12,6 @@ from textual.widgets import DataTable, Input, Static
 from console.runtime import events as ev
 from console.session import HostSession
 from console.safe_text import clean_line, safe_text
-from console.store.suggest import offer_new
 from profiles.tasks import BoardReadOnly, Task, TaskBoard
 from widgets.task_rows import detail_line, suggestion_line, visible_tasks
 from widgets.task_table import TaskTable
@@ -93,7 +91,7 @@ class TasksPane(Pane):
         session = self.session
         self.undo_stack.clear()
         self._notes = []
-        board = await asyncio.to_thread(TaskBoard.for_profile, session.name, session.readonly)
+        board = await self.runtime.task_board()
         if session is not self.session:
             return  # the operator switched host again meanwhile
         self.board = board
@@ -192,17 +190,14 @@ class TasksPane(Pane):
 
     async def _reread(self) -> None:
         board = self.board
-        if board is not None and await asyncio.to_thread(board.poll):
+        if board is not None and self.runtime is not None and await self.runtime.board_changed(board):
             self.redraw()
 
     async def _scan(self) -> bool:
         """Offer suggestions for crashes and failed sweep levels that are new (on opening the host)."""
         if not self.editable or self.session is None:
             return False
-        offered = await asyncio.to_thread(offer_new, self.session.name)
-        if offered:
-            await asyncio.to_thread(self.board.reload)
-        return bool(offered)
+        return bool(await self.runtime.offer_suggestions(self.board))
 
     # ------------------------------------------------------------ edits
     async def _apply(self, fn, *args, **kwargs):
@@ -211,7 +206,7 @@ class TasksPane(Pane):
             self.notify("the board is read-only", severity="warning")
             return None
         try:
-            result = await asyncio.to_thread(fn, *args, **kwargs)
+            result = await self.runtime.edit_board(fn, *args, **kwargs)
         except BoardReadOnly as exc:
             self.notify(str(exc), severity="error", timeout=8)
             self.redraw()

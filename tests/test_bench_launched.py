@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 
 from console.bench.launched import death_details, launch_for_port, launch_summary
-from console.servers import crashes, records
+from console.store import crashes, launches
 
 
 class Verdict:
@@ -17,20 +17,20 @@ class Verdict:
 
 def test_launch_found_by_port_and_death_named():
     started = time.time()
-    record = records.LaunchRecord(id="l1", config="tp8-ep8-memsafe", script="run.sh", log="x.log", exit_file=None,
+    record = launches.LaunchRecord(id="l1", config="tp8-ep8-memsafe", script="run.sh", log="x.log", exit_file=None,
                                   pid=4242, port=30000, state="ready", flags={"tp": 8, "ep": 1})
-    records.save("local", record)
+    launches.save("local", record)
     found = launch_for_port("local", 30000)
     assert launch_summary(found) == {"config": "tp8-ep8-memsafe", "flags": {"tp": 8, "ep": 1},
                                      "launch": "l1", "pid": 4242}
     assert launch_for_port("local", 30001) is None
     # the server dies; the Server tab records the crash
     record.state, record.exit_status, record.stopped_at = "crashed", 1, time.time()
-    doc = crashes.write("local", record, Verdict(), sweep="sweep-1400 level 256")
-    record.crash_record = f"{doc['id']}.json"
-    records.save("local", record)
+    crash = crashes.write_crash("local", record, Verdict(), sweep="sweep-1400 level 256")
+    record.crash_record = f"{crash.id}.json"
+    launches.save("local", record)
     details = death_details("local", "l1", started)
-    assert details == {"pid": 4242, "exit_status": 1, "crash_record": f"{doc['id']}.json"}
+    assert details == {"pid": 4242, "exit_status": 1, "crash_record": f"{crash.id}.json"}
 
 
 def test_server_not_launched_by_gpudeck_has_no_details():
@@ -42,6 +42,6 @@ def test_setup_form_defaults_to_the_running_server():
     from console.bench.endpoint import running_server_url
 
     assert running_server_url("local") is None
-    records.save("local", records.LaunchRecord(id="l2", config="tp1", script=None, log=None, exit_file=None,
+    launches.save("local", launches.LaunchRecord(id="l2", config="tp1", script=None, log=None, exit_file=None,
                                                port=30001, state="ready"))
     assert running_server_url("local") == "http://127.0.0.1:30001"

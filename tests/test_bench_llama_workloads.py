@@ -80,12 +80,12 @@ def test_chat_dataset_sets_each_requests_output_length(llama_server, gpudeck_hom
 
 
 def test_server_stopped_by_the_operator_mid_level_is_not_a_death(tmp_path, gpudeck_home):
-    from console.servers import records
+    from console.store import launches
 
     server = start_llama_server(tmp_path / "llama.log")
-    record = records.LaunchRecord(id="l-op", config="smol", script=None, log=None, exit_file=None,
+    record = launches.LaunchRecord(id="l-op", config="smol", script=None, log=None, exit_file=None,
                                   pid=server.proc.pid, port=server.port, state="ready")
-    records.save("local", record)
+    launches.save("local", record)
     try:
         proc = subprocess.Popen(
             [sys.executable, "-m", "console.bench", "--url", server.url, "--concurrency", "2,4",
@@ -97,11 +97,11 @@ def test_server_stopped_by_the_operator_mid_level_is_not_a_death(tmp_path, gpude
             if seen[-1]["event"] == "request":
                 # what `gpudeck server stop` records before it signals the group
                 record.kill_requested, record.state = True, "stopping"
-                records.save("local", record)
+                launches.save("local", record)
                 server.proc.kill()
                 server.proc.wait(10)
                 record.state, record.stopped_at = "stopped", time.time()
-                records.save("local", record)
+                launches.save("local", record)
                 break
         seen += [json.loads(line) for line in proc.stdout]
         assert proc.wait(120) == 3

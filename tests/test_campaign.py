@@ -106,9 +106,9 @@ def llama_box(tmp_path):
 
 
 def _kill_launched(profile: str) -> None:
-    from console.servers import records
+    from console.store import launches
 
-    for record in records.load_all(profile):
+    for record in launches.load_all(profile):
         if record.pgid:
             try:
                 os.killpg(record.pgid, signal.SIGKILL)
@@ -139,9 +139,9 @@ def _group_alive(pgid: int) -> bool:
 
 
 def _nothing_left_running(profile: str) -> None:
-    from console.servers import records
+    from console.store import launches
 
-    for record in records.load_all(profile):
+    for record in launches.load_all(profile):
         assert not record.live, f"{record.config} still {record.state}"
         if record.pgid:
             assert not _group_alive(record.pgid), f"{record.config}: process group {record.pgid} still runs"
@@ -186,7 +186,7 @@ def _wait_for(predicate, timeout: float = 120.0, what: str = "") -> None:
 
 
 def test_resume_after_kill_9_keeps_finished_cells_and_redoes_the_interrupted_one(llama_box):
-    from console.campaign import state as st
+    from console.store import campaigns as st
 
     folder, _scripts, _port = llama_box
     started = gpudeck("campaign", "run", str(_campaign_file(folder, levels="[1, 2]", prompts=6)), "-p", "box",
@@ -323,7 +323,7 @@ def test_quitting_the_demo_stops_its_running_campaign_and_servers(tmp_path, monk
     from console import demo
     from console.campaign import control
     from console.pids import pid_alive
-    from console.servers import records
+    from console.store import launches
 
     monkeypatch.setenv("PATH", os.environ["PATH"])
     monkeypatch.setenv("GPUDECK_SIM_STARTUP_S", "0.3")
@@ -332,8 +332,8 @@ def test_quitting_the_demo_stops_its_running_campaign_and_servers(tmp_path, monk
     try:
         state = control.create("demo")
         pid = control.spawn(state)
-        _wait_for(lambda: any(r.live and r.pgid for r in records.load_all("demo")), what="the first launch")
-        pgids = [r.pgid for r in records.load_all("demo") if r.pgid]
+        _wait_for(lambda: any(r.live and r.pgid for r in launches.load_all("demo")), what="the first launch")
+        pgids = [r.pgid for r in launches.load_all("demo") if r.pgid]
         assert pgids
     finally:
         world.close()
@@ -348,7 +348,7 @@ def test_quitting_the_demo_ends_a_launch_caught_before_its_pgid_was_saved(tmp_pa
     import threading
 
     from console import demo
-    from console.servers import records
+    from console.store import launches
 
     monkeypatch.setenv("PATH", os.environ["PATH"])
     monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
@@ -356,9 +356,9 @@ def test_quitting_the_demo_ends_a_launch_caught_before_its_pgid_was_saved(tmp_pa
     server = subprocess.Popen(["sleep", "300"], start_new_session=True)
     exit_file = tmp_path / "demo" / "logs" / "run_tp8_cds16-1.log.exit"
     try:
-        records.save("demo", records.LaunchRecord(id="run_tp8_cds16-1", config="run_tp8_cds16", script=None,
+        launches.save("demo", launches.LaunchRecord(id="run_tp8_cds16-1", config="run_tp8_cds16", script=None,
                                                   log=None, exit_file=str(exit_file)))
-        assert records.load_all("demo")[0].pgid is None
+        assert launches.load_all("demo")[0].pgid is None
         late = threading.Timer(0.5, lambda: Path(f"{exit_file}.pgid").write_text(f"{server.pid}\n"))
         late.start()
         world.stop()
@@ -373,7 +373,7 @@ def test_quitting_the_demo_ends_a_launch_caught_before_its_pgid_was_saved(tmp_pa
 def test_single_measurements_without_samples_name_no_winner_however_far_apart():
     """24.52 against 24.51 tok/s, or 31.5 against 10: one number per config and no requests kept
     says nothing about the noise, so no margin names a winner (the old 1% rule named one here)."""
-    from console.campaign import state as st
+    from console.store import campaigns as st
     from console.campaign.compare import compare, table_lines
 
     def campaign(*tps: float):
@@ -394,7 +394,7 @@ def test_single_measurements_without_samples_name_no_winner_however_far_apart():
 def test_a_level_that_measured_nothing_never_wins():
     """A campaign ranks levels by the store's one rule (LevelResult.measured_tok_s), as the report
     and the Roofline tab do: an `ok` level at 0 tok/s measured nothing, so it is no winner at 0.00."""
-    from console.campaign import state as st
+    from console.store import campaigns as st
     from console.campaign.compare import compare
 
     cells = [st.Cell(name="a", base="a", status="done",
@@ -408,7 +408,7 @@ def test_a_level_that_measured_nothing_never_wins():
 
 async def test_the_campaign_tab_counts_the_finished_cells_campaign_list_counts(tmp_path):
     """A cell the operator's stop cut short has ended: the tab says 3/3 as `campaign list` does."""
-    from console.campaign import state as st
+    from console.store import campaigns as st
     from console.session import HostSession
     from profiles import store
     from profiles.profile import profile_from_dict
@@ -434,7 +434,7 @@ async def test_the_campaign_tab_shows_cells_levels_crash_and_winner(tmp_path):
     """The tab renders a saved campaign: every cell, its levels, the crash class, the winner, and no driver."""
     from textual.app import App
 
-    from console.campaign import state as st
+    from console.store import campaigns as st
     from console.session import HostSession
     from profiles import store
     from profiles.profile import profile_from_dict
@@ -482,7 +482,8 @@ async def test_a_stop_by_another_process_is_not_a_crash_to_a_console_watching(tm
     the console must read the stop from disk, not record a crash."""
     import copy
 
-    from console.servers import lifecycle, records
+    from console.servers import lifecycle
+    from console.store import launches
     from console.servers.monitor import ServerMonitor
     from console.session import HostSession
     from profiles import store
@@ -505,4 +506,4 @@ async def test_a_stop_by_another_process_is_not_a_crash_to_a_console_watching(tm
     await lifecycle.stop(HostSession.open(profile), record)   # the campaign's stop, with its own copy
     await asyncio.wait_for(task, 20)
     assert watched.state == "stopped" and crashes == []
-    assert records.get("box2", record.id).crash_record is None
+    assert launches.get("box2", record.id).crash_record is None

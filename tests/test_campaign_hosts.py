@@ -41,9 +41,9 @@ def test_two_hosts_take_the_cells_one_at_a_time_each(gpudeck_home, tmp_path):
         assert cell["status"] == "done", cell
         assert cell["levels"][0]["status"] == "ok" and cell["levels"][0]["output_throughput"] > 0
     assert {c["node"] for c in cells} == {"h1", "h2"} and most_at_once(cells) == 2
-    from console.servers import records
+    from console.store import launches
 
-    launched = {h: [r.config for r in records.load_all(h)] for h in ("h1", "h2")}
+    launched = {h: [r.config for r in launches.load_all(h)] for h in ("h1", "h2")}
     assert sorted(launched["h1"] + launched["h2"]) == names  # each cell launched on the host that ran it
     assert all(c["name"] in launched[c["node"]] for c in cells)
-    assert not any(r.live for h in ("h1", "h2") for r in records.load_all(h))
+    assert not any(r.live for h in ("h1", "h2") for r in launches.load_all(h))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 import xml.etree.ElementTree as ET
 
-from console.campaign import state as st
+from console.store import campaigns as st
 from console.campaign import stats
 from console.campaign.compare import compare, table_lines
 from console.campaign.conditions import parse_loadavg, spread_note

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from console.campaign import state as st
+from console.store import campaigns as st
 from console.campaign.spec import from_dict
 from console.session import HostSession
 from profiles import store

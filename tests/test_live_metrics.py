@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from console.servers import records
+from console.store import launches
 from console.servers.live_metrics import read_metrics
 from tests.realparts import ROOT
 
@@ -73,7 +73,7 @@ def test_server_status_shows_a_real_vllms_own_series(vllm_server, request, over)
     body = {"model": "smol", "prompt": "The capital of France is", "max_tokens": 8, "temperature": 0}
     assert httpx.post(f"{vllm_server.url}/v1/completions", json=body, timeout=120).status_code == 200
     pid = vllm_server.proc.pid
-    records.save(profile, records.LaunchRecord(id="vllm-1", config="smol-vllm", script=None,
+    launches.save(profile, launches.LaunchRecord(id="vllm-1", config="smol-vllm", script=None,
                                                log=str(vllm_server.log), exit_file=None, pid=pid, pgid=pid,
                                                port=vllm_server.port, state="ready", ready_at=time.time()))
     done = subprocess.run([sys.executable, "-m", "console", "server", "status", "--json", "-p", profile],

@@ -151,7 +151,7 @@ def _local_runtime():
 async def test_read_log_numbers_its_first_line_as_grep_does(tmp_path):
     """An old log read part-way: the number of its first line is right when the log holds carriage
     returns mid-line and its last line has no newline yet (a server still writing)."""
-    from console.servers.records import LaunchRecord
+    from console.store.launches import LaunchRecord
 
     source = (HERE / "fixtures/logs/corpus-sglang-healthy-carriage-returns.log").read_bytes()
     log = tmp_path / "server.log"
@@ -170,7 +170,7 @@ async def test_a_view_opened_late_numbers_the_kept_lines_from_the_file(tmp_path)
     """A running server's view starts from the lines the monitor kept; when it kept only the latest
     ones, the first kept line carries its true number, and no line is handed on twice."""
     from console.servers.monitor import ServerMonitor
-    from console.servers.records import LaunchRecord
+    from console.store.launches import LaunchRecord
 
     path = HERE / "fixtures/logs/corpus-triton-nccl-oom-blank-lines.log"
     log = tmp_path / "server.log"

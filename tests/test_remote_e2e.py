@@ -20,7 +20,8 @@ from console.bench.linkcheck import for_sweep
 from console.bench.results import RunStore
 from console.bench.runner import BenchConfig, Sweep
 from console.servers import configs as cfgs
-from console.servers import crashes, lifecycle, records
+from console.servers import lifecycle
+from console.store import crashes, launches
 from console.servers.monitor import ServerMonitor
 from console.servers.procs import port_in_use
 from console.session import HostSession
@@ -48,7 +49,7 @@ async def _kill_leftovers():
     from console.hosts import LocalHost
 
     for name in store.names():
-        for record in records.load_all(name):
+        for record in launches.load_all(name):
             if record.pgid:
                 await lifecycle.signal_group(LocalHost(), record.pgid, "KILL")
 
@@ -213,7 +214,7 @@ async def test_a_crashing_script_gives_one_crash_record_and_one_suggestion(remot
             await other.host.close()
     finally:
         await session.host.close()
-    saved = crashes.load_all(profile.name)
+    saved = [c.to_doc() for c in crashes.read_crashes(profile.name).records]
     assert len(saved) == 1 and saved[0]["class"] == "cuda-illegal-address"
     assert saved[0]["config"] == "crashy"
     suggestions = [s for s in (crash_suggestion(doc, f"{doc['id']}.json") for doc in saved) if s]

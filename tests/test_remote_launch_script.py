@@ -13,7 +13,8 @@ import pytest
 from console.servers.launch import compare, effective_from_log, parse_script
 from console.report.sections import configs_section
 from console.servers import configs as cfgs
-from console.servers import lifecycle, records
+from console.servers import lifecycle
+from console.store import launches
 from console.servers.monitor import ServerMonitor
 from console.session import HostSession
 from profiles import store
@@ -115,7 +116,7 @@ async def test_effective_column_fills_from_the_log_of_a_server_launched_over_ssh
         if record is not None and record.pgid:
             await lifecycle.stop(session, record, grace_s=5)
         await session.host.close()
-    assert records.load_all(profile.name)[0].state == "stopped"
+    assert launches.load_all(profile.name)[0].state == "stopped"
 
 
 def test_the_report_calls_parsed_script_values_script_values():

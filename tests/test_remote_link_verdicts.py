@@ -52,14 +52,14 @@ def test_a_death_does_not_claim_a_pid_exited_while_its_record_says_it_lives():
     import time
 
     from console.bench.launched import death_details
-    from console.servers import records
+    from console.store import launches
 
-    record = records.LaunchRecord(id="l9", config="smol", script="run.sh", log="x.log", exit_file=None,
+    record = launches.LaunchRecord(id="l9", config="smol", script="run.sh", log="x.log", exit_file=None,
                                   pid=20187, port=8390, state="ready")
-    records.save("local", record)
+    launches.save("local", record)
     assert death_details("local", "l9", time.time())["pid"] is None
     record.state, record.exit_status = "crashed", 139
-    records.save("local", record)
+    launches.save("local", record)
     assert death_details("local", "l9", time.time())["pid"] == 20187
 
 

@@ -232,11 +232,12 @@ def test_roofline_from_the_profiles_model_config(lab, shared_dir):
         return
     rows = {r[0]: r for r in _table_rows(section)}
     assert set(rows) == {"1", "64", "256", "512"}  # every concurrency the runs tried
-    measured = {1: 11.02, 64: 540.2}  # the latest ok level of each concurrency
+    measured = {1: 11.02}  # one whole run, the newest that measured something (sweep-b), as on the Roofline tab
     for batch, tok in measured.items():
         level = next(lv for lv in data.roofline["levels"] if lv["batch"] == batch)
-        assert rows[str(batch)][3] == f"{tok:,.2f}"
+        assert rows[str(batch)][3] == f"{tok:,.2f}" and rows[str(batch)][7] == "sweep-b"
         assert rows[str(batch)][4] == f"{100 * tok / level['tok_s_ideal']:.1f}%"
+    assert rows["64"][3] == "N/A" and rows["64"][7] == "N/A"   # sweep-a's level is another run's
     assert rows["256"][3] == "N/A" and rows["256"][4] == "N/A"
     assert "Assumptions:" in section
     # Runs with levels below the board's threshold (10% by default) are offered once per run, never added.
@@ -244,8 +245,7 @@ def test_roofline_from_the_profiles_model_config(lab, shared_dir):
     low = [b for b, tok in measured.items()
            if 100 * tok / next(lv for lv in data.roofline["levels"] if lv["batch"] == b)["tok_s_ideal"] < 10]
     assert low
-    assert sorted(s.key for s in board.suggestions) == sorted(
-        {f"efficiency:{'sweep-b' if b == 1 else 'sweep-a'}" for b in low})
+    assert sorted(s.key for s in board.suggestions) == ["efficiency:sweep-b"]
     assert len(board.tasks) == 3
     write_report(profile, live=False)  # a second report offers nothing new
     assert len(TaskBoard.for_profile("h200-lab").suggestions) == len(board.suggestions)
@@ -253,29 +253,35 @@ def test_roofline_from_the_profiles_model_config(lab, shared_dir):
 
 def test_a_live_server_judged_hung_reads_crashed_in_the_report_as_on_the_server_tab():
     from console.report.document import _configs_from_records
-    from console.servers import records
+    from console.store import launches
 
-    records.save("local", records.LaunchRecord(id="a-1", config="a", script=None, log=None, exit_file=None,
+    launches.save("local", launches.LaunchRecord(id="a-1", config="a", script=None, log=None, exit_file=None,
                                                state="ready", crash_class="hang"))
     assert [c["state"] for c in _configs_from_records("local")] == ["crashed"]
-    assert records.load_all("local")[0].to_json()["shown_state"] == "crashed"  # what `server list --json` gives
+    assert launches.load_all("local")[0].to_json()["shown_state"] == "crashed"  # what `server list --json` gives
 
 
-def test_a_report_judges_a_run_over_all_its_levels_as_when_it_was_saved():
-    """A run's efficiency suggestion names its worst level among all its own measured levels, whichever
-    path offers it first (the save or a report); a campaign's cell run is judged by its campaign only."""
-    from console.campaign import state as st
+def test_a_report_judges_the_run_it_compares_over_all_its_levels_as_when_it_was_saved():
+    """The report offers an efficiency suggestion for the one run its Roofline section reads (the
+    store's rule: the newest run that measured something), naming its worst level among all its own
+    levels; an older run is not judged again, and a campaign's cell run is judged by its campaign only."""
     from console.report.document import ReportData, offer_efficiency_suggestions
+    from console.store import campaigns as st
 
     profile = profile_from_dict("lab2", {"transport": "local"})
     store.save(profile)
     ok = lambda c, tok: {"concurrency": c, "status": "ok", "output_throughput": tok, "failed": 0}
-    runs = [{"name": "old", "doc": {"levels": [ok(1, 50.0), ok(2, 5.0)]}},     # c=2 is later measured by "new"
-            {"name": "new", "doc": {"levels": [ok(2, 8.0)]}},
-            {"name": "cell", "doc": {"levels": [ok(4, 1.0)]}}]                 # a campaign cell's run
-    st.save(st.CampaignState(id="c1", profile="lab2", spec={}, cells=[st.Cell(name="a", base="a", run_id="cell")]))
-    data = ReportData(profile=profile, runs=runs, board=TaskBoard.for_profile("lab2"),
-                      roofline={"levels": [{"batch": b, "tok_s_ideal": 100.0} for b in (1, 2, 4)]})
+    failed = {"concurrency": 8, "status": "failed", "output_throughput": None, "failed": 3}
+    runs = [{"name": "old", "doc": {"levels": [ok(2, 5.0)]}},                  # lower, but not the compared run
+            {"name": "new", "doc": {"levels": [ok(1, 50.0), ok(2, 8.0)]}},
+            {"name": "broken", "doc": {"levels": [failed]}}]                    # newest, measured nothing
+    roofline = {"levels": [{"batch": b, "tok_s_ideal": 100.0} for b in (1, 2, 4, 8)]}
+    data = ReportData(profile=profile, runs=runs, board=TaskBoard.for_profile("lab2"), roofline=roofline)
     offered = offer_efficiency_suggestions(profile, data)
-    assert sorted(s.key for s in TaskBoard.for_profile("lab2").suggestions) == ["efficiency:new", "efficiency:old"]
-    assert any("concurrency 2 of old (1 of 2 levels below)" in text for text in offered)
+    assert [s.key for s in TaskBoard.for_profile("lab2").suggestions] == ["efficiency:new"]
+    assert len(offered) == 1 and "concurrency 2 of new (1 of 2 levels below)" in offered[0]
+
+    st.save(st.CampaignState(id="c1", profile="lab2", spec={}, cells=[st.Cell(name="a", base="a", run_id="cell")]))
+    runs.append({"name": "cell", "doc": {"levels": [ok(4, 1.0)]}})             # a campaign cell's run, newest
+    data = ReportData(profile=profile, runs=runs, board=TaskBoard.for_profile("lab2"), roofline=roofline)
+    assert offer_efficiency_suggestions(profile, data) == []

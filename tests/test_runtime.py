@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 
-from console.servers import records
+from console.store import launches
 from console.store.crashes import read_crashes
 from console.store.suggest import offer_new
 from profiles import store
@@ -101,7 +101,7 @@ async def test_a_crash_with_no_console_open_is_recorded_once_by_the_next_command
 
     crashes = read_crashes("alpha").records
     assert len(crashes) == 1 and crashes[0].cls == "cuda-illegal-address"
-    assert records.load_all("alpha")[0].crash_record == crashes[0].id
+    assert launches.load_all("alpha")[0].crash_record == crashes[0].id
     # the Tasks tab's scan and another CLI path find the same crash: still one suggestion
     offer_new("alpha")
     scanned = _cli("tasks", "suggestions", "--scan", "-p", "alpha")
@@ -301,14 +301,14 @@ async def test_the_latency_after_a_reconnect_is_the_links_not_the_outages(ssh_pr
 
 
 def test_a_command_still_answers_when_the_host_of_a_live_launch_is_down():
-    from console.servers.records import LaunchRecord
+    from console.store.launches import LaunchRecord
     from tests.realparts import free_port
 
     store.save(profile_from_dict("deadbox", {"transport": "ssh", "ssh": {
         "host": "127.0.0.1", "port": free_port(), "connect_timeout_s": 2}}))
-    records.save("deadbox", LaunchRecord(id="l1", config="c", script="/x.sh", log="/x.log", exit_file="/x.exit",
+    launches.save("deadbox", LaunchRecord(id="l1", config="c", script="/x.sh", log="/x.log", exit_file="/x.exit",
                                          pid=4242, pgid=4242, state="ready"))
     done = _cli("tasks", "list", "-p", "deadbox", "--json")
     assert done.returncode == 0, done.stderr
     assert isinstance(json.loads(done.stdout), dict)
-    assert records.load_all("deadbox")[0].state == "ready"  # unknown is left as it was, never guessed
+    assert launches.load_all("deadbox")[0].state == "ready"  # unknown is left as it was, never guessed

@@ -144,13 +144,13 @@ def test_tasks_json_keeps_the_text_exact():
 
 
 def test_report_writes_and_prints_hostile_text_harmlessly():
-    from console.servers import crashes
-    from console.servers.records import LaunchRecord
+    from console.store import crashes
+    from console.store.launches import LaunchRecord
 
     _hostile_board()
     record = LaunchRecord(id="r1", config=f"cfg {HOSTILE[5]}", script=None, log="/tmp/x.log", exit_file=None)
     verdict = SimpleNamespace(cls="cuda_illegal_address", line=7, summary=LINE, excerpt=HOSTILE, server="sglang")
-    crashes.write("local", record, verdict)
+    crashes.write_crash("local", record, verdict)
     result = _cli("report", "--offline")
     _assert_clean(result)
     from profiles.paths import profile_data_dir
@@ -175,12 +175,12 @@ def test_gpus_parse_prints_hostile_process_names_harmlessly(tmp_path):
 
 
 def test_server_logs_prints_hostile_lines_harmlessly(tmp_path):
-    from console.servers import records
-    from console.servers.records import LaunchRecord
+    from console.store import launches
+    from console.store.launches import LaunchRecord
 
     log = tmp_path / "server.log"
     log.write_text("".join(f"{MARK} {text}\n" for text in HOSTILE))
-    records.save("local", LaunchRecord(id="r1", config="cfg", script=None, log=str(log), exit_file=None,
+    launches.save("local", LaunchRecord(id="r1", config="cfg", script=None, log=str(log), exit_file=None,
                                        state="stopped"))
     result = _cli("server", "logs", "cfg", "-n", "100")
     _assert_clean(result)

@@ -121,8 +121,8 @@ async def test_every_widget_draws_hostile_text_literally():
 # ---- the whole app ---------------------------------------------------------------------------
 
 def _hostile_host(tmp_path):
-    from console.servers import crashes
-    from console.servers.records import LaunchRecord
+    from console.store import crashes
+    from console.store.launches import LaunchRecord
     from profiles import store
     from profiles.tasks import TaskBoard
 
@@ -141,7 +141,7 @@ def _hostile_host(tmp_path):
                           state="crashed")
     verdict = SimpleNamespace(cls=f"{MARK}{HOSTILE[0]}", line=3, summary=f"{MARK} {LINE}", excerpt=HOSTILE,
                               server="sglang")
-    crashes.write("local", record, verdict)
+    crashes.write_crash("local", record, verdict)
 
 
 async def _until(pilot, predicate, seconds=20.0):

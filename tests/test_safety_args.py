@@ -23,7 +23,7 @@ from console.servers import configs as cfgs
 from console.servers import lifecycle
 from console.servers.logtail import LogTail, last_lines_argv
 from console.servers.monitor import ServerMonitor
-from console.servers.records import LaunchRecord
+from console.store.launches import LaunchRecord
 from console.session import HostSession
 from profiles import store
 from profiles.atomic import write_atomic
@@ -133,7 +133,7 @@ async def _run_every_builder(session: HostSession, box: Path, values: list[str] 
 
 async def _campaign_builders(session: HostSession, box: Path, value: str) -> list[str]:
     """Every campaign path builder with the value as a campaign id, a cell name, a flag name and a grid value."""
-    from console.campaign import state as cst
+    from console.store import campaigns as cst
     from console.campaign.grid import PLAIN_VALUE, GridError, derive
     from console.campaign.runner import remote_script_path, write_remote_script
     from console.servers.launch import parse_script

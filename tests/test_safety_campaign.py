@@ -24,7 +24,7 @@ import pytest
 
 from console import limits
 from console.campaign import control, driver, lock
-from console.campaign import state as st
+from console.store import campaigns as st
 from console.campaign.grid import GridError, derive
 from console.campaign.spec import CampaignError, from_dict, load
 from profiles import paths, store
@@ -272,7 +272,7 @@ def _bad_states(profile: str) -> dict[str, Path]:
 def test_every_bad_state_is_one_line_naming_its_file_and_the_others_still_list(box, capsys, monkeypatch):
     good = _saved("box", status="finished")
     bad = _bad_states("box")
-    found = st.scan("box")
+    found = st.read_campaigns("box")
     assert [s.id for s in found.records] == [good.id]
     assert sorted(u.path for u in found.unreadable) == sorted(bad.values())
     code, out, err = cli(capsys, monkeypatch, "campaign", "list", "-p", "box")
@@ -425,7 +425,7 @@ def test_stop_signals_the_driver_it_spawned(box, capsys, monkeypatch):
 
 async def test_a_full_disk_mid_campaign_still_stops_the_server(tmp_path, monkeypatch):
     from console.campaign.runner import CampaignRunner
-    from console.servers import records
+    from console.store import launches
 
     scripts, bin_dir = tmp_path / "scripts", tmp_path / "bin"
     scripts.mkdir()
@@ -453,14 +453,14 @@ async def test_a_full_disk_mid_campaign_still_stops_the_server(tmp_path, monkeyp
     launched = []
     try:
         final = await CampaignRunner(state, profile).run()
-        launched = records.load_all("disk")
+        launched = launches.load_all("disk")
         assert launched, (final.status, final.note, final.cells[0].status, final.cells[0].note)
         assert all(not r.live for r in launched), [(r.state, r.pgid, final.note, final.cells[0].note) for r in launched]
         for record in launched:
             assert record.pgid and not _group_alive(record.pgid), "the server outlived a failed save"
         assert final.status == "failed" and "No space left" in final.note
     finally:
-        for record in launched or records.load_all("disk"):
+        for record in launched or launches.load_all("disk"):
             if record.pgid:
                 try:
                     os.killpg(record.pgid, signal.SIGKILL)

@@ -15,8 +15,9 @@ import pytest
 
 from console.hosts import LocalHost
 from console.servers import configs as cfgs
-from console.servers import lifecycle, records
-from console.servers.records import LaunchRecord
+from console.servers import lifecycle
+from console.store import launches
+from console.store.launches import LaunchRecord
 from console.servers.signals import process_table
 from console.session import HostSession
 from profiles import store
@@ -38,7 +39,7 @@ def local_scripts(tmp_path):
     host = LocalHost()
 
     async def cleanup():
-        for record in records.load_all("local"):
+        for record in launches.load_all("local"):
             pids = await lifecycle.marked_pids(host, record.id)
             for pid in pids:
                 try:
@@ -84,7 +85,7 @@ async def test_exit_status_is_recorded_after_kill_even_with_orphaned_children(lo
     result = await lifecycle.stop(session, record, grace_s=0.5)
     assert result.signal == "KILL"
     assert result.exit_status == 137 and record.exit_status == 137
-    saved = records.get("local", record.id)
+    saved = launches.get("local", record.id)
     assert saved.state == "stopped" and saved.exit_status == 137
     assert result.clean, result.to_json()
 
@@ -108,10 +109,10 @@ async def test_a_process_that_escaped_the_group_is_reported_and_can_be_killed(lo
     assert [s.holds for s in result.survivors] == [[f"port {port}"]], result.to_json()
     escaped = result.survivors[0].pid
     assert "port" in result.port_held and f"pid {escaped}" in result.port_held
-    assert records.get("local", record.id).escaped == [escaped]
+    assert launches.get("local", record.id).escaped == [escaped]
     killed = await lifecycle.kill_escaped(session, record)
     assert killed == [escaped]
-    assert records.get("local", record.id).escaped == []
+    assert launches.get("local", record.id).escaped == []
     await _until(lambda: _not(listening), f"port {port} to be free")
 
 
@@ -162,7 +163,7 @@ def test_launch_wait_that_times_out_exits_non_zero(local_scripts, gpudeck_home):
 def test_logs_follow_honours_n(tmp_path, gpudeck_home):
     log = tmp_path / "server.log"
     log.write_text("".join(f"line {i}\n" for i in range(1, 101)))
-    records.save("local", LaunchRecord(id="r1", config="cfg", script=None, log=str(log), exit_file=None,
+    launches.save("local", LaunchRecord(id="r1", config="cfg", script=None, log=str(log), exit_file=None,
                                        state="stopped"))
     env = dict(os.environ, PYTHONPATH=str(ROOT), GPUDECK_HOME=str(gpudeck_home))
     proc = subprocess.Popen([sys.executable, "-m", "console", "server", "logs", "cfg", "-f", "-n", "3",

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from console.servers import crashes, records
-from console.servers.records import LaunchRecord
+from console.store import crashes, launches
+from console.store.launches import LaunchRecord
 from console.servers.triage import TriageResult
 from profiles import paths, store
 from profiles.atomic import write_atomic
@@ -116,11 +116,11 @@ def test_state_dirs_are_0700_and_records_0600(gpudeck_home):
     os.umask(0o022)
     store.ensure_local()
     record = LaunchRecord(id="r1", config="c", script="/s.sh", log="/l.log", exit_file="/l.log.exit")
-    records.save("local", record)
-    doc = crashes.write("local", record, TriageResult(cls="cuda-oom", line=3, excerpt=["x"], server=None,
+    launches.save("local", record)
+    crash = crashes.write_crash("local", record, TriageResult(cls="cuda-oom", line=3, excerpt=["x"], server=None,
                                                       summary="s", ready_seen=False))
-    files = [paths.profile_file("local"), records.records_dir("local") / "r1.json",
-             crashes.crashes_dir("local") / f"{doc['id']}.json"]
+    files = [paths.profile_file("local"), launches.launches_dir("local") / "r1.json",
+             crashes.crashes_dir("local") / f"{crash.id}.json"]
     for path in files:
         assert _mode(path) == 0o600, path
     for root in (paths.config_dir(), paths.data_dir()):

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from console.servers import configs as cfgs
-from console.servers import crashes, lifecycle, records
+from console.servers import lifecycle
+from console.store import crashes, launches
 from console.servers.monitor import ServerMonitor
 from console.session import HostSession
 from profiles import store
@@ -49,7 +50,7 @@ async def _cleanup_launches():
 
     host = LocalHost()
     for name in store.names():
-        for record in records.load_all(name):
+        for record in launches.load_all(name):
             if record.pgid:
                 await signal_group(host, record.pgid, "KILL")
     for task in _TASKS:
@@ -133,7 +134,7 @@ async def test_second_launch_on_same_port_is_port_in_use(server_profile, llama_s
         await asyncio.wait_for(task, 30)
         assert record.state == "crashed" and record.exit_status not in (0, None)
         assert crash_docs and crash_docs[0]["class"] == "port-in-use"
-        assert crashes.load_all(profile.name)[0]["config"] == "clash"
+        assert crashes.read_crashes(profile.name).records[0].config == "clash"
     finally:
         await session.host.close()
 
@@ -170,11 +171,11 @@ async def test_replayed_crash_logs_are_classified(server_profile, fixture, expec
                                                          sweep=lambda: "sweep-test level 256")
         await asyncio.wait_for(task, 30)
         assert record.exit_status == 1
-        saved = crashes.load_all(profile.name)
+        saved = [c.to_doc() for c in crashes.read_crashes(profile.name).records]
         assert saved[0]["class"] == expected
         assert saved[0]["sweep"] == "sweep-test level 256"
         assert saved[0]["excerpt"]
-        assert records.load_all(profile.name)[0].crash_class == expected
+        assert launches.load_all(profile.name)[0].crash_class == expected
     finally:
         await session.host.close()
 
@@ -268,17 +269,17 @@ async def test_a_launch_whose_launcher_died_before_the_group_is_found_not_called
     try:
         exit_file = tmp_path / "orphan.log.exit"
         Path(f"{exit_file}.pgid").write_text(f"{server.pid}\n")
-        orphan = records.LaunchRecord(id="orphan-1", config="orphan", script=None, log=None,
+        orphan = launches.LaunchRecord(id="orphan-1", config="orphan", script=None, log=None,
                                       exit_file=str(exit_file))
-        young = records.LaunchRecord(id="young-1", config="young", script=None, log=None,
+        young = launches.LaunchRecord(id="young-1", config="young", script=None, log=None,
                                      exit_file=str(tmp_path / "young.log.exit"))
-        old = records.LaunchRecord(id="old-1", config="old", script=None, log=None,
+        old = launches.LaunchRecord(id="old-1", config="old", script=None, log=None,
                                    exit_file=str(tmp_path / "old.log.exit"),
                                    started_at=time.time() - lifecycle.LAUNCH_GRACE_S - 5)
         for record in (orphan, young, old):
-            records.save(session.name, record)
+            launches.save(session.name, record)
         await lifecycle.reattach(session)
-        by_id = {r.id: r for r in records.load_all(session.name)}
+        by_id = {r.id: r for r in launches.load_all(session.name)}
         assert by_id["orphan-1"].pgid == server.pid == os.getpgid(server.pid)
         assert by_id["orphan-1"].state == "loading" and by_id["orphan-1"].live
         assert by_id["young-1"].state == "launching" and by_id["young-1"].pgid is None

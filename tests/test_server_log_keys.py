@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from console.clip import clip_file
-from console.servers import records
-from console.servers.records import LaunchRecord
+from console.store import launches
+from console.store.launches import LaunchRecord
 from profiles import store
 from screens.app import GpudeckApp
 from widgets.log_view import DECISIVE_MARK, LogView
@@ -26,7 +26,7 @@ def _old_launch(tmp_path):
     profile = store.load("local")
     profile.server.scripts_dir = str(scripts)
     store.save(profile)
-    records.save("local", LaunchRecord(id="old-1", config="old", script=str(scripts / "old.sh"), log=str(log),
+    launches.save("local", LaunchRecord(id="old-1", config="old", script=str(scripts / "old.sh"), log=str(log),
                                        exit_file=None, state="crashed", exit_status=1))
 
 

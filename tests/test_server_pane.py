@@ -78,8 +78,8 @@ async def test_readonly_has_no_launch_or_kill(tmp_path):
 
 
 async def test_search_and_filter_the_log(tmp_path):
-    from console.servers import records
-    from console.servers.records import LaunchRecord
+    from console.store import launches
+    from console.store.launches import LaunchRecord
 
     log = tmp_path / "old.log"
     log.write_text("".join(f"line {i} {'ERROR boom' if i == 40 else 'ok'}\n" for i in range(100)))
@@ -89,7 +89,7 @@ async def test_search_and_filter_the_log(tmp_path):
     profile = store.load("local")
     profile.server.scripts_dir = str(scripts)
     store.save(profile)
-    records.save("local", LaunchRecord(id="old-1", config="old", script=str(scripts / "old.sh"), log=str(log),
+    launches.save("local", LaunchRecord(id="old-1", config="old", script=str(scripts / "old.sh"), log=str(log),
                                        exit_file=None, state="stopped", exit_status=0))
     app = GpudeckApp()
     async with app.run_test(size=(160, 45)) as pilot:
@@ -111,7 +111,7 @@ async def test_search_and_filter_the_log(tmp_path):
 
 
 def test_the_tab_title_counts_configs_not_the_worst_state():
-    from console.servers.records import LaunchRecord
+    from console.store.launches import LaunchRecord
     from screens.server_pane import config_summary
 
     def rec(config, state, crash_class=None):
@@ -127,7 +127,7 @@ def test_a_hung_server_reads_crashed_in_its_row_as_in_the_tab_title():
     """One rule (LaunchRecord.shown_state) for the row mark, the tab title and the host chip:
     a server alive but judged dead by its log is `crashed` in each, never `ready` in one of them."""
     from console.runtime.host_runtime import HostRuntime
-    from console.servers.records import LaunchRecord
+    from console.store.launches import LaunchRecord
     from console.session import HostSession
     from profiles import store
     from profiles.profile import profile_from_dict

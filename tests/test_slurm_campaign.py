@@ -58,9 +58,9 @@ def test_four_llama_cells_run_two_at_a_time_on_n1_and_n2(slurm, tmp_path):
         assert cell["node"] in ("n1", "n2") and cell["run_id"]
     assert {c["node"] for c in cells} == {"n1", "n2"}
     assert most_at_once(cells) == 2
-    from console.servers import records
+    from console.store import launches
 
-    jobs = [r for r in records.load_all("cluster")]
+    jobs = [r for r in launches.load_all("cluster")]
     assert len(jobs) == 4 and all(r.state == "stopped" and r.slurm["end"]["state"] == "CANCELLED" for r in jobs)
 
 
@@ -68,8 +68,8 @@ def test_resume_after_kill_9_cancels_the_running_jobs_by_their_ids_and_redoes_th
     import signal
     import time
 
-    from console.campaign import state as st
-    from console.servers import records
+    from console.store import campaigns as st
+    from console.store import launches
 
     started = gpudeck("campaign", "run", str(llama_campaign(tmp_path, ["a", "b"], prompts=16)), "-p", "cluster",
                       "--json")
@@ -81,7 +81,7 @@ def test_resume_after_kill_9_cancels_the_running_jobs_by_their_ids_and_redoes_th
             cells = st.load("cluster", info["id"]).cells
         except ValueError:
             return []
-        found = [records.get("cluster", c.launch_id) for c in cells if c.launch_id and c.status == "sweeping"]
+        found = [launches.get("cluster", c.launch_id) for c in cells if c.launch_id and c.status == "sweeping"]
         return found if len(found) == 2 else []
 
     deadline = time.monotonic() + 120
@@ -99,5 +99,5 @@ def test_resume_after_kill_9_cancels_the_running_jobs_by_their_ids_and_redoes_th
     assert [(c["status"], c["attempts"]) for c in doc["cells"]] == [("done", 2), ("done", 2)]
     for old in ids:  # found by id and cancelled by gpudeck: stopped, not crashed
         assert slurm.wait_job(old, {"CANCELLED"})["JobState"] == "CANCELLED"
-    old_records = [records.get("cluster", r.id) for r in jobs]
+    old_records = [launches.get("cluster", r.id) for r in jobs]
     assert all(r.state == "stopped" and r.slurm["end"]["stopped_by_us"] for r in old_records)

@@ -121,7 +121,7 @@ def test_a_console_monitor_follows_a_job_and_a_foreign_scancel_reads_cancelled(c
     having no process group here), and a scancel nobody in gpudeck asked for is `cancelled`."""
     import asyncio
 
-    from console.servers import records
+    from console.store import launches
     from console.servers.monitor import ServerMonitor
     from console.session import HostSession
     from profiles import store
@@ -134,7 +134,7 @@ def test_a_console_monitor_follows_a_job_and_a_foreign_scancel_reads_cancelled(c
 
     async def follow() -> list[str]:
         session = HostSession.open(store.load("cluster"))
-        record = records.get("cluster", launched["id"])
+        record = launches.get("cluster", launched["id"])
         seen: list[str] = []
         running = asyncio.Event()
 
@@ -153,17 +153,17 @@ def test_a_console_monitor_follows_a_job_and_a_foreign_scancel_reads_cancelled(c
     seen = asyncio.run(follow())
     first_run = seen.index("loading")
     assert set(seen[:first_run]) <= {"launching"} and seen[-1] == "crashed" and "crashed" not in seen[:-1]
-    final = records.get("cluster", launched["id"])
+    final = launches.get("cluster", launched["id"])
     assert final.crash_class == "cancelled" and final.slurm["end"]["stopped_by_us"] is False
 
 
 def test_a_hostile_job_record_is_left_alone_not_a_traceback(cluster_profile, gpudeck_home):
     """A launch record whose `slurm` part is junk (wrong types, a job id that is a command) names no job."""
-    from console.servers import records
-    from console.servers.records import LaunchRecord
+    from console.store import launches
+    from console.store.launches import LaunchRecord
 
     for i, junk in enumerate(["junk", {"job_id": "1; rm -rf /"}, {"job_id": 7, "log_dir": ["x"]}]):
-        records.save("cluster", LaunchRecord(id=f"bad{i}", config=f"bad{i}", script=None, log=None, exit_file=None,
+        launches.save("cluster", LaunchRecord(id=f"bad{i}", config=f"bad{i}", script=None, log=None, exit_file=None,
                                              state="loading", slurm=junk))
     r = gpudeck("server", "status", "-p", "cluster", "--json")
     assert r.returncode == 0, r.stderr
@@ -174,13 +174,13 @@ def test_a_hostile_job_record_is_left_alone_not_a_traceback(cluster_profile, gpu
 
 
 def test_the_tunnel_for_a_jobs_port_leads_to_its_head_node(gpudeck_home):
-    from console.servers import records
-    from console.servers.records import LaunchRecord
+    from console.store import launches
+    from console.store.launches import LaunchRecord
     from console.slurm.launch import head_for_port
 
-    records.save("cluster", LaunchRecord(id="j", config="j", script=None, log=None, exit_file=None, state="ready",
+    launches.save("cluster", LaunchRecord(id="j", config="j", script=None, log=None, exit_file=None, state="ready",
                                          port=30000, slurm={"job_id": "12", "head_addr": "10.1.2.3"}))
-    records.save("cluster", LaunchRecord(id="k", config="k", script=None, log=None, exit_file=None, state="stopped",
+    launches.save("cluster", LaunchRecord(id="k", config="k", script=None, log=None, exit_file=None, state="stopped",
                                          port=30001, slurm={"job_id": "13", "head_addr": "10.1.2.4"}))
     assert head_for_port("cluster", 30000) == "10.1.2.3"
     assert head_for_port("cluster", 30001) is None and head_for_port("cluster", 9) is None
@@ -267,10 +267,10 @@ def test_a_job_that_exits_1_after_a_traceback_takes_the_logs_class(cluster_profi
 
 
 def test_status_names_the_job_its_nodes_and_the_failing_rank(cluster_profile, gpudeck_home):
-    from console.servers import records
-    from console.servers.records import LaunchRecord
+    from console.store import launches
+    from console.store.launches import LaunchRecord
 
-    records.save("cluster", LaunchRecord(id="x", config="x", script=None, log="/l", exit_file=None, state="crashed",
+    launches.save("cluster", LaunchRecord(id="x", config="x", script=None, log="/l", exit_file=None, state="crashed",
                                          crash_class="segfault", crash_record="x", slurm={"job_id": "42", "state": "FAILED",
                                                                         "nodes": ["n1", "n2"], "failed_rank": 1,
                                                                         "failed_node": "n2"}))

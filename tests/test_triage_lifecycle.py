@@ -183,7 +183,7 @@ def test_the_renamed_oom_class_is_still_read_from_old_names(tmp_path):
 
 
 def test_old_crash_and_launch_records_read_under_todays_names():
-    from console.servers.records import LaunchRecord
+    from console.store.launches import LaunchRecord
     from console.store.crashes import CrashRecord
 
     assert CrashRecord.from_doc({"class": "cuda-oom"}, "a").cls == "oom"

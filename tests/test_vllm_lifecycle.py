@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from console.servers import configs as cfgs
-from console.servers import crashes, lifecycle, records
+from console.servers import lifecycle
+from console.store import crashes, launches
 from console.servers.launch import compare
 from console.servers.monitor import ServerMonitor
 from console.session import HostSession
@@ -47,7 +48,7 @@ async def _cleanup_launches():
     _TASKS.clear()
     host = LocalHost()
     for name in store.names():
-        for record in records.load_all(name):
+        for record in launches.load_all(name):
             if record.pgid:
                 await signal_group(host, record.pgid, "KILL")
 
@@ -114,7 +115,7 @@ async def test_vllm_launch_ready_flags_and_clean_stop_over_ssh(ssh_profile, tmp_
         assert effective["cuda_graph"] == "off"  # --enforce-eager
         assert effective["model"] == config.flags["model"]
         assert [c.key for c in compare(config.parsed, effective) if c.mismatch] == []
-        assert records.get(ssh_profile.name, record.id).effective["context_length"] == 1024
+        assert launches.get(ssh_profile.name, record.id).effective["context_length"] == 1024
 
         processes = group_processes(record.pgid)
         engine = find_process(record.pgid, r"EngineCore")
@@ -128,7 +129,7 @@ async def test_vllm_launch_ready_flags_and_clean_stop_over_ssh(ssh_profile, tmp_
         assert group_processes(record.pgid) == {}
         for pid in [*processes, engine]:
             assert not Path(f"/proc/{pid}").exists() or _zombie(pid), f"pid {pid} outlived the stop"
-        assert crashes.load_all(ssh_profile.name) == []
+        assert crashes.read_crashes(ssh_profile.name).records == []
     finally:
         await session.host.close()
 
@@ -161,7 +162,7 @@ async def test_vllm_engine_death_is_a_crash_although_it_exits_0(tmp_path, victim
     assert crash_docs and record.crash_class not in (None, "healthy", "unknown"), (record, crash_docs)
     if victim == "enginecore":
         assert record.crash_class == "engine-dead", record
-    assert crashes.load_all(profile.name)[0]["class"] == record.crash_class
+    assert crashes.read_crashes(profile.name).records[0].cls == record.crash_class
 
 
 async def test_vllm_sigterm_idle_exits_0(tmp_path):
@@ -180,7 +181,7 @@ async def test_vllm_sigterm_idle_exits_0(tmp_path):
     _save_log(record, "sigterm-api-server-idle")
     assert record.exit_status == 0
     assert record.state == "stopped" and record.crash_class is None and not crash_docs, (record, crash_docs)
-    assert crashes.load_all(profile.name) == []
+    assert crashes.read_crashes(profile.name).records == []
     assert group_processes(record.pgid) == {}
 
 

@@ -76,9 +76,9 @@ def with_port(url: str, port: int) -> str:
 
 def running_server_url(profile: str) -> str | None:
     """The URL of the newest server gpudeck launched for this profile that is still live."""
-    from console.servers import records
+    from console.store import launches
 
-    for record in records.load_all(profile):
+    for record in launches.load_all(profile):
         if record.live and record.port:
             return f"http://127.0.0.1:{record.port}"
     return None

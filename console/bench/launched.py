@@ -9,21 +9,21 @@ from __future__ import annotations
 import time
 
 from console.fmt import clock
-from console.servers import records
+from console.store import launches
 from console.store.crashes import crash_of_launch, read_crashes
 
 
-def launch_for_port(profile: str, port: int | None) -> records.LaunchRecord | None:
+def launch_for_port(profile: str, port: int | None) -> launches.LaunchRecord | None:
     """The newest live launch record serving `port`, if gpudeck launched that server."""
     if port is None:
         return None
-    for record in records.load_all(profile):
+    for record in launches.load_all(profile):
         if record.port == port and record.live:
             return record
     return None
 
 
-def launch_summary(record: records.LaunchRecord | None) -> dict | None:
+def launch_summary(record: launches.LaunchRecord | None) -> dict | None:
     if record is None:
         return None
     return {"config": record.config, "flags": record.flags, "launch": record.id, "pid": record.pid}
@@ -38,7 +38,7 @@ def death_details(profile: str, launch_id: str | None, since: float) -> dict:
     """
     out: dict = {"pid": None, "exit_status": None, "crash_record": None}
     if launch_id:
-        for record in records.load_all(profile):
+        for record in launches.load_all(profile):
             if record.id == launch_id:
                 out["pid"] = record.pid if not record.live or record.exit_status is not None else None
                 out["exit_status"] = record.exit_status
@@ -66,7 +66,7 @@ def operator_stop(profile: str, launch_id: str | None) -> str | None:
     """When the operator stopped that server (console or `gpudeck server stop`): the time, HH:MM:SS."""
     if not launch_id:
         return None
-    for record in records.load_all(profile):
+    for record in launches.load_all(profile):
         if record.id == launch_id:
             if record.kill_requested and record.state in ("stopping", "stopped"):
                 return clock(record.stopped_at or time.time())

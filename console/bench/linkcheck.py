@@ -228,9 +228,10 @@ class LinkCheck:
         """Whether the launched server's process group lives, asked of the host itself."""
         if not launch or not launch.get("launch"):
             return None, None
-        from console.servers import lifecycle, records
+        from console.servers import lifecycle
+        from console.store import launches
 
-        record = records.get(self.profile, launch["launch"])
+        record = launches.get(self.profile, launch["launch"])
         if record is None or not (record.pgid or record.pid):
             return None, None
         state = await lifecycle.await_exit_status(self.host, record, await lifecycle.probe(self.host, record))

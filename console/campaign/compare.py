@@ -16,7 +16,7 @@ from ..fmt import UNKNOWN
 from ..store.runs import LevelResult
 from . import stats
 from .conditions import spread_note
-from .state import CampaignState, Cell
+from ..store.campaigns import CampaignState, Cell
 
 MIN_EFFECT_PCT = 2.0       # the smallest difference worth naming a winner, unless [policy] min_effect says
 
@@ -189,17 +189,6 @@ def result_of(cell: Cell, slo: dict, detail: bool = True) -> ConfigResult:
     return out
 
 
-def roofline_for(profile) -> tuple[object | None, str]:
-    """The profile's roofline, or why there is none (efficiency then stays N/A)."""
-    from ..roofline.errors import RooflineError
-    from ..roofline.from_profile import compute_inputs, inputs_from_profile
-
-    try:
-        return compute_inputs(inputs_from_profile(profile)), ""
-    except (RooflineError, OSError, ValueError, KeyError) as exc:
-        return None, f"efficiency N/A: {exc}"
-
-
 def _efficiency(roof, result: ConfigResult, level: int | None) -> float | None:
     row = next((lv for lv in result.levels if lv["concurrency"] == level and lv.get("finished")), None)
     if row is None or not level:
@@ -274,7 +263,8 @@ def pruned_saved(state: CampaignState, repeats: int) -> float | None:
 
 
 def compare(state: CampaignState, roof=None, roof_note: str = "", detail: bool = False) -> Comparison:
-    """The answer; with `detail`, every level carries the latencies' intervals too (for --json)."""
+    """The answer; with `detail`, every level carries the latencies' intervals too (for --json).
+    `roof_note` is why there is no roofline (roofline.from_profile.roofline_for): efficiency reads N/A."""
     sweep = state.spec.get("sweep") or {}
     slo = sweep.get("slo") or {}
     results = [result_of(c, slo, detail) for c in state.cells]
@@ -283,7 +273,8 @@ def compare(state: CampaignState, roof=None, roof_note: str = "", detail: bool =
             _against_roofline(r, roof)
     key = "best_within_slo" if slo else "best_tps"
     ranked = sorted((r for r in results if getattr(r, key) is not None), key=lambda r: getattr(r, key), reverse=True)
-    comp = Comparison(results=results, roofline_note=roof_note, phase=phase_of(state),
+    comp = Comparison(results=results, roofline_note=f"efficiency N/A: {roof_note}" if roof_note else "",
+                      phase=phase_of(state),
                       min_effect_pct=min_effect_of(state),
                       basis=("mean output tok/s at the best level whose mean p99s meet every SLO" if slo
                              else "mean output tok/s at the best level finished in every repeat (no SLO given)"))

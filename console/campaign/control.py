@@ -21,8 +21,8 @@ from profiles.atomic import write_atomic
 from .. import limits
 from . import driver
 from . import lock as locks
-from . import state as st
-from .files import FileRefused, read_capped
+from ..store import campaigns as st
+from ..store.files import FileRefused, read_capped
 from .runner import plan_cells
 from .spec import CampaignError, load
 
@@ -110,7 +110,7 @@ def stop(profile_name: str, campaign_id: str) -> int:
 
 
 def latest(profile_name: str) -> st.CampaignState | None:
-    found, _bad = st.list_all(profile_name)
+    found = st.read_campaigns(profile_name).records
     return max(found, key=lambda s: s.created_at) if found else None
 
 

@@ -32,7 +32,7 @@ from profiles.atomic import private_dirs, write_atomic
 from ..fmt import clock
 from ..pids import pid_alive
 from .driver import start_ticks
-from .files import FileRefused, read_capped
+from ..store.files import FileRefused, read_capped
 
 
 class LockHeld(Exception):

@@ -24,9 +24,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 from profiles.profile import Profile
 
-from ..servers import records
+from ..store import launches
 from . import lock as locks
-from . import state as st
+from ..store import campaigns as st
 from .runner import CampaignRunner, CampaignStopped
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -79,13 +79,13 @@ class SlurmLane(CampaignRunner):
         try:
             await super()._attempt(cell)
         finally:
-            record = records.get(self.profile.name, cell.launch_id) if cell.launch_id else None
+            record = launches.get(self.profile.name, cell.launch_id) if cell.launch_id else None
             if record is not None and record.slurm:
                 cell.node = ",".join(record.slurm.get("nodes") or []) or None
                 self._save()
 
     async def _sweep_cell(self, cell: st.Cell, port: int | None) -> None:
-        record = records.get(self.profile.name, cell.launch_id) if cell.launch_id else None
+        record = launches.get(self.profile.name, cell.launch_id) if cell.launch_id else None
         self._head = (record.slurm or {}).get("head_addr") if record is not None else None
         try:
             await super()._sweep_cell(cell, port)

@@ -22,11 +22,12 @@ from profiles.profile import Profile
 from ..fmt import clock
 from ..hosts import HostError
 from ..servers import configs as cfgs
-from ..servers import lifecycle, records
+from ..servers import lifecycle
+from ..store import launches
 from ..servers.monitor import ServerMonitor
 from ..session import HostSession
 from . import lock as locks
-from . import state as st
+from ..store import campaigns as st
 from .conditions import sample as sample_conditions
 from .grid import GridError, derive
 from .order import round_order
@@ -237,7 +238,7 @@ class CampaignRunner:
 
     async def _recover(self, cell: st.Cell) -> None:
         """A cell the last driver left mid-way: stop its server if it still runs, then redo it."""
-        record = records.get(self.profile.name, cell.launch_id)
+        record = launches.get(self.profile.name, cell.launch_id)
         if record is not None and record.live:
             self._log(f"{cell.name}: stopping the server the interrupted run left ({record.id})")
             try:

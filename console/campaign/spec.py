@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import limits
-from .files import FileRefused, read_capped
+from ..store.files import FileRefused, read_capped
 
 # What a server flag looks like: `--max-running-requests`, `--speculative-config.num-steps`.
 FLAG_NAME = re.compile(r"--[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*")

@@ -61,7 +61,7 @@ def _profile(args: argparse.Namespace):
 
 
 def _load(profile, campaign_id: str):
-    from ..campaign import state as st
+    from ..store import campaigns as st
 
     try:
         return st.load(profile.name, campaign_id)
@@ -128,8 +128,8 @@ def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
     import socket
 
     from ..campaign import driver
-    from ..campaign import state as st
     from ..campaign.compare import table_lines
+    from ..campaign.lock import LockHeld
     from ..campaign.parallel import runner_for
     from ..campaign.spec import CampaignError
 
@@ -149,9 +149,10 @@ def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
 
     try:
         final = asyncio.run(main())
-    except st.LockHeld as exc:
+    except LockHeld as exc:
         raise CLIError(str(exc)) from None
-    from ..campaign.compare import compare, roofline_for
+    from ..campaign.compare import compare
+    from ..roofline.from_profile import roofline_for
 
     roof, note = roofline_for(profile)
     if as_json:
@@ -169,12 +170,13 @@ def _shown(state) -> dict:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from ..campaign import state as st
     from ..campaign.compare import compare
     from ..campaign.control import running
+    from ..store import campaigns as st
 
     profile = _profile(args)
-    found, bad = st.list_all(profile.name)
+    read = st.read_campaigns(profile.name)
+    found, bad = read.records, [u.line for u in read.unreadable]
     if args.json:
         compared = [(s, compare(s)) for s in found]
         emit_json({"campaigns": [{"id": s.id, "status": s.status, "cells": len(s.cells),
@@ -200,8 +202,9 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from ..campaign.compare import compare, roofline_for, table_lines
+    from ..campaign.compare import compare, table_lines
     from ..campaign.control import view
+    from ..roofline.from_profile import roofline_for
 
     profile = _profile(args)
     state = _load(profile, args.id)

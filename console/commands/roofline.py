@@ -95,11 +95,9 @@ def _calibration(args: argparse.Namespace, roof):
 
 
 def _compute(args: argparse.Namespace):
-    from pathlib import Path
-
-    from .. import roofline as R
     from .kit import CLIError, load_profile
-    from ..roofline.model_lookup import quant_file_beside, resolve_model
+    from ..roofline.from_profile import Inputs, compute_inputs, model_facts
+    from ..roofline.model_lookup import resolve_model
 
     prof_model = prof_gpu = None
     profile_name = getattr(args, "profile", None)
@@ -119,21 +117,15 @@ def _compute(args: argparse.Namespace):
         raise CLIError("no GPU count: give --count N (or a profile with [gpu] count)", 2)
     if count < 1:  # bad input is a usage error (2), as argparse's own refusals are
         raise CLIError(f"--count must be 1 or more, got {count}", 2)
-    quant_name = args.quant or (prof_model.quant if prof_model else None)
-    kv = args.kv_dtype or (prof_model.kv_dtype if prof_model else None)
-    quant_file = args.quant_config or (prof_model.quant_config if prof_model else None)
-
-    facts = R.load_model(Path(config).expanduser(), assume_ignored=tuple(args.assume_ignored))
-    if quant_name:
-        scheme = R.scheme_from_name(quant_name)
-    else:
-        path = Path(quant_file).expanduser() if quant_file else quant_file_beside(Path(config).expanduser())
-        scheme = R.load_quant_file(path) if path else None
+    inputs = Inputs(config=config, gpu=gpu_name, count=count, tp=args.tp, ep=args.ep,
+                    quant=args.quant or (prof_model.quant if prof_model else None),
+                    kv_dtype=args.kv_dtype or (prof_model.kv_dtype if prof_model else None),
+                    quant_config=args.quant_config or (prof_model.quant_config if prof_model else None),
+                    context=args.context, assumptions=dict(_assumption(a) for a in args.assume),
+                    assume_ignored=tuple(args.assume_ignored), profile=profile_name)
     batches = _batches(args.batch)
-    assumptions = dict(_assumption(a) for a in args.assume)
-    checkpoint = _checkpoint(args, facts)
-    roof = R.compute(facts, gpu_name, count, tp=args.tp, ep=args.ep, quant=scheme, kv_dtype=kv,
-                     context=args.context, batches=batches, assumptions=assumptions, checkpoint=checkpoint)
+    facts = model_facts(inputs)
+    roof = compute_inputs(inputs, batches, checkpoint=_checkpoint(args, facts), facts=facts)
     chosen = roof.setup.gpu.name
     if chosen.casefold() != gpu_name.casefold():  # 'H100' is one of several: say which one counts
         import sys

@@ -89,7 +89,8 @@ async def _with_session(args, body):
 
 async def _list(args) -> int:
     from ..servers import configs as cfgs
-    from ..servers import lifecycle, procs, records
+    from ..servers import lifecycle, procs
+    from ..store import launches as records
 
     async def body(session):
         await lifecycle.reattach(session)
@@ -198,7 +199,7 @@ async def _wait_ready(session, record, timeout: float):
 
 
 def _pick(session, target: str | None, live_only: bool = True):
-    from ..servers import records
+    from ..store import launches as records
 
     candidates = records.load_all(session.name)
     if live_only:
@@ -216,7 +217,7 @@ async def _stop(args) -> int:
     from ..servers import lifecycle
 
     async def body(session):
-        from ..servers import records
+        from ..store import launches as records
 
         await lifecycle.reattach(session)
         escaped = [r for r in records.load_all(session.name) if r.escaped and not r.live
@@ -295,7 +296,8 @@ async def _kill_escaped(session, record, as_json: bool) -> int:
 
 async def _status(args) -> int:
     from ..runtime.settle import settle_launches
-    from ..servers import lifecycle, records
+    from ..servers import lifecycle
+    from ..store import launches as records
 
     async def body(session):
         from ..hosts import HostError
@@ -309,7 +311,8 @@ async def _status(args) -> int:
         else:
             print(f"⚠ {session.name} is unreachable ({why or 'no answer'}): the states below are the last "
                   "known, from the launch records, and may be stale", file=sys.stderr)
-        all_records, unreadable = records.scan(session.name)
+        found = records.read_launches(session.name)
+        all_records, unreadable = found.records, [u.line for u in found.unreadable]
         for r in all_records:
             if reached and r.escaped and not r.live:  # still running after its stop? look again
                 left, _ = await lifecycle.survivors(session, r)

@@ -79,10 +79,10 @@ class Demo:
         Safe to call from a signal handler: plain system calls, no event loop."""
         import signal
 
-        from ..campaign import state as campaign_state
-        from ..servers import records
+        from ..store import campaigns as campaign_state
+        from ..store import launches
 
-        found, _bad = campaign_state.list_all("demo")
+        found = campaign_state.read_campaigns("demo").records
         from ..campaign.driver import signal_driver
 
         for campaign in found:   # first the campaign driver, so it launches nothing more
@@ -90,7 +90,7 @@ class Demo:
                 signal_driver(campaign.driver_pid, campaign.driver_start, campaign.driver_token, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        for record in records.load_all("demo"):
+        for record in launches.load_all("demo"):
             pgid = record.pgid or _wrapper_pgid(record)  # whatever its last known state
             if pgid and pgid > 1:
                 try:
@@ -106,11 +106,12 @@ class Demo:
         wrappers are given time to write it first, and a late file is removed on a second pass."""
         import time
 
-        from ..servers import records
+        from ..servers.pgid_file import pgid_path
+        from ..store import launches
 
         self.stop()
-        exits = [Path(r.exit_file) for r in records.load_all("demo")
-                 if r.exit_file and Path(r.exit_file + ".pgid").exists()]
+        exits = [Path(r.exit_file) for r in launches.load_all("demo")
+                 if r.exit_file and Path(pgid_path(r.exit_file)).exists()]
         deadline = time.monotonic() + wait_s
         while any(not p.exists() for p in exits) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -133,17 +134,15 @@ def _wrapper_pgid(record, wait_s: float = 2.0) -> int | None:
     starts the script. A driver killed in between never records it, so read it here."""
     import time
 
+    from ..servers.pgid_file import read_local
+
     if not record.live or not record.exit_file:
         return None
-    path = Path(record.exit_file + ".pgid")
     deadline = time.monotonic() + wait_s
     while True:
-        try:
-            text = path.read_text().strip()
-        except OSError:
-            text = ""
-        if text.isdigit():
-            return int(text)
+        group = read_local(record.exit_file)
+        if group is not None:
+            return group
         if time.monotonic() >= deadline:
             return None
         time.sleep(0.05)
@@ -238,7 +237,7 @@ def setup(root: Path | None = None, port: int | None = None) -> Demo:
         "ui": {"simulated": True}}))
     store.set_last_used("demo")
 
-    from ..campaign.state import campaign_file
+    from ..store.campaigns import campaign_file
 
     path = campaign_file("demo")
     path.parent.mkdir(parents=True, exist_ok=True)

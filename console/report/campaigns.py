@@ -12,7 +12,7 @@ from ..fmt import UNKNOWN
 
 def derived_flags(state) -> list[list[str]]:
     """One row per grid cell: the flags its derived script passes, read back from the script kept with the results."""
-    from ..campaign.state import script_file
+    from ..store.campaigns import script_file
     from ..servers import launch
 
     rows = []
@@ -52,10 +52,12 @@ def frontier_picture(state, roof, note: str, out_dir: Path | None) -> str:
 
 
 def campaigns_section(profile: Any, out_dir: Path | None = None) -> str:
-    from ..campaign import state as campaign_state
-    from ..campaign.compare import roofline_for, table_lines
+    from ..campaign.compare import table_lines
+    from ..roofline.from_profile import roofline_for
+    from ..store import campaigns as campaign_state
 
-    states, errors = campaign_state.list_all(profile.name)
+    read = campaign_state.read_campaigns(profile.name)
+    states, errors = read.records, [u.line for u in read.unreadable]
     if not states and not errors:
         return "No campaign has run on this host (`gpudeck campaign run FILE`)."
     roof, note = roofline_for(profile)

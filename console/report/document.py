@@ -7,9 +7,10 @@ alone, so a rerun refreshes the document instead of growing it.
 
 Data comes from the profile's files (runs/, crashes/, servers/, tasks.toml),
 read defensively: a missing folder is a sentence, a broken file is named.
-Live parts (GPU snapshot, launch configs, roofline) go through the public
-CLI in a subprocess with a timeout, so a slow host or an engine that is not
-there yet costs a note, never the report.
+Live parts (GPU snapshot, launch configs) go through the public CLI in a
+subprocess with a timeout, so a slow host costs a note, never the report. The
+roofline is computed here, by the one engine function
+(`roofline.from_profile.roofline_for`), from files on this machine.
 """
 from __future__ import annotations
 
@@ -106,9 +107,9 @@ def _crashes(profile_name: str) -> list[dict[str, Any]]:
 
 def _configs_from_records(profile_name: str) -> list[dict[str, Any]]:
     """The latest launch record of each config (the launch records' one reader): flags and last state."""
-    from ..servers import records
+    from ..store import launches
 
-    latest = records.latest_per_config(profile_name)
+    latest = launches.latest_per_config(profile_name)
     return [{"name": name, "script": r.script, "flags": r.flags if isinstance(r.flags, dict) else {},
              "state": r.shown_state} for name, r in sorted(latest.items())]  # as the Server tab shows it
 
@@ -134,44 +135,42 @@ def _cli_json(argv: list[str], timeout: float = LIVE_TIMEOUT_S) -> tuple[dict[st
 
 
 def _roofline(profile: Profile, batches: list[int]) -> tuple[dict[str, Any] | None, str | None]:
+    """The profile's roofline as a document (the one engine function, in this process), or why not."""
+    from ..roofline.from_profile import roofline_for
+
     if not profile.model.config:
         return None, "the profile names no model config (`[model] config` in the profile)"
     if not profile.gpu.name or not profile.gpu.count:
         return None, "the profile names no GPU model and count (`[gpu] name` and `count`)"
-    argv = ["roofline", "--model-config", profile.model.config, "--gpu", profile.gpu.name,
-            "--count", str(profile.gpu.count), "--batch", ",".join(str(b) for b in batches or [1]),
-            "--json"]
-    if profile.model.quant_config:
-        argv[3:3] = ["--quant-config", profile.model.quant_config]
-    if profile.model.quant:
-        argv[-1:-1] = ["--quant", profile.model.quant]
-    if profile.model.kv_dtype:
-        argv[-1:-1] = ["--kv-dtype", profile.model.kv_dtype]
-    doc, reason = _cli_json(argv)
-    if doc is None:
-        return None, f"`gpudeck roofline` failed: {reason}"
-    return doc, None
+    roof, why = roofline_for(profile, batches or [1])
+    if roof is None:
+        return None, f"the roofline cannot be computed: {why}"
+    return roof.to_json(), None
 
 
 def run_levels(doc: dict[str, Any]) -> dict[int, float]:
-    """A run's measured output tok/s per concurrency, by the store's one rule (LevelResult.measured_tok_s)."""
+    """A run's measured output tok/s per concurrency, by the store's rules (console.store.measured)."""
+    from ..store.measured import measured_levels
     from ..store.runs import LevelResult
 
-    levels: dict[int, float] = {}
-    for raw in doc.get("levels") or []:
-        level = LevelResult.from_doc(raw) if isinstance(raw, dict) else None
-        if level is not None and level.concurrency is not None and level.measured_tok_s is not None:
-            levels[level.concurrency] = level.measured_tok_s
-    return levels
+    return measured_levels(LevelResult.from_doc(raw) for raw in doc.get("levels") or [] if isinstance(raw, dict))
+
+
+def compared_entry(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The one run the roofline is read against, by the store's rule (console.store.measured: one whole
+    run, the newest that measured something); `runs` are the report's entries, oldest first."""
+    from ..store.measured import compared_run
+
+    readable = [run for run in reversed(runs) if isinstance(run.get("doc"), dict)]
+    return compared_run(readable, measured=lambda run: bool(run_levels(run["doc"])))
 
 
 def measured_by_concurrency(runs: list[dict[str, Any]]) -> dict[int, tuple[float, str]]:
-    """Latest measured output tok/s per concurrency over all runs (runs are oldest first)."""
-    out: dict[int, tuple[float, str]] = {}
-    for run in runs:
-        for concurrency, tok_s in run_levels(run.get("doc") or {}).items():
-            out[concurrency] = (tok_s, run["name"])
-    return out
+    """concurrency -> (output tok/s, run name), all from the one compared run."""
+    chosen = compared_entry(runs)
+    if chosen is None:
+        return {}
+    return {c: (tok_s, chosen["name"]) for c, tok_s in run_levels(chosen["doc"]).items()}
 
 
 def collect(profile: Profile, live: bool = True) -> ReportData:
@@ -285,30 +284,25 @@ def offer_efficiency_suggestions(profile: Profile, data: ReportData) -> list[str
     """Runs with levels below the board's efficiency threshold become suggestions (never tasks):
     one per run, naming its worst level, so a report never multiplies them.
 
-    The runs looked at are those that hold the latest measurement of some concurrency; each is
-    judged over all its own levels, as when it was saved (offer_run_efficiency), and a campaign's
-    cell runs are left to the campaign's result table, as they are when saved."""
+    The run looked at is the one the Roofline section reads (the store's rule, `compared_entry`),
+    judged over all its own levels, as when it was saved (offer_run_efficiency); a campaign's cell
+    run is left to the campaign's result table, as it is when saved."""
     if data.roofline is None or data.board is None or data.board.error is not None:
         return []
     ideal = _ideal_by_batch(data.roofline)
-    latest = {run for _, run in measured_by_concurrency(data.runs).values()}
-    skipped = _campaign_runs(profile.name)
-    out = []
-    for run in data.runs:
-        if run["name"] not in latest or run["name"] in skipped:
-            continue
-        levels = sorted(run_levels(run.get("doc") or {}).items())
-        text = _offer_worst(profile, run["name"], [(b, sections.efficiency_pct(t, ideal.get(b))) for b, t in levels])
-        if text:
-            out.append(text)
-    return out
+    run = compared_entry(data.runs)
+    if run is None or run["name"] in _campaign_runs(profile.name):
+        return []
+    levels = sorted(run_levels(run["doc"]).items())
+    text = _offer_worst(profile, run["name"], [(b, sections.efficiency_pct(t, ideal.get(b))) for b, t in levels])
+    return [text] if text else []
 
 
 def _campaign_runs(profile_name: str) -> set[str]:
     """Run ids of campaign cells (each campaign judges its own cells)."""
-    from ..campaign import state as campaign_state
+    from ..store import campaigns as campaign_state
 
-    states, _errors = campaign_state.list_all(profile_name)
+    states = campaign_state.read_campaigns(profile_name).records
     return {c.run_id for state in states for c in state.cells if c.run_id}
 
 

@@ -176,7 +176,8 @@ def runs_section(runs: list[dict[str, Any]]) -> str:
 
 def roofline_section(roof: dict[str, Any] | None, note: str | None,
                      measured: dict[int, tuple[float, str]]) -> str:
-    """measured: concurrency -> (output tok/s, run name) from the latest run that has it."""
+    """measured: concurrency -> (output tok/s, run name), all from the one run the store's rule compares
+    (console.store.measured)."""
     if roof is None:
         return f"Roofline skipped: {note}."
     out: list[str] = []

@@ -23,6 +23,7 @@ class Inputs:
     context: int = 4096
     assumptions: dict[str, Any] = field(default_factory=dict)
     profile: str | None = None   # the profile these came from, to name it in "how to set this" hints
+    assume_ignored: tuple[str, ...] = ()   # config keys the operator accepts as irrelevant (`--assume-ignored`)
 
     def with_changes(self, **changes: Any) -> "Inputs":
         return replace(self, **changes)
@@ -41,13 +42,34 @@ def how_to_set(inputs: Inputs) -> str:
             f"--gpu 'GPU NAME' --gpu-count N")
 
 
-_FACTS_CACHE: dict[tuple[str, float], Any] = {}
+_FACTS_CACHE: dict[tuple[str, float, tuple[str, ...]], Any] = {}
 
 
-def compute_inputs(inputs: Inputs, batches=None, checkpoint=None):
-    """A Roofline for these inputs; RooflineError says which input is missing or wrong."""
-    from . import compute, load_model, load_quant_file, scheme_from_name
-    from .model_lookup import quant_file_beside, resolve_model
+def model_facts(inputs: Inputs):
+    """The model's facts from its config (a path, or a name `resolve_model` finds), read once per file
+    version; each caller gets its own copy of the warnings, which it may add to."""
+    from dataclasses import replace as copy_with
+
+    from . import load_model
+    from .model_lookup import resolve_model
+
+    if not inputs.config:
+        raise RooflineError(f"no model config for this profile: set it with `{how_to_set(inputs)}`")
+    path = Path(inputs.config).expanduser()
+    if not path.is_file():
+        path = resolve_model(inputs.config)
+    key = (str(path), path.stat().st_mtime, tuple(inputs.assume_ignored))
+    if key not in _FACTS_CACHE:
+        _FACTS_CACHE[key] = load_model(path, assume_ignored=tuple(inputs.assume_ignored))
+    facts = _FACTS_CACHE[key]
+    return copy_with(facts, warnings=list(facts.warnings))
+
+
+def compute_inputs(inputs: Inputs, batches=None, checkpoint=None, facts=None):
+    """The one way to a Roofline: from these inputs (a profile's, the what-if editor's, the CLI's
+    arguments); RooflineError says which input is missing or wrong. `facts` (from `model_facts`) when
+    the caller has read them already, e.g. to find the checkpoint first."""
+    from . import compute, load_quant_file, scheme_from_name
     from .result import DEFAULT_BATCHES
 
     if not inputs.config:
@@ -56,18 +78,28 @@ def compute_inputs(inputs: Inputs, batches=None, checkpoint=None):
         raise RooflineError(f"no GPU for this profile: press w and type one, or set it with `{how_to_set(inputs)}`")
     if not inputs.count:
         raise RooflineError(f"no GPU count for this profile: press w and type one, or set it with `{how_to_set(inputs)}`")
-    path = Path(inputs.config).expanduser()
-    if not path.is_file():
-        path = resolve_model(inputs.config)
-    key = (str(path), path.stat().st_mtime)
-    if key not in _FACTS_CACHE:
-        _FACTS_CACHE[key] = load_model(path)
-    facts = _FACTS_CACHE[key]
+    facts = facts if facts is not None else model_facts(inputs)
     if inputs.quant:
         scheme = scheme_from_name(inputs.quant)
     else:
-        qpath = Path(inputs.quant_config).expanduser() if inputs.quant_config else quant_file_beside(path)
+        qpath = Path(inputs.quant_config).expanduser() if inputs.quant_config else _quant_beside(inputs)
         scheme = load_quant_file(qpath) if qpath else None
     return compute(facts, inputs.gpu, inputs.count, tp=inputs.tp, ep=inputs.ep, quant=scheme,
                    kv_dtype=inputs.kv_dtype, context=inputs.context,
                    batches=batches or DEFAULT_BATCHES, assumptions=inputs.assumptions, checkpoint=checkpoint)
+
+
+def _quant_beside(inputs: Inputs) -> Path | None:
+    from .model_lookup import quant_file_beside, resolve_model
+
+    path = Path(inputs.config).expanduser()
+    return quant_file_beside(path if path.is_file() else resolve_model(inputs.config))
+
+
+def roofline_for(profile, batches=None):
+    """(the profile's Roofline, "") or (None, the one-line reason there is none): what the report, the
+    campaign table and the Campaign tab read; efficiency against it then reads N/A."""
+    try:
+        return compute_inputs(inputs_from_profile(profile), batches), ""
+    except (RooflineError, OSError, ValueError, KeyError, TypeError, OverflowError) as exc:
+        return None, str(exc).splitlines()[0] if str(exc) else type(exc).__name__

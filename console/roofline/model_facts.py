@@ -201,16 +201,21 @@ def load_model(path: str | Path, name: str | None = None, assume_ignored: tuple[
     except (TypeError, ValueError, OverflowError) as exc:  # a field of the wrong kind (a list where a count belongs)
         raise RooflineError(f"{path}: a field has a value of the wrong kind ({exc})") from None
     facts.source = str(path)
-    from .safetensors_index import checkpoint_facts
+    from .shard_headers import INDEX, checkpoint_summary, read_local
 
-    facts.checkpoint = checkpoint_facts(path.parent, facts.num_layers)
-    if path.name == "config.json":
-        from .shard_headers import read_local
-
+    # the shard headers, read once: the witness of a config.json in its model directory, and the
+    # checkpoint's sizes beside any config that has a checkpoint with it
+    headers = problem = None
+    if path.name == "config.json" or (path.parent / INDEX).is_file() or (path.parent / "model.safetensors").is_file():
         try:
-            facts.headers = read_local(path.parent)
+            headers = read_local(path.parent)
         except (RooflineError, OSError) as exc:
-            facts.warnings.append(f"checkpoint beside the config not used: {exc}")
+            problem = str(exc)
+    facts.checkpoint = checkpoint_summary(path.parent, facts.num_layers, headers, problem)
+    if path.name == "config.json":
+        facts.headers = headers
+        if problem:
+            facts.warnings.append(f"checkpoint beside the config not used: {problem}")
     return facts
 
 

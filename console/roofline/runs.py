@@ -30,6 +30,10 @@ class MeasuredRun:
         """(concurrency, TPOT seconds) of every level that finished, for calibration."""
         return [(lv.concurrency, lv.tpot_s) for lv in self.levels if lv.tok_s is not None and lv.tpot_s]
 
+    @property
+    def measured(self) -> bool:
+        return any(lv.tok_s is not None for lv in self.levels)
+
     def tok_s_at(self, concurrency: int) -> float | None:
         for lv in self.levels:
             if lv.concurrency == concurrency and lv.tok_s is not None:
@@ -44,9 +48,15 @@ class RunsFound:
 
     @property
     def latest(self) -> MeasuredRun | None:
-        """The newest run that measured something (a failed sweep does not hide an earlier one)."""
-        measured = [r for r in self.runs if any(lv.tok_s is not None for lv in r.levels)]
-        return measured[-1] if measured else (self.runs[-1] if self.runs else None)
+        """The run efficiency is read against when none is picked: the store's one rule (store.measured)."""
+        return self.compared()
+
+    def compared(self, chosen_path: str | None = None) -> MeasuredRun | None:
+        """The picked run while it is still on disk, else the store's rule (console.store.measured)."""
+        from ..store.measured import compared_run
+
+        pick = (lambda r: str(r.path) == chosen_path) if chosen_path else None
+        return compared_run(list(reversed(self.runs)), pick)
 
 
 def load_one_run(path: Path) -> MeasuredRun:

@@ -90,21 +90,31 @@ def _without_index(names: set[str]) -> set[str]:
     return hf or names
 
 
+def read_index(base: Path) -> dict[str, Any] | None:
+    """The checkpoint's `model.safetensors.index.json`, bounded; None when there is none."""
+    index_path = base / INDEX
+    if not index_path.is_file():
+        return None
+    if index_path.stat().st_size > MAX_INDEX:
+        raise RooflineError(f"{index_path}: larger than {MAX_INDEX // 2**20} MiB, not a safetensors index")
+    try:
+        doc = json.loads(index_path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise RooflineError(f"{index_path}: unreadable ({exc})") from None
+    _index_shards(doc, str(base))   # its shard names are plain file names, or it is refused here
+    return doc
+
+
 def read_local(model_dir: str | Path) -> CheckpointHeaders | None:
     """The headers of a checkpoint in a local directory; None when it has no safetensors files."""
     base = Path(model_dir).expanduser()
     if not base.is_dir():
         return None
     base = base.resolve()
-    index_path = base / INDEX
+    index = read_index(base)
     total = None
-    if index_path.is_file():
-        if index_path.stat().st_size > MAX_INDEX:
-            raise RooflineError(f"{index_path}: larger than {MAX_INDEX // 2**20} MiB, not a safetensors index")
-        try:
-            names, total = _index_shards(json.loads(index_path.read_bytes()), str(base))
-        except (OSError, ValueError) as exc:
-            raise RooflineError(f"{index_path}: unreadable ({exc})") from None
+    if index is not None:
+        names, total = _index_shards(index, str(base))
     else:
         names = _without_index({p.name for p in base.glob("*.safetensors") if _SHARD_NAME.match(p.name)})
     if not names:
@@ -200,3 +210,46 @@ async def read_remote(host, model_dir: str, timeout: float = 60.0) -> Checkpoint
     if not result.ok:
         raise RooflineError(f"checkpoint {source}: header listing failed ({result.stderr.strip()[:200]})")
     return parse_remote(result.stdout, source)
+
+
+_LAYER = re.compile(r"^model\.layers\.(\d+)\.")
+
+
+def _beyond(name: str, num_layers: int) -> bool:
+    """A tensor of a layer past the model's last (an MTP draft layer), which decoding does not read."""
+    m = _LAYER.match(name)
+    return bool(m) and int(m.group(1)) >= num_layers
+
+
+def checkpoint_summary(model_dir: Path, num_layers: int, headers: CheckpointHeaders | None,
+                       problem: str | None = None) -> dict[str, Any] | None:
+    """Size and tensor count of the checkpoint beside a config, from its index and (when `read_local`
+    read them) its shard headers, with and without the MTP layers; None when there is no checkpoint.
+
+    `problem` is why the headers could not be read; the index's numbers are kept all the same."""
+    base = Path(model_dir)
+    try:
+        index = read_index(base)
+    except RooflineError:
+        return {"index": str(base / INDEX), "error": "unreadable safetensors index"}
+    if index is None and not (base / "model.safetensors").is_file():
+        return None
+    out: dict[str, Any] = {"index": None}
+    if index is not None:
+        weight_map = index["weight_map"]
+        total = (index.get("metadata") or {}).get("total_size") if isinstance(index.get("metadata"), dict) else None
+        out = {"index": str(base / INDEX), "total_bytes": total, "tensors": len(weight_map),
+               "mtp_tensors": sum(1 for n in weight_map if _beyond(n, num_layers))}
+    if headers is not None:
+        decode = [t for t in headers.tensors if not _beyond(t.name, num_layers)]
+        elements = 0
+        for t in decode:
+            count = 1
+            for dim in t.shape:
+                count *= dim
+            elements += count
+        out.update({"total_bytes_headers": headers.total_bytes, "decode_bytes": sum(t.nbytes for t in decode),
+                    "decode_elements": elements})
+    elif problem:
+        out["error"] = problem
+    return out

@@ -22,7 +22,7 @@ class GPUsSampled(RuntimeEvent):
 
 @dataclass(frozen=True)
 class ServerStateChanged(RuntimeEvent):
-    record: Any  # console.servers.records.LaunchRecord
+    record: Any  # console.store.launches.LaunchRecord
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..hosts import CONNECTED, DOWN, HostError, HostStatus
-from ..servers import lifecycle, records
+from ..servers import lifecycle
+from ..store import launches
 from ..servers.monitor import ServerMonitor
-from ..servers.records import LaunchRecord
+from ..store.launches import LaunchRecord
 from ..session import HostSession
 from ..store.crashes import CrashRecord, read_crashes
 from . import events as ev
@@ -71,7 +72,7 @@ class HostRuntime:
         self._sweep_ended_at: float | None = None
         self._sweep_last_emit = 0.0
         # the campaign (its driver is its own process; this follows its saved state)
-        self.campaign = None                             # console.campaign.state.CampaignState, the latest
+        self.campaign = None                             # console.store.campaigns.CampaignState, the latest
         self.campaign_view: dict = {}                    # what control.view says of it (elapsed, time left)
         self._campaign_at = 0.0
         # the link
@@ -194,7 +195,7 @@ class HostRuntime:
             written = await settle_launches(self.session, self.running_sweep, live)
         except HostError:
             written = []
-        found, _bad = await asyncio.to_thread(records.scan, self.name)
+        found = (await asyncio.to_thread(launches.read_launches, self.name)).records
         for record in reversed(found):  # oldest first, so the newest of each config wins
             known = self.monitors.get(record.id)
             self.launches[record.config] = known.record if known else record
@@ -233,9 +234,9 @@ class HostRuntime:
             port = loopback_port(self.session.profile.server.url or "")
             running = [p for p in running if simulated_process(p.command, port)]
         self._good()
-        found, bad = await asyncio.to_thread(records.scan, self.name)
-        managed = {r.pgid for r in found if r.live}
-        return [p for p in running if p.pgid not in managed], bad
+        found = await asyncio.to_thread(launches.read_launches, self.name)
+        managed = {r.pgid for r in found.records if r.live}
+        return [p for p in running if p.pgid not in managed], [u.line for u in found.unreadable]
 
     def watch(self, record: LaunchRecord) -> ServerMonitor:
         """Follow a live launch until it ends (its log, readiness, crash); one monitor per launch."""
@@ -497,14 +498,54 @@ class HostRuntime:
         await self._campaign_update()
         return pid
 
+    # ------------------------------------------------------------ records the panes draw
+    async def measured_runs(self):
+        """The profile's runs as the Roofline tab compares them (roofline.runs.RunsFound), read in a
+        worker thread so no pane reads the store on the event loop."""
+        from ..roofline.runs import load_runs
+
+        return await asyncio.to_thread(load_runs, self.session.data_dir / "runs")
+
+    async def profile_roofline(self) -> tuple[object | None, str]:
+        """The profile's roofline, or why there is none (roofline.from_profile.roofline_for), computed in
+        a worker thread: the model's config.json and checkpoint index are read off the event loop."""
+        from ..roofline.from_profile import roofline_for
+
+        return await asyncio.to_thread(roofline_for, self.session.profile)
+
+    async def task_board(self):
+        """The profile's task board (profiles.tasks.TaskBoard), read in a worker thread."""
+        from profiles.tasks import TaskBoard
+
+        return await asyncio.to_thread(TaskBoard.for_profile, self.name, self.readonly)
+
+    async def board_changed(self, board) -> bool:
+        """Re-read `board` if its file changed (another console, the CLI); True when it did."""
+        return await asyncio.to_thread(board.poll)
+
+    async def offer_suggestions(self, board) -> list:
+        """Offer every new crash and failed sweep level on the board (never a task); re-read it after."""
+        from ..store.suggest import offer_new
+
+        def offer() -> list:
+            offered = offer_new(self.name)
+            if offered:
+                board.reload()
+            return offered
+        return await asyncio.to_thread(offer)
+
+    async def edit_board(self, edit: Callable, *args, **kwargs):
+        """One board edit (a TaskBoard method), written in a worker thread; its refusals propagate."""
+        return await asyncio.to_thread(edit, *args, **kwargs)
+
     async def _campaign_update(self) -> None:
         """The latest campaign and its view (driver alive, elapsed, time left), read off the loop."""
         from ..campaign import control
-        from ..campaign import state as campaign_state
+        from ..store import campaigns as campaign_state
         from ..store.scan import first_time
 
         def look():
-            found = campaign_state.scan(self.name)     # a bad state file is one line; the others still show
+            found = campaign_state.read_campaigns(self.name)     # a bad state file is one line; the others still show
             state = max(found.records, key=lambda s: s.created_at) if found.records else None
             return state, (control.view(state) if state is not None else {}), first_time(found.unreadable)
         self._campaign_at = time.monotonic()
@@ -522,7 +563,7 @@ class HostRuntime:
         def scan() -> list[str]:
             lines = [u.line for u in read_runs(self.name).unreadable]
             lines += [u.line for u in read_crashes(self.name).unreadable]
-            lines += records.scan(self.name)[1]
+            lines += [u.line for u in launches.read_launches(self.name).unreadable]
             return first_time(lines)
         lines = await asyncio.to_thread(scan)
         if lines:

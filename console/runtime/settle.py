@@ -10,7 +10,7 @@ import asyncio
 from typing import Callable
 
 from ..hosts import HostError
-from ..servers import records
+from ..store import launches
 from ..servers.settle_gate import NOT_ABOUT_A_PROFILE, PROFILE_DESTS, has_live_launches, profile_to_settle  # noqa: F401
 from ..session import HostSession
 from ..store.crashes import CrashRecord, crash_of_launch
@@ -30,13 +30,13 @@ async def settle_launches(session: HostSession, sweep: Callable[[], str | None] 
     for record in await lifecycle.reattach(session):
         if record.live and live is not None:
             live.append(record)
-    for record in records.load_all(session.name):
+    for record in launches.load_all(session.name):
         if record.state != "crashed" or record.crash_record:
             continue
         existing = await asyncio.to_thread(crash_of_launch, session.name, record.id)
         if existing is not None:  # another process wrote it and had not yet linked the launch
             record.crash_record = existing.id
-            records.save(session.name, record)
+            launches.save(session.name, record)
             written.append(existing)
             continue
         monitor = ServerMonitor(session, record, sweep=sweep or (lambda: None))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ..hosts import Host, HostError
-from .records import LaunchRecord
+from ..store.launches import LaunchRecord
 
 DEATH = re.compile(r"engine core exited unexpectedly|[Ee]ngine core proc \S+ died unexpectedly"
                    r"|[Ww]orker proc \S+ died unexpectedly|EngineCore encountered a fatal error")

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from ..hosts import Host, HostError
 from ..session import HostSession
-from . import records
-from .records import LaunchRecord
+from ..store import launches
+from ..store.launches import LaunchRecord
+from . import pgid_file
 from .launching import DEFAULT_LOG_DIR, LaunchError, StopResult, Survivor, absolute, safe_stem
 
 WRAPPER = r"""
@@ -74,27 +75,28 @@ async def launch(session: HostSession, config: str, script: str, flags: dict | N
         raise LaunchError((check.stdout + check.stderr).strip() or f"cannot prepare {log_dir}")
     record = LaunchRecord(id=f"{safe_stem(config)}-{stamp}", config=config, script=script, log=log,
                           exit_file=exit_file, flags=dict(flags or {}), port=port)
-    records.save(session.name, record)
+    launches.save(session.name, record)
     started = await host.run(
         ["sh", "-c", 'setsid sh -c "$1" gpudeck-wrapper "$2" "$3" "$4" "$5" >/dev/null 2>&1 </dev/null & echo $!',
          "sh", WRAPPER, script, log, exit_file, record.id], timeout=20)
     if not started.ok:
         record.state = "crashed"
-        records.save(session.name, record)
+        launches.save(session.name, record)
         raise LaunchError(f"could not start {config}: {started.stderr.strip()}")
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        got = await host.run(["cat", "--", exit_file + ".pgid"], timeout=10)
-        if got.ok and got.stdout.strip().isdigit():
-            record.pgid = record.pid = int(got.stdout.strip())
+        got = await host.run(pgid_file.remote_read(exit_file), timeout=10)
+        group = pgid_file.parse(got.stdout) if got.ok else None
+        if group is not None:
+            record.pgid = record.pid = group
             break
         await asyncio.sleep(0.1)
     if record.pgid is None:
         record.state = "crashed"
-        records.save(session.name, record)
+        launches.save(session.name, record)
         raise LaunchError(f"{config} started but reported no process group within 10 s")
     record.state = "loading"
-    records.save(session.name, record)
+    launches.save(session.name, record)
     return record
 
 
@@ -119,7 +121,7 @@ async def probe(host: Host, record: LaunchRecord) -> ProbeState:
     from .signals import ALIVE_FUNCS
 
     script = ALIVE_FUNCS + ('st=$(cat -- "$1" 2>/dev/null); grp=$2; pid=$3; '
-                            'if [ -z "$grp$pid" ]; then grp=$(cat -- "$1.pgid" 2>/dev/null); pid=$grp; fi; '
+                            f'if [ -z "$grp$pid" ]; then grp=$(head -c {pgid_file.MAX_BYTES + 1} -- "$1.pgid" 2>/dev/null); pid=$grp; fi; '
                             'case $grp in *[!0-9]*) grp=; pid=;; esac; '
                             'if [ -n "$grp" ] && group_alive "$grp"; then a=1; '
                             'elif [ -n "$pid" ] && pid_alive "$pid"; then a=1; else a=0; fi; echo "$a|$st|$grp"')
@@ -129,7 +131,7 @@ async def probe(host: Host, record: LaunchRecord) -> ProbeState:
                              group, str(record.pid or "")], timeout=15)
     alive, _, rest = result.stdout.strip().partition("|")
     status, _, grp = rest.partition("|")
-    learned = int(grp) if grp.isdigit() and int(grp) > 1 and record.pgid is None and not record.adopted else None
+    learned = pgid_file.parse(grp) if record.pgid is None and not record.adopted else None
     return ProbeState(alive == "1", int(status) if status.strip().lstrip("-").isdigit() else None, learned)
 
 
@@ -176,7 +178,7 @@ async def reattach(session: HostSession) -> list[LaunchRecord]:
 
         return await reattach_jobs(session)
     changed = []
-    for record in records.load_all(session.name):
+    for record in launches.load_all(session.name):
         if record.live:
             try:
                 state = await await_exit_status(session.host, record, await probe(session.host, record))
@@ -186,7 +188,7 @@ async def reattach(session: HostSession) -> list[LaunchRecord]:
                 from .engine_death import recheck_clean_exit
 
                 await recheck_clean_exit(session.host, record)  # an engine death that exited 0
-                records.save(session.name, record)
+                launches.save(session.name, record)
             changed.append(record)
     return changed
 
@@ -221,7 +223,7 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
     say = progress or (lambda text: None)
     record.kill_requested = True
     record.state = "stopping"
-    records.save(session.name, record)
+    launches.save(session.name, record)
     started = time.monotonic()
     result = StopResult("TERM", 0.0, None)
     own_session = not record.adopted and record.pid == record.pgid
@@ -230,7 +232,7 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
     if sent.how == "none":
         record.state = "ready" if record.ready_at else "loading"
         record.kill_requested = False
-        records.save(session.name, record)
+        launches.save(session.name, record)
         raise LaunchError(f"{record.config}: not signalled: {sent.reason}")
     if sent.how == "group":
         say(f"SIGTERM sent to process group {record.pgid}")
@@ -275,7 +277,7 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
         # holders we can name that carry no mark of this launch: another program took the port
         result.port_foreign = bool(await port_holders(host, record.port))
     record.escaped = [s.pid for s in result.survivors]
-    records.save(session.name, record)
+    launches.save(session.name, record)
     result.gpu_warning = await _gpu_still_held(session, record)
     return result
 
@@ -343,7 +345,7 @@ async def kill_escaped(session: HostSession, record: LaunchRecord) -> list[int]:
         await send(session.host, "KILL", pids=pids)
     left, _ = await survivors(session, record)
     record.escaped = [s.pid for s in left]
-    records.save(session.name, record)
+    launches.save(session.name, record)
     return pids
 
 
@@ -380,5 +382,5 @@ async def adopt(session: HostSession, pid: int) -> LaunchRecord:
     record = LaunchRecord(id=f"adopted-{pid}-{int(time.time())}", config=name, script=None, log=log_path,
                           exit_file=None, pid=pid, pgid=proc.pgid, state="loading", adopted=True,
                           command=proc.command)
-    records.save(session.name, record)
+    launches.save(session.name, record)
     return record

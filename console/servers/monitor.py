@@ -11,11 +11,11 @@ from ..hosts import HostError
 from ..session import HostSession
 from .triage import Triage, classify_text
 from .triage.process import ProcessEvidence, judge
-from . import crashes, records
+from ..store import crashes, launches
 from .engine_death import death_line, recheck_clean_exit
 from .lifecycle import await_exit_status, probe, settle
 from .logtail import LogTail
-from .records import LaunchRecord
+from ..store.launches import LaunchRecord
 
 # Classes that mean the server is finished even if its process lingers (a hang after NCCL, ...).
 FATAL_WHILE_RUNNING = {"cuda-illegal-address", "oom", "nccl", "engine-dead"}
@@ -122,7 +122,7 @@ class ServerMonitor:
             # kept with the launch, so a restarted console still shows them
             self.record.effective = {k: v if isinstance(v, (str, int, float, bool, type(None))) else str(v)
                                      for k, v in found.flags.items()}
-            records.save(self.session.name, self.record)
+            launches.save(self.session.name, self.record)
             self.on_state(self.record)
 
     def _check_log_verdict(self) -> None:
@@ -130,7 +130,7 @@ class ServerMonitor:
         if record.state == "loading" and self.triage.result().ready_seen:
             record.state = "ready"
             record.ready_at = time.time()
-            records.save(self.session.name, record)
+            launches.save(self.session.name, record)
             self.on_state(record)
 
     async def _poll(self) -> None:
@@ -147,18 +147,18 @@ class ServerMonitor:
         if record.state == "loading" and await self._health_ok():
             record.state = "ready"
             record.ready_at = time.time()
-            records.save(self.session.name, record)
+            launches.save(self.session.name, record)
             self.on_state(record)
         if not state.alive and record.live and not record.kill_requested:
             # another process (a campaign, the CLI, a second console) may have stopped it:
             # its stop is on disk, and a stop is not a crash
-            on_disk = records.get(self.session.name, record.id)
+            on_disk = launches.get(self.session.name, record.id)
             if on_disk is not None and on_disk.kill_requested:
                 record.kill_requested = True
         if settle(record, state):
             # vLLM exits 0 after its engine dies: the log says which it was
             await recheck_clean_exit(self.session.host, record)
-            records.save(self.session.name, record)
+            launches.save(self.session.name, record)
             if record.state == "crashed":
                 await self._write_crash()
             self.on_state(record)
@@ -174,7 +174,7 @@ class ServerMonitor:
         if verdict.cls in FATAL_WHILE_RUNNING and record.crash_class is None:
             record.crash_class = verdict.cls
             await self._write_crash()
-            records.save(self.session.name, record)
+            launches.save(self.session.name, record)
             self.on_state(record)
 
     async def _check_hang(self) -> None:
@@ -229,9 +229,9 @@ class ServerMonitor:
         verdict = verdict or await self._final_verdict()
         record = self.record
         record.crash_class = verdict.cls
-        self.crash_doc = crashes.write(self.session.name, record, verdict, self.sweep())
+        self.crash_doc = crashes.write_crash(self.session.name, record, verdict, self.sweep()).to_doc()
         record.crash_record = self.crash_doc["id"]
-        records.save(self.session.name, record)
+        launches.save(self.session.name, record)
         self.on_crash(self.crash_doc)
 
     async def _final_verdict(self, judged: bool = True):

@@ -14,9 +14,9 @@ NOT_ABOUT_A_PROFILE = {None, "sim", "demo", "triage", "roofline", "profiles"}
 
 def has_live_launches(profile: str) -> bool:
     """Whether a call to the host is worth making (no launch record is live: nothing to settle)."""
-    from ..servers import records
+    from ..store import launches
 
-    return any(r.live or (r.state == "crashed" and not r.crash_record) for r in records.load_all(profile))
+    return any(r.live or (r.state == "crashed" and not r.crash_record) for r in launches.load_all(profile))
 
 
 def profile_to_settle(args) -> str | None:

@@ -18,9 +18,9 @@ import json
 import time
 
 from ..hosts import HostError, LocalHost
-from ..servers import crashes, records
+from ..store import crashes, launches
 from ..servers.launching import LaunchError, StopResult, absolute, safe_stem, DEFAULT_LOG_DIR
-from ..servers.records import LaunchRecord
+from ..store.launches import LaunchRecord
 from ..servers.triage import TriageResult, classify_text
 from ..servers.triage.verdict import CAUSES
 from ..session import HostSession
@@ -65,18 +65,18 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
     record.slurm = {"job_id": None, "state": "SUBMITTING", "nodes": [], "batch_host": None, "head_addr": None,
                     "log_dir": log_dir, "nodes_asked": directives.nodes_asked(asked), "ranks": [],
                     "end": None, "failed_rank": None, "failed_node": None}
-    records.save(session.name, record)
+    launches.save(session.name, record)
     try:
         result = await slurm(host, [*argv, script], timeout_s=30)
         record.slurm["job_id"] = parse_sbatch(result.stdout)
     except SlurmError as exc:
         record.state = "crashed"
         record.slurm["state"] = "NOT_SUBMITTED"
-        records.save(session.name, record)
+        launches.save(session.name, record)
         raise LaunchError(f"could not submit {config}: {exc}") from None
     record.slurm["state"] = "PENDING"
     record.command = " ".join([*argv, script])
-    records.save(session.name, record)
+    launches.save(session.name, record)
     return record
 
 
@@ -101,7 +101,7 @@ def head_for_port(profile_name: str, port: int | None) -> str | None:
     where a tunnel through the login node must lead."""
     if port is None:
         return None
-    for record in records.load_all(profile_name):
+    for record in launches.load_all(profile_name):
         if record.live and record.port == port and job_id(record):
             addr = record.slurm.get("head_addr")
             if isinstance(addr, str) and addr and not addr.startswith("-") and len(addr) < 256:
@@ -111,7 +111,7 @@ def head_for_port(profile_name: str, port: int | None) -> str | None:
 
 def job_gpus(profile_name: str, config: str | None = None) -> int | None:
     """GPUs of the newest live job (of `config`, if named): the count a roofline of that server takes."""
-    for record in records.load_all(profile_name):
+    for record in launches.load_all(profile_name):
         if record.live and job_id(record) and (config is None or record.config == config):
             gpus = record.slurm.get("gpus")
             return gpus if isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0 else None
@@ -177,14 +177,14 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
         if job.live:
             await _running(session, record, job)
         else:
-            on_disk = records.get(session.name, record.id)  # a stop asked by another process counts too
+            on_disk = launches.get(session.name, record.id)  # a stop asked by another process counts too
             if on_disk is not None and on_disk.kill_requested:
                 record.kill_requested = True
             end = job_end(job.state, job.exit_status, job.exit_signal, record.kill_requested)
             await _ended(session, record, job, end)
     after = json.dumps(record.to_json(), sort_keys=True, default=str)
     if after != before:
-        records.save(session.name, record)
+        launches.save(session.name, record)
         return True
     return False
 
@@ -232,8 +232,7 @@ async def _ended(session: HostSession, record: LaunchRecord, job: JobInfo | None
     verdict, rank, node = await crash_verdict(session, record, end)
     s["failed_rank"], s["failed_node"] = rank, node
     record.crash_class = verdict.cls
-    doc = crashes.write(session.name, record, verdict)
-    record.crash_record = doc["id"]
+    record.crash_record = crashes.write_crash(session.name, record, verdict).id
 
 
 async def crash_verdict(session: HostSession, record: LaunchRecord, end: JobEnd) -> tuple[TriageResult, int | None, str | None]:
@@ -317,7 +316,7 @@ async def monitor_poll(monitor) -> None:
 async def reattach(session: HostSession) -> list[LaunchRecord]:
     """Refresh every live job record of the profile (what `lifecycle.reattach` does for processes)."""
     changed = []
-    for record in records.load_all(session.name):
+    for record in launches.load_all(session.name):
         if record.live and job_id(record):
             try:
                 await refresh(session, record)
@@ -355,7 +354,7 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
     grace = session.profile.server.kill_grace_s if grace_s is None else grace_s
     record.kill_requested = True
     record.state = "stopping"
-    records.save(session.name, record)
+    launches.save(session.name, record)
     started = time.monotonic()
     result = StopResult("TERM", 0.0, None, how="scancel")
     try:
@@ -380,7 +379,7 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
     if record.live:  # Slurm still holds it (COMPLETING on a dead node): it is ours to forget
         record.state = "stopped"
         record.stopped_at = time.time()
-        records.save(session.name, record)
+        launches.save(session.name, record)
     result.seconds = round(time.monotonic() - started, 2)
     result.exit_status = record.exit_status
     return result

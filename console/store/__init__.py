@@ -2,12 +2,19 @@
 
     runs/<id>.json        RunDoc (LevelResult, LevelStatus)       console.store.runs
     crashes/<id>.json     CrashRecord                              console.store.crashes
-    servers/<id>.json     LaunchRecord                             console.servers.records
+    servers/<id>.json     LaunchRecord                             console.store.launches
+    campaigns/<id>/state.json  CampaignState (Cell)               console.store.campaigns
     tasks.toml            Task, Suggestion (links use the ids above) profiles.tasks
+
+Beside the records: `scan` (what every reader returns), `files` (the bounded
+read), `measured` (which run a roofline comparison reads) and `suggest`
+(records turned into task suggestions).
 
 Every reader returns a `Scan`: the records it could read and one `Unreadable`
 line per file it could not. Whoever shows those lines passes them through
-`problems.first_time` so the operator reads each one once per console.
+`scan.first_time` so the operator reads each one once per console. Launch,
+crash and campaign records are read through `files.read_capped` (a regular
+file under a size cap), so a FIFO or a huge file is a line, not a hang.
 """
 from .scan import Scan, Unreadable
 

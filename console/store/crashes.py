@@ -18,9 +18,11 @@ from typing import Any
 from profiles import paths
 
 from ..fmt import UNKNOWN
+from .files import FileRefused, read_capped
 from .scan import Scan, Unreadable
 
 KIND = "crash record"
+MAX_RECORD_BYTES = 4 << 20   # a record holds a short excerpt; anything near this is not one gpudeck wrote
 
 
 @dataclass(frozen=True)
@@ -96,11 +98,14 @@ def read_crashes(profile: str) -> Scan[CrashRecord]:
         return found
     for path in folder.glob("*.json"):
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(doc, dict):
-                raise ValueError("not a JSON object")
-        except (OSError, ValueError) as exc:
-            found.unreadable.append(Unreadable(path, KIND, str(exc).splitlines()[0][:160]))
+            doc = _parse(path)
+        except FileNotFoundError:
+            continue  # gone between the listing and the read
+        except FileRefused as exc:
+            found.unreadable.append(Unreadable(path, KIND, str(exc).removeprefix(f"{path}: ")))
+            continue
+        except (OSError, ValueError, RecursionError) as exc:
+            found.unreadable.append(Unreadable(path, KIND, (str(exc).splitlines() or ["nested too deep"])[0][:160]))
             continue
         found.records.append(CrashRecord.from_doc(doc, path.stem))
     found.records.sort(key=lambda c: (c.time, c.id), reverse=True)
@@ -143,12 +148,19 @@ def write_crash(profile: str, launch, verdict, sweep: str | None = None) -> Cras
     return crash
 
 
+def _parse(path: Path) -> dict:
+    """One record file as a JSON object: a regular file under the cap, UTF-8 JSON, a table."""
+    doc = json.loads(read_capped(path, MAX_RECORD_BYTES).decode("utf-8"))
+    if not isinstance(doc, dict):
+        raise ValueError("not a JSON object")
+    return doc
+
+
 def _read_one(path: Path) -> CrashRecord | None:
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return CrashRecord.from_doc(_parse(path), path.stem)
+    except (OSError, ValueError, RecursionError):   # FileRefused is a ValueError
         return None
-    return CrashRecord.from_doc(doc, path.stem) if isinstance(doc, dict) else None
 
 
 def with_suppressed_unlink(path: str) -> None:

@@ -167,7 +167,3 @@ def read_runs(profile: str | None = None, folder: Path | None = None) -> Scan[Ru
     found.records.sort(key=lambda r: (r.started or "", r.mtime, r.id), reverse=True)
     return found
 
-
-def latest_measured(runs: list[RunDoc]) -> RunDoc | None:
-    """The newest run with a level that feeds efficiency (a failed sweep does not hide an earlier one)."""
-    return next((r for r in runs if r.measured), None)

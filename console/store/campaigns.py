@@ -30,9 +30,8 @@ from profiles import paths
 from profiles.atomic import private_dirs, write_atomic
 
 from .. import limits
-from ..store.scan import Scan, Unreadable
 from .files import FileRefused, read_capped
-from .lock import LockHeld  # noqa: F401 - screens catch it from here
+from .scan import Scan, Unreadable
 
 KIND = "campaign state"
 
@@ -360,7 +359,7 @@ def _rounds(doc: dict, where: str) -> list:
 
 def state_from_doc(doc: Any, campaign_id: str, profile: str) -> CampaignState:
     """A CampaignState from a parsed state.json, every field checked; StateRefused says which is wrong."""
-    from .spec import CampaignError, from_dict
+    from ..campaign.spec import CampaignError, from_dict
 
     if not isinstance(doc, dict):
         raise StateRefused(f"expected a table, got {type(doc).__name__}")
@@ -427,8 +426,8 @@ def load(profile: str, campaign_id: str) -> CampaignState:
         raise StateRefused(f"{path}: unreadable {KIND} ({exc})") from None
 
 
-def scan(profile: str) -> Scan[CampaignState]:
-    """Every campaign of the profile that reads, and one line per one that does not."""
+def read_campaigns(profile: str) -> Scan[CampaignState]:
+    """The one reader of every campaign: those that read, and one `Unreadable` line per one that does not."""
     out: Scan[CampaignState] = Scan()
     base = campaigns_dir(profile)
     try:
@@ -450,9 +449,3 @@ def scan(profile: str) -> Scan[CampaignState]:
             reason = str(exc).removeprefix(f"{path}: unreadable {KIND} (").removesuffix(")")
             out.unreadable.append(Unreadable(path, KIND, reason))
     return out
-
-
-def list_all(profile: str) -> tuple[list[CampaignState], list[str]]:
-    """`scan` as (campaigns, one line per unreadable one)."""
-    found = scan(profile)
-    return found.records, [u.line for u in found.unreadable]

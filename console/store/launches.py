@@ -1,0 +1,193 @@
+"""Launch records: one JSON file per launch under the profile's `servers/`.
+
+A record holds everything needed to re-attach from a fresh console: the
+process group, the log path and the file the wrapper writes the exit status
+to when the server ends. `save` is the one writer and `read_launches` the one
+reader; `load_all`, `get` and `latest_per_config` are views of what it reads.
+
+A record is hostile input like any other file: the reader reads a regular
+file under a size cap, checks each field's type and names a bad file in one
+`Unreadable` line instead of handing a wrong-typed field to the monitors.
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from profiles import paths
+from profiles.atomic import write_atomic
+
+from .files import FileRefused, read_capped
+from .scan import Scan, Unreadable
+
+KIND = "launch record"
+MAX_RECORD_BYTES = 4 << 20   # a record is a few kB; its flags and Slurm ranks stay far below this
+RECORD_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")   # what safe_stem makes: never a path
+
+# launching -> loading -> ready -> stopping -> stopped, or crashed (from any live state)
+LIVE_STATES = ("launching", "loading", "ready", "stopping")
+STATES = (*LIVE_STATES, "stopped", "crashed")
+
+
+@dataclass
+class LaunchRecord:
+    id: str
+    config: str
+    script: str | None
+    log: str | None
+    exit_file: str | None
+    pid: int | None = None
+    pgid: int | None = None
+    started_at: float = field(default_factory=time.time)
+    state: str = "launching"
+    ready_at: float | None = None
+    stopped_at: float | None = None
+    exit_status: int | None = None
+    port: int | None = None
+    flags: dict = field(default_factory=dict)
+    adopted: bool = False
+    kill_requested: bool = False
+    crash_class: str | None = None
+    crash_record: str | None = None
+    command: str | None = None
+    escaped: list[int] = field(default_factory=list)  # pids still alive after the stop (left the group)
+    effective: dict | None = None  # the flags the server's log says it runs with, once seen
+    slurm: dict | None = None  # a Slurm job: job id, nodes, batch host, rank logs (console.slurm.launch)
+
+    def __post_init__(self) -> None:
+        if self.crash_class is not None:
+            from .crashes import crash_class
+
+            # written before the process's end was weighed (`healthy`), or under an older class name
+            self.crash_class = crash_class(self.crash_class)
+
+    @property
+    def live(self) -> bool:
+        return self.state in LIVE_STATES
+
+    @property
+    def shown_state(self) -> str:
+        """The state every view shows: `crashed` also for a server alive but judged dead by its log
+        or its silence (a hang, an engine error), so the row, the tab title and the chip agree."""
+        return "crashed" if self.live and self.crash_class else self.state
+
+    @property
+    def time_to_ready_s(self) -> float | None:
+        return round(self.ready_at - self.started_at, 1) if self.ready_at else None
+
+    def to_json(self) -> dict:
+        return asdict(self) | {"time_to_ready_s": self.time_to_ready_s, "shown_state": self.shown_state}
+
+    @classmethod
+    def from_doc(cls, doc: Any) -> "LaunchRecord":
+        """A record from a parsed file, every field's type checked; ValueError names the first bad one."""
+        if not isinstance(doc, dict):
+            raise ValueError(f"expected a JSON object, got {type(doc).__name__}")
+        for key in ("id", "config"):
+            if not isinstance(doc.get(key), str) or not doc[key]:
+                raise ValueError(f"{key}: expected text")
+        if not RECORD_ID.fullmatch(doc["id"]):
+            raise ValueError("id: not a launch id gpudeck writes")
+        kept: dict[str, Any] = {"script": None, "log": None, "exit_file": None}
+        for f in fields(cls):
+            if f.name not in doc or f.name in ("id", "config"):
+                continue
+            kept[f.name] = _checked(f.name, doc[f.name])
+        state = kept.get("state", "launching")
+        if state not in STATES:
+            raise ValueError(f"state: expected one of {', '.join(STATES)}, got {str(state)[:40]!r}")
+        return cls(id=doc["id"], config=doc["config"], **kept)
+
+
+_TEXT = {"script", "log", "exit_file", "crash_class", "crash_record", "command", "state"}
+_WHOLE = {"pid", "pgid", "exit_status", "port"}
+_TIME = {"started_at", "ready_at", "stopped_at"}
+_TABLE = {"flags", "effective", "slurm"}
+_FLAG = {"adopted", "kill_requested"}
+
+
+def _checked(key: str, value: Any) -> Any:
+    if key == "escaped":
+        if not isinstance(value, list) or len(value) > 10_000 or not all(
+                isinstance(p, int) and not isinstance(p, bool) and p > 0 for p in value):
+            raise ValueError("escaped: expected a list of pids")
+        return value
+    if key in _FLAG:
+        if not isinstance(value, bool):
+            raise ValueError(f"{key}: expected true or false")
+        return value
+    if value is None and key not in ("started_at", "state"):
+        return None if key not in ("flags",) else {}
+    if key in _TEXT and not isinstance(value, str):
+        raise ValueError(f"{key}: expected text, got {type(value).__name__}")
+    if key in _WHOLE and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f"{key}: expected a whole number, got {str(value)[:40]}")
+    if key in ("pid", "pgid", "port") and not 0 <= value < 1 << 31:
+        raise ValueError(f"{key}: {value} is out of range")
+    if key in _TIME and (isinstance(value, bool) or not isinstance(value, (int, float)) or value != value
+                         or not 0 <= value < 1e11):
+        raise ValueError(f"{key}: expected a time in seconds, got {str(value)[:40]}")
+    if key == "slurm" and not isinstance(value, dict):
+        return {"job_id": None}   # still a job, with no id to act on: console.slurm.launch.job_id refuses it
+    if key == "effective" and not isinstance(value, dict):
+        return None               # the flags the log reports: not seen yet
+    if key in _TABLE and not isinstance(value, dict):
+        raise ValueError(f"{key}: expected a table, got {type(value).__name__}")
+    return value
+
+
+def launches_dir(profile_name: str) -> Path:
+    return paths.profile_data_dir(profile_name) / "servers"
+
+
+def save(profile_name: str, record: LaunchRecord) -> None:
+    """The one writer: the whole record, replaced atomically (0600), under a checked name."""
+    if not RECORD_ID.fullmatch(record.id):
+        raise ValueError(f"launch id {record.id[:80]!r}: not a name gpudeck writes")
+    doc = asdict(record)
+    write_atomic(launches_dir(profile_name) / f"{record.id}.json", json.dumps(doc, indent=2) + "\n")
+
+
+def read_launches(profile_name: str) -> Scan[LaunchRecord]:
+    """The one reader: every record of the profile, newest first; one line per unreadable file."""
+    found: Scan[LaunchRecord] = Scan()
+    folder = launches_dir(profile_name)
+    if not folder.is_dir():
+        return found
+    for path in folder.glob("*.json"):
+        try:
+            doc = json.loads(read_capped(path, MAX_RECORD_BYTES).decode("utf-8"))
+            found.records.append(LaunchRecord.from_doc(doc))
+        except FileNotFoundError:
+            continue  # gone between the listing and the read
+        except FileRefused as exc:
+            found.unreadable.append(Unreadable(path, KIND, str(exc).removeprefix(f"{path}: ")))
+        except RecursionError:
+            found.unreadable.append(Unreadable(path, KIND, "nested too deep"))
+        except ValueError as exc:  # not JSON, not UTF-8, or a field of the wrong type
+            found.unreadable.append(Unreadable(path, KIND, str(exc).splitlines()[0][:160]))
+    found.records.sort(key=lambda r: r.started_at, reverse=True)
+    return found
+
+
+def load_all(profile_name: str) -> list[LaunchRecord]:
+    """Every readable record, newest first (`read_launches` also names the unreadable ones)."""
+    return read_launches(profile_name).records
+
+
+def get(profile_name: str, record_id: str | None) -> LaunchRecord | None:
+    if not record_id:
+        return None
+    return next((r for r in load_all(profile_name) if r.id == record_id), None)
+
+
+def latest_per_config(profile_name: str, found: list[LaunchRecord] | None = None) -> dict[str, LaunchRecord]:
+    """The newest record of each config (from `found`, if the caller has already read them)."""
+    latest: dict[str, LaunchRecord] = {}
+    for record in load_all(profile_name) if found is None else found:
+        latest.setdefault(record.config, record)
+    return latest
