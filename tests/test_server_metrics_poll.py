@@ -11,7 +11,7 @@ import pytest
 
 from console.runtime import events as ev
 from console.runtime.host_runtime import HostRuntime
-from console.servers import records
+from console.store import launches as records
 from console.session import HostSession
 from profiles import store
 from tests.realparts import start_llama_server
