@@ -162,10 +162,9 @@ def settle(record: LaunchRecord, state: ProbeState) -> bool:
         return False
     record.exit_status = state.exit_status
     record.stopped_at = record.stopped_at or time.time()
-    if record.kill_requested or state.exit_status == 0:
-        record.state = "stopped"
-    else:
-        record.state = "crashed"
+    from .engine_death import ended_state
+
+    record.state = ended_state(record)  # the process verdict's state (an engine death is read after)
     return True
 
 
