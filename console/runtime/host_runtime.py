@@ -358,24 +358,19 @@ class HostRuntime:
     def sweeping(self) -> bool:
         return self.sweep_proc is not None
 
-    async def reachable_url(self, url: str) -> tuple[str, bool]:
-        """A URL this machine can reach: through the profile's SSH tunnel for a remote loopback."""
-        from ..bench.endpoint import loopback_port, with_port
+    async def route(self, url: str):
+        """How this machine reaches `url` (console.bench.route: the one rule, a tunnel when needed)."""
+        from ..bench.route import route
 
-        host = self.session.host
-        port = loopback_port(url)
-        if not host.tunnelled or port is None:
-            return url, False
-        return with_port(url, await host.forward_port(port)), True
+        return await route(self.session.host, self.name, self.session.profile.is_slurm, url)
 
     async def list_models(self, url: str) -> list[str]:
         from ..bench.endpoint import list_models
 
-        return await list_models((await self.reachable_url(url))[0])
+        return await list_models((await self.route(url)).url)
 
     async def start_sweep(self, values: dict, launcher: Callable | None = None) -> None:
         """Start the load generator for the form's values; its run is saved under THIS profile."""
-        from ..bench.endpoint import loopback_port
         from ..bench.live import SweepView
         from ..bench.process import SweepProcess, sweep_argv
 
@@ -384,13 +379,12 @@ class HostRuntime:
         if self.sweep_proc is not None:
             raise RuntimeError("a sweep is already running: stop it first (s)")
         try:
-            url, tunnelled = await self.reachable_url(values["url"])
+            found = await self.route(values["url"])
         except Exception as exc:  # noqa: BLE001 - a tunnel that can't open is reported, not raised
             raise RuntimeError(f"cannot reach {values['url']} through the SSH tunnel: {exc}") from None
-        argv = (launcher or sweep_argv)({**values, "url": url, "server_port": loopback_port(values["url"]),
-                                         # the run records the server's URL, never the tunnel's end
-                                         **({"server_url": values["url"]} if tunnelled else {})},
-                                        self.name, tunnelled)
+        # the run records the server's URL, never the tunnel's end
+        argv = (launcher or sweep_argv)({**values, "url": found.url, "server_port": found.server_port,
+                                         "server_url": found.server_url}, self.name, found.tunnelled)
         proc = SweepProcess(argv)
         try:
             await proc.start()
