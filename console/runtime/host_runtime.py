@@ -221,19 +221,11 @@ class HostRuntime:
         return (await self._unmanaged())[0]
 
     async def _unmanaged(self) -> tuple[list, list]:
-        from ..servers.procs import inference_processes
+        from ..servers.owners import unmanaged
 
-        running = await inference_processes(self.session.host)
-        if self.session.profile.ui.simulated:  # a simulated host lists only its own simulators
-            from ..bench.endpoint import loopback_port
-            from ..demo import simulated_process
-
-            port = loopback_port(self.session.profile.server.url or "")
-            running = [p for p in running if simulated_process(p.command, port)]
+        found = await unmanaged(self.session)
         self._good()
-        found, bad = await asyncio.to_thread(records.scan, self.name)
-        managed = {r.pgid for r in found if r.live}
-        return [p for p in running if p.pgid not in managed], bad
+        return found
 
     def watch(self, record: LaunchRecord) -> ServerMonitor:
         """Follow a live launch until it ends (its log, readiness, crash); one monitor per launch."""

@@ -38,9 +38,12 @@ class PreflightWarning:
 
 
 async def preflight(session: HostSession, port: int | None) -> list[PreflightWarning]:
-    """Warn before a launch: the port is taken, or GPUs already hold memory."""
+    """Warn before a launch: the port is taken, or GPUs already hold memory. Nothing on a Slurm
+    profile: the scheduler places the job on nodes this host (the login node) cannot speak for."""
     from .procs import describe_holders, gpu_holders, inference_processes, port_in_use
 
+    if session.profile.is_slurm:
+        return []
     warnings = []
     if port:
         taken = await port_in_use(session.host, port)
