@@ -13,58 +13,35 @@ def register(sub) -> None:
     p = sub.add_parser("server", help="launch configs, detached servers, logs, clean kill")
     ps = p.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    def common(parser: argparse.ArgumentParser, json_flag: bool = True) -> None:
+    def action(name: str, help_text: str, handler) -> argparse.ArgumentParser:
+        parser = ps.add_parser(name, help=help_text)
         parser.add_argument("--profile", "-p", dest="server_profile")
-        if json_flag:
-            parser.add_argument("--json", action="store_true")
+        parser.add_argument("--json", action="store_true")
+        parser.set_defaults(func=lambda a: run_async(handler(a)))
+        return parser
 
-    ls = ps.add_parser("list", help="configs, their flags and warnings, and what is running")
-    common(ls)
-    ls.set_defaults(func=lambda a: run_async(_list(a)))
-
-    launch = ps.add_parser("launch", help="launch a config detached on the host")
+    action("list", "configs, their flags and warnings, and what is running", _list)
+    launch = action("launch", "launch a config detached on the host", _launch)
     launch.add_argument("config")
     launch.add_argument("--wait", action="store_true", help="follow until ready or crashed")
     launch.add_argument("--timeout", type=float, default=900.0, help="with --wait: give up after S seconds")
     launch.add_argument("--force", action="store_true", help="launch even if the port is taken")
-    common(launch)
-    launch.set_defaults(func=lambda a: run_async(_launch(a)))
-
-    stop = ps.add_parser("stop", help="SIGTERM the server's process group, SIGKILL after the grace period")
+    stop = action("stop", "SIGTERM the server's process group, SIGKILL after the grace period", _stop)
     stop.add_argument("target", nargs="?", help="config name or launch id (default: the only live one)")
     stop.add_argument("--grace", type=float, help="seconds before SIGKILL (default: profile, 30)")
     stop.add_argument("--kill-escaped", action="store_true",
                       help="also SIGKILL the server's processes that left its group and outlived the stop")
-    common(stop)
-    stop.set_defaults(func=lambda a: run_async(_stop(a)))
-
-    status = ps.add_parser("status", help="every launch gpudeck knows of, refreshed")
-    common(status)
-    status.set_defaults(func=lambda a: run_async(_status(a)))
-
-    logs = ps.add_parser("logs", help="print (or follow) a server's log")
+    action("status", "every launch gpudeck knows of, refreshed", _status)
+    logs = action("logs", "print (or follow) a server's log", server_look.logs)
     logs.add_argument("target", nargs="?")
     logs.add_argument("-f", "--follow", action="store_true")
     logs.add_argument("-n", "--lines", type=int, default=50)
     logs.add_argument("--rank", type=int, help="a Slurm job's rank: that rank's own log")
-    common(logs)
-    logs.set_defaults(func=lambda a: run_async(server_look.logs(a)))
-
-    adopt = ps.add_parser("adopt", help="take over a server gpudeck did not launch")
-    adopt.add_argument("pid", type=int)
-    common(adopt)
-    adopt.set_defaults(func=lambda a: run_async(_adopt(a)))
-
-    flags = ps.add_parser("flags", help="the effective flags a config's script passes")
-    flags.add_argument("config")
-    common(flags)
-    flags.set_defaults(func=lambda a: run_async(server_look.flags(a)))
-
-    diff = ps.add_parser("diff", help="flags that differ between two configs")
+    action("adopt", "take over a server gpudeck did not launch", _adopt).add_argument("pid", type=int)
+    action("flags", "the effective flags a config's script passes", server_look.flags).add_argument("config")
+    diff = action("diff", "flags that differ between two configs", server_look.diff)
     diff.add_argument("a")
     diff.add_argument("b")
-    common(diff)
-    diff.set_defaults(func=lambda a: run_async(server_look.diff(a)))
 
 
 async def _list(args) -> int:
