@@ -119,3 +119,20 @@ def test_where_a_launch_runs_and_how_its_stop_went_read_the_same_everywhere():
     assert stop_line(local, left) == "NOT fully stopped a (KILL, 9.0s, exit N/A): still running: pid 77"
     assert left.leftovers() == ["pid 77 `python -m x` is still running (holds port 8000): it left the "
                                 "server's process group"]
+
+
+def test_how_a_wait_for_ready_ended_is_said_once_for_a_local_launch_and_a_job():
+    from console.servers.follow import settled_line
+
+    local = LaunchRecord(id="a", config="a", script=None, log=None, exit_file=None, pgid=5, state="loading")
+    assert settled_line(local, 30) == "not ready after 30s (still loading)"
+    local.state, local.exit_status = "stopped", 0
+    assert settled_line(local, 30) == "stopped before it was ready (pgid 5, exit 0)"
+    job = LaunchRecord(id="b", config="b", script=None, log=None, exit_file=None, state="crashed",
+                       crash_class="segfault", slurm={"job_id": "42", "nodes": ["n1"], "state": "FAILED",
+                                                      "failed_rank": 1, "failed_node": "n1"})
+    assert settled_line(job, 30) == "✖ crashed (job 42 (FAILED) on n1 · rank 1 on n1): segfault"
+    crash = {"class": "cuda-illegal-address", "line": 12, "summary": "illegal memory access"}
+    assert settled_line(local, 30, crash).startswith("stopped")  # the record's state decides first
+    local.state = "crashed"
+    assert settled_line(local, 30, crash) == "✖ crashed: cuda-illegal-address at line 12: illegal memory access"

@@ -58,4 +58,7 @@ def settled_line(record, timeout_s: float, crash: dict | None = None) -> str:
             return f"✖ crashed: {crash.get('class')} at line {crash.get('line')}: {crash.get('summary')}"
         return f"✖ crashed ({where(record)}): {record.crash_class}"
     slurm = f", Slurm {s.get('state')}" if s else ""
+    if record.state == "stopped":
+        exit_text = "" if record.exit_status is None else f", exit {record.exit_status}"
+        return f"stopped before it was ready ({where(record)}{exit_text}{slurm})"
     return f"not ready after {timeout_s:g}s (still {record.state}{slurm})"
