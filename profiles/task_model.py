@@ -9,6 +9,7 @@ STATUSES = ("pending", "in_progress", "completed", "cancelled")
 PRIORITIES = ("high", "medium", "low")
 OPEN_STATUSES = ("in_progress", "pending")
 DONE_STATUSES = ("completed", "cancelled")
+STATUS_MARKS = {"in_progress": "▶", "pending": "●", "completed": "✔", "cancelled": "✖"}  # the board's and the CLI's
 LINK_FIELDS = ("crash", "run", "config")
 
 

@@ -472,8 +472,12 @@ class TaskBoard:
 
         return self._commit(mutate)
 
-    def dismiss(self, key: str) -> None:
-        """Turn a suggestion down; the same event never suggests it again."""
+    def dismiss(self, key: str, waiting_only: bool = False) -> None:
+        """Turn a suggestion down; the same event never suggests it again. With `waiting_only`
+        (what an operator dismisses: the console's n, `gpudeck tasks dismiss`) only a suggestion
+        the board offers now: KeyError for any other key."""
+        if waiting_only and key not in self._state.suggestions:
+            raise KeyError(f"no suggestion {key!r} waiting")
 
         def mutate(state: BoardState) -> None:
             state.suggestions.pop(key, None)
@@ -482,7 +486,10 @@ class TaskBoard:
         self._commit(mutate)
 
     def set_threshold(self, pct: float | None) -> None:
-        """The efficiency (percent) below which a measurement suggests a task; None turns it off."""
+        """The efficiency (percent) below which a measurement suggests a task; None turns it off.
+        ValueError outside (0, 100]."""
+        if pct is not None and not 0 < pct <= 100:
+            raise ValueError(f"bad threshold {pct:g}: between 0 and 100")
 
         def mutate(state: BoardState) -> None:
             state.threshold_pct = pct
@@ -550,3 +557,24 @@ def suggest_from_promise(profile: Any, config: str, warning: str) -> Suggestion 
     board = TaskBoard.for_profile(_profile_name(profile))
     s = promise_suggestion(config, warning)
     return s if s is not None and board.suggest(s) else None
+
+
+def parse_threshold(text: str) -> float | None:
+    """An efficiency threshold as an operator types it: a percentage ('10', '12.5%'), or 'off' (None).
+    ValueError with one line for anything else."""
+    if text.strip().lower() == "off":
+        return None
+    try:
+        pct = float(text.strip().rstrip("%"))
+    except ValueError:
+        raise ValueError(f"bad threshold {text!r}: a percentage like 10, or 'off'") from None
+    if not 0 < pct <= 100:
+        raise ValueError(f"bad threshold {text!r}: between 0 and 100")
+    return pct
+
+
+def refusal(exc: Exception) -> str:
+    """One line for an edit the board refused (no such task or suggestion, a bad value, a read-only board)."""
+    if isinstance(exc, (KeyError, ValueError)) and exc.args:
+        return str(exc.args[0])
+    return str(exc) or "no such task"

@@ -17,9 +17,9 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from console.bench import form_memory
-from console.bench.endpoint import running_server_url
 from console.bench.live import SweepView, view_from_run
 from console.bench.process import sweep_argv
+from console.bench.route import default_url
 from console.bench.results import compare_runs, list_runs, load_run
 from console.fmt import number
 from console.runtime import events as ev
@@ -107,7 +107,7 @@ class BenchPane(Pane):
         runtime = self.runtime
         session = runtime.session
         form = self.query_one(BenchForm)
-        url = session.profile.server.url or await asyncio.to_thread(running_server_url, session.name)
+        url = await asyncio.to_thread(default_url, session.name, session.profile.server.url)
         if runtime is not self.runtime:
             return  # the operator switched host again meanwhile
         form.set_url(url)

@@ -17,6 +17,7 @@ from console.runtime import events as ev
 from console.safe_text import safe_text
 from console.servers import configs as cfgs
 from console.servers import lifecycle
+from console.servers.launching import stop_line, where
 from console.store.launches import LaunchRecord
 from console.store.crashes import CrashRecord
 from widgets.log_view import LogView
@@ -425,7 +426,7 @@ class ServerPane(Pane):
         self._select(config.name, force=True)
         self.query_one(LogView).follow_end()  # a new launch is watched live, whatever an earlier search left
         self._update_loghead()
-        self.notify(f"launched {config.name} (pgid {record.pgid})")
+        self.notify(f"launched {config.name} ({where(record)})")
 
     def action_kill(self) -> None:
         record = self.latest.get(self.selected or "")
@@ -450,9 +451,8 @@ class ServerPane(Pane):
             return
         self._draw_configs()
         if not result.clean:  # a process left the group (setsid in the script): say so, offer the kill
-            left = [f"pid {s.pid} left the group and holds {' and '.join(s.holds) or 'nothing visible'}"
-                    for s in result.survivors] + ([result.port_held] if result.port_held else [])
-            self.notify(f"⚠ {record.config} NOT fully stopped: " + "; ".join(left), severity="warning", timeout=30)
+            left = result.leftovers()
+            self.notify(f"⚠ {stop_line(record, result)}", severity="warning", timeout=30)
             if result.survivors and await self.app.push_screen_wait(
                     Confirm(f"Kill what is left of {record.config}?", left, "Kill")):
                 try:
@@ -462,7 +462,7 @@ class ServerPane(Pane):
                     return
                 self.notify(f"SIGKILL sent to pid {' '.join(map(str, killed)) or '(none left)'}")
         else:
-            self.notify(f"stopped {record.config} ({result.signal}, {result.seconds}s)")
+            self.notify(stop_line(record, result))
         if result.gpu_warning:
             self.notify(f"⚠ {result.gpu_warning}", severity="warning", timeout=20)
 

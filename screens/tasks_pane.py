@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Input, Static
 from console.runtime import events as ev
 from console.session import HostSession
 from console.safe_text import clean_line, safe_text
-from profiles.tasks import BoardReadOnly, Task, TaskBoard
+from profiles.tasks import BoardReadOnly, Task, TaskBoard, refusal
 from widgets.task_rows import detail_line, suggestion_line, visible_tasks
 from widgets.task_table import TaskTable
 
@@ -208,11 +208,11 @@ class TasksPane(Pane):
         try:
             result = await self.runtime.edit_board(fn, *args, **kwargs)
         except BoardReadOnly as exc:
-            self.notify(str(exc), severity="error", timeout=8)
+            self.notify(refusal(exc), severity="error", timeout=8)
             self.redraw()
             return None
         except (KeyError, ValueError) as exc:
-            self.notify(str(exc.args[0] if exc.args else exc), severity="warning")
+            self.notify(refusal(exc), severity="warning")
             self.redraw()
             return None
         if self.board is not None and self.board.conflicts:
@@ -371,7 +371,7 @@ class TasksPane(Pane):
         if self.board is None or not self.board.suggestions:
             self.notify("no suggestion waiting", timeout=2)
             return
-        await self._apply(self.board.dismiss, self.board.suggestions[0].key)
+        await self._apply(self.board.dismiss, self.board.suggestions[0].key, waiting_only=True)
         self.redraw()
 
     def action_suggestions(self) -> None:
@@ -388,7 +388,7 @@ class TasksPane(Pane):
             return list(self.board.suggestions)
 
         async def dismiss(key: str):
-            await self._apply(self.board.dismiss, key)
+            await self._apply(self.board.dismiss, key, waiting_only=True)
             self.redraw()
             return list(self.board.suggestions)
 

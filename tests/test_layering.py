@@ -162,3 +162,34 @@ def test_the_cycle_check_finds_a_cycle_through_a_package_import(tmp_path):
     (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from console.pkg.a import A\n")
     (pkg / "c.py").write_text("from .a import x\n")
     assert import_cycles(module_graph(tmp_path)) == [["console.pkg.a", "console.pkg.b"]]
+
+
+def private_borrowings(folder: str = "console/commands", root: Path = ROOT) -> list[str]:
+    """`from .other import _helper` between modules of one folder: a helper two modules need is a
+    public piece of a shared module (commands/kit.py), or a decision that belongs in the engine."""
+    found = []
+    for path in sorted((root / folder).glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                found += [f"{path.name}:{node.lineno} takes {node.module}.{alias.name}"
+                          for alias in node.names if alias.name.startswith("_")]
+    return found
+
+
+def test_no_command_borrows_another_commands_private_helper():
+    assert private_borrowings() == []
+
+
+def test_screens_and_widgets_never_call_the_cli():
+    """What a command decides, a screen gets from the engine: the console never imports a command."""
+    found = [f"{path.relative_to(ROOT)}:{line} imports {name}"
+             for top in ("screens", "widgets") for path in sorted((ROOT / top).rglob("*.py"))
+             for line, name in imports(path) if name.startswith("console.commands")]
+    assert found == []
+
+
+def test_the_borrowing_check_finds_a_private_import(tmp_path):
+    (tmp_path / "console" / "commands").mkdir(parents=True)
+    (tmp_path / "console" / "commands" / "a.py").write_text("def f():\n    from .b import _helper, public\n")
+    assert private_borrowings(root=tmp_path) == ["a.py:2 takes b._helper"]

@@ -5,15 +5,11 @@ from rich.text import Text
 
 from console.safe_text import append_safe, clean_line, safe_text
 
-from profiles.task_model import Task
+from profiles.task_model import STATUS_MARKS, Task
 from profiles.task_suggestion import Suggestion
 
-STATUS_MARK = {
-    "in_progress": ("▶", "bold yellow"),
-    "pending": ("●", "cyan"),
-    "completed": ("✔", "green"),
-    "cancelled": ("✖", "grey50"),
-}
+STATUS_STYLE = {"in_progress": "bold yellow", "pending": "cyan", "completed": "green", "cancelled": "grey50"}
+STATUS_MARK = {status: (mark, STATUS_STYLE[status]) for status, mark in STATUS_MARKS.items()}
 PRIORITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "grey62"}
 
 

@@ -50,28 +50,11 @@ class LevelView:
 
     @property
     def explanation(self) -> str | None:
-        """Why a level is not ok, in one line."""
-        s = self.summary or {}
-        if s.get("server_stopped"):
-            return s["server_stopped"]["message"]
-        if s.get("server_died"):
-            return f"server died: {s['server_died']['message']}"
-        if s.get("server_stopping"):
-            return s["server_stopping"]["message"]
-        if s.get("server_hung"):
-            return s["server_hung"]["message"]
-        if s.get("stopped"):
-            unsent = f", {s['not_sent']} not sent" if s.get("not_sent") else ""
-            return f"stopped by the operator{unsent}"
-        if s.get("link_lost") and s.get("status") == "interrupted":
-            return f"interrupted (link lost): {s['link_lost'].get('message') or 'SSH link lost'}"
-        if (s.get("interrupted_attempt") or {}).get("link_lost"):
-            return f"rerun after the link returned ({s['interrupted_attempt']['link_lost'].get('message')})"
-        if s.get("skipped_because"):
-            return f"skipped: {s['skipped_because']}"
-        if s.get("errors"):
-            return "; ".join(s["errors"][:2])
-        return None
+        """Why a level is not ok, in one line: the first of its notes (console.bench.outcome)."""
+        from .outcome import level_notes
+
+        notes = level_notes(self.summary)
+        return notes[0] if notes else None
 
 
 @dataclass

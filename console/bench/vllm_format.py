@@ -92,3 +92,17 @@ def level_result(doc: dict, level: dict) -> dict:
             if key.startswith("p") and key[1:].replace(".", "", 1).isdigit():
                 out[f"{key}_{metric}_ms"] = value
     return out
+
+
+def write_out(doc: dict, path: Path, out_format: str) -> None:
+    """The run as `--out` asks: gpudeck's document in one file, or vLLM's result JSON, one file
+    per level that ran (the file itself when only one did)."""
+    from profiles.atomic import write_atomic
+
+    if out_format != "vllm":
+        write_atomic(path, json.dumps(doc, indent=2) + "\n", mode=0o644)
+        return
+    levels = [lv for lv in doc["levels"] if lv.get("status") != "skipped"]
+    for level in levels:
+        target = path if len(levels) == 1 else level_file(path, level)
+        write_atomic(target, json.dumps(level_result(doc, level), indent=2) + "\n", mode=0o644)

@@ -73,159 +73,6 @@ def register(subparsers) -> None:
     p.set_defaults(func=handle)
 
 
-def _positive(name: str, value: int | float | None) -> None:
-    import math
-
-    from console.commands.kit import CLIError
-
-    if value is None:
-        return
-    if isinstance(value, float) and not math.isfinite(value):
-        raise CLIError(f"--{name} must be a finite number > 0, got {value}", 2)
-    if value <= 0:
-        raise CLIError(f"--{name} must be > 0, got {value}", 2)
-
-
-def check_url(url: str) -> str:
-    """An http(s)://HOST[:PORT][/PATH] URL, or a one-line error (exit 2)."""
-    from urllib.parse import urlsplit
-
-    from console.commands.kit import CLIError
-
-    bad = f"bad --url {url!r}: expected http://HOST:PORT"
-    if not url.startswith(("http://", "https://")) or any(ch.isspace() or ord(ch) < 32 for ch in url):
-        raise CLIError(bad, 2)
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise CLIError(f"{bad} ({exc})", 2) from None
-    if not parts.hostname:
-        raise CLIError(f"{bad} (no host)", 2)
-    if port == 0:
-        raise CLIError(f"{bad} (port 0)", 2)
-    if parts.query or parts.fragment:
-        raise CLIError(f"{bad} (no query or fragment)", 2)
-    return url.rstrip("/")
-
-
-def parse_rates(text: str) -> list[float]:
-    import math
-
-    from console.commands.kit import CLIError
-
-    rates = []
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        try:
-            rate = float(part)
-        except ValueError:
-            raise CLIError(f"bad --request-rate {text!r}: use numbers like 1,2,4 or inf", 2) from None
-        if math.isnan(rate) or rate <= 0:
-            raise CLIError(f"bad --request-rate {text!r}: rates must be > 0 (inf: all at once)", 2)
-        rates.append(rate)
-    if not rates:
-        raise CLIError("--request-rate is empty", 2)
-    _within_limits("request-rate", max(rates))
-    _within_limits("levels", len(rates))
-    return rates
-
-
-def _out_path(text: str | None):
-    from pathlib import Path
-
-    from console.commands.kit import CLIError
-
-    if not text:
-        return None
-    path = Path(text)
-    if path.is_dir():
-        raise CLIError(f"--out {text!r} is a directory: give a file name", 2)
-    if not path.parent.is_dir():
-        raise CLIError(f"--out {text!r}: no directory {str(path.parent)!r}", 2)
-    return path
-
-
-# Headers that say where a request goes and how its bytes are framed, or that only hop to the next
-# peer: gpudeck's own HTTP client writes the ones it needs; a second one is a smuggling vector.
-FRAMING_HEADERS = {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "proxy-connection",
-                   "te", "trailer", "upgrade", "expect", "proxy-authenticate"}
-
-
-def _headers(args) -> dict[str, str]:
-    import os
-
-    from console.commands.kit import CLIError
-
-    import re
-
-    headers: dict[str, str] = {}
-    for item in args.header:
-        key, sep, value = item.partition(":")
-        key, value = key.strip(), value.strip()
-        if not sep or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", key) or \
-                any(ord(ch) < 32 and ch != "\t" or ord(ch) == 127 for ch in value):
-            raise CLIError(f"bad --header {item!r}: use Name:value", 2)
-        if key.lower() == "host":
-            raise CLIError(f"--header {key}: the host comes from --url (gpudeck writes Host itself)", 2)
-        if key.lower() in FRAMING_HEADERS:
-            raise CLIError(f"--header {key}: a framing or hop-by-hop header; gpudeck's client writes its own, "
-                           "and a second one would make the request mean two things", 2)
-        if key.lower() in {k.lower() for k in headers}:
-            raise CLIError(f"--header {key} is given twice", 2)
-        headers[key] = value
-    if args.api_key_env:
-        key = os.environ.get(args.api_key_env)
-        if not key:
-            raise CLIError(f"--api-key-env {args.api_key_env}: that environment variable is not set", 2)
-        if any(ch in key for ch in "\r\n"):
-            raise CLIError(f"--api-key-env {args.api_key_env}: the key holds a line break", 2)
-        headers["Authorization"] = f"Bearer {key}"
-    return headers
-
-
-class _NotFinite(ValueError):
-    pass
-
-
-def _not_finite(text: str):
-    raise _NotFinite(text)
-
-
-def _finite_float(text: str) -> float:
-    import math
-
-    value = float(text)
-    if not math.isfinite(value):    # 1e999 reads as inf
-        raise _NotFinite(text)
-    return value
-
-
-def parse_levels(text: str | None) -> list[int]:
-    from console.commands.kit import CLIError
-
-    if not text:
-        raise CLIError("--concurrency is required, e.g. --concurrency 1,2,10", 2)
-    try:
-        levels = [int(part) for part in text.replace(" ", "").split(",") if part]
-    except ValueError:
-        raise CLIError(f"bad --concurrency {text!r}: use comma-separated integers like 1,2,10", 2) from None
-    if not levels or any(c <= 0 for c in levels):
-        raise CLIError(f"bad --concurrency {text!r}: levels must be integers > 0", 2)
-    _within_limits("concurrency", max(levels))
-    _within_limits("levels", len(levels))
-    return levels
-
-
-def _within_limits(name: str, value) -> None:
-    """One line (exit 2) for a value above console.bench.limits' cap."""
-    from console.bench.limits import problem
-    from console.commands.kit import CLIError
-
-    why = problem(name, value)
-    if why:
-        raise CLIError(why, 2)
-
-
 def _profile_name(args) -> str:
     from console.commands.kit import CLIError
     from profiles import store
@@ -257,314 +104,60 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def build_config(args, profile: str):
-    """Every argument checked (one-line errors, exit 2) and turned into a BenchConfig."""
-    import json
-    import math
-    import random
-
+    """Every argument checked (console.bench.setup: one-line errors, exit 2) and made a BenchConfig."""
+    from console.bench.setup import BadSetup, build_config as checked
     from console.commands.kit import CLIError
 
-    rates = parse_rates(args.request_rate) if args.request_rate else None
-    if rates and args.concurrency:
-        raise CLIError("--request-rate and --concurrency both set the levels: pick one "
-                       "(cap an open loop with --max-concurrency)", 2)
-    levels = parse_levels(args.concurrency) if not rates else []
-    for name in ("input_len", "output_len", "num_prompts", "prompts_per_stream", "timeout", "stall_timeout",
-                 "workers", "max_concurrency", "top_p"):
-        _positive(name.replace("_", "-"), getattr(args, name))
-    for name in ("input_len", "output_len", "num_prompts", "prompts_per_stream", "timeout", "stall_timeout",
-                 "workers", "max_concurrency", "warmup", "shared_prefix_len"):
-        _within_limits(name.replace("_", "-"), getattr(args, name))
-    if math.isnan(args.burstiness) or args.burstiness <= 0:  # inf is allowed: evenly spaced requests
-        raise CLIError(f"--burstiness must be > 0, got {args.burstiness}", 2)
-    if args.warmup < 0:
-        raise CLIError("--warmup must be >= 0", 2)
-    if not math.isfinite(args.range_ratio) or not 0 <= args.range_ratio < 1:
-        raise CLIError(f"--range-ratio must be in [0, 1), got {args.range_ratio}", 2)
-    if args.temperature is not None and (not math.isfinite(args.temperature) or args.temperature < 0):
-        raise CLIError(f"--temperature must be a finite number >= 0, got {args.temperature}", 2)
-    if args.shared_prefix_len < 0 or args.shared_prefix_len > max(0, args.input_len - 2):
-        raise CLIError(f"--shared-prefix-len must be in 0..{max(0, args.input_len - 2)} "
-                       "(it leaves room for each prompt's unique start)", 2)
-    if not rates and (args.max_concurrency or args.ramp_up or args.burstiness != 1.0):
-        raise CLIError("--max-concurrency, --ramp-up and --burstiness shape an open loop: "
-                       "they need --request-rate", 2)
-    ramp = None
-    if args.ramp_up:
-        strategy, _, start = args.ramp_up.partition(":")
-        if strategy not in ("linear", "exponential"):
-            raise CLIError(f"bad --ramp-up {args.ramp_up!r}: linear or exponential, optionally :START_RPS", 2)
-        try:
-            start_rps = float(start) if start else 1.0
-        except ValueError:
-            raise CLIError(f"bad --ramp-up {args.ramp_up!r}: START_RPS is a number", 2) from None
-        if not math.isfinite(start_rps) or start_rps <= 0:
-            raise CLIError(f"bad --ramp-up {args.ramp_up!r}: START_RPS must be a finite number > 0", 2)
-        if any(math.isinf(r) for r in rates):
-            raise CLIError("--ramp-up needs finite --request-rate values", 2)
-        ramp = (strategy, start_rps)
-    extra_body = None
-    if args.extra_body:
-        try:
-            extra_body = json.loads(args.extra_body, parse_constant=_not_finite, parse_float=_finite_float)
-        except _NotFinite as exc:
-            raise CLIError(f"bad --extra-body: {exc} is not a finite number (JSON has no NaN or Infinity)",
-                           2) from None
-        except (ValueError, RecursionError) as exc:
-            raise CLIError(f"bad --extra-body: not JSON ({exc.args[0] if exc.args else exc})", 2) from None
-        if not isinstance(extra_body, dict):
-            raise CLIError("bad --extra-body: a JSON object, e.g. '{\"top_k\": 20}'", 2)
-    dataset_format = "random"
-    if args.dataset:
-        from pathlib import Path
-
-        if not Path(args.dataset).is_file():
-            raise CLIError(f"--dataset {args.dataset!r}: no such file", 2)
-        dataset_format = args.dataset_format or ("jsonl" if args.dataset.endswith(".jsonl") else "sharegpt")
-        from console.bench.workload import load_dataset
-
-        try:
-            items = load_dataset(args.dataset, dataset_format)
-        except ValueError as exc:
-            raise CLIError(str(exc), 2) from None
-        if args.api == "completions" and dataset_format == "jsonl" and \
-                any(isinstance(item.prompt, list) for item in items):
-            raise CLIError(f"--dataset {args.dataset!r} holds chat messages: use --api chat", 2)
-        del items   # the sweep reads it again when it starts
-    elif args.dataset_format:
-        raise CLIError("--dataset-format needs --dataset FILE", 2)
-    percentiles = None
-    slo = {}
-    from console.bench.metrics import parse_percentiles, parse_slo
-
     try:
-        if args.percentiles:
-            percentiles = parse_percentiles(args.percentiles)
-        if args.slo:
-            slo = parse_slo(args.slo)
-    except ValueError as exc:
+        return checked(args, profile)
+    except BadSetup as exc:
         raise CLIError(str(exc), 2) from None
-    _out_path(args.out)
-    headers = _headers(args)
-    url = args.url or _profile_url(profile)
-    if not url:
-        raise CLIError("no --url given and the profile has no [server] url", 2)
-    url = check_url(url)
-
-    from console.bench.runner import BenchConfig
-
-    config = BenchConfig(url=url, concurrency=levels, model=args.model,
-                       input_len=args.input_len, output_len=args.output_len or 256,
-                       num_prompts=args.num_prompts, prompts_per_stream=args.prompts_per_stream,
-                       api=args.api, warmup=args.warmup,
-                       keep_going=args.keep_going, slo=slo, timeout_s=args.timeout,
-                       stall_s=args.stall_timeout,
-                       seed=args.seed if args.seed is not None else random.SystemRandom().randrange(2**31),
-                       profile=profile, workers=args.workers, tunnelled=args.tunnelled,
-                       server_port=args.server_port,
-                       server_url=check_url(args.server_url) if args.server_url else None, request_rates=rates, burstiness=args.burstiness,
-                       ramp_up=ramp, max_concurrency=args.max_concurrency,
-                       shared_prefix_len=args.shared_prefix_len, range_ratio=args.range_ratio,
-                       dataset=args.dataset, dataset_format=dataset_format,
-                       fixed_output_len=args.output_len is not None,
-                       temperature=args.temperature, top_p=args.top_p, extra_body=extra_body,
-                       headers=headers or None, api_key_env=args.api_key_env, percentiles=percentiles)
-    _level_sizes_within_limits(config)
-    return config
-
-
-def _level_sizes_within_limits(config) -> None:
-    """Each level's request count, and its prompts x input length, under console.bench.limits' caps."""
-    from console.bench.limits import MAX_PROMPTS, level_problem
-    from console.commands.kit import CLIError
-
-    for c, rate in config.level_specs():
-        n = config.level_size(c, rate)
-        if n > MAX_PROMPTS:
-            raise CLIError(f"{n:,} requests in one level is above gpudeck's limit of {MAX_PROMPTS:,} "
-                           "(lower --prompts-per-stream or --num-prompts)", 2)
-        why = None if config.dataset else level_problem(n + config.warmup, config.input_len)
-        if why:
-            raise CLIError(why, 2)
-
-
-def _profile_url(profile: str) -> str | None:
-    from profiles import store
-    from profiles.profile import ProfileError
-
-    try:
-        return store.load(profile).server.url
-    except (ProfileError, ValueError, OSError):
-        return None
-
-
-async def _tunnel(config):
-    """A loopback URL of a remote (SSH) profile: forward a local port, as the TUI does.
-
-    Returns the host to close afterwards, or None when no tunnel was needed.
-    """
-    from console.bench.endpoint import loopback_port, with_port
-    from console.commands.kit import CLIError
-
-    port = loopback_port(config.url)
-    if config.tunnelled or port is None or config.profile == "local":
-        return None
-    from console.hosts import HostError
-    from console.session import HostSession
-    from profiles import store
-    from profiles.profile import ProfileError
-
-    try:
-        session = HostSession.open(store.load(config.profile))
-    except (ProfileError, ValueError, OSError) as exc:
-        raise CLIError(f"profile {config.profile!r}: {exc}", 2) from None
-    if not session.host.tunnelled:
-        return None
-    target = "127.0.0.1"
-    if session.profile.is_slurm:  # the server runs on its job's head node, reached through the login node
-        from console.slurm.launch import head_for_port
-
-        target = head_for_port(config.profile, port) or target
-    try:
-        local = await session.host.forward_port(port, target)
-    except (HostError, OSError, Exception) as exc:  # noqa: BLE001 - any SSH failure is one line
-        await session.host.close()
-        raise CLIError(f"cannot open an SSH tunnel to {config.url} on {config.profile}: {exc}", 1) from None
-    config.server_url = config.server_url or config.url
-    config.server_port = config.server_port or port
-    config.url = with_port(config.url, local)
-    config.tunnelled = True
-    return session.host
 
 
 async def _sweep(config, args) -> int:
-    from console.bench import events
-    from console.bench.results import RunStore
-    from console.bench.runner import NotStarted, Sweep, exit_code
-
-    host = await _tunnel(config)
-    try:
-        return await _sweep_through(config, args, events, RunStore, NotStarted, Sweep, exit_code, host)
-    finally:
-        if host is not None:
-            await host.close()
-
-
-async def _sweep_through(config, args, events, RunStore, NotStarted, Sweep, exit_code, host=None) -> int:
-    import asyncio
-    import os
-    import signal
     import sys
 
-    from console.commands.kit import CLIError
+    from console.bench import events
+    from console.bench.job import run_sweep
+    from console.bench.route import NotRun
+    from console.commands.kit import CLIError, emit_json
+
+    def announce(run_id: str, url: str) -> None:
+        if not args.events and not args.json:
+            levels = ",".join(map(str, config.request_rates or config.concurrency))
+            kind = "rates" if config.request_rates else "levels"
+            via = f" (through an SSH tunnel on {config.profile})" if config.tunnelled else ""
+            sys.stderr.write(f"gpudeck bench: sweep {run_id} against {url}{via}, {kind} {levels}\n")
 
     emit = events.line_writer(sys.stdout) if args.events else events.discard
     try:
-        store = RunStore(config.profile)
-    except OSError as exc:
-        raise CLIError(f"cannot create the run files: {exc.strerror or exc} ({exc.filename or ''})") from None
-    link = None
-    if config.tunnelled:  # through an SSH tunnel: tell a lost link from a dead server
-        from console.bench.linkcheck import for_sweep
-
-        link = await for_sweep(config.url, config.profile, config.server_port, host=host)
-    from console.bench.redact import Redactor
-
-    redactor = Redactor(config.headers)
-    store.redact = redactor.text
-    sweep = Sweep(config, emit=emit, store=store, link=link)
-    loop = asyncio.get_running_loop()
-    signals = {"n": 0}
-
-    def on_signal(sig: int) -> None:
-        # the first stops the sweep (what was measured is saved); a second one exits now
-        signals["n"] += 1
-        if signals["n"] > 1:
-            os._exit(128 + sig)
-        sweep.stop()
-
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        loop.add_signal_handler(sig, on_signal, sig)
-    shown = config.server_url or config.url
-    if not args.events and not args.json:
-        levels = ",".join(map(str, config.request_rates or config.concurrency))
-        kind = "rates" if config.request_rates else "levels"
-        via = f" (through an SSH tunnel on {config.profile})" if config.tunnelled else ""
-        sys.stderr.write(f"gpudeck bench: sweep {store.run_id} against {shown}{via}, {kind} {levels}\n")
-    try:
-        doc = await sweep.run()
-    except NotStarted as exc:
-        store.discard()
-        reason = redactor.text(str(exc))
-        emit(events.make("error", level=None, message=f"not started: {reason}"))
-        emit(events.make("run-end", status="not started", exit_code=4, path=None))
-        sys.stderr.write(f"gpudeck bench: not started: {reason}\n")
+        end = await run_sweep(config, emit, announce, suggest=not args.no_suggest)
+    except NotRun as exc:
+        raise CLIError(str(exc), 2 if exc.usage else 1) from None
+    if end.code == 4:
+        sys.stderr.write(f"gpudeck bench: not started: {end.message}\n")
         if args.json:
-            from console.commands.kit import emit_json
-
-            emit_json({"status": "not started", "reason": reason, "url": shown, "levels": []})
+            emit_json({"status": "not started", "reason": end.message, "url": end.url, "levels": []})
         return 4
-    except Exception as exc:  # noqa: BLE001 - an I/O error or the sweep's own bug: one line, saved state kept
-        unsaved = store.drop_if_unsaved()
-        if isinstance(exc, OSError) and not isinstance(exc, ConnectionError):   # a full disk, say
-            where = "nothing was saved" if unsaved else f"{store.path} keeps the levels saved before"
-            message = f"cannot save the run: {exc.strerror or exc} ({where})"
-        else:
-            message = redactor.text(f"{type(exc).__name__}: {exc}")
-        emit(events.make("error", level=None, message=message))
-        emit(events.make("run-end", status="error", exit_code=1, path=None if unsaved else str(store.path)))
-        sys.stderr.write(f"gpudeck: bench stopped: {message}\n")
-        return 1
-    finally:
-        store.drop_if_unsaved()
-        if link is not None:
-            await link.close()
-    code = exit_code(doc)
-    if not args.no_suggest:
-        _judge_efficiency(config.profile, store.run_id, doc)
-    emit(events.make("run-end", status=doc["status"], exit_code=code, path=doc.get("path")))
+    if end.doc is None:
+        sys.stderr.write(f"gpudeck: bench stopped: {end.message}\n")
+        return end.code
+    code = end.code
     if args.out:
+        from pathlib import Path
+
+        from console.bench.vllm_format import write_out
+
         try:
-            _write_out(doc, args)
+            write_out(end.doc, Path(args.out), args.out_format)
         except OSError as exc:
             sys.stderr.write(f"gpudeck bench: cannot write --out {args.out}: {exc.strerror or exc}\n")
             code = 1
     if args.json:
-        from console.commands.kit import emit_json
-
-        emit_json(doc)
+        emit_json(end.doc)
     elif not args.events:
-        sys.stdout.write(format_table(doc))
+        sys.stdout.write(format_table(end.doc))
     return code
-
-
-def _write_out(doc: dict, args) -> None:
-    import json
-    from pathlib import Path
-
-    from profiles.atomic import write_atomic
-
-    path = Path(args.out)
-    if args.out_format != "vllm":
-        write_atomic(path, json.dumps(doc, indent=2) + "\n", mode=0o644)
-        return
-    from console.bench.vllm_format import level_result, level_file
-
-    levels = [lv for lv in doc["levels"] if lv.get("status") != "skipped"]
-    for level in levels:
-        target = path if len(levels) == 1 else level_file(path, level)
-        write_atomic(target, json.dumps(level_result(doc, level), indent=2) + "\n", mode=0o644)
-
-
-def _judge_efficiency(profile_name: str, run_id: str, doc: dict) -> None:
-    """The saved run's efficiency against the roofline: one suggestion on the task board if it is low."""
-    try:
-        from console.commands.kit import load_profile
-        from console.report import offer_run_efficiency
-
-        offer_run_efficiency(load_profile(profile_name), run_id, doc)
-    except Exception:  # noqa: BLE001 - a suggestion is a courtesy; it never fails a finished sweep
-        pass
 
 
 def _fmt(value, digits: int = 1) -> str:
@@ -575,8 +168,12 @@ def _fmt(value, digits: int = 1) -> str:
 
 def format_table(doc: dict) -> str:
     """The human-readable summary."""
+    from console.bench.outcome import level_notes
     from console.safe_text import clean_line  # server error bodies are hostile text
-    lines = [f"{doc.get('run_id')} · {doc['url']} · {doc.get('model') or 'N/A'} · "
+
+    from console.fmt import UNKNOWN
+
+    lines = [f"{doc.get('run_id')} · {doc['url']} · {doc.get('model') or UNKNOWN} · "
              f"in {doc['workload']['input_len']}"
              f"{' (approx.)' if doc['workload'].get('input_len_method') == 'approximate' else ''}"
              f" / out {doc['workload']['output_len']} · ignore_eos",
@@ -591,24 +188,7 @@ def format_table(doc: dict) -> str:
             f"{_fmt(lv['ttft_ms']['median']) + ' / ' + _fmt(lv['ttft_ms']['p99']):>17} "
             f"{_fmt(lv['tpot_ms']['median']) + ' / ' + _fmt(lv['tpot_ms']['p99']):>17} "
             f"{_fmt(lv['itl_ms']['p99']):>8}  {_fmt((lv.get('client_lag_ms') or {}).get('p99'))}")
-        died = lv.get("server_died")
-        if lv.get("server_stopped"):
-            lines.append(f"       {clean_line(lv['server_stopped']['message'])}")
-        elif died:
-            lines.append(f"       server died: {clean_line(died['message'])}")
-        elif lv.get("link_lost") and lv["status"] == "interrupted":
-            lines.append(f"       interrupted (link lost): {clean_line(str(lv['link_lost'].get('message')))}")
-        elif lv.get("server_stopping"):
-            lines.append(f"       {clean_line(lv['server_stopping']['message'])}")
-        elif lv.get("server_hung"):
-            lines.append(f"       {clean_line(lv['server_hung']['message'])}")
-        elif lv["errors"]:
-            lines.append(f"       errors: {clean_line('; '.join(map(str, lv['errors'])))}")
-        if lv.get("skipped_because"):
-            lines.append(f"       skipped: {clean_line(lv['skipped_because'])}")
-        if lv.get("stopped"):
-            unsent = f" ({lv['not_sent']} not sent)" if lv.get("not_sent") else ""
-            lines.append(f"       stopped by the operator{unsent}")
+        lines += [f"       {clean_line(note)}" for note in level_notes(lv)]
     lines.append(f"saved {doc.get('path')}")
     return "\n".join(lines) + "\n"
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Awaitable
+from typing import Any, Awaitable, Callable
 
 
 class CLIError(Exception):
@@ -44,3 +44,29 @@ def load_profile(name: str | None):
         return store.load(name or store.last_used())
     except (ProfileError, ValueError) as exc:
         raise CLIError(str(exc)) from None
+
+
+async def with_session(args, body: Callable[[Any], Awaitable[int]], profile_attr: str = "server_profile") -> int:
+    """Run `body(session)` on the profile the arguments name, one line for a host error, the
+    connection closed after."""
+    from ..hosts import HostError
+    from ..session import HostSession
+
+    profile = load_profile(getattr(args, profile_attr, None) or getattr(args, "profile", None))
+    session = HostSession.open(profile, readonly=bool(getattr(args, "readonly", False)))
+    try:
+        return await body(session)
+    except HostError as exc:
+        raise CLIError(str(exc)) from None
+    finally:
+        await session.host.close()
+
+
+def pick_launch(session, target: str | None, live_only: bool = True):
+    """The launch a CLI target names (console.servers.owners.pick), or CLIError."""
+    from ..servers.owners import pick
+
+    try:
+        return pick(session.name, target, live_only)
+    except LookupError as exc:
+        raise CLIError(str(exc.args[0])) from None

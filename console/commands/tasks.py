@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import argparse
 
+from profiles.task_model import PRIORITIES, STATUS_MARKS, STATUSES
+
 from .kit import CLIError, emit_json
 from ..safe_text import clean_line
-
-STATUS_MARK = {"in_progress": "▶", "pending": "●", "completed": "✔", "cancelled": "✖"}
 
 
 def register(sub) -> None:
@@ -15,72 +15,43 @@ def register(sub) -> None:
     ps = p.add_subparsers(dest="action", metavar="ACTION")
     p.set_defaults(func=_list, all=False, json=False)  # plain `gpudeck tasks` lists the board
 
-    ls = ps.add_parser("list", help="the board, grouped: in progress, pending, done")
+    ls = _action(ps, "list", "the board, grouped: in progress, pending, done", _list)
     ls.add_argument("--all", action="store_true", help="also completed and cancelled tasks")
-    _common(ls)
-    ls.set_defaults(func=_list)
-
-    add = ps.add_parser("add", help="add a task")
-    add.add_argument("text")
-    add.add_argument("--priority", choices=("high", "medium", "low"), default="medium")
-    add.add_argument("--status", choices=("pending", "in_progress", "completed", "cancelled"),
-                     default="pending")
+    add = _action(ps, "add", "add a task", _add, "text")
+    add.add_argument("--priority", choices=PRIORITIES, default="medium")
+    add.add_argument("--status", choices=STATUSES, default="pending")
     add.add_argument("--notes")
-    _common(add)
-    add.set_defaults(func=_add)
-
-    edit = ps.add_parser("edit", help="change a task's text, priority, status or notes")
-    edit.add_argument("id")
+    edit = _action(ps, "edit", "change a task's text, priority, status or notes", _edit, "id")
     edit.add_argument("--text")
-    edit.add_argument("--priority", choices=("high", "medium", "low"))
-    edit.add_argument("--status", choices=("pending", "in_progress", "completed", "cancelled"))
+    edit.add_argument("--priority", choices=PRIORITIES)
+    edit.add_argument("--status", choices=STATUSES)
     edit.add_argument("--notes")
-    _common(edit)
-    edit.set_defaults(func=_edit)
-
-    done = ps.add_parser("done", help="mark a task completed")
-    done.add_argument("id")
-    _common(done)
-    done.set_defaults(func=_done)
-
-    rm = ps.add_parser("rm", help="delete a task")
-    rm.add_argument("id")
-    _common(rm)
-    rm.set_defaults(func=_rm)
-
-    export = ps.add_parser("export", help="the board as Markdown (or JSON with --json)")
-    _common(export)
-    export.set_defaults(func=_export)
-
-    sugg = ps.add_parser("suggestions", help="suggested tasks waiting for accept or dismiss")
+    _action(ps, "done", "mark a task completed", _done, "id")
+    _action(ps, "rm", "delete a task", _rm, "id")
+    _action(ps, "export", "the board as Markdown (or JSON with --json)", _export)
+    sugg = _action(ps, "suggestions", "suggested tasks waiting for accept or dismiss", _suggestions)
     sugg.add_argument("--scan", action="store_true", help="first look through crashes/ and runs/ for new events")
-    _common(sugg)
-    sugg.set_defaults(func=_suggestions)
-
-    accept = ps.add_parser("accept", help="turn a suggestion into a task")
-    accept.add_argument("key")
-    _common(accept)
-    accept.set_defaults(func=_accept)
-
-    dismiss = ps.add_parser("dismiss", help="turn a suggestion down for good")
-    dismiss.add_argument("key")
-    _common(dismiss)
-    dismiss.set_defaults(func=_dismiss)
-
-    threshold = ps.add_parser("threshold", help="efficiency %% below which a measurement suggests a task ('off' to stop)")
+    _action(ps, "accept", "turn a suggestion into a task", _accept, "key")
+    _action(ps, "dismiss", "turn a suggestion down for good", _dismiss, "key")
+    threshold = _action(ps, "threshold", "efficiency %% below which a measurement suggests a task ('off' to stop)",
+                        _threshold)
     threshold.add_argument("pct", nargs="?")
-    _common(threshold)
-    threshold.set_defaults(func=_threshold)
+
+
+def _action(ps, name: str, help_text: str, func, *positionals: str) -> argparse.ArgumentParser:
+    """One ACTION: its positional arguments, --profile and --json, and its handler."""
+    parser = ps.add_parser(name, help=help_text)
+    for positional in positionals:
+        parser.add_argument(positional)
+    _profile_option(parser)
+    parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    parser.set_defaults(func=func)
+    return parser
 
 
 def _profile_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", "-p", dest="tasks_profile", metavar="P", default=argparse.SUPPRESS,
                         help="profile whose board to use (default: the last used)")
-
-
-def _common(parser: argparse.ArgumentParser) -> None:
-    _profile_option(parser)
-    parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
 
 
 def _board(args: argparse.Namespace):
@@ -107,21 +78,19 @@ def _task_id(text: str) -> int:
 
 
 def _edit_or_fail(action):
-    from profiles.tasks import BoardReadOnly
+    from profiles.tasks import BoardReadOnly, refusal
 
     try:
         return action()
-    except KeyError as exc:
-        raise CLIError(str(exc.args[0]) if exc.args else "no such task") from None
-    except (ValueError, BoardReadOnly) as exc:
-        raise CLIError(str(exc)) from None
+    except (KeyError, ValueError, BoardReadOnly) as exc:
+        raise CLIError(refusal(exc)) from None
 
 
 def _line(task) -> str:
     links = [f"{name}: {clean_line(getattr(task, name))}" for name in ("crash", "run", "config") if getattr(task, name)]
     tail = f"  [{'; '.join(links)}]" if links else ""
     clash = f"  (kept beside {task.conflict_of} after a clash)" if task.conflict_of else ""
-    return f"{task.id:>4} {STATUS_MARK[task.status]} {task.priority:<6}  {clean_line(task.text)}{tail}{clash}"
+    return f"{task.id:>4} {STATUS_MARKS[task.status]} {task.priority:<6}  {clean_line(task.text)}{tail}{clash}"
 
 
 def _report_one(args: argparse.Namespace, board, task, verb: str) -> int:
@@ -204,10 +173,9 @@ def _export(args: argparse.Namespace) -> int:
 def _suggestions(args: argparse.Namespace) -> int:
     board = _board(args)
     if args.scan:
-        from ..store.suggest import offer_new
+        from ..store.suggest import offer_new_on
 
-        offer_new(board.path.parent.name)
-        board.reload()
+        offer_new_on(board, board.path.parent.name)
     if args.json:
         emit_json({"suggestions": [s.to_json() for s in board.suggestions],
                    "dismissed": sorted(board.dismissed),
@@ -228,9 +196,7 @@ def _accept(args: argparse.Namespace) -> int:
 
 def _dismiss(args: argparse.Namespace) -> int:
     board = _board(args)
-    if args.key not in {s.key for s in board.suggestions}:
-        raise CLIError(f"no suggestion {args.key!r} (see `gpudeck tasks suggestions`)")
-    _edit_or_fail(lambda: board.dismiss(args.key))
+    _edit_or_fail(lambda: board.dismiss(args.key, waiting_only=True))
     if args.json:
         emit_json({"dismissed": args.key})
     else:
@@ -241,15 +207,12 @@ def _dismiss(args: argparse.Namespace) -> int:
 def _threshold(args: argparse.Namespace) -> int:
     board = _board(args)
     if args.pct is not None:
-        if args.pct.lower() == "off":
-            pct = None
-        else:
-            try:
-                pct = float(args.pct.rstrip("%"))
-            except ValueError:
-                raise CLIError(f"bad threshold {args.pct!r}: a percentage like 10, or 'off'", 2) from None
-            if not 0 < pct <= 100:
-                raise CLIError(f"bad threshold {args.pct!r}: between 0 and 100", 2)
+        from profiles.tasks import parse_threshold
+
+        try:
+            pct = parse_threshold(args.pct)
+        except ValueError as exc:
+            raise CLIError(str(exc), 2) from None
         _edit_or_fail(lambda: board.set_threshold(pct))
     value = board.threshold_pct
     if args.json:

@@ -224,19 +224,11 @@ class HostRuntime:
         return (await self._unmanaged())[0]
 
     async def _unmanaged(self) -> tuple[list, list]:
-        from ..servers.procs import inference_processes
+        from ..servers.owners import unmanaged
 
-        running = await inference_processes(self.session.host)
-        if self.session.profile.ui.simulated:  # a simulated host lists only its own simulators
-            from ..bench.endpoint import loopback_port
-            from ..demo import simulated_process
-
-            port = loopback_port(self.session.profile.server.url or "")
-            running = [p for p in running if simulated_process(p.command, port)]
+        found = await unmanaged(self.session)
         self._good()
-        found = await asyncio.to_thread(launches.read_launches, self.name)
-        managed = {r.pgid for r in found.records if r.live}
-        return [p for p in running if p.pgid not in managed], [u.line for u in found.unreadable]
+        return found
 
     def watch(self, record: LaunchRecord) -> ServerMonitor:
         """Follow a live launch until it ends (its log, readiness, crash); one monitor per launch."""
@@ -375,24 +367,19 @@ class HostRuntime:
     def sweeping(self) -> bool:
         return self.sweep_proc is not None
 
-    async def reachable_url(self, url: str) -> tuple[str, bool]:
-        """A URL this machine can reach: through the profile's SSH tunnel for a remote loopback."""
-        from ..bench.endpoint import loopback_port, with_port
+    async def route(self, url: str):
+        """How this machine reaches `url` (console.bench.route: the one rule, a tunnel when needed)."""
+        from ..bench.route import route
 
-        host = self.session.host
-        port = loopback_port(url)
-        if not host.tunnelled or port is None:
-            return url, False
-        return with_port(url, await host.forward_port(port)), True
+        return await route(self.session.host, self.name, self.session.profile.is_slurm, url)
 
     async def list_models(self, url: str) -> list[str]:
         from ..bench.endpoint import list_models
 
-        return await list_models((await self.reachable_url(url))[0])
+        return await list_models((await self.route(url)).url)
 
     async def start_sweep(self, values: dict, launcher: Callable | None = None) -> None:
         """Start the load generator for the form's values; its run is saved under THIS profile."""
-        from ..bench.endpoint import loopback_port
         from ..bench.live import SweepView
         from ..bench.process import SweepProcess, sweep_argv
 
@@ -401,13 +388,12 @@ class HostRuntime:
         if self.sweep_proc is not None:
             raise RuntimeError("a sweep is already running: stop it first (s)")
         try:
-            url, tunnelled = await self.reachable_url(values["url"])
+            found = await self.route(values["url"])
         except Exception as exc:  # noqa: BLE001 - a tunnel that can't open is reported, not raised
             raise RuntimeError(f"cannot reach {values['url']} through the SSH tunnel: {exc}") from None
-        argv = (launcher or sweep_argv)({**values, "url": url, "server_port": loopback_port(values["url"]),
-                                         # the run records the server's URL, never the tunnel's end
-                                         **({"server_url": values["url"]} if tunnelled else {})},
-                                        self.name, tunnelled)
+        # the run records the server's URL, never the tunnel's end
+        argv = (launcher or sweep_argv)({**values, "url": found.url, "server_port": found.server_port,
+                                         "server_url": found.server_url}, self.name, found.tunnelled)
         proc = SweepProcess(argv)
         try:
             await proc.start()
@@ -525,14 +511,9 @@ class HostRuntime:
 
     async def offer_suggestions(self, board) -> list:
         """Offer every new crash and failed sweep level on the board (never a task); re-read it after."""
-        from ..store.suggest import offer_new
+        from ..store.suggest import offer_new_on
 
-        def offer() -> list:
-            offered = offer_new(self.name)
-            if offered:
-                board.reload()
-            return offered
-        return await asyncio.to_thread(offer)
+        return await asyncio.to_thread(offer_new_on, board, self.name)
 
     async def edit_board(self, edit: Callable, *args, **kwargs):
         """One board edit (a TaskBoard method), written in a worker thread; its refusals propagate."""

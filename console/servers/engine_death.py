@@ -6,6 +6,10 @@ tells the two apart: a death is logged with no shutdown asked for before it
 ("Worker proc VllmWorker-0 died unexpectedly", "engine core exited
 unexpectedly"); a stop logs the request first (a signal received, "shutdown
 triggered") and only then the engine going away.
+
+What that means for the launch is not decided here: the death is one fact of
+the process evidence (`triage.process.ProcessEvidence.engine_died`), and an
+ended record's state is the state of the process verdict (`ended_state`).
 """
 from __future__ import annotations
 
@@ -31,16 +35,38 @@ def death_line(text: str) -> str | None:
     return None
 
 
+def evidence(record: LaunchRecord, log_text: str | None = None):
+    """The process's side of a launch's verdict: its exit status, whether a stop was asked for,
+    whether it has ended, and (when its log is given) whether the engine died unasked."""
+    from .triage.process import ProcessEvidence
+
+    return ProcessEvidence(exit_status=record.exit_status, stopped_by_operator=record.kill_requested,
+                           ended=not record.live, engine_died=bool(log_text) and death_line(log_text) is not None)
+
+
+def ended_state(record: LaunchRecord, log_text: str | None = None) -> str:
+    """`crashed` or `stopped` for a launch whose process has ended: the state the process verdict
+    (`triage.process.judge` on `evidence`, no log classes) gives, so the record and its crash
+    record never read one exit two ways."""
+    from dataclasses import replace
+
+    from .triage.process import process_only
+
+    facts = replace(evidence(record, log_text), ended=True)
+    return "crashed" if process_only(facts).state == "crashed" else "stopped"
+
+
 async def recheck_clean_exit(host: Host, record: LaunchRecord) -> bool:
-    """A launch that ended with status 0, unasked: if its log shows the engine died first,
-    mark it crashed (its class comes from triage). True when it changed."""
+    """A launch that ended with status 0, unasked: its state again, with its log's word on the
+    engine (only such an exit can hide a death). True when it changed."""
     if record.state != "stopped" or record.exit_status != 0 or record.kill_requested or not record.log:
         return False
     try:
         result = await host.run(["tail", "-c", str(TAIL_BYTES), "--", record.log], timeout=30)
     except HostError:
         return False
-    if not result.ok or death_line(result.stdout) is None:
+    if not result.ok:
         return False
-    record.state = "crashed"
-    return True
+    state = ended_state(record, result.stdout)
+    changed, record.state = state != record.state, state
+    return changed

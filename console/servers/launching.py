@@ -73,9 +73,50 @@ class StopResult:
     def clean(self) -> bool:
         return not self.survivors and (not self.port_held or self.port_foreign)
 
+    def leftovers(self) -> list[str]:
+        """One line per thing of the server still there after the stop (a process that left its
+        group, a port still held): what keeps the stop from being clean."""
+        left = [f"{s.describe()}: it left the server's process group" for s in self.survivors]
+        return left + ([self.port_held] if self.port_held else [])
+
     def to_json(self) -> dict:
         return {"signal": self.signal, "seconds": self.seconds, "exit_status": self.exit_status,
                 "gpu_warning": self.gpu_warning, "how": self.how, "refused": self.refused,
                 "survivors": [s.to_json() for s in self.survivors], "port_held": self.port_held,
                 "port_foreign": self.port_foreign,
                 "clean": self.clean}
+
+
+def job_id(record) -> str | None:
+    """The record's Slurm job id, if it holds a well-formed one (the file is read as untrusted)."""
+    value = record.slurm.get("job_id") if isinstance(record.slurm, dict) else None
+    return value if isinstance(value, str) and value.isdigit() and len(value) < 20 else None
+
+
+def where(record) -> str:
+    """Where a launch runs, in words: pgid N, or for a Slurm job, job N on its nodes (and the
+    failing rank's node after a crash)."""
+    jid = job_id(record)
+    if not jid:
+        return f"pgid {record.pgid}"
+    s = record.slurm
+    nodes = ",".join(n for n in s.get("nodes") or [] if isinstance(n, str)) or "no node yet"
+    rank = f" · rank {s['failed_rank']} on {s.get('failed_node')}" if isinstance(s.get("failed_rank"), int) else ""
+    return f"job {jid} ({s.get('state')}) on {nodes}{rank}"
+
+
+def stop_line(record, result: StopResult) -> str:
+    """A stop's outcome in one line: how it ended, or what is still running."""
+    from ..fmt import UNKNOWN
+
+    jid = job_id(record)
+    if jid:
+        end = (record.slurm or {}).get("end") or {}
+        how = f"job {jid} {end.get('state') or UNKNOWN}, {result.signal}, {result.seconds}s"
+    else:
+        exit_text = UNKNOWN if result.exit_status is None else str(result.exit_status)
+        how = f"{result.signal}, {result.seconds}s, exit {exit_text}"
+    if result.clean:
+        return f"stopped {record.config} ({how})"
+    left = ", ".join(f"pid {s.pid}" for s in result.survivors) or result.port_held
+    return f"NOT fully stopped {record.config} ({how}): still running: {left}"

@@ -39,9 +39,12 @@ class PreflightWarning:
 
 
 async def preflight(session: HostSession, port: int | None) -> list[PreflightWarning]:
-    """Warn before a launch: the port is taken, or GPUs already hold memory."""
+    """Warn before a launch: the port is taken, or GPUs already hold memory. Nothing on a Slurm
+    profile: the scheduler places the job on nodes this host (the login node) cannot speak for."""
     from .procs import describe_holders, gpu_holders, inference_processes, port_in_use
 
+    if session.profile.is_slurm:
+        return []
     warnings = []
     if port:
         taken = await port_in_use(session.host, port)
@@ -164,10 +167,9 @@ def settle(record: LaunchRecord, state: ProbeState) -> bool:
         return False
     record.exit_status = state.exit_status
     record.stopped_at = record.stopped_at or time.time()
-    if record.kill_requested or state.exit_status == 0:
-        record.state = "stopped"
-    else:
-        record.state = "crashed"
+    from .engine_death import ended_state
+
+    record.state = ended_state(record)  # the process verdict's state (an engine death is read after)
     return True
 
 

@@ -140,3 +140,16 @@ async def _read_page(client, url: str, timeout: float) -> LiveMetrics | str:
         return await asyncio.to_thread(read_metrics, body.decode("utf-8", errors="replace"))
     except ValueError as exc:
         return str(exc)
+
+
+def summary_line(doc: dict) -> str:
+    """A launch's `/metrics` view (LiveMetrics.to_json, or {"unavailable": why}) in one line."""
+    from ..fmt import number
+
+    if "unavailable" in doc:
+        return f"metrics: {doc['unavailable']}"
+    kv = doc.get("kv_cache_usage")
+    return (f"{doc.get('server') or 'server'} metrics: running {number(doc.get('running'), 0)} · "
+            f"waiting {number(doc.get('waiting'), 0)} · KV cache {number(None if kv is None else kv * 100, 1, '%')} · "
+            f"preemptions {number(doc.get('preemptions'), 0)} · TTFT mean {number(doc.get('ttft_mean_ms'), 1, ' ms')} · "
+            f"ITL mean {number(doc.get('itl_mean_ms'), 1, ' ms')}")

@@ -72,3 +72,8 @@ async def end_offset(host: Host, path: str) -> int:
 def last_lines_argv(path: str, count: int) -> list[str]:
     """`tail` for the last `count` lines of `path` (the path can never be an option)."""
     return ["tail", "-n", str(int(count)), "--", path]
+
+
+async def follow_from(host: Host, path: str, count: int) -> int:
+    """Where following a log starts: `count` whole lines before its end (0: at its end)."""
+    return await offset_of_last_lines(host, path, count) if count > 0 else await end_offset(host, path)

@@ -12,7 +12,7 @@ from ..session import HostSession
 from .triage import Triage, classify_text
 from .triage.process import ProcessEvidence, judge
 from ..store import crashes, launches
-from .engine_death import death_line, recheck_clean_exit
+from .engine_death import evidence, recheck_clean_exit
 from .lifecycle import await_exit_status, probe, settle
 from .logtail import LogTail
 from ..store.launches import LaunchRecord
@@ -238,13 +238,13 @@ class ServerMonitor:
         """Triage over the whole log as it is on disk now (the tail may lag behind), then,
         unless `judged` is False, corrected by how the process ended (see triage.process):
         an exit by signal is never healthy, a stop that was asked for never a crash."""
-        verdict, tail, died = None, list(self.seen)[-10:], False
+        verdict, tail, text = None, list(self.seen)[-10:], None
         if self.record.log:
             try:
                 result = await self.session.host.run(["tail", "-c", "4000000", "--", self.record.log], timeout=60)
                 if result.ok:
                     tail = result.stdout.splitlines()[-10:] or tail
-                    died = death_line(result.stdout) is not None
+                    text = result.stdout
                     found = classify_text(result.stdout)
                     if found.cls not in ("healthy", "unknown"):
                         verdict = found
@@ -253,8 +253,4 @@ class ServerMonitor:
         verdict = verdict or self.triage.result()
         if not judged:
             return verdict
-        record = self.record
-        evidence = ProcessEvidence(exit_status=record.exit_status, stopped_by_operator=record.kill_requested,
-                                   engine_died=died,
-                                   ended=not record.live)
-        return judge(verdict, evidence, tail)
+        return judge(verdict, evidence(self.record, text), tail)

@@ -1,5 +1,7 @@
-"""Which launch config owns a GPU process: its process group against gpudeck's records."""
+"""Which launch owns a process, and which one a name means: processes and names against gpudeck's records."""
 from __future__ import annotations
+
+import asyncio
 
 from ..hosts import HostError
 from ..session import HostSession
@@ -17,3 +19,45 @@ async def owners(session: HostSession) -> dict[int, str]:
     except HostError:
         return {}
     return {p.pid: groups[p.pgid] for p in listing if p.pgid in groups}
+
+
+async def unmanaged(session: HostSession) -> tuple[list, list[str]]:
+    """Inference servers running now that no live launch record owns (what `adopt` offers), and one
+    line per unreadable launch record. A simulated host lists only its own simulators."""
+    from .procs import inference_processes
+
+    running = await inference_processes(session.host)
+    if session.profile.ui.simulated:
+        from ..bench.endpoint import loopback_port
+        from ..demo import simulated_process
+
+        port = loopback_port(session.profile.server.url or "")
+        running = [p for p in running if simulated_process(p.command, port)]
+    found = await asyncio.to_thread(launches.read_launches, session.name)
+    managed = {r.pgid for r in found.records if r.live}
+    return [p for p in running if p.pgid not in managed], [u.line for u in found.unreadable]
+
+
+def pick(profile: str, target: str | None, live_only: bool = True):
+    """The launch `target` names (a launch id or a config name; none: the only live one).
+    LookupError with one line when it names none, or several while none was named."""
+    candidates = launches.load_all(profile)
+    if live_only:
+        candidates = [r for r in candidates if r.live]
+    if target:
+        candidates = [r for r in candidates if target in (r.id, r.config)]
+    if not candidates:
+        raise LookupError(f"no {'running ' if live_only else ''}server{' ' + repr(target) if target else ''} "
+                          f"on {profile}")
+    if len(candidates) > 1 and not target and live_only:
+        raise LookupError("several servers are running; name one: " + ", ".join(r.config for r in candidates))
+    return candidates[0]
+
+
+def escaped_after_stop(profile: str, target: str | None):
+    """The stopped launch `target` names whose processes escaped its stop (what `--kill-escaped`
+    ends without a second stop), or None."""
+    if not target:
+        return None
+    return next((r for r in launches.load_all(profile) if r.escaped and not r.live and target in (r.id, r.config)),
+                None)

@@ -7,8 +7,9 @@ scheduler can name:
 
   CANCELLED, gpudeck asked        -> stopped (not a crash)
   CANCELLED, nobody here asked    -> cancelled (someone else's scancel, an admin)
-  FAILED with signal 11 / 139     -> segfault (and SIGABRT -> abort, ...)
+  FAILED with signal 11 / 139     -> segfault (and SIGABRT -> abort, ...; the triage verdict's classes)
   FAILED otherwise                -> exit-nonzero
+  any end after our scancel       -> stopped (a stop asked for is never a crash, as for a local launch)
   TIMEOUT / DEADLINE              -> timeout (the job's --time ran out)
   NODE_FAIL / BOOT_FAIL           -> node-fail
   OUT_OF_MEMORY                   -> out-of-memory (the job's memory limit)
@@ -21,7 +22,6 @@ from dataclasses import asdict, dataclass
 
 from .jobs import LIVE_STATES
 
-_SIGNAL_CLASSES = {4: "illegal-instruction", 6: "abort", 7: "bus-error", 8: "fpe", 11: "segfault"}
 _SCHEDULER_CLASSES = {"TIMEOUT": "timeout", "DEADLINE": "timeout", "NODE_FAIL": "node-fail",
                       "BOOT_FAIL": "node-fail", "OUT_OF_MEMORY": "out-of-memory", "PREEMPTED": "preempted"}
 _SUMMARY = {"timeout": "the job ran past its time limit (Slurm TIMEOUT)",
@@ -54,25 +54,34 @@ class JobEnd:
 
 
 def job_end(state: str, status: int | None, signal: int | None, cancelled_by_us: bool) -> JobEnd | None:
-    """The verdict facts of a job in `state` with `ExitCode=status:signal`; None while it is live."""
+    """The verdict facts of a job in `state` with `ExitCode=status:signal`; None while it is live.
+
+    Only what a scheduler alone can name is decided here (a cancel by someone else, a time limit, a
+    node failure, a memory limit, a preemption); how the process itself ended (a signal, a failed
+    exit, a stop we asked for) is the triage verdict's (`triage.process.judge`), as for a local launch.
+    """
+    from ..servers.triage.process import ProcessEvidence, process_only, signal_of
+
     state = (state or "UNKNOWN").upper()
     if state in LIVE_STATES:
         return None
-    sig = signal if signal else (status - 128 if status is not None and 128 < status < 193 else None)
     shell = 128 + signal if signal else status
-    if state == "CANCELLED":
-        if cancelled_by_us:
-            return JobEnd(state, shell, sig, True, "stopped", "stopped on request (scancel by gpudeck)")
+    sig = signal_of(shell)
+    if state == "CANCELLED" and not cancelled_by_us:
         return JobEnd(state, shell, sig, False, "cancelled", "the job was cancelled outside gpudeck (scancel)")
     if state in _SCHEDULER_CLASSES:
         cls = _SCHEDULER_CLASSES[state]
         return JobEnd(state, shell, sig, False, cls, _SUMMARY[cls].format(state=state))
     if state == "COMPLETED" and not status and not signal:
         return JobEnd(state, 0, None, cancelled_by_us, None, "the job exited with status 0")
-    if sig in _SIGNAL_CLASSES:
-        return JobEnd(state, shell, sig, False, _SIGNAL_CLASSES[sig],
-                      f"the job died by signal {sig} (ExitCode {status}:{signal})")
+    end = JobEnd(state, shell, sig, cancelled_by_us, None, "")
+    verdict = process_only(ProcessEvidence(**end.process_facts()))
+    if verdict.state != "crashed":   # a stop we asked for (scancel by gpudeck); Slurm's FAILED at 0 is no clean end
+        if cancelled_by_us:
+            return JobEnd(state, shell, sig, True, "stopped", "stopped on request (scancel by gpudeck)")
+        return JobEnd(state, shell, None, False, "exit-nonzero", f"the job failed with status {status} (Slurm {state})")
     if sig is not None:
-        return JobEnd(state, shell, sig, cancelled_by_us, "stopped" if cancelled_by_us else "process-killed",
-                      f"the job was killed by signal {sig} (ExitCode {status}:{signal})")
+        return JobEnd(state, shell, sig, False, verdict.cls,   # a signal class, or process-killed
+                      f"the job {'died' if verdict.cls != 'process-killed' else 'was killed'} by signal {sig} "
+                      f"(ExitCode {status}:{signal})")
     return JobEnd(state, shell, None, False, "exit-nonzero", f"the job exited with status {status} (Slurm {state})")

@@ -19,7 +19,7 @@ import time
 
 from ..hosts import HostError, LocalHost
 from ..store import crashes, launches
-from ..servers.launching import LaunchError, StopResult, absolute, safe_stem, DEFAULT_LOG_DIR
+from ..servers.launching import LaunchError, StopResult, absolute, job_id, safe_stem, DEFAULT_LOG_DIR
 from ..store.launches import LaunchRecord
 from ..servers.triage import TriageResult, classify_text
 from ..servers.triage.verdict import CAUSES
@@ -78,12 +78,6 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
     record.command = " ".join([*argv, script])
     launches.save(session.name, record)
     return record
-
-
-def job_id(record: LaunchRecord) -> str | None:
-    """The record's Slurm job id, if it holds a well-formed one (the file is read as untrusted)."""
-    value = record.slurm.get("job_id") if isinstance(record.slurm, dict) else None
-    return value if isinstance(value, str) and value.isdigit() and len(value) < 20 else None
 
 
 async def head_address(session: HostSession, node: str) -> str | None:

@@ -42,3 +42,15 @@ def offer_new(profile: str) -> list[Suggestion]:
             if board.suggest(s):
                 offered.append(s)
     return offered
+
+
+
+def offer_new_on(board: TaskBoard, profile: str) -> list[Suggestion]:
+    """`offer_new`, then `board` re-read so it shows what was offered (the Tasks tab on opening a
+    host, `gpudeck tasks suggestions --scan`). A read-only board offers nothing."""
+    if board.readonly:
+        return []
+    offered = offer_new(profile)
+    if offered:
+        board.reload()
+    return offered

@@ -110,6 +110,14 @@ def judge(log: TriageResult, process: ProcessEvidence, tail: list[str] | None = 
     return result
 
 
+def process_only(process: ProcessEvidence) -> TriageResult:
+    """The verdict of the process's facts alone, with no log read: what an ended launch's record
+    state and a Slurm job's end class follow, so both read an exit the way `judge` does."""
+    silent = TriageResult(cls="unknown", line=None, summary="the log was not read", excerpt=[], server="unknown",
+                          ready_seen=False)
+    return judge(silent, process)
+
+
 def _stopped(result: TriageResult, status: int | None) -> TriageResult:
     before = f" (the log shows {result.cls} at line {result.line})" if result.crashed else ""
     result.cls = "healthy" if result.ready_seen else "unknown"

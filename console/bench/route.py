@@ -1,0 +1,77 @@
+"""Which server a sweep targets, and how this machine reaches it.
+
+The Bench tab (through its host's runtime) and `gpudeck bench` both ask here,
+so a sweep goes to the same place whichever started it:
+
+  * with no URL named, the profile's `[server] url`, else the newest live
+    server gpudeck launched for the profile (`default_url`);
+  * a loopback URL of a remote (SSH) host goes through a tunnel; on a Slurm
+    profile the tunnel leads to the head node of the job serving that port,
+    not to the login node's own loopback (`route`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .endpoint import loopback_port, running_server_url, with_port
+
+
+def default_url(profile: str, configured: str | None) -> str | None:
+    """The URL a sweep on `profile` targets when none is named (`configured`: its [server] url)."""
+    return configured or running_server_url(profile)
+
+
+@dataclass(frozen=True)
+class Route:
+    url: str                    # what this machine connects to
+    tunnelled: bool = False
+    server_url: str | None = None   # the server's own URL, when `url` is a tunnel's local end
+    server_port: int | None = None  # the server's port on its host, idem
+
+
+async def route(host, profile: str, is_slurm: bool, url: str) -> Route:
+    """How this machine reaches `url` as `host` sees it (a tunnel opened when one is needed)."""
+    port = loopback_port(url)
+    if port is None or not host.tunnelled:
+        return Route(url)
+    target = "127.0.0.1"
+    if is_slurm:  # the server runs on its job's head node, reached through the login node
+        from ..slurm.launch import head_for_port
+
+        target = head_for_port(profile, port) or target
+    local = await host.forward_port(port, target)
+    return Route(with_port(url, local), True, url, port)
+
+
+class NotRun(Exception):
+    """A sweep that cannot begin (no way to its server, nowhere to save it); `usage` when the
+    profile itself is the problem."""
+
+    def __init__(self, message: str, usage: bool = False):
+        super().__init__(message)
+        self.usage = usage
+
+
+async def route_for_profile(profile: str, url: str):
+    """`route` for a profile known by name (the load generator's own process): the host is opened
+    only for a loopback URL. Returns the route and the host to close afterwards (None if none)."""
+    if loopback_port(url) is None or profile == "local":
+        return Route(url), None
+    from ..hosts import HostError
+    from ..session import HostSession
+    from profiles import store
+    from profiles.profile import ProfileError
+
+    try:
+        session = HostSession.open(store.load(profile))
+    except (ProfileError, ValueError, OSError) as exc:
+        raise NotRun(f"profile {profile!r}: {exc}", usage=True) from None
+    try:
+        found = await route(session.host, profile, session.profile.is_slurm, url)
+    except (HostError, OSError, Exception) as exc:  # noqa: BLE001 - any SSH failure is one line
+        await session.host.close()
+        raise NotRun(f"cannot open an SSH tunnel to {url} on {profile}: {exc}") from None
+    if not found.tunnelled:
+        await session.host.close()
+        return found, None
+    return found, session.host

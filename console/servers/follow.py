@@ -1,0 +1,64 @@
+"""Follow a new launch until it is ready, crashed or stopped, or a time limit passes, and say how it went.
+
+`gpudeck server launch --wait` waits here (the console's runtime watches its
+launches for as long as it runs instead); a Slurm job is followed through the scheduler and its rank logs, a local
+launch through a ServerMonitor (which writes the crash record when it dies).
+"""
+from __future__ import annotations
+
+import asyncio
+
+from ..session import HostSession
+from .launching import where
+
+SETTLED = ("ready", "crashed", "stopped")
+
+
+async def until_settled(session: HostSession, record, timeout_s: float) -> tuple[object, dict | None]:
+    """The record once it settled (or at the time limit), and the crash record written meanwhile."""
+    if record.slurm:
+        from ..slurm.launch import follow
+
+        return await follow(session, record, timeout_s), None
+    from .monitor import ServerMonitor
+
+    done = asyncio.Event()
+    crash: dict = {}
+
+    def on_state(rec) -> None:
+        if rec.state in SETTLED:
+            done.set()
+
+    monitor = ServerMonitor(session, record, on_state=on_state, on_crash=crash.update, poll_s=0.5)
+    task = asyncio.create_task(monitor.run())
+    try:
+        await asyncio.wait_for(done.wait(), timeout_s)
+    except asyncio.TimeoutError:
+        pass
+    finally:
+        if record.state == "crashed":
+            await asyncio.wait_for(task, 30)   # its crash record is being written
+        else:
+            task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+    return record, crash or None
+
+
+def settled_line(record, timeout_s: float, crash: dict | None = None) -> str:
+    """How the wait ended, in one line."""
+    s = record.slurm or {}
+    if record.state == "ready":
+        nodes = f" on {','.join(s.get('nodes') or [])} ({len(s.get('ranks') or []) or 1} rank(s))" if s else ""
+        return f"● ready in {record.time_to_ready_s}s{nodes}"
+    if record.state == "crashed":
+        if crash:
+            return f"✖ crashed: {crash.get('class')} at line {crash.get('line')}: {crash.get('summary')}"
+        return f"✖ crashed ({where(record)}): {record.crash_class}"
+    slurm = f", Slurm {s.get('state')}" if s else ""
+    if record.state == "stopped":
+        exit_text = "" if record.exit_status is None else f", exit {record.exit_status}"
+        return f"stopped before it was ready ({where(record)}{exit_text}{slurm})"
+    return f"not ready after {timeout_s:g}s (still {record.state}{slurm})"
