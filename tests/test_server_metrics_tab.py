@@ -58,4 +58,6 @@ async def test_the_server_tab_shows_the_live_sglang_series(demo_world):
         await wait_until(pilot, lambda: "STALE" in str(line.render()), what="the STALE marker")
         await wait_until(pilot, lambda: server.latest["run_tp8_cds16"].state == "stopped", what="the stop")
         await wait_until(pilot, lambda: "server stopped" in str(line.render()), what="the stop named on the line")
-        assert str(line.render()).startswith("sglang /metrics SIMULATED · running 0 · waiting 0 · KV ")
+        # the last reading's values stay on the line (the request's latency included), marked STALE
+        stale = str(line.render())
+        assert stale.startswith("sglang /metrics SIMULATED · running ") and " ms · ITL " in stale, stale
