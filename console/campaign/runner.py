@@ -342,6 +342,9 @@ class CampaignRunner:
             cell.status = "start-failed"
         elif self.stop_requested.is_set():
             cell.status, cell.note = "interrupted", "campaign stopped during this cell"
+        elif not cell.levels:   # ready, yet the load generator measured no level: not a repeat of anything
+            cell.status = "start-failed"
+            cell.note = f"the sweep measured nothing: {cell.note}" if cell.note else "the sweep measured nothing"
         else:
             self._end_visit(cell, conditions, sweep_s)
         cell.ended_at = time.time()
