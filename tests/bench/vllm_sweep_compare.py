@@ -20,7 +20,27 @@ impossible --max-model-len): its cell must end crashed with triage's class.
     python tests/bench/vllm_sweep_compare.py [--rounds 2] [--seqs 1,2,4] [--batched-tokens 512,2048]
         [--concurrency 4] [--prompts 8] [--output-len 24]
 
-bash tests/fetch_assets.sh prepares vLLM. About 12 minutes on a shared 2-core machine with the defaults.
+bash tests/fetch_assets.sh prepares vLLM. About 15-20 minutes on a shared 2-core machine with the
+defaults (12 vLLM starts of 60-110 s each there, plus the failing one).
+
+Measured there with the defaults (another vLLM of someone else's tests ran beside it, hence
+the spread); both rank seqs=4 > seqs=2 > seqs=1, and every median is within the spread:
+
+    config  metric        gpudeck campaign          vllm bench sweep          diff    spread
+    seqs=1  out tok/s     17.54 [17.54-17.54]*      14.29 [7.75-20.83]        3.24    13.08
+    seqs=1  TTFT p50 ms   3891.18 [3891.18-3891.18]* 5621.11 [3414.38-7827.84] -1729.93 4413.47
+    seqs=1  TPOT p50 ms   52.66 [52.66-52.66]*      83.88 [47.47-120.29]     -31.21    72.82
+    seqs=2  out tok/s     28.53 [25.65-31.41]       29.27 [27.37-31.18]      -0.74     5.76
+    seqs=2  TTFT p50 ms   1691.19 [1534.95-1847.43] 1586.26 [1523.00-1649.52] 104.93  312.47
+    seqs=2  TPOT p50 ms   68.34 [60.42-76.27]       65.95 [63.27-68.62]       2.40    15.86
+    seqs=4  out tok/s     47.85 [39.73-55.98]       52.66 [45.40-59.92]      -4.80    16.25
+    seqs=4  TTFT p50 ms   263.87 [139.18-388.56]    149.20 [136.56-161.84]  114.67   249.39
+    seqs=4  TPOT p50 ms   77.46 [67.00-87.91]       74.25 [63.06-85.45]       3.20    22.39
+
+    * one round: in the first, the campaign took vLLM's "Starting vLLM server on" line for
+      readiness before its port was bound, and the cell's bench found it closed (fixed since:
+      console/servers/monitor.py waits for /health; tests/test_vllm_ready_before_bind.py).
+    The impossible --max-model-len cell: start-failed, class model-load.
 """
 from __future__ import annotations
 
