@@ -48,3 +48,4 @@ PY
 fi
 echo "test assets ready in $assets" >&2
 bash "$here/tests/fetch_vllm.sh" "$model"
+bash "$here/tests/fetch_sglang.sh"

@@ -130,6 +130,16 @@ def test_effective_args_from_vllm_log(shared_dir):
     assert found.flags["model"] == "/data/datasets/models-hf/Qwen2.5-0.5B/"
 
 
+def test_effective_args_from_real_sglang_dict_line():
+    """sglang 0.5.2x states its resolved args as `server_args={...}`, not `ServerArgs(...)`."""
+    log = Path(__file__).parent / "fixtures/logs/sglang-cpu-0.5.23/sigterm-group-ready.log"
+    found = effective_from_log(log.read_text().splitlines())
+    assert found is not None and found.server == "sglang" and found.line == 12
+    assert found.flags["port"] == 31911 and found.flags["mem_fraction"] == 0.05
+    assert found.flags["model"].endswith("SmolLM2-135M-Instruct-bf16")
+    assert found.flags["tp"] == 1 and found.flags["cuda_graph"] == "off"  # its resolved decode graphs
+
+
 def test_script_against_effective_marks_mismatches():
     config = load("launch EP8 memsafe (dsv3).sh")
     log_line = ("[2025-06-02 13:58:01] server_args=ServerArgs(model_path='/models/DeepSeek-V3', tp_size=8, "

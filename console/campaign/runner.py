@@ -86,6 +86,8 @@ def bench_argv(spec: CampaignSpec, url: str, profile: str, tunnelled: bool, serv
         argv += ["--prompts-per-stream", str(s.prompts_per_stream)]
     if s.model:
         argv += ["--model", s.model]
+    if s.dataset:   # fixed prompts (the same file another client reads), not input_len's made-up ones
+        argv += ["--dataset", s.dataset]
     slo = {"ttft": s.slo.get("ttft_ms"), "tpot": s.slo.get("tpot_ms"), "e2el": s.slo.get("e2el_ms")}
     slo_text = ",".join(f"{k}={v:g}" for k, v in slo.items() if v is not None)
     if slo_text:
@@ -341,6 +343,9 @@ class CampaignRunner:
             cell.status = "start-failed"
         elif self.stop_requested.is_set():
             cell.status, cell.note = "interrupted", "campaign stopped during this cell"
+        elif not cell.levels:   # ready, yet the load generator measured no level: not a repeat of anything
+            cell.status = "start-failed"
+            cell.note = f"the sweep measured nothing: {cell.note}" if cell.note else "the sweep measured nothing"
         else:
             self._end_visit(cell, conditions, sweep_s)
         cell.ended_at = time.time()

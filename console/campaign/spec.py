@@ -5,6 +5,8 @@
     input_len = 128
     output_len = 64
     prompts_per_stream = 2        # or num_prompts = 32
+    dataset = "prompts.jsonl"     # fixed prompts instead of input_len (beside this file, or a full path;
+                                  # .jsonl: one {"prompt": ..., "output_len": ...} a line, else ShareGPT)
     api = "completions"           # or "chat"
     model = "..."                 # default: what /v1/models lists first
     url = "http://127.0.0.1:8080" # default: the profile's [server] url, with the cell's --port
@@ -66,6 +68,7 @@ class SweepSpec:
     url: str | None = None
     slo: dict[str, float] = field(default_factory=dict)
     repeats: int = 3
+    dataset: str | None = None
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -198,7 +201,18 @@ def load(path: Path | str, max_cells: int | None = None) -> CampaignSpec:
         raise CampaignError(f"{where}: not valid TOML: {str(exc).splitlines()[0] if str(exc) else exc}") from None
     except RecursionError:
         raise CampaignError(f"{where}: not valid TOML: nested too deep") from None
-    return from_dict(doc, where, max_cells=max_cells)
+    spec = from_dict(doc, where, max_cells=max_cells)
+    if spec.sweep.dataset is not None:
+        spec.sweep.dataset = _dataset_file(where, Path(path).parent, spec.sweep.dataset)
+    return spec
+
+
+def _dataset_file(where: str, folder: Path, name: str) -> str:
+    """`sweep.dataset` as a full path (a relative one is beside the campaign file): a regular file now."""
+    path = Path(name) if Path(name).is_absolute() else folder / name
+    if not path.is_file():
+        _fail(where, "sweep.dataset", "a prompts file that exists (.jsonl or ShareGPT .json)", name)
+    return str(path.resolve())
 
 
 def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None) -> CampaignSpec:
@@ -211,7 +225,7 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
     if not isinstance(sweep_doc, dict):
         _fail(where, "sweep", "a [sweep] table with at least `levels`")
     known = {"levels", "input_len", "output_len", "num_prompts", "prompts_per_stream", "api", "model", "url", "slo",
-             "repeats"}
+             "repeats", "dataset"}
     for key in sweep_doc:
         if key not in known:
             _fail(where, f"sweep.{key}", "one of " + ", ".join(sorted(known)), "unknown key")
@@ -226,7 +240,7 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
     api = sweep_doc.get("api", "completions")
     if api not in ("completions", "chat"):
         _fail(where, "sweep.api", "'completions' or 'chat'", api)
-    for key in ("model", "url"):
+    for key in ("model", "url", "dataset"):
         if sweep_doc.get(key) is not None and (not isinstance(sweep_doc[key], str) or len(sweep_doc[key]) > 2000
                                                or any(c in sweep_doc[key] for c in "\n\r\x00")):
             _fail(where, f"sweep.{key}", "a one-line string", sweep_doc[key])
@@ -252,7 +266,8 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
                                    limits.MAX_PROMPTS_PER_STREAM),
         api=api, model=sweep_doc.get("model"), url=url, slo={k: float(v) for k, v in slo.items()},
         repeats=_capped(where, "sweep.repeats", _positive(where, "sweep.repeats", sweep_doc.get("repeats", 3),
-                                                          allow_none=False), 50))
+                                                          allow_none=False), 50),
+        dataset=sweep_doc.get("dataset"))
 
     configs = []
     config_doc = doc.get("config", [])

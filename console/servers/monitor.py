@@ -17,6 +17,9 @@ from .lifecycle import await_exit_status, probe, settle
 from .logtail import LogTail
 from ..store.launches import LaunchRecord
 
+# How long vLLM's own "ready" lines wait for /health before they are believed alone (a port a
+# tunnel cannot reach); its HTTP server binds a second or two after them.
+VLLM_LOG_READY_GRACE_S = 20.0
 # Classes that mean the server is finished even if its process lingers (a hang after NCCL, ...).
 FATAL_WHILE_RUNNING = {"cuda-illegal-address", "oom", "nccl", "engine-dead"}
 
@@ -52,6 +55,7 @@ class ServerMonitor:
         self.hang_after_s = hang_after_s
         self._last_line_at = time.monotonic()
         self._unhealthy_since: float | None = None
+        self._log_ready_at: float | None = None
 
     async def run(self) -> LaunchRecord:
         tail_task = asyncio.create_task(self._follow_log()) if self.tail else None
@@ -127,7 +131,15 @@ class ServerMonitor:
 
     def _check_log_verdict(self) -> None:
         record = self.record
-        if record.state == "loading" and self.triage.result().ready_seen:
+        result = self.triage.result()
+        if record.state == "loading" and result.ready_seen:
+            if result.server == "vllm" and record.port:
+                # vLLM says "Starting vLLM server on ..." and lists its routes before its HTTP server
+                # binds the port: /health (in _poll) confirms; the log alone only after a grace
+                if self._log_ready_at is None:
+                    self._log_ready_at = time.monotonic()
+                if time.monotonic() - self._log_ready_at < VLLM_LOG_READY_GRACE_S:
+                    return
             record.state = "ready"
             record.ready_at = time.time()
             launches.save(self.session.name, record)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from .table import DEFAULTS, EFFECTIVE, coerce, empty, sglang_graphs
 
 _SGLANG_ARGS = re.compile(r"server_args=ServerArgs\((.*)")
+# sglang 0.5.2x logs the resolved args as a dict instead: `server_args={'model_path': ...}`.
+_SGLANG_DICT = re.compile(r"server_args=(\{.*)")
 _VLLM_ARGS = re.compile(r"non-default args: (\{.*)")
 
 
@@ -54,6 +56,12 @@ class EffectiveReader:
             match = _SGLANG_ARGS.search(line)
             if match:
                 raw = _call_kwargs(match.group(1))
+                if raw:
+                    return EffectiveArgs("sglang", self.number, raw, _effective_table("sglang", raw))
+        if "server_args={" in line:
+            match = _SGLANG_DICT.search(line)
+            if match:
+                raw = _dict_literal(match.group(1))
                 if raw:
                     return EffectiveArgs("sglang", self.number, raw, _effective_table("sglang", raw))
         if "non-default args" in line:
@@ -212,6 +220,10 @@ def _effective_table(server: str, raw: dict[str, object]) -> dict[str, object]:
             table["moe_backend"] = "deepep"
         graphs, _ = sglang_graphs({k.replace("_", "-"): v for k, v in raw.items()
                                     if k in ("disable_cuda_graph", "cuda_graph_max_bs", "cuda_graph_bs")})
+        decode = raw.get("cuda_graph_config")
+        decode = decode.get("decode") if isinstance(decode, dict) else None
+        if isinstance(decode, dict) and decode.get("backend") == "disabled":
+            graphs = "off"  # 0.5.2x: the resolved config, after CPU or attention rules turned graphs off
         table["cuda_graph"] = graphs if graphs is not None else (
             "on" if raw.get("disable_cuda_graph") is False else None)
     else:  # vLLM logs only what differs from its defaults
