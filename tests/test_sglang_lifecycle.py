@@ -8,7 +8,9 @@ import shutil
 from pathlib import Path
 
 from console.servers import configs as cfgs
-from console.servers import crashes, lifecycle, records
+from console.servers import lifecycle
+from console.store import launches as records
+from console.store.crashes import read_crashes
 from console.servers.launch import compare
 from console.session import HostSession
 from profiles import store
@@ -54,4 +56,4 @@ async def test_sglang_launch_ready_flags_and_clean_stop(tmp_path):
     assert group_processes(record.pgid) == {}
     for pid in processes:
         assert not Path(f"/proc/{pid}").exists() or _zombie(pid), f"pid {pid} outlived the stop"
-    assert crashes.load_all(profile.name) == []
+    assert read_crashes(profile.name).records == []

@@ -8,7 +8,9 @@ against the effective values.
 from __future__ import annotations
 
 import ast
+import gc
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .table import DEFAULTS, EFFECTIVE, coerce, empty, sglang_graphs
@@ -167,6 +169,20 @@ def _too_deep(text: str) -> bool:
     return False
 
 
+@contextmanager
+def _no_collection():
+    """Python 3.11 fails an AST build with "recursion depth mismatch" (SystemError) when a
+    garbage collection runs a finaliser in the middle of it; the text is bounded, so hold
+    collection off while it is parsed."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _call_kwargs(body: str) -> dict[str, object]:
     """key=value pairs of a logged dataclass repr; unparseable values are skipped."""
     body = body.rstrip()
@@ -175,13 +191,14 @@ def _call_kwargs(body: str) -> dict[str, object]:
     if _too_deep(text):
         return _pairs(body, r"(\w+)=('(?:[^'\\]|\\.)*'|[^,()]+)")
     try:
-        call = ast.parse(text, mode="eval").body
-        out = {}
-        for keyword in call.keywords:  # type: ignore[attr-defined]
-            try:
-                out[keyword.arg] = ast.literal_eval(keyword.value)
-            except ValueError:
-                out[keyword.arg] = ast.unparse(keyword.value)
+        with _no_collection():
+            call = ast.parse(text, mode="eval").body
+            out = {}
+            for keyword in call.keywords:  # type: ignore[attr-defined]
+                try:
+                    out[keyword.arg] = ast.literal_eval(keyword.value)
+                except ValueError:
+                    out[keyword.arg] = ast.unparse(keyword.value)
         return out
     except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
         return _pairs(body, r"(\w+)=('(?:[^'\\]|\\.)*'|[^,()]+)")
@@ -192,7 +209,8 @@ def _dict_literal(body: str) -> dict[str, object]:
     if _too_deep(body[:end + 1]):
         return _pairs(body, r"'(\w+)': ('(?:[^'\\]|\\.)*'|[^,{}]+)")
     try:
-        value = ast.literal_eval(body[:end + 1])
+        with _no_collection():
+            value = ast.literal_eval(body[:end + 1])
         return value if isinstance(value, dict) else {}
     except (ValueError, SyntaxError, RecursionError, MemoryError, SystemError):
         return _pairs(body, r"'(\w+)': ('(?:[^'\\]|\\.)*'|[^,{}]+)")
@@ -202,7 +220,8 @@ def _pairs(body: str, pattern: str) -> dict[str, object]:
     out = {}
     for key, value in re.findall(pattern, body):
         try:
-            out[key] = ast.literal_eval(value.strip()) if not _too_deep(value) else value.strip()
+            with _no_collection():
+                out[key] = ast.literal_eval(value.strip()) if not _too_deep(value) else value.strip()
         except (ValueError, SyntaxError, RecursionError, MemoryError, SystemError):
             out[key] = value.strip()
     return out
