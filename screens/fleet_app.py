@@ -9,6 +9,7 @@ to its samples, sorts, filters and draws.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from rich.text import Text
 from textual import work
@@ -19,7 +20,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from console.gpus.fleet_table import SORT_KEYS, filter_rows, host_rows, sort_rows
+from console.gpus.fleet_table import SORT_KEYS, aged, filter_rows, host_rows, sort_rows
 from console.gpus.prometheus import FleetSample, PrometheusFleet
 from console.gpus.ranges import physical
 from console.gpus.text import age
@@ -185,25 +186,28 @@ class FleetApp(App):
         return self.fleet.late_by(self.interval_s)
 
     def visible_rows(self):
+        """The sample's rows (built once by the engine), aged to now, filtered and sorted."""
         if self.latest is None:
             return []
-        rows = host_rows(self.latest.hosts, time.time())
+        rows = aged(list(self.latest.rows), time.time())
         late = self.late_by()
         if late is not None:   # nothing is live while the refresh is overdue
-            for row in rows:
-                row.sample_stale = True
-                row.message = f"refresh overdue: no answer from Prometheus for {age(late)}"
+            why = f"refresh overdue: no answer from Prometheus for {age(late)}"
+            rows = [replace(row, sample_stale=True, message=why) for row in rows]
         rows = filter_rows(rows, self.filter_text, self.stale_only, self.xid_only)
         return sort_rows(rows, self.sort_column, self.descending)
 
     def redraw(self) -> None:
-        self.draw_title()
         if self.latest is None or self.latest.error:
+            self.draw_title()
             return      # keep the last good rows; the title says they are stale
-        self.query_one(FleetHostsTable).show(self.visible_rows())
+        rows = self.visible_rows()
+        table = self.query_one(FleetHostsTable)
+        table.show(rows)
+        self.draw_title(len(rows))
         self.query_one(FleetServersTable).show(self.latest.servers)
 
-    def draw_title(self) -> None:
+    def draw_title(self, shown: int | None = None) -> None:
         title = Text.assemble((" gpudeck fleet ", "bold reverse"), f"  {clean_line(self.profile_name)}  ")
         sample = self.latest
         if sample is not None and sample.simulated:
@@ -218,8 +222,11 @@ class FleetApp(App):
         else:
             hosts = len(sample.hosts)
             gpus = sum(len(h.gpus) for h in sample.hosts)
-            shown = len(self.visible_rows())
+            shown = len(self.visible_rows()) if shown is None else shown
             title.append(f"{hosts} hosts · {gpus} GPUs · showing {shown}")
+            first, last, total = self.query_one(FleetHostsTable).span
+            if total > last - first + 1:   # more hosts than the screen: say which ones are on it
+                title.append(f" (rows {first}-{last}; PgUp/PgDn, Home/End)", style="dim")
             late = self.late_by()
             if late is not None:
                 title.append(f"  · STALE: refresh overdue, no answer from Prometheus for {age(late)}",

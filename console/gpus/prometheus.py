@@ -33,7 +33,8 @@ from console.safe_text import clean_line
 
 from ..fmt import clock
 from . import prom_answer
-from .dcgm import CANNOT_SHOW, SERIES_NAMES, Series, clean, fold, host_of
+from .dcgm import CANNOT_SHOW, SERIES_NAMES, clean, fold, host_of
+from .fleet_table import HostRow, host_row
 from .flags import FlagTracker
 from .model import UNREACHABLE, Snapshot
 from .prom_answer import AnswerShapeError
@@ -183,7 +184,7 @@ class PromClient:
         except httpx.HTTPError as exc:
             raise PrometheusError(f"{self.base}: cannot connect ({_reason(exc)})") from None
         try:
-            doc = json.loads(bytes(body))
+            doc = json.loads(body)     # bytearray as it came: no copy
         except (ValueError, RecursionError):
             raise PrometheusError(f"{self.base}{path}: HTTP {status}, not a Prometheus API answer "
                                   "(is this the Prometheus URL?)") from None
@@ -265,7 +266,10 @@ class ServerRow:
 
 @dataclass
 class FleetSample:
-    """Everything one refresh knows: one Snapshot per host, the servers, the targets."""
+    """Everything one refresh knows: one Snapshot per host, the servers, the targets.
+
+    `rows` is the per-host summary of `hosts`, in the same order, built once
+    by the refresh that read them (views sort and filter it, never rebuild it)."""
 
     taken_at: float
     hosts: list[Snapshot] = field(default_factory=list)
@@ -274,6 +278,11 @@ class FleetSample:
     error: str | None = None           # Prometheus itself could not be read
     simulated: bool = False
     unreadable: int = 0                # series skipped because their shape was wrong
+    rows: list[HostRow] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.hosts and not self.rows:
+            self.rows = [host_row(h, self.taken_at) for h in self.hosts]
 
     @property
     def unreadable_line(self) -> str | None:
@@ -342,17 +351,20 @@ class PrometheusFleet:
         except PrometheusError as exc:
             return FleetSample(taken_at=now, error=str(exc), simulated=self.simulated)
         series, ups, scraped = [], {}, {}
+        named = self._host_of_instance
         for labels, value, _at in rows:
-            instance = labels.get("instance", "?")
+            name = labels.get("__name__", "")
             if labels.get(TS_LABEL):
                 if 0 < value < now + 86400:      # a scrape time, not nonsense from a broken peer
-                    scraped[instance] = value
-            elif labels.get("__name__") == "up":
-                ups[instance] = (value == 1.0, labels.get("job", ""))
-            else:
-                series.append(Series(labels.get("__name__", ""), labels, value))
-                if instance not in self._host_of_instance:
-                    self._host_of_instance[instance] = host_of(labels)
+                    scraped[labels.get("instance", "?")] = value
+                continue
+            if name == "up":
+                ups[labels.get("instance", "?")] = (value == 1.0, labels.get("job", ""))
+                continue
+            series.append((name, labels, value))
+            instance = labels.get("instance", "?")
+            if instance not in named:
+                named[instance] = host_of(labels)
         snaps = fold(series, taken_at=now, simulated=self.simulated)
         targets = []
         for instance, (up, job) in sorted(ups.items()):
@@ -366,8 +378,12 @@ class PrometheusFleet:
                 target.down_since = await self._down_since_for(instance, now)
             target.host = self._host_of_instance.get(instance)
             targets.append(target)
+        serving: dict[str | None, list[Target]] = {}
+        for target in targets:
+            if target.up:
+                serving.setdefault(target.host, []).append(target)
         for snap in snaps.values():
-            self._mark(snap, targets, now)
+            self._mark(snap, serving.get(snap.host, []), now)
         for target in targets:
             if not target.up:
                 name = target.host or clean(target.instance)     # label text from outside: made visible
@@ -388,11 +404,13 @@ class PrometheusFleet:
         return FleetSample(taken_at=now, hosts=hosts, servers=self._server_rows, targets=targets,
                            simulated=self.simulated, unreadable=unreadable + self._server_unreadable)
 
-    def _mark(self, snap: Snapshot, targets: list[Target], now: float) -> None:
-        """Flags with per-host streaks; stale when the host's last scrape is older than two intervals."""
-        tracker = self._trackers.setdefault(snap.host or "?", FlagTracker())
+    def _mark(self, snap: Snapshot, mine: list[Target], now: float) -> None:
+        """Flags with per-host streaks; stale when the host's last scrape (of `mine`, the targets
+        up that serve it) is older than two intervals."""
+        tracker = self._trackers.get(snap.host or "?")
+        if tracker is None:
+            tracker = self._trackers[snap.host or "?"] = FlagTracker()
         tracker.apply(snap)
-        mine = [t for t in targets if t.host == snap.host and t.up]
         if not mine:
             return
         last = min((t.last_scrape for t in mine if t.last_scrape is not None), default=None)
