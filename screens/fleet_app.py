@@ -174,6 +174,8 @@ class FleetApp(App):
             self.post_message(FleetSampled(sample))
 
     def on_fleet_sampled(self, message: FleetSampled) -> None:
+        if not self.query("#fleet-title"):
+            return      # a refresh that ended as the app closed: nothing left to draw it on
         self.latest = message.sample
         if not message.sample.error:
             self.last_good_at = message.sample.taken_at

@@ -62,11 +62,12 @@ def fleet_instance(i: int) -> str:
 
 
 def big_fleet(hosts: int, gpus: int, *, at: float | None = None, down: set[int] = frozenset(),
-              late: dict[int, float] | None = None, util: dict[tuple[int, int], float] | None = None) -> list:
+              late: dict[int, float] | None = None, values: dict[tuple[int, int], dict] | None = None) -> list:
     """The DCGM query's result for `hosts` x `gpus`; `down` hosts' exporters are down (no series),
-    `late` hosts were last scraped that many seconds before `at`, `util[(host, gpu)]` overrides a utilisation."""
+    `late` hosts were last scraped that many seconds before `at`, `values[(host, gpu)]` overrides
+    series values ({"DCGM_FI_DEV_GPU_UTIL": 100, ...}). Utilisation is (7 * host + 13 * gpu) % 101."""
     at = NOW() if at is None else at
-    late, util = late or {}, util or {}
+    late, values = late or {}, values or {}
     out = []
     for h in range(hosts):
         instance = fleet_instance(h)
@@ -76,9 +77,8 @@ def big_fleet(hosts: int, gpus: int, *, at: float | None = None, down: set[int] 
                           "UUID": f"GPU-{h:08x}-{g:04x}-4000-8000-000000000000", "device": f"nvidia{g}",
                           "gpu": str(g), "instance": instance, "job": "dcgm",
                           "modelName": "NVIDIA H100 80GB HBM3", "pci_bus_id": f"00000000:{0x18 + g:02X}:00.0"}
-                for name, value in DCGM_FIELDS.items():
-                    if name == "DCGM_FI_DEV_GPU_UTIL":
-                        value = util.get((h, g), (h * 7 + g * 13) % 101)
+                mine = {**DCGM_FIELDS, "DCGM_FI_DEV_GPU_UTIL": (h * 7 + g * 13) % 101, **values.get((h, g), {})}
+                for name, value in mine.items():
                     out.append({"metric": {**labels, "__name__": name}, "value": [at, str(value)]})
     for h in range(hosts):
         out.append({"metric": {"__name__": "up", "instance": fleet_instance(h), "job": "dcgm"},

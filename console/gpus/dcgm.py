@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Iterable, NamedTuple
 
 from .model import GPU, NA, OK, MIGDevice, Snapshot, known
-from .ranges import physical
+from .ranges import RANGES, physical
 
 # DCGM field -> GPU attribute. Fields missing from an exporter stay NA.
 GPU_FIELDS = {
@@ -114,6 +114,11 @@ def host_of(labels: dict) -> str:
 
 def _number(value: float, attr: str):
     """A series value as the GPU attribute reads it; outside the attribute's physical range it is NA."""
+    if type(value) is float:       # the common case, once per series of the fleet: a finite range check
+        low, high = RANGES[attr]
+        if not low <= value <= high:   # NaN and the infinities fail it too
+            return NA
+        return round(value) if attr in INTEGER else round(value, 2)
     value = physical(attr, value)
     if value is None:
         return NA

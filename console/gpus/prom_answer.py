@@ -36,14 +36,14 @@ class Counted:
 
 def labels_of(value: Any) -> dict[str, str] | None:
     """A label set: a mapping of text to text, or None."""
-    if type(value) is not dict:
-        return None if not isinstance(value, dict) or not _all_text(value) else value
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        return None
     return value if _all_text(value) else None
 
 
 def _all_text(value: dict) -> bool:
-    # a JSON object's keys are text already; checked anyway, as the map does it cheaply
-    return set(map(type, value.values())) <= _TEXT_ONLY and set(map(type, value)) <= _TEXT_ONLY
+    # a decoded JSON object's keys are text by the grammar: only the values can be anything
+    return set(map(type, value.values())) <= _TEXT_ONLY
 
 
 def number(value: Any) -> float | None:

@@ -36,6 +36,7 @@ from . import prom_answer
 from .dcgm import CANNOT_SHOW, SERIES_NAMES, clean, fold, host_of
 from .fleet_table import HostRow, host_row
 from .flags import FlagTracker
+from .gc_pause import collector_paused
 from .model import UNREACHABLE, Snapshot
 from .prom_answer import AnswerShapeError
 from .ranges import physical
@@ -49,6 +50,15 @@ MB = 1 << 20
 DEFAULT_MAX_ANSWER_MB = 64  # a fleet of thousands of GPUs answers in a few MB
 MAX_SCRAPE_INTERVAL_S = 86400.0
 LATE_GRACE_S = 2.0         # a refresh this much past its interval is late: the data is stale from then
+# Past this, an answer is decoded and folded on a worker thread: a fleet of thousands of GPUs is a
+# fraction of a second of CPU per refresh, which on the event loop would hold every key that long.
+OFF_LOOP_BYTES = 256 * 1024
+OFF_LOOP_SERIES = 2000
+# A refresh takes at most this share of the time between refreshes: one that takes longer (ten
+# thousand GPUs on a busy machine) spaces the next ones out, up to PACE_MAX_S, rather than keep a
+# core busy and the keys waiting. The view shows how old the numbers are either way.
+PACE_SHARE = 0.25
+PACE_MAX_S = 30.0
 
 # Server families and the series each exposes (names as each server prints them).
 SERVER_GAUGES = {
@@ -156,14 +166,27 @@ class PromClient:
         count, self.unreadable = self.unreadable, 0
         return count
 
-    async def _get(self, path: str, params: dict | None = None) -> Any:
+    async def _get(self, path: str, params: dict | None = None, reader=None) -> Any:
+        """The answer's `data`, or with `reader` its rows (unreadable ones counted); a big answer is
+        read on a worker thread."""
         deadline = self.settings.timeout_s
         try:
-            return await asyncio.wait_for(self._fetch(path, params), deadline)
+            body, status = await asyncio.wait_for(self._fetch(path, params), deadline)
         except (asyncio.TimeoutError, httpx.TimeoutException):
             raise PrometheusError(f"{self.base}: no whole answer within {deadline:g} s") from None
+        if len(body) > OFF_LOOP_BYTES:
+            return await asyncio.to_thread(self._read_big, path, body, status, reader)
+        return self._read(path, body, status, reader)
 
-    async def _fetch(self, path: str, params: dict | None) -> Any:
+    def _read_big(self, path: str, body: bytearray, status: int, reader) -> Any:
+        with collector_paused():
+            return self._read(path, body, status, reader)
+
+    def _read(self, path: str, body: bytearray, status: int, reader) -> Any:
+        data = self._decode(path, body, status)
+        return data if reader is None else self._counted(reader, data)
+
+    async def _fetch(self, path: str, params: dict | None) -> tuple[bytearray, int]:
         url = self.base + path
         cap = self.settings.max_answer_bytes
         try:
@@ -183,6 +206,9 @@ class PromClient:
             raise
         except httpx.HTTPError as exc:
             raise PrometheusError(f"{self.base}: cannot connect ({_reason(exc)})") from None
+        return body, status
+
+    def _decode(self, path: str, body: bytearray, status: int) -> Any:
         try:
             doc = json.loads(body)     # bytearray as it came: no copy
         except (ValueError, RecursionError):
@@ -204,14 +230,19 @@ class PromClient:
 
     async def query(self, expr: str) -> list[tuple[dict, float, float]]:
         """Instant vector -> [(labels, value, eval time)]; unreadable series skipped and counted."""
-        return self._counted(prom_answer.vector, await self._get("/api/v1/query", {"query": expr}))
+        return await self._get("/api/v1/query", {"query": expr}, prom_answer.vector)
 
     async def query_range(self, expr: str, start: float, end: float, step: float) -> list[tuple[dict, list]]:
-        data = await self._get("/api/v1/query_range", {"query": expr, "start": start, "end": end, "step": step})
-        return self._counted(prom_answer.matrix, data)
+        return await self._get("/api/v1/query_range", {"query": expr, "start": start, "end": end, "step": step},
+                               prom_answer.matrix)
 
     async def targets(self) -> list[dict]:
-        return self._counted(prom_answer.targets, await self._get("/api/v1/targets", {"state": "active"}))
+        return await self._get("/api/v1/targets", {"state": "active"}, prom_answer.targets)
+
+
+def _paused(fn, *args):
+    with collector_paused():
+        return fn(*args)
 
 
 def _too_big(where: str, cap: int) -> str:
@@ -320,6 +351,7 @@ class PrometheusFleet:
         self._server_unreadable = 0
         self.answered_at: float | None = None     # monotonic: when the last refresh ended
         self.asking_since: float | None = None    # monotonic: when the refresh in progress began
+        self.pace_s = 0.0                         # the time between refreshes `samples` keeps (see PACE_SHARE)
 
     async def close(self) -> None:
         await self.client.close()
@@ -332,7 +364,7 @@ class PrometheusFleet:
             return None
         now = time.monotonic() if now is None else now
         waited = now - self.answered_at
-        return waited if waited > interval_s + LATE_GRACE_S else None
+        return waited if waited > max(interval_s, self.pace_s) + LATE_GRACE_S else None
 
     async def sample(self) -> FleetSample:
         self.asking_since = time.monotonic()
@@ -350,6 +382,40 @@ class PrometheusFleet:
             await self._refresh_intervals(now)
         except PrometheusError as exc:
             return FleetSample(taken_at=now, error=str(exc), simulated=self.simulated)
+        if len(rows) > OFF_LOOP_SERIES:
+            snaps, ups, scraped = await asyncio.to_thread(_paused, self._fold_rows, rows, now)
+        else:
+            snaps, ups, scraped = self._fold_rows(rows, now)
+        targets = []
+        for instance, (up, job) in sorted(ups.items()):
+            is_dcgm = instance in self._host_of_instance or bool(self._job_re.fullmatch(job))
+            if not is_dcgm:
+                continue
+            target = Target(instance=instance, job=job, up=up, last_scrape=scraped.get(instance))
+            if up:
+                self._down_since.pop(instance, None)
+            else:
+                target.down_since = await self._down_since_for(instance, now)
+            target.host = self._host_of_instance.get(instance)
+            targets.append(target)
+        if len(rows) > OFF_LOOP_SERIES:
+            hosts, host_rows = await asyncio.to_thread(_paused, self._finish, snaps, targets, now)
+        else:
+            hosts, host_rows = self._finish(snaps, targets, now)
+        unreadable = self.client.take_unreadable()
+        if now - self._servers_at >= SERVERS_EVERY_S:
+            self._servers_at = now
+            try:
+                self._server_rows = await self._servers()
+            except PrometheusError:
+                self._server_rows = []
+            self._server_unreadable = self.client.take_unreadable()
+        return FleetSample(taken_at=now, hosts=hosts, servers=self._server_rows, targets=targets,
+                           simulated=self.simulated, unreadable=unreadable + self._server_unreadable,
+                           rows=host_rows)
+
+    def _fold_rows(self, rows: list, now: float) -> tuple[dict[str, Snapshot], dict, dict]:
+        """The DCGM query's rows -> (one Snapshot per host, each target's `up` and job, its last scrape)."""
         series, ups, scraped = [], {}, {}
         named = self._host_of_instance
         for labels, value, _at in rows:
@@ -365,19 +431,10 @@ class PrometheusFleet:
             instance = labels.get("instance", "?")
             if instance not in named:
                 named[instance] = host_of(labels)
-        snaps = fold(series, taken_at=now, simulated=self.simulated)
-        targets = []
-        for instance, (up, job) in sorted(ups.items()):
-            is_dcgm = instance in self._host_of_instance or bool(self._job_re.fullmatch(job))
-            if not is_dcgm:
-                continue
-            target = Target(instance=instance, job=job, up=up, last_scrape=scraped.get(instance))
-            if up:
-                self._down_since.pop(instance, None)
-            else:
-                target.down_since = await self._down_since_for(instance, now)
-            target.host = self._host_of_instance.get(instance)
-            targets.append(target)
+        return fold(series, taken_at=now, simulated=self.simulated), ups, scraped
+
+    def _finish(self, snaps: dict[str, Snapshot], targets: list[Target], now: float) -> tuple[list, list]:
+        """Flags and staleness marked, down targets added: the hosts in name order and their rows."""
         serving: dict[str | None, list[Target]] = {}
         for target in targets:
             if target.up:
@@ -393,16 +450,7 @@ class PrometheusFleet:
                                        message=f"exporter {clean(target.instance)} down since {when}",
                                        taken_at=since)
         hosts = [snaps[k] for k in sorted(snaps)]
-        unreadable = self.client.take_unreadable()
-        if now - self._servers_at >= SERVERS_EVERY_S:
-            self._servers_at = now
-            try:
-                self._server_rows = await self._servers()
-            except PrometheusError:
-                self._server_rows = []
-            self._server_unreadable = self.client.take_unreadable()
-        return FleetSample(taken_at=now, hosts=hosts, servers=self._server_rows, targets=targets,
-                           simulated=self.simulated, unreadable=unreadable + self._server_unreadable)
+        return hosts, [host_row(h, now) for h in hosts]
 
     def _mark(self, snap: Snapshot, mine: list[Target], now: float) -> None:
         """Flags with per-host streaks; stale when the host's last scrape (of `mine`, the targets
@@ -489,10 +537,14 @@ class PrometheusFleet:
         return sorted(rows.values(), key=lambda r: (r.instance, r.family, r.model or ""))
 
     async def samples(self, interval_s: float = 1.0) -> AsyncIterator[FleetSample]:
+        """A refresh every `interval_s`, or less often when a refresh takes more than PACE_SHARE of that."""
         while True:
             started = time.monotonic()
-            yield await self.sample()
-            await asyncio.sleep(max(0.0, interval_s - (time.monotonic() - started)))
+            sample = await self.sample()
+            took = time.monotonic() - started
+            self.pace_s = max(interval_s, min(took / PACE_SHARE, max(interval_s, PACE_MAX_S)))
+            yield sample
+            await asyncio.sleep(max(0.0, self.pace_s - (time.monotonic() - started)))
 
     async def history(self, expr: str, seconds: float = 300, step: float = 5) -> list[tuple[dict, list]]:
         """Sparkline data: one range query for the whole fleet."""
