@@ -147,6 +147,7 @@ class FleetApp(App):
         self.interval_s = interval_s
         self.latest: FleetSample | None = None
         self.last_good_at: float | None = None
+        self.shown_count = 0      # hosts through the filter, as last drawn
 
     def compose(self) -> ComposeResult:
         yield Static(id="fleet-title")
@@ -183,6 +184,9 @@ class FleetApp(App):
         if isinstance(self.screen, HostGPUs):
             self.screen.refresh_from(self.latest)
 
+    def on_fleet_hosts_table_moved(self, _message) -> None:
+        self.draw_title()      # "rows 41-80": which hosts the screen shows
+
     def late_by(self) -> float | None:
         """Seconds without a finished refresh when one is overdue; None while refreshes are on time."""
         return self.fleet.late_by(self.interval_s)
@@ -206,10 +210,11 @@ class FleetApp(App):
         rows = self.visible_rows()
         table = self.query_one(FleetHostsTable)
         table.show(rows)
-        self.draw_title(len(rows))
+        self.shown_count = len(rows)
+        self.draw_title()
         self.query_one(FleetServersTable).show(self.latest.servers)
 
-    def draw_title(self, shown: int | None = None) -> None:
+    def draw_title(self) -> None:
         title = Text.assemble((" gpudeck fleet ", "bold reverse"), f"  {clean_line(self.profile_name)}  ")
         sample = self.latest
         if sample is not None and sample.simulated:
@@ -224,8 +229,7 @@ class FleetApp(App):
         else:
             hosts = len(sample.hosts)
             gpus = sum(len(h.gpus) for h in sample.hosts)
-            shown = len(self.visible_rows()) if shown is None else shown
-            title.append(f"{hosts} hosts · {gpus} GPUs · showing {shown}")
+            title.append(f"{hosts} hosts · {gpus} GPUs · showing {self.shown_count}")
             first, last, total = self.query_one(FleetHostsTable).span
             if total > last - first + 1:   # more hosts than the screen: say which ones are on it
                 title.append(f" (rows {first}-{last}; PgUp/PgDn, Home/End)", style="dim")

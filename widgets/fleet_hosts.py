@@ -5,6 +5,7 @@ from typing import Sequence
 
 from rich.text import Text
 from textual.binding import Binding
+from textual.message import Message
 
 from console.gpus.fleet_table import HostRow
 from console.gpus.model import NA as _NA
@@ -85,6 +86,9 @@ class FleetHostsTable(SafeDataTable):
     ]
     DEFAULT_WINDOW = 40   # rows held before the table knows its height
 
+    class Moved(Message):
+        """The window now starts at another host (whoever says which rows are on screen redraws)."""
+
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.hosts: list[str] = []           # every host, in the order shown
@@ -149,7 +153,7 @@ class FleetHostsTable(SafeDataTable):
         self._draw(index)
 
     def _draw(self, cursor: int) -> None:
-        total, window = len(self.hosts), self.window
+        total, window, was = len(self.hosts), self.window, self.top
         cursor = max(0, min(cursor, total - 1))
         if cursor < self.top:
             self.top = cursor
@@ -176,6 +180,8 @@ class FleetHostsTable(SafeDataTable):
         self._cells = cells
         if order and self.cursor_row != cursor - self.top:
             self.move_cursor(row=cursor - self.top, scroll=False)
+        if self.top != was:
+            self.post_message(self.Moved())
 
     def cell_text(self, host: str, column: str) -> str:
         """What a host's cell says, on screen or not."""

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 
 from ..fmt import UNKNOWN
 from .dcgm import xid_meaning
-from .flags import BUSY, STALE
-from .flags import IDLE
+from .flags import BUSY, IDLE, STALE
 from .model import OK, UNREACHABLE, WAITING, Snapshot, known
 from .text import age
 

@@ -54,9 +54,10 @@ LATE_GRACE_S = 2.0         # a refresh this much past its interval is late: the 
 # fraction of a second of CPU per refresh, which on the event loop would hold every key that long.
 OFF_LOOP_BYTES = 256 * 1024
 OFF_LOOP_SERIES = 2000
-# A refresh takes at most this share of the time between refreshes: one that takes longer (ten
-# thousand GPUs on a busy machine) spaces the next ones out, up to PACE_MAX_S, rather than keep a
-# core busy and the keys waiting. The view shows how old the numbers are either way.
+# Reading an answer costs at most this share of a core: a refresh whose reading (decode and fold,
+# on the worker thread) takes longer (ten thousand GPUs on a slow machine) spaces the next ones out,
+# up to PACE_MAX_S, rather than keep a core busy and the keys waiting. The view shows how old the
+# numbers are either way.
 PACE_SHARE = 0.25
 PACE_MAX_S = 30.0
 
@@ -158,6 +159,7 @@ class PromClient:
         self.base = settings.url.rstrip("/")
         self._http = httpx.AsyncClient(headers=headers, auth=auth, timeout=settings.timeout_s, transport=transport)
         self.unreadable = 0
+        self.worker_cpu_s = 0.0      # CPU spent reading answers on worker threads, all told
 
     async def close(self) -> None:
         await self._http.aclose()
@@ -179,8 +181,16 @@ class PromClient:
         return self._read(path, body, status, reader)
 
     def _read_big(self, path: str, body: bytearray, status: int, reader) -> Any:
-        with collector_paused():
-            return self._read(path, body, status, reader)
+        return self.off_loop(self._read, path, body, status, reader)
+
+    def off_loop(self, fn, *args):
+        """`fn(*args)` as run on a worker thread: the collector paused, its CPU counted."""
+        started = time.thread_time()
+        try:
+            with collector_paused():
+                return fn(*args)
+        finally:
+            self.worker_cpu_s += time.thread_time() - started
 
     def _read(self, path: str, body: bytearray, status: int, reader) -> Any:
         data = self._decode(path, body, status)
@@ -238,11 +248,6 @@ class PromClient:
 
     async def targets(self) -> list[dict]:
         return await self._get("/api/v1/targets", {"state": "active"}, prom_answer.targets)
-
-
-def _paused(fn, *args):
-    with collector_paused():
-        return fn(*args)
 
 
 def _too_big(where: str, cap: int) -> str:
@@ -383,7 +388,7 @@ class PrometheusFleet:
         except PrometheusError as exc:
             return FleetSample(taken_at=now, error=str(exc), simulated=self.simulated)
         if len(rows) > OFF_LOOP_SERIES:
-            snaps, ups, scraped = await asyncio.to_thread(_paused, self._fold_rows, rows, now)
+            snaps, ups, scraped = await asyncio.to_thread(self.client.off_loop, self._fold_rows, rows, now)
         else:
             snaps, ups, scraped = self._fold_rows(rows, now)
         targets = []
@@ -399,7 +404,7 @@ class PrometheusFleet:
             target.host = self._host_of_instance.get(instance)
             targets.append(target)
         if len(rows) > OFF_LOOP_SERIES:
-            hosts, host_rows = await asyncio.to_thread(_paused, self._finish, snaps, targets, now)
+            hosts, host_rows = await asyncio.to_thread(self.client.off_loop, self._finish, snaps, targets, now)
         else:
             hosts, host_rows = self._finish(snaps, targets, now)
         unreadable = self.client.take_unreadable()
@@ -537,12 +542,13 @@ class PrometheusFleet:
         return sorted(rows.values(), key=lambda r: (r.instance, r.family, r.model or ""))
 
     async def samples(self, interval_s: float = 1.0) -> AsyncIterator[FleetSample]:
-        """A refresh every `interval_s`, or less often when a refresh takes more than PACE_SHARE of that."""
+        """A refresh every `interval_s`, or less often when reading one costs more than PACE_SHARE of that."""
         while True:
             started = time.monotonic()
+            spent = self.client.worker_cpu_s
             sample = await self.sample()
-            took = time.monotonic() - started
-            self.pace_s = max(interval_s, min(took / PACE_SHARE, max(interval_s, PACE_MAX_S)))
+            cost = self.client.worker_cpu_s - spent
+            self.pace_s = max(interval_s, min(cost / PACE_SHARE, max(interval_s, PACE_MAX_S)))
             yield sample
             await asyncio.sleep(max(0.0, self.pace_s - (time.monotonic() - started)))
 

@@ -65,12 +65,14 @@ async def _bare(url: str, seconds: float) -> dict:
             json.loads((await client.get(url + "/api/v1/query", params={"query": gpu_query("")})).content)
 
         await once()
-        start_cpu, start = _cpu(), time.monotonic()
+        start_cpu, start, n = _cpu(), time.monotonic(), 0
         while time.monotonic() - start < seconds:
             began = time.monotonic()
             await once()
+            n += 1
             await _sleep(max(0.0, 1.0 - (time.monotonic() - began)))
-        return {"cpu_pct": (_cpu() - start_cpu) / (time.monotonic() - start) * 100}
+        used = _cpu() - start_cpu
+        return {"cpu_pct": used / (time.monotonic() - start) * 100, "refreshes": n, "cpu_ms_each": used / n * 1000}
 
 
 async def _sleep(s: float) -> None:
@@ -90,9 +92,10 @@ async def _engine(url: str, seconds: float) -> dict:
         gpus = sum(len(h.gpus) for h in sample.hosts)
         if time.monotonic() - start >= seconds:
             break
-    cpu = (_cpu() - start_cpu) / (time.monotonic() - start) * 100
+    used = _cpu() - start_cpu
+    cpu = used / (time.monotonic() - start) * 100
     await fleet.close()
-    return {"cpu_pct": cpu, "refreshes": n, "gpus": gpus}
+    return {"cpu_pct": cpu, "refreshes": n, "gpus": gpus, "cpu_ms_each": used / n * 1000}
 
 
 async def _view(url: str, seconds: float) -> dict:
@@ -183,21 +186,32 @@ def part_prometheus(trees: dict[str, Path], args, loads: list[float]) -> None:
     try:
         prom.wait_up(args.hosts, 120)
         cpu: dict[str, list[float]] = {}
+        each: dict[str, list[float]] = {}
+        counts: dict[str, list[int]] = {}
         order = ["bare"] + [f"{k}:{t}" for k in ("engine", "view") for t in trees]
         for _i, names in _alternate(args.rounds, order):
             for name in names:
                 kind, _, tree = name.partition(":")
                 result = _run(kind, prom.url, args.seconds, trees.get(tree, ROOT))
                 cpu.setdefault(name, []).append(result["cpu_pct"])
+                if "cpu_ms_each" in result:
+                    each.setdefault(name, []).append(result["cpu_ms_each"])
+                    counts.setdefault(name, []).append(result["refreshes"])
             loads.append(os.getloadavg()[0])
         peer = statistics.median(cpu["bare"])
         print(f"\n{args.hosts} hosts x {args.gpus} GPUs through a real Prometheus, 1 Hz, {args.seconds:g} s windows, "
               f"{args.rounds} alternated rounds (% of one core):")
-        print(f"  bare query + json decode (the peer): {_pct(cpu['bare'])}")
+        print(f"  bare query + json decode (the peer): {_pct(cpu['bare'])}; "
+              f"{statistics.median(each['bare']):.0f} ms of CPU per query")
         for name, values in cpu.items():
             if name != "bare":
                 kind, _, tree = name.partition(":")
-                print(f"  {kind} [{tree}]: {_pct(values)}; {statistics.median(values) / peer:.2f}x the peer")
+                line = f"  {kind} [{tree}]: {_pct(values)}; {statistics.median(values) / peer:.2f}x the peer"
+                if name in each:   # a refresh slower than a quarter second is paced: say how often it ran
+                    ms, peer_ms = statistics.median(each[name]), statistics.median(each["bare"])
+                    line += (f"; {ms:.0f} ms of CPU per refresh ({ms / peer_ms:.2f}x the peer's query), "
+                             f"refreshes per window {counts[name]}")
+                print(line)
     finally:
         prom.stop()
         exporters.stop()
