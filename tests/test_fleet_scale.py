@@ -191,14 +191,14 @@ def test_the_collector_is_paused_while_reading_and_resumed_once_after():
         gc.enable()
 
 
-async def test_reading_that_costs_over_a_quarter_of_the_interval_spaces_out_the_next(peer):
+async def test_reading_that_takes_over_a_quarter_of_the_interval_spaces_out_the_next(peer):
     from console.gpus import prometheus
 
     fleet = PrometheusFleet(PromSettings(url=peer.url))
     samples = fleet.samples(0.01)
     try:
         await anext(samples)                                       # 300 hosts: read on the worker thread
-        cost = fleet.client.worker_cpu_s
+        cost = fleet.client.worker_busy_s
         assert cost > 0 and fleet.pace_s == pytest.approx(max(0.01, cost / prometheus.PACE_SHARE))
         assert fleet.late_by(0.01) is None                         # a spaced-out refresh is not a late one
     finally:

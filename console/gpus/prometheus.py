@@ -23,6 +23,7 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, AsyncIterator
 
 import httpx
@@ -54,10 +55,10 @@ LATE_GRACE_S = 2.0         # a refresh this much past its interval is late: the 
 # fraction of a second of CPU per refresh, which on the event loop would hold every key that long.
 OFF_LOOP_BYTES = 256 * 1024
 OFF_LOOP_SERIES = 2000
-# Reading an answer costs at most this share of a core: a refresh whose reading (decode and fold,
-# on the worker thread) takes longer (ten thousand GPUs on a slow machine) spaces the next ones out,
-# up to PACE_MAX_S, rather than keep a core busy and the keys waiting. The view shows how old the
-# numbers are either way.
+# The worker thread reads answers at most this share of the time: a refresh whose reading (decode
+# and fold) takes longer (ten thousand GPUs, or a machine too busy to give it the CPU) spaces the
+# next ones out, up to PACE_MAX_S, rather than hold the interpreter and keep the keys waiting. The
+# time spent waiting on the network does not count. The view shows how old the numbers are.
 PACE_SHARE = 0.25
 PACE_MAX_S = 30.0
 
@@ -159,7 +160,7 @@ class PromClient:
         self.base = settings.url.rstrip("/")
         self._http = httpx.AsyncClient(headers=headers, auth=auth, timeout=settings.timeout_s, transport=transport)
         self.unreadable = 0
-        self.worker_cpu_s = 0.0      # CPU spent reading answers on worker threads, all told
+        self.worker_busy_s = 0.0     # time spent reading answers on worker threads, all told
 
     async def close(self) -> None:
         await self._http.aclose()
@@ -169,8 +170,7 @@ class PromClient:
         return count
 
     async def _get(self, path: str, params: dict | None = None, reader=None) -> Any:
-        """The answer's `data`, or with `reader` its rows (unreadable ones counted); a big answer is
-        read on a worker thread."""
+        """The answer's `data`, or `reader(data)`; a big answer is read on a worker thread."""
         deadline = self.settings.timeout_s
         try:
             body, status = await asyncio.wait_for(self._fetch(path, params), deadline)
@@ -184,17 +184,17 @@ class PromClient:
         return self.off_loop(self._read, path, body, status, reader)
 
     def off_loop(self, fn, *args):
-        """`fn(*args)` as run on a worker thread: the collector paused, its CPU counted."""
-        started = time.thread_time()
+        """`fn(*args)` as run on a worker thread: the collector paused, its time counted."""
+        started = time.perf_counter()
         try:
             with collector_paused():
                 return fn(*args)
         finally:
-            self.worker_cpu_s += time.thread_time() - started
+            self.worker_busy_s += time.perf_counter() - started
 
     def _read(self, path: str, body: bytearray, status: int, reader) -> Any:
         data = self._decode(path, body, status)
-        return data if reader is None else self._counted(reader, data)
+        return data if reader is None else reader(data)
 
     async def _fetch(self, path: str, params: dict | None) -> tuple[bytearray, int]:
         url = self.base + path
@@ -238,16 +238,24 @@ class PromClient:
         self.unreadable += counted.unreadable
         return counted.rows
 
-    async def query(self, expr: str) -> list[tuple[dict, float, float]]:
-        """Instant vector -> [(labels, value, eval time)]; unreadable series skipped and counted."""
-        return await self._get("/api/v1/query", {"query": expr}, prom_answer.vector)
+    async def query(self, expr: str, then=None) -> Any:
+        """Instant vector -> [(labels, value, eval time)]; unreadable series skipped and counted.
+
+        `then(rows)`, when given, runs where the answer was read (on the worker thread for a big
+        one) and its result is returned instead: the rows, a million objects at ten thousand GPUs,
+        are gone before the collector runs again."""
+        def read(data: Any) -> Any:
+            rows = self._counted(prom_answer.vector, data)
+            return rows if then is None else then(rows)
+
+        return await self._get("/api/v1/query", {"query": expr}, read)
 
     async def query_range(self, expr: str, start: float, end: float, step: float) -> list[tuple[dict, list]]:
         return await self._get("/api/v1/query_range", {"query": expr, "start": start, "end": end, "step": step},
-                               prom_answer.matrix)
+                               partial(self._counted, prom_answer.matrix))
 
     async def targets(self) -> list[dict]:
-        return await self._get("/api/v1/targets", {"state": "active"}, prom_answer.targets)
+        return await self._get("/api/v1/targets", {"state": "active"}, partial(self._counted, prom_answer.targets))
 
 
 def _too_big(where: str, cap: int) -> str:
@@ -383,14 +391,11 @@ class PrometheusFleet:
         now = time.time()
         self.client.take_unreadable()
         try:
-            rows = await self.client.query(gpu_query(self.matchers))
+            snaps, ups, scraped, count = await self.client.query(gpu_query(self.matchers),
+                                                                 then=lambda rows: self._fold_rows(rows, now))
             await self._refresh_intervals(now)
         except PrometheusError as exc:
             return FleetSample(taken_at=now, error=str(exc), simulated=self.simulated)
-        if len(rows) > OFF_LOOP_SERIES:
-            snaps, ups, scraped = await asyncio.to_thread(self.client.off_loop, self._fold_rows, rows, now)
-        else:
-            snaps, ups, scraped = self._fold_rows(rows, now)
         targets = []
         for instance, (up, job) in sorted(ups.items()):
             is_dcgm = instance in self._host_of_instance or bool(self._job_re.fullmatch(job))
@@ -403,7 +408,7 @@ class PrometheusFleet:
                 target.down_since = await self._down_since_for(instance, now)
             target.host = self._host_of_instance.get(instance)
             targets.append(target)
-        if len(rows) > OFF_LOOP_SERIES:
+        if count > OFF_LOOP_SERIES:
             hosts, host_rows = await asyncio.to_thread(self.client.off_loop, self._finish, snaps, targets, now)
         else:
             hosts, host_rows = self._finish(snaps, targets, now)
@@ -419,8 +424,9 @@ class PrometheusFleet:
                            simulated=self.simulated, unreadable=unreadable + self._server_unreadable,
                            rows=host_rows)
 
-    def _fold_rows(self, rows: list, now: float) -> tuple[dict[str, Snapshot], dict, dict]:
-        """The DCGM query's rows -> (one Snapshot per host, each target's `up` and job, its last scrape)."""
+    def _fold_rows(self, rows: list, now: float) -> tuple[dict[str, Snapshot], dict, dict, int]:
+        """The DCGM query's rows -> (one Snapshot per host, each target's `up` and job, its last
+        scrape, how many rows there were)."""
         series, ups, scraped = [], {}, {}
         named = self._host_of_instance
         for labels, value, _at in rows:
@@ -436,7 +442,7 @@ class PrometheusFleet:
             instance = labels.get("instance", "?")
             if instance not in named:
                 named[instance] = host_of(labels)
-        return fold(series, taken_at=now, simulated=self.simulated), ups, scraped
+        return fold(series, taken_at=now, simulated=self.simulated), ups, scraped, len(rows)
 
     def _finish(self, snaps: dict[str, Snapshot], targets: list[Target], now: float) -> tuple[list, list]:
         """Flags and staleness marked, down targets added: the hosts in name order and their rows."""
@@ -542,12 +548,12 @@ class PrometheusFleet:
         return sorted(rows.values(), key=lambda r: (r.instance, r.family, r.model or ""))
 
     async def samples(self, interval_s: float = 1.0) -> AsyncIterator[FleetSample]:
-        """A refresh every `interval_s`, or less often when reading one costs more than PACE_SHARE of that."""
+        """A refresh every `interval_s`, or less often when reading one takes more than PACE_SHARE of that."""
         while True:
             started = time.monotonic()
-            spent = self.client.worker_cpu_s
+            spent = self.client.worker_busy_s
             sample = await self.sample()
-            cost = self.client.worker_cpu_s - spent
+            cost = self.client.worker_busy_s - spent
             self.pace_s = max(interval_s, min(cost / PACE_SHARE, max(interval_s, PACE_MAX_S)))
             yield sample
             await asyncio.sleep(max(0.0, self.pace_s - (time.monotonic() - started)))
