@@ -126,6 +126,8 @@ def _number(value: float, attr: str):
 
 
 _WANTED = frozenset(SERIES_NAMES)
+# series name -> (GPU attribute, lowest, highest, read as a whole number)
+_PLAN = {name: (attr, *RANGES[attr], attr in INTEGER) for name, attr in GPU_FIELDS.items()}
 _DEVICE_WIDE_NAMES = frozenset(name for name, attr in GPU_FIELDS.items() if attr in DEVICE_WIDE)
 
 
@@ -199,12 +201,18 @@ def _gpu(dev: _Device) -> GPU:
     index, uuid, model, bus, workloads = _identity(
         labels.get("gpu"), labels.get("UUID"), labels.get("modelName"), labels.get("pci_bus_id"),
         labels.get("pod"), labels.get("namespace"))
-    gpu = GPU(index=index, uuid=uuid, name=model, bus_id=bus, workloads=list(workloads))
+    read = {}
     for name, value in values.items():
-        attr = GPU_FIELDS.get(name)
-        if attr is not None:
-            setattr(gpu, attr, _number(value, attr))
-    gpu.memory_total_mib = _total(values)
+        plan = _PLAN.get(name)
+        if plan is None:
+            continue
+        attr, low, high, whole = plan
+        if type(value) is float:     # `_number` inlined: this runs for every series of the fleet
+            read[attr] = (round(value) if whole else round(value, 2)) if low <= value <= high else NA
+        else:
+            read[attr] = _number(value, attr)
+    gpu = GPU(index=index, uuid=uuid, name=model, bus_id=bus, workloads=list(workloads),
+              memory_total_mib=_total(values), **read)
     gpu.mig_devices = [MIGDevice(gpu_index=gpu.index, gi=int(k) if k.isdigit() else k, ci=NA, dev=NA,
                                  memory_used_mib=_number(m.get("DCGM_FI_DEV_FB_USED"), "memory_used_mib"),
                                  profile=m.get("profile") or NA)
