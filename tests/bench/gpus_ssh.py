@@ -10,6 +10,18 @@ ratio of their medians, with the load average.
     .venv/bin/python tests/bench/gpus_ssh.py [--runs 7] [--ticks ticks-busy-8x.csv] [--base CHECKOUT]
 
 `--base` runs another checkout's gpudeck in the same rounds (before/after).
+
+Figures (2-core VM shared with other jobs, load 3.5-4.0, 2026-12-01, median (min) of 7 alternated
+runs; "before" is --base at the commit before this work):
+
+    raw ssh + the stand-in (the peer)   411 ms (343)
+    gpudeck gpus -p                      675 ms (527), 1.64x the peer   before 1327 ms (1241), 3.23x
+
+Before, one call opened three sessions (a latency ping, the GPU stream, the process list),
+each paying the login shell, and read three samples 200 ms apart; now it opens one (the
+process list at the head of the GPU stream) and reads one sample unless a GPU is part-way to
+the stale flag. What is left beyond the peer is Python's start with asyncssh's imports, the
+handshake in Python, and the stand-in started twice (the process list, then the GPUs).
 """
 from __future__ import annotations
 
