@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.gpus_standin import FIXTURES, standin_command  # noqa: E402
+from tests.gpus_standin import standin_command  # noqa: E402
 from tests.realparts import make_sshd  # noqa: E402
 
 QUERY = "--query-gpu=count,index,uuid,name,utilization.gpu,memory.used,memory.total"
