@@ -96,6 +96,7 @@ class FleetHostsTable(SafeDataTable):
         self._rows: list[HostRow] = []
         self._shown: list[str] = []          # the hosts the table holds now (the window)
         self._cells: dict[str, list] = {}
+        self._index_of: tuple[list | None, dict[str, int]] = (None, {})   # (for these rows, host -> index)
         self.rebuilds = 0
         self.shown_columns = columns_for(None)
 
@@ -144,7 +145,7 @@ class FleetHostsTable(SafeDataTable):
             self._draw(min(self.position, max(0, len(self.hosts) - 1)))
 
     def _index(self) -> dict[str, int]:
-        if getattr(self, "_index_of", (None,))[0] is not self._rows:
+        if self._index_of[0] is not self._rows:
             self._index_of = (self._rows, {h: i for i, h in enumerate(self.hosts)})
         return self._index_of[1]
 
