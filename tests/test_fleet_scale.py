@@ -127,8 +127,7 @@ async def test_the_view_holds_a_screenful_and_its_keys_page_over_every_host(view
 
         await pilot.press("pagedown")
         assert table.selected_host == table.hosts[window] and table.top == window
-        await pilot.pause()
-        assert f"rows {window + 1}-{2 * window}" in title()
+        await wait_until(pilot, lambda: f"rows {window + 1}-{2 * window}" in title(), what="the title to follow the page")
         await pilot.press("j", "j", "k")
         assert table.selected_host == table.hosts[window + 1]
         await pilot.press("end")
