@@ -24,12 +24,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--profile", "-p", help="profile to open (default: the last used, else 'local')")
     parser.add_argument("--readonly", action="store_true", help="TUI without any destructive key")
-    parser.add_argument("--version", action="version", version=f"gpudeck {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(f"console.commands.{name}").register(sub)
     _globals_after_commands(sub)
     return parser
+
+
+class _VersionAction(argparse.Action):
+    """`--version`, looked up only when asked: reading the package metadata costs every other
+    command tens of milliseconds of imports."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0,
+                         help=help or "show program's version number and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        sys.stdout.write(f"gpudeck {_version()}\n")
+        parser.exit()
 
 
 def _version() -> str:

@@ -9,6 +9,7 @@ to its samples, sorts, filters and draws.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from rich.text import Text
 from textual import work
@@ -19,7 +20,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from console.gpus.fleet_table import SORT_KEYS, filter_rows, host_rows, sort_rows
+from console.gpus.fleet_table import SORT_KEYS, aged, filter_rows, host_rows, sort_rows
 from console.gpus.prometheus import FleetSample, PrometheusFleet
 from console.gpus.ranges import physical
 from console.gpus.text import age
@@ -146,6 +147,7 @@ class FleetApp(App):
         self.interval_s = interval_s
         self.latest: FleetSample | None = None
         self.last_good_at: float | None = None
+        self.shown_count = 0      # hosts through the filter, as last drawn
 
     def compose(self) -> ComposeResult:
         yield Static(id="fleet-title")
@@ -173,6 +175,8 @@ class FleetApp(App):
             self.post_message(FleetSampled(sample))
 
     def on_fleet_sampled(self, message: FleetSampled) -> None:
+        if not self.query("#fleet-title"):
+            return      # a refresh that ended as the app closed: nothing left to draw it on
         self.latest = message.sample
         if not message.sample.error:
             self.last_good_at = message.sample.taken_at
@@ -180,27 +184,34 @@ class FleetApp(App):
         if isinstance(self.screen, HostGPUs):
             self.screen.refresh_from(self.latest)
 
+    def on_fleet_hosts_table_moved(self, _message) -> None:
+        self.draw_title()      # "rows 41-80": which hosts the screen shows
+
     def late_by(self) -> float | None:
         """Seconds without a finished refresh when one is overdue; None while refreshes are on time."""
         return self.fleet.late_by(self.interval_s)
 
     def visible_rows(self):
+        """The sample's rows (built once by the engine), aged to now, filtered and sorted."""
         if self.latest is None:
             return []
-        rows = host_rows(self.latest.hosts, time.time())
+        rows = aged(list(self.latest.rows), time.time())
         late = self.late_by()
         if late is not None:   # nothing is live while the refresh is overdue
-            for row in rows:
-                row.sample_stale = True
-                row.message = f"refresh overdue: no answer from Prometheus for {age(late)}"
+            why = f"refresh overdue: no answer from Prometheus for {age(late)}"
+            rows = [replace(row, sample_stale=True, message=why) for row in rows]
         rows = filter_rows(rows, self.filter_text, self.stale_only, self.xid_only)
         return sort_rows(rows, self.sort_column, self.descending)
 
     def redraw(self) -> None:
-        self.draw_title()
         if self.latest is None or self.latest.error:
+            self.draw_title()
             return      # keep the last good rows; the title says they are stale
-        self.query_one(FleetHostsTable).show(self.visible_rows())
+        rows = self.visible_rows()
+        table = self.query_one(FleetHostsTable)
+        table.show(rows)
+        self.shown_count = len(rows)
+        self.draw_title()
         self.query_one(FleetServersTable).show(self.latest.servers)
 
     def draw_title(self) -> None:
@@ -218,8 +229,10 @@ class FleetApp(App):
         else:
             hosts = len(sample.hosts)
             gpus = sum(len(h.gpus) for h in sample.hosts)
-            shown = len(self.visible_rows())
-            title.append(f"{hosts} hosts · {gpus} GPUs · showing {shown}")
+            title.append(f"{hosts} hosts · {gpus} GPUs · showing {self.shown_count}")
+            first, last, total = self.query_one(FleetHostsTable).span
+            if total > last - first + 1:   # more hosts than the screen: say which ones are on it
+                title.append(f" (rows {first}-{last}; PgUp/PgDn, Home/End)", style="dim")
             late = self.late_by()
             if late is not None:
                 title.append(f"  · STALE: refresh overdue, no answer from Prometheus for {age(late)}",

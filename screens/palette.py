@@ -104,7 +104,11 @@ def fleet_key_groups(app) -> list[tuple[str, list[tuple[str, str]]]]:
     """The fleet view's keys for its `?` panel: the hosts table's, then the drill-in's."""
     hosts = [(key_label(b), b.description) for b in app.BINDINGS
              if isinstance(b, Binding) and b.action not in ("help", "close_help", "quit")]
+    from widgets.fleet_hosts import FleetHostsTable
+
+    moving = [(key_label(b), b.description) for b in FleetHostsTable.BINDINGS if isinstance(b, Binding)]
     return [("Fleet", hosts),
+            ("Moving over the hosts", moving),
             ("A host's GPUs (Enter)", [("Esc", "back to the fleet")]),
             ("Everywhere", [("?", "this panel"), ("ctrl+p", "find a command by name"), ("q", "quit")])]
 

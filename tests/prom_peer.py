@@ -9,6 +9,14 @@ A real Prometheus never sends a malformed answer, trickles, or answers with
 - `trickle_s`: send the head, then one byte every `trickle_s` seconds until
   the test ends (a peer that never trips a per-read timeout);
 - `chunked`: send the body with chunked framing (no Content-Length to refuse early).
+
+`big_fleet(hosts, gpus)` is the DCGM answer of a fleet of any size, label
+for label what a real Prometheus returns for the sim exporters (eight series
+per GPU, then each target's `up` and last scrape time). An answer may be a
+callable returning bytes, so a long-running peer can keep scrape times fresh.
+`python tests/prom_peer.py --hosts N --gpus G` serves such a fleet from its
+own process (the benches measure gpudeck's CPU apart from the peer's) and
+prints its URL.
 """
 from __future__ import annotations
 
@@ -38,6 +46,60 @@ def scraped(instance: str = "10.0.0.1:9400"):
 
 def vector(results: list) -> dict:
     return {"status": "success", "data": {"resultType": "vector", "result": results}}
+
+
+DCGM_FIELDS = {"DCGM_FI_DEV_FB_FREE": 80000, "DCGM_FI_DEV_FB_USED": 15000, "DCGM_FI_DEV_GPU_TEMP": 45,
+               "DCGM_FI_DEV_GPU_UTIL": 60, "DCGM_FI_DEV_MEM_COPY_UTIL": 30, "DCGM_FI_DEV_POWER_USAGE": 350.5,
+               "DCGM_FI_DEV_SM_CLOCK": 1980, "DCGM_FI_DEV_XID_ERRORS": 0}
+
+
+def fleet_host(i: int) -> str:
+    return f"node-{i:05d}"
+
+
+def fleet_instance(i: int) -> str:
+    return f"10.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}:9400"
+
+
+def big_fleet(hosts: int, gpus: int, *, at: float | None = None, down: set[int] = frozenset(),
+              late: dict[int, float] | None = None, values: dict[tuple[int, int], dict] | None = None) -> list:
+    """The DCGM query's result for `hosts` x `gpus`; `down` hosts' exporters are down (no series),
+    `late` hosts were last scraped that many seconds before `at`, `values[(host, gpu)]` overrides
+    series values ({"DCGM_FI_DEV_GPU_UTIL": 100, ...}). Utilisation is (7 * host + 13 * gpu) % 101."""
+    at = NOW() if at is None else at
+    late, values = late or {}, values or {}
+    out = []
+    for h in range(hosts):
+        instance = fleet_instance(h)
+        if h not in down:
+            for g in range(gpus):
+                labels = {"DCGM_FI_DRIVER_VERSION": "580.95.05", "Hostname": fleet_host(h),
+                          "UUID": f"GPU-{h:08x}-{g:04x}-4000-8000-000000000000", "device": f"nvidia{g}",
+                          "gpu": str(g), "instance": instance, "job": "dcgm",
+                          "modelName": "NVIDIA H100 80GB HBM3", "pci_bus_id": f"00000000:{0x18 + g:02X}:00.0"}
+                mine = {**DCGM_FIELDS, "DCGM_FI_DEV_GPU_UTIL": (h * 7 + g * 13) % 101, **values.get((h, g), {})}
+                for name, value in mine.items():
+                    out.append({"metric": {**labels, "__name__": name}, "value": [at, str(value)]})
+    for h in range(hosts):
+        out.append({"metric": {"__name__": "up", "instance": fleet_instance(h), "job": "dcgm"},
+                    "value": [at, "0" if h in down else "1"]})
+    for h in range(hosts):
+        out.append({"metric": {"instance": fleet_instance(h), "job": "dcgm", "gpudeck_scrape_ts": "1"},
+                    "value": [at, str(at - late.get(h, 0.5))]})
+    return out
+
+
+def fresh_answer(hosts: int, gpus: int):
+    """A callable answer for `big_fleet`: the series encoded once, the scrape times new on every request."""
+    series = json.dumps(big_fleet(hosts, gpus, at=0.0)[:-hosts]).encode()[:-1]
+
+    def answer() -> bytes:
+        at = NOW()
+        scraped = [{"metric": {"instance": fleet_instance(h), "job": "dcgm", "gpudeck_scrape_ts": "1"},
+                    "value": [at, str(at - 0.5)]} for h in range(hosts)]
+        return (b'{"status": "success", "data": {"resultType": "vector", "result": ' + series + b", "
+                + json.dumps(scraped).encode()[1:] + b"}}")
+    return answer
 
 
 def healthy_fleet() -> list:
@@ -75,6 +137,7 @@ class PromPeer:
                     expr = parse_qs(parts.query).get("query", [""])[0]
                     key = "gpu" if "DCGM" in expr and "count by" not in expr else "server"
                 answer = peer.answers.get(key, {"status": "error", "error": "not here"})
+                answer = answer() if callable(answer) else answer
                 body = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
                 try:
                     if peer.trickle_s is not None:
@@ -114,7 +177,11 @@ class PromPeer:
                     self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
                 self.wfile.write(b"0\r\n\r\n")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request, client_address) -> None:
+                pass    # a client that hung up mid-answer: what several tests do on purpose
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -124,3 +191,26 @@ class PromPeer:
         self.stopping.set()
         self.server.shutdown()
         self.server.server_close()
+
+
+def main() -> None:
+    """Serve a fleet of `--hosts` x `--gpus` until killed; the first line printed is the URL."""
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hosts", type=int, required=True)
+    ap.add_argument("--gpus", type=int, default=8)
+    args = ap.parse_args()
+    peer = PromPeer()
+    peer.answers["gpu"] = fresh_answer(args.hosts, args.gpus)
+    print(peer.url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        peer.close()
+
+
+if __name__ == "__main__":
+    main()

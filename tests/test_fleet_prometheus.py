@@ -204,7 +204,7 @@ async def test_fleet_view_sorts_filters_and_drills_into_a_host(fleet):
         await until(lambda: table.hosts == [host_name(1)])
         await pilot.press("escape")
         await until(lambda: len(table.hosts) >= 2)
-        table.move_cursor(row=table.hosts.index(host_name(1)))
+        table.go_to(table.hosts.index(host_name(1)))
         await pilot.press("enter")
         await until(lambda: isinstance(app.screen, HostGPUs))
         gpus = app.screen.query_one(GPUTable)

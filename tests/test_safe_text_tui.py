@@ -13,7 +13,7 @@ from textual.app import App
 from textual.widgets import Static
 
 from console.bench.live import LevelView
-from console.gpus.fleet import FleetRow
+from console.gpus.fleet_table import HostRow
 from console.gpus.model import GPU, GPUProcess
 from console.servers.launch import FLAG_KEYS
 from profiles.task_model import Task
@@ -85,8 +85,9 @@ async def test_every_widget_draws_hostile_text_literally():
             [GPUProcess(gpu_index=0, pid=100 + i, type="C", name=f"{MARK} {t}", used_memory_mib=1)
              for i, t in enumerate(HOSTILE)])
         app.query_one(FleetTable).show([
-            FleetRow(name=f"{MARK}{t}", reachable=False, state=t, gpus=None, busy=0, idle=0, stale=0,
-                     memory_used_mib=None, memory_total_mib=None, age_s=None, sample_stale=False, message=t)
+            HostRow(host=f"{MARK}{t}", reachable=False, state=t, gpus=None, util_pct=None, busy=0, idle=0, stale=0,
+                    memory_used_mib=None, memory_total_mib=None, temp_max_c=None, power_w=None, age_s=None,
+                    sample_stale=False, message=t)
             for t in HOSTILE[:4]])
         app.query_one(BenchLevelTable).show([
             LevelView(concurrency=i + 1, num_prompts=1, status="failed", failed=1,

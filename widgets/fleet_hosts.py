@@ -4,6 +4,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
 
 from console.gpus.fleet_table import HostRow
 from console.gpus.model import NA as _NA
@@ -63,13 +65,38 @@ def host_cells(row: HostRow) -> list:
 
 
 class FleetHostsTable(SafeDataTable):
-    """Hosts of a fleet, redrawn from the current sort and filter."""
+    """Hosts of a fleet, a screenful at a time.
+
+    A fleet of ten thousand GPUs has over a thousand hosts; a table holding a
+    row for each, rebuilt whenever the order changes, takes seconds per key.
+    This one holds the rows on screen only (`window` of them, from `top`):
+    the rest are plain data in `hosts`, and the cursor keys, paging keys and
+    the mouse wheel move the window over them. Each sample rewrites the
+    cells of the window that changed, so the cost follows the screen, not
+    the fleet.
+    """
+
+    BINDINGS = [
+        Binding("down,j", "cursor_down", "next host", show=False, key_display="↓ j"),
+        Binding("up,k", "cursor_up", "previous host", show=False, key_display="↑ k"),
+        Binding("pagedown,ctrl+f,space", "page_down", "next page", show=False, key_display="PgDn space ctrl+f"),
+        Binding("pageup,ctrl+b", "page_up", "previous page", show=False, key_display="PgUp ctrl+b"),
+        Binding("home,ctrl+home,g", "scroll_top", "first host", show=False, key_display="Home g"),
+        Binding("end,ctrl+end,G", "scroll_bottom", "last host", show=False, key_display="End G"),
+    ]
+    DEFAULT_WINDOW = 40   # rows held before the table knows its height
+
+    class Moved(Message):
+        """The window now starts at another host (whoever says which rows are on screen redraws)."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
-        self.hosts: list[str] = []
-        self._cells: dict[str, list] = {}
+        self.hosts: list[str] = []           # every host, in the order shown
+        self.top = 0                         # index in `hosts` of the first row on screen
         self._rows: list[HostRow] = []
+        self._shown: list[str] = []          # the hosts the table holds now (the window)
+        self._cells: dict[str, list] = {}
+        self._index_of: tuple[list | None, dict[str, int]] = (None, {})   # (for these rows, host -> index)
         self.rebuilds = 0
         self.shown_columns = columns_for(None)
 
@@ -80,41 +107,128 @@ class FleetHostsTable(SafeDataTable):
         for key, label, width in self.shown_columns:
             self.add_column(label, key=key, width=width)
 
+    @property
+    def window(self) -> int:
+        """How many host rows fit under the header."""
+        height = self.size.height
+        return max(1, height - 1) if height > 1 else self.DEFAULT_WINDOW
+
+    @property
+    def position(self) -> int:
+        """The selected host's index in `hosts`."""
+        return min(self.top + self.cursor_row, max(0, len(self.hosts) - 1))
+
+    @property
+    def span(self) -> tuple[int, int, int]:
+        """(first, last, total): the hosts on screen, counted from 1."""
+        return (min(self.top + 1, len(self.hosts)), min(self.top + self.window, len(self.hosts)), len(self.hosts))
+
     def on_resize(self, event) -> None:
         wanted = columns_for(event.size.width)
         if wanted != self.shown_columns:
             self.shown_columns = wanted
             self.clear(columns=True)
             self._add_columns()
-            self.hosts = []
-            self.show(self._rows)
+            self._shown = []
+        self.go_to(self.position)
 
     def show(self, rows: Sequence[HostRow]) -> None:
-        """Rebuild when the hosts or their order change; otherwise update only the cells that changed."""
+        """The hosts in this order; the selected host stays selected, on the same screen line where it can."""
+        selected, line = self.selected_host, self.cursor_row
         self._rows = list(rows)
+        self.hosts = [r.host for r in self._rows]
+        if selected is not None and selected in self._index():
+            at = self._index()[selected]
+            self.top = at - line
+            self._draw(at)
+        else:
+            self._draw(min(self.position, max(0, len(self.hosts) - 1)))
+
+    def _index(self) -> dict[str, int]:
+        if self._index_of[0] is not self._rows:
+            self._index_of = (self._rows, {h: i for i, h in enumerate(self.hosts)})
+        return self._index_of[1]
+
+    def go_to(self, index: int) -> None:
+        """Select the host at `index` in `hosts`, moving the window as little as needed."""
+        self._draw(index)
+
+    def _draw(self, cursor: int) -> None:
+        total, window, was = len(self.hosts), self.window, self.top
+        cursor = max(0, min(cursor, total - 1))
+        if cursor < self.top:
+            self.top = cursor
+        elif cursor >= self.top + window:
+            self.top = cursor - window + 1
+        self.top = max(0, min(self.top, total - window))
+        rows = self._rows[self.top:self.top + window]
         keys = [key for key, _label, _width in COLUMNS]
         shown = [key for key, _label, _width in self.shown_columns]
         cells = {r.host: [c for k, c in zip(keys, host_cells(r)) if k in shown] for r in rows}
         order = [r.host for r in rows]
-        if order != self.hosts:
-            selected = self.selected_host
+        if order != self._shown:
             self.clear()
             for host in order:
                 self.add_row(*cells[host], key=host)
-            self.hosts, self._cells = order, cells
+            self._shown = order
             self.rebuilds += 1
-            if selected in self.hosts:
-                self.move_cursor(row=self.hosts.index(selected))
-            return
-        for host in order:
-            old = self._cells[host]
-            for i, value in enumerate(cells[host]):
-                if old[i] != value:
-                    self.update_cell(host, shown[i], value)
+        else:
+            for host in order:
+                old = self._cells[host]
+                for i, value in enumerate(cells[host]):
+                    if old[i] != value:
+                        self.update_cell(host, shown[i], value)
         self._cells = cells
+        if order and self.cursor_row != cursor - self.top:
+            self.move_cursor(row=cursor - self.top, scroll=False)
+        if self.top != was:
+            self.post_message(self.Moved())
+
+    def cell_text(self, host: str, column: str) -> str:
+        """What a host's cell says, on screen or not."""
+        row = self._rows[self._index()[host]]
+        keys = [key for key, _label, _width in COLUMNS]
+        return str(host_cells(row)[keys.index(column)])
+
+    # the keys move over every host, not over the rows the table holds
+    def action_cursor_down(self) -> None:
+        self.go_to(self.position + 1)
+
+    def action_cursor_up(self) -> None:
+        self.go_to(self.position - 1)
+
+    def action_page_down(self) -> None:
+        line = self.cursor_row
+        self.top += self.window
+        self.go_to(min(self.top + line, len(self.hosts) - 1))
+
+    def action_page_up(self) -> None:
+        line = self.cursor_row
+        self.top = max(0, self.top - self.window)
+        self.go_to(self.top + line)
+
+    def action_scroll_top(self) -> None:
+        self.go_to(0)
+
+    def action_scroll_bottom(self) -> None:
+        self.go_to(len(self.hosts) - 1)
+
+    def _on_mouse_scroll_down(self, event) -> None:
+        event.stop()
+        event.prevent_default()
+        line = self.cursor_row
+        self.top += 3
+        self.go_to(min(self.top + line, len(self.hosts) - 1))
+
+    def _on_mouse_scroll_up(self, event) -> None:
+        event.stop()
+        event.prevent_default()
+        line = self.cursor_row
+        self.top = max(0, self.top - 3)
+        self.go_to(self.top + line)
 
     @property
     def selected_host(self) -> str | None:
-        if not self.hosts or not 0 <= self.cursor_row < len(self.hosts):
+        if not self.hosts or not self._shown or not 0 <= self.cursor_row < len(self._shown):
             return None
-        return self.hosts[self.cursor_row]
+        return self._shown[self.cursor_row]

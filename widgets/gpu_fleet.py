@@ -5,7 +5,7 @@ from typing import Sequence
 
 from rich.text import Text
 
-from console.gpus.fleet import FleetRow
+from console.gpus.fleet_table import HostRow
 from console.gpus.text import age, gib
 from console.safe_text import safe_text
 
@@ -16,7 +16,7 @@ COLUMNS = [("host", "Host", 18), ("reach", "Reachable", 12), ("state", "State", 
            ("age", "Sample", 14)]
 
 
-def fleet_cells(row: FleetRow, now_age_s: float | None) -> dict:
+def fleet_cells(row: HostRow, now_age_s: float | None) -> dict:
     if row.reachable is None:
         reach = Text("… waiting", style="dim")
     elif row.reachable:
@@ -27,7 +27,7 @@ def fleet_cells(row: FleetRow, now_age_s: float | None) -> dict:
            if row.memory_used_mib is not None and row.memory_total_mib is not None else "N/A")
     sample = "never" if now_age_s is None else f"{age(now_age_s)} ago"
     return {
-        "host": safe_text(row.name + (" SIM" if row.simulated else "")),
+        "host": safe_text(row.host + (" SIM" if row.simulated else "")),
         "reach": reach,
         "state": safe_text(row.state, style="" if row.state == "ok" else "bold red"),
         "gpus": "N/A" if row.gpus is None else str(row.gpus),
@@ -49,17 +49,17 @@ class FleetTable(SafeDataTable):
         for key, label, width in COLUMNS:
             self.add_column(label, key=key, width=width)
 
-    def show(self, rows: Sequence[FleetRow]) -> None:
+    def show(self, rows: Sequence[HostRow]) -> None:
         for row in rows:
             cells = fleet_cells(row, row.age_s)
-            if row.name not in self._cells:
-                self.add_row(*(cells[c] for c, _, _ in COLUMNS), key=row.name)
+            if row.host not in self._cells:
+                self.add_row(*(cells[c] for c, _, _ in COLUMNS), key=row.host)
             else:
-                old = self._cells[row.name]
+                old = self._cells[row.host]
                 for column, value in cells.items():
                     if old.get(column) != value:
-                        self.update_cell(row.name, column, value)
-            self._cells[row.name] = cells
+                        self.update_cell(row.host, column, value)
+            self._cells[row.host] = cells
 
     @property
     def selected_name(self) -> str | None:

@@ -81,7 +81,7 @@ async def _once(profile, args: argparse.Namespace) -> int:
     from console.gpus.text import table
     from console.hosts import host_for
 
-    host = host_for(profile)
+    host = host_for(profile, measure_latency=False)
     try:
         snap = await sample_once(host, smi_command=profile.gpu.smi_command or None,
                                  simulated=profile.ui.simulated)

@@ -9,6 +9,11 @@ folded here into one `Snapshot` per host.
 
 What DCGM cannot show is said, not invented: it has no process list, so
 per-process memory stays unknown and `processes_known` is False.
+
+A fleet of thousands of GPUs is folded every second, so the work per series
+is a few dictionary lookups: each host name is cleaned once per fold, and
+what a GPU's labels say (index, UUID, model, bus, workloads) is worked out
+once per distinct label set and remembered (`_identity`).
 """
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ from functools import lru_cache
 from typing import Iterable, NamedTuple
 
 from .model import GPU, NA, OK, MIGDevice, Snapshot, known
-from .ranges import physical
+from .ranges import RANGES, physical
 
 # DCGM field -> GPU attribute. Fields missing from an exporter stay NA.
 GPU_FIELDS = {
@@ -92,7 +97,7 @@ class _Device:
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=1 << 15)
 def _clean(value: str) -> str:
     return _CONTROL.sub("?", value)[:200]
 
@@ -109,49 +114,82 @@ def host_of(labels: dict) -> str:
 
 def _number(value: float, attr: str):
     """A series value as the GPU attribute reads it; outside the attribute's physical range it is NA."""
+    if type(value) is float:       # the common case, once per series of the fleet: a finite range check
+        low, high = RANGES[attr]
+        if not low <= value <= high:   # NaN and the infinities fail it too
+            return NA
+        return round(value) if attr in INTEGER else round(value, 2)
     value = physical(attr, value)
     if value is None:
         return NA
     return int(round(value)) if attr in INTEGER else round(float(value), 2)
 
 
-def fold(series: Iterable[Series], *, taken_at: float | None = None, simulated: bool = False) -> dict[str, Snapshot]:
-    """Series of any number of hosts -> one Snapshot per host (ordered by host name)."""
-    devices: dict[str, dict[str, _Device]] = {}
-    for s in series:
-        if not s.name.startswith("DCGM_FI_"):
+_WANTED = frozenset(SERIES_NAMES)
+# series name -> (GPU attribute, lowest, highest, read as a whole number)
+_PLAN = {name: (attr, *RANGES[attr], attr in INTEGER) for name, attr in GPU_FIELDS.items()}
+_DEVICE_WIDE_NAMES = frozenset(name for name, attr in GPU_FIELDS.items() if attr in DEVICE_WIDE)
+
+
+def fold(series: Iterable[tuple[str, dict, float]], *, taken_at: float | None = None,
+         simulated: bool = False) -> dict[str, Snapshot]:
+    """Series (`Series` or plain `(name, labels, value)` tuples) of any number of hosts -> one
+    Snapshot per host (ordered by host name)."""
+    hosts: dict[str, str] = {}                       # raw Hostname/instance -> its cleaned name
+    devices: dict[str, dict[tuple, _Device]] = {}
+    for name, labels, value in series:
+        if name not in _WANTED and not name.startswith("DCGM_FI_"):
             continue
-        host = host_of(s.labels)
+        raw = labels.get("Hostname") or labels.get("instance") or "?"
+        host = hosts.get(raw)
+        if host is None:
+            host = hosts[raw] = clean(raw)
+            devices.setdefault(host, {})
         # the index is unique on a host; UUIDs may be masked ("GPU-********") in pasted output
-        gpu_key = (s.labels.get("gpu") or s.labels.get("device") or "?", s.labels.get("UUID") or "")
-        dev = devices.setdefault(host, {}).get(gpu_key)
+        gpu_key = (labels.get("gpu") or labels.get("device") or "?", labels.get("UUID") or "")
+        on_host = devices[host]
+        dev = on_host.get(gpu_key)
         if dev is None:
-            dev = devices[host][gpu_key] = _Device(labels=s.labels)
-        instance = s.labels.get("GPU_I_ID")
-        if s.name not in SERIES_NAMES:
+            dev = on_host[gpu_key] = _Device(labels=labels)
+        if name not in _WANTED:
             continue    # another DCGM field: it proves the GPU exists, nothing more
+        instance = labels.get("GPU_I_ID")
         if instance:
-            profile = s.labels.get("GPU_I_PROFILE")
+            profile = labels.get("GPU_I_PROFILE")
             mig = dev.mig.setdefault(clean(instance), {"profile": clean(profile) if profile else NA})
-            mig[s.name] = s.value
-            if GPU_FIELDS.get(s.name) in DEVICE_WIDE:
-                dev.values.setdefault(s.name, s.value)
+            mig[name] = value
+            if name in _DEVICE_WIDE_NAMES:
+                dev.values.setdefault(name, value)
         else:
-            dev.values[s.name] = s.value
+            dev.values[name] = value
             if not dev.whole:       # the whole-GPU row's labels describe the GPU (no instance labels)
-                dev.labels, dev.whole = s.labels, True
+                dev.labels, dev.whole = labels, True
     out: dict[str, Snapshot] = {}
     for host in sorted(devices):
         gpus = [_gpu(dev) for dev in devices[host].values()]
-        gpus.sort(key=lambda g: (g.index if known(g.index) else 1 << 30, str(g.uuid)))
+        gpus.sort(key=_gpu_order)
         out[host] = Snapshot(state=OK, gpus=gpus, processes=[], processes_known=False, taken_at=taken_at,
                              host=host, source="dcgm", simulated=simulated)
     return out
 
 
+def _gpu_order(g: GPU) -> tuple:
+    return (g.index if known(g.index) else 1 << 30, str(g.uuid))
+
+
+@lru_cache(maxsize=1 << 16)
+def _identity(index, uuid, model, bus, pod, namespace) -> tuple:
+    """What a GPU's labels say about it, worked out once per distinct label set."""
+    return (int(index) if str(index).isdigit() else NA,
+            clean(uuid) if uuid else NA,
+            clean(model) if model else NA,
+            clean(bus) if bus else NA,
+            (clean(f"{namespace}/{pod}" if namespace else pod),) if pod else ())
+
+
 def _gpu(dev: _Device) -> GPU:
     labels = dev.labels
-    values = dict(dev.values)
+    values = dev.values if not dev.mig else dict(dev.values)
     if dev.mig and "DCGM_FI_DEV_FB_USED" not in values:
         # MIG mode with no whole-GPU row: memory is the sum over instances when each reports it.
         used = [m.get("DCGM_FI_DEV_FB_USED") for m in dev.mig.values()]
@@ -160,17 +198,21 @@ def _gpu(dev: _Device) -> GPU:
             values["DCGM_FI_DEV_FB_USED"] = sum(used)
             if all(v is not None for v in free):
                 values.setdefault(FB_FREE, sum(free))
-    gpu = GPU()
-    index = labels.get("gpu")
-    gpu.index = int(index) if str(index).isdigit() else NA
-    gpu.uuid = clean(labels["UUID"]) if labels.get("UUID") else NA
-    gpu.name = clean(labels["modelName"]) if labels.get("modelName") else NA
-    gpu.bus_id = clean(labels["pci_bus_id"]) if labels.get("pci_bus_id") else NA
-    for name, attr in GPU_FIELDS.items():
-        if name in values:
-            setattr(gpu, attr, _number(values[name], attr))
-    gpu.memory_total_mib = _total(values)
-    gpu.workloads = _workloads(labels)
+    index, uuid, model, bus, workloads = _identity(
+        labels.get("gpu"), labels.get("UUID"), labels.get("modelName"), labels.get("pci_bus_id"),
+        labels.get("pod"), labels.get("namespace"))
+    read = {}
+    for name, value in values.items():
+        plan = _PLAN.get(name)
+        if plan is None:
+            continue
+        attr, low, high, whole = plan
+        if type(value) is float:     # `_number` inlined: this runs for every series of the fleet
+            read[attr] = (round(value) if whole else round(value, 2)) if low <= value <= high else NA
+        else:
+            read[attr] = _number(value, attr)
+    gpu = GPU(index=index, uuid=uuid, name=model, bus_id=bus, workloads=list(workloads),
+              memory_total_mib=_total(values), **read)
     gpu.mig_devices = [MIGDevice(gpu_index=gpu.index, gi=int(k) if k.isdigit() else k, ci=NA, dev=NA,
                                  memory_used_mib=_number(m.get("DCGM_FI_DEV_FB_USED"), "memory_used_mib"),
                                  profile=m.get("profile") or NA)
@@ -186,14 +228,6 @@ def _total(values: dict):
     if used is None or free is None:
         return NA
     return _number(used + free + values.get(FB_RESERVED, 0.0), "memory_used_mib")
-
-
-def _workloads(labels: dict) -> list[str]:
-    pod = labels.get("pod")
-    if not pod:
-        return []
-    namespace = labels.get("namespace")
-    return [clean(f"{namespace}/{pod}" if namespace else pod)]
 
 
 def parse_exposition(text: str) -> list[Series]:

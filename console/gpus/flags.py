@@ -76,6 +76,10 @@ class FlagTracker:
             del self._streak[gone]
         return snapshot
 
+    def building(self) -> bool:
+        """Whether a GPU is part-way to the stale flag (a streak begun, not yet long enough)."""
+        return any(0 < streak < self.stale_after for streak in self._streak.values())
+
 
 def flags_for(gpu: GPU, snapshot: Snapshot, stale: bool) -> list[str]:
     out: list[str] = []

@@ -1,21 +1,22 @@
 """Sampling several hosts at once, and the one-line summary of each.
 
 Each profile gets its own Sampler (one stream per host); `SamplerGroup.updates()`
-yields `(profile name, Snapshot)` as samples arrive from any of them.
+yields `(profile name, Snapshot)` as samples arrive from any of them. The
+summary is the fleet's one per-host type, `fleet_table.HostRow`, named after
+the profile.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import time
-from dataclasses import dataclass
 from typing import AsyncIterator, Iterable
 
 from console.hosts import Host, host_for
 from profiles.profile import Profile
 
-from .flags import BUSY, IDLE, STALE
-from .model import OK, Snapshot, known
+from .fleet_table import HostRow, host_row
+from .model import Snapshot
 from .sampler import Sampler
 
 
@@ -26,44 +27,10 @@ def sampler_for(profile: Profile, host: Host | None = None, interval_s: float | 
                    simulated=profile.ui.simulated)
 
 
-@dataclass
-class FleetRow:
-    """One host in the fleet overview."""
-
-    name: str
-    reachable: bool | None          # None: no answer yet
-    state: str
-    gpus: int | None
-    busy: int
-    idle: int
-    stale: int
-    memory_used_mib: float | None
-    memory_total_mib: float | None
-    age_s: float | None
-    sample_stale: bool
-    message: str
-    simulated: bool = False
-
-    def to_json(self) -> dict:
-        return dict(self.__dict__)
-
-
-def fleet_row(name: str, snap: Snapshot | None, now: float | None = None, link_down: bool = False) -> FleetRow:
-    """`link_down`: the host's runtime has lost its link (what its chip says); its last sample,
-    re-shown marked stale, does not make the host reachable."""
-    now = time.time() if now is None else now
-    if snap is None:
-        return FleetRow(name, None, "waiting", None, 0, 0, 0, None, None, None, False, "no sample yet")
-    reachable = snap.state != "unreachable" and not link_down
-    used = [g.memory_used_mib for g in snap.gpus if known(g.memory_used_mib)]
-    total = [g.memory_total_mib for g in snap.gpus if known(g.memory_total_mib)]
-    return FleetRow(
-        name=name, reachable=reachable, state=snap.state,
-        gpus=len(snap.gpus) if snap.state == OK else None,
-        busy=snap.flag_count(BUSY), idle=snap.flag_count(IDLE), stale=snap.flag_count(STALE),
-        memory_used_mib=sum(used) if used else None, memory_total_mib=sum(total) if total else None,
-        age_s=snap.age(now), sample_stale=snap.sample_stale,
-        message=snap.stale_reason if snap.sample_stale else snap.message, simulated=snap.simulated)
+def fleet_row(name: str, snap: Snapshot | None, now: float | None = None, link_down: bool = False) -> HostRow:
+    """The profile's row: `link_down`: the host's runtime has lost its link (what its chip says);
+    its last sample, re-shown marked stale, does not make the host reachable."""
+    return host_row(snap, time.time() if now is None else now, name=name, link_down=link_down)
 
 
 class SamplerGroup:
@@ -99,7 +66,7 @@ class SamplerGroup:
                 with contextlib.suppress(BaseException):
                     await task
 
-    def rows(self, now: float | None = None) -> list[FleetRow]:
+    def rows(self, now: float | None = None) -> list[HostRow]:
         return [fleet_row(name, self.latest.get(name), now) for name in self.samplers]
 
     async def close(self) -> None:

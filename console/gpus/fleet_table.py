@@ -1,7 +1,8 @@
-"""The fleet at scale: one row per host with sums and worst flags, sortable and filterable.
+"""One row per host with sums and worst flags, sortable and filterable.
 
-Plain data for the CLI and the fleet view alike, so both say the same thing
-about a host. Unknown sums stay None (printed N/A), never 0.
+The one per-host summary: the Prometheus fleet view, its CLI table and the
+GPUs tab's fleet of profiles all build `HostRow`s with `host_row`, so they
+say the same thing about a host. Unknown sums stay None (printed N/A), never 0.
 """
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from dataclasses import dataclass, field
 
 from ..fmt import UNKNOWN
 from .dcgm import xid_meaning
-from .flags import BUSY, STALE
-from .model import OK, UNREACHABLE, Snapshot, known
+from .flags import BUSY, IDLE, STALE
+from .model import OK, UNREACHABLE, WAITING, Snapshot, known
 from .text import age
 
 # Worst first: what an operator must see before anything else.
@@ -21,8 +22,10 @@ SORT_KEYS = ("host", "state", "gpus", "util", "memory", "temp", "power", "age")
 
 @dataclass
 class HostRow:
+    """One host: its state, sums over its GPUs, the worst flag, and how current the numbers are."""
+
     host: str
-    state: str                          # ok | unreachable | ...
+    state: str                          # ok | unreachable | waiting | ...
     gpus: int | None
     util_pct: float | None              # mean over GPUs that report it
     memory_used_mib: float | None
@@ -37,6 +40,9 @@ class HostRow:
     sample_stale: bool = False
     message: str = ""
     simulated: bool = False
+    reachable: bool | None = True       # None: no answer yet; False: down, or its link is (the chip says so)
+    idle: int = 0
+    taken_at: float | None = None       # when its numbers were read; `age_s` is as of when the row was built
 
     @property
     def notes(self) -> str:
@@ -53,17 +59,35 @@ class HostRow:
         return doc
 
 
-def _sum(values) -> float | None:
-    values = [v for v in values if known(v)]
-    return float(sum(values)) if values else None
-
-
-def host_row(snap: Snapshot, now: float) -> HostRow:
+def host_row(snap: Snapshot | None, now: float, name: str | None = None, link_down: bool = False) -> HostRow:
+    """`name` overrides the snapshot's host (a profile's name); `link_down`: the host's runtime
+    has lost its link, so its last sample, re-shown marked stale, does not make it reachable."""
+    if snap is None:
+        return HostRow(host=name or "?", state=WAITING, gpus=None, util_pct=None, memory_used_mib=None,
+                       memory_total_mib=None, temp_max_c=None, power_w=None, stale=0, busy=0,
+                       worst=WAITING, reachable=None, message="no sample yet")
     gpus = snap.gpus
-    utils = [g.util_gpu_pct for g in gpus if known(g.util_gpu_pct)]
-    temps = [g.temperature_c for g in gpus if known(g.temperature_c)]
-    xids = [(g.index if known(g.index) else -1, g.xid) for g in gpus if known(g.xid) and g.xid > 0]
-    flags = {f.split("-")[0] if f.startswith("xid-") else f for g in gpus for f in g.flags}
+    utils, temps, used, total, power, xids = [], [], [], [], [], []
+    flags: set[str] = set()
+    stale = busy = idle = 0
+    for g in gpus:
+        if known(g.util_gpu_pct):
+            utils.append(g.util_gpu_pct)
+        if known(g.temperature_c):
+            temps.append(g.temperature_c)
+        if known(g.memory_used_mib):
+            used.append(g.memory_used_mib)
+        if known(g.memory_total_mib):
+            total.append(g.memory_total_mib)
+        if known(g.power_draw_w):
+            power.append(g.power_draw_w)
+        if known(g.xid) and g.xid > 0:
+            xids.append((g.index if known(g.index) else -1, g.xid))
+        for f in g.flags:
+            flags.add("xid" if f.startswith("xid-") else f)
+        stale += STALE in g.flags
+        busy += BUSY in g.flags
+        idle += IDLE in g.flags
     if snap.state == UNREACHABLE:
         worst = "unreachable"
     elif snap.sample_stale and not flags & {"xid", STALE}:
@@ -71,18 +95,27 @@ def host_row(snap: Snapshot, now: float) -> HostRow:
     else:
         worst = next((s for s in SEVERITY if s in flags), "ok" if snap.state == OK else snap.state)
     return HostRow(
-        host=snap.host or "?", state=snap.state, gpus=len(gpus) if snap.state == OK else None,
+        host=name or snap.host or "?", state=snap.state, gpus=len(gpus) if snap.state == OK else None,
         util_pct=round(sum(utils) / len(utils), 1) if utils else None,
-        memory_used_mib=_sum(g.memory_used_mib for g in gpus), memory_total_mib=_sum(g.memory_total_mib for g in gpus),
-        temp_max_c=max(temps) if temps else None, power_w=_sum(g.power_draw_w for g in gpus),
-        stale=snap.flag_count(STALE), busy=snap.flag_count(BUSY), xids=xids, worst=worst,
+        memory_used_mib=float(sum(used)) if used else None, memory_total_mib=float(sum(total)) if total else None,
+        temp_max_c=max(temps) if temps else None, power_w=float(sum(power)) if power else None,
+        stale=stale, busy=busy, idle=idle, xids=xids, worst=worst,
         age_s=snap.age(now), sample_stale=snap.sample_stale,
-        message=snap.stale_reason if snap.sample_stale else snap.message, simulated=snap.simulated)
+        message=snap.stale_reason if snap.sample_stale else snap.message, simulated=snap.simulated,
+        reachable=snap.state != UNREACHABLE and not link_down, taken_at=snap.taken_at)
 
 
 def host_rows(hosts: list[Snapshot], now: float | None = None) -> list[HostRow]:
     now = time.time() if now is None else now
     return [host_row(s, now) for s in hosts]
+
+
+def aged(rows: list[HostRow], now: float) -> list[HostRow]:
+    """The rows with `age_s` as of `now` (rows are built once per sample and shown for longer)."""
+    for row in rows:
+        if row.taken_at is not None:
+            row.age_s = max(0.0, now - row.taken_at)
+    return rows
 
 
 def _key(row: HostRow, column: str):
@@ -128,7 +161,7 @@ def host_lines(sample, now: float | None = None) -> list[str]:
     now = time.time() if now is None else now
     if sample.error:
         return [f"Prometheus: {sample.error}"]
-    rows = sort_rows(host_rows(sample.hosts, now), "state")
+    rows = sort_rows(aged(list(sample.rows), now), "state")
     sim = " · SIMULATED" if sample.simulated else ""
     gpus = sum(r.gpus or 0 for r in rows)
     lines = [f"{len(rows)} host(s) · {gpus} GPU(s) from Prometheus{sim}"

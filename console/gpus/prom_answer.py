@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MAX_NUMBER_TEXT = 64     # a sample value longer than this is not a number Prometheus writes
+_TEXT_ONLY = {str}
 
 
 class AnswerShapeError(ValueError):
@@ -35,11 +36,14 @@ class Counted:
 
 def labels_of(value: Any) -> dict[str, str] | None:
     """A label set: a mapping of text to text, or None."""
-    if not isinstance(value, dict):
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
         return None
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-        return None
-    return value
+    return value if _all_text(value) else None
+
+
+def _all_text(value: dict) -> bool:
+    # a decoded JSON object's keys are text by the grammar: only the values can be anything
+    return set(map(type, value.values())) <= _TEXT_ONLY
 
 
 def number(value: Any) -> float | None:
@@ -78,15 +82,32 @@ def _results(data: Any, kind: str, asked: str) -> list:
 
 
 def vector(data: Any) -> Counted:
-    """An instant query's `data` -> rows of (labels, value, evaluation time)."""
+    """An instant query's `data` -> rows of (labels, value, evaluation time).
+
+    Runs once per series of a fleet every second: the common shape (text
+    labels, `[time, "number"]`) takes the short path, anything else the
+    checks of `labels_of` and `point`."""
     out = Counted()
+    rows = out.rows
+    isfinite = math.isfinite
     for item in _results(data, "vector", "an instant query"):
+        if type(item) is dict:
+            labels, pair = item.get("metric", {}), item.get("value")
+            if type(labels) is dict and type(pair) is list and len(pair) == 2 and _all_text(labels):
+                at, text = pair
+                if type(text) is str and type(at) is float and len(text) <= MAX_NUMBER_TEXT and isfinite(at):
+                    try:
+                        rows.append((labels, float(text), at))
+                        continue
+                    except ValueError:
+                        out.unreadable += 1
+                        continue
         labels = labels_of(item.get("metric", {})) if isinstance(item, dict) else None
         sample = point(item.get("value")) if isinstance(item, dict) else None
         if labels is None or sample is None:
             out.unreadable += 1
             continue
-        out.rows.append((labels, sample[1], sample[0]))
+        rows.append((labels, sample[1], sample[0]))
     return out
 
 

@@ -23,6 +23,7 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, AsyncIterator
 
 import httpx
@@ -33,8 +34,10 @@ from console.safe_text import clean_line
 
 from ..fmt import clock
 from . import prom_answer
-from .dcgm import CANNOT_SHOW, SERIES_NAMES, Series, clean, fold, host_of
+from .dcgm import CANNOT_SHOW, SERIES_NAMES, clean, fold, host_of
+from .fleet_table import HostRow, host_row
 from .flags import FlagTracker
+from .gc_pause import collector_paused
 from .model import UNREACHABLE, Snapshot
 from .prom_answer import AnswerShapeError
 from .ranges import physical
@@ -48,6 +51,16 @@ MB = 1 << 20
 DEFAULT_MAX_ANSWER_MB = 64  # a fleet of thousands of GPUs answers in a few MB
 MAX_SCRAPE_INTERVAL_S = 86400.0
 LATE_GRACE_S = 2.0         # a refresh this much past its interval is late: the data is stale from then
+# Past this, an answer is decoded and folded on a worker thread: a fleet of thousands of GPUs is a
+# fraction of a second of CPU per refresh, which on the event loop would hold every key that long.
+OFF_LOOP_BYTES = 256 * 1024
+OFF_LOOP_SERIES = 2000
+# The worker thread reads answers at most this share of the time: a refresh whose reading (decode
+# and fold) takes longer (ten thousand GPUs, or a machine too busy to give it the CPU) spaces the
+# next ones out, up to PACE_MAX_S, rather than hold the interpreter and keep the keys waiting. The
+# time spent waiting on the network does not count. The view shows how old the numbers are.
+PACE_SHARE = 0.25
+PACE_MAX_S = 30.0
 
 # Server families and the series each exposes (names as each server prints them).
 SERVER_GAUGES = {
@@ -147,6 +160,7 @@ class PromClient:
         self.base = settings.url.rstrip("/")
         self._http = httpx.AsyncClient(headers=headers, auth=auth, timeout=settings.timeout_s, transport=transport)
         self.unreadable = 0
+        self.worker_busy_s = 0.0     # time spent reading answers on worker threads, all told
 
     async def close(self) -> None:
         await self._http.aclose()
@@ -155,14 +169,34 @@ class PromClient:
         count, self.unreadable = self.unreadable, 0
         return count
 
-    async def _get(self, path: str, params: dict | None = None) -> Any:
+    async def _get(self, path: str, params: dict | None = None, reader=None) -> Any:
+        """The answer's `data`, or `reader(data)`; a big answer is read on a worker thread."""
         deadline = self.settings.timeout_s
         try:
-            return await asyncio.wait_for(self._fetch(path, params), deadline)
+            body, status = await asyncio.wait_for(self._fetch(path, params), deadline)
         except (asyncio.TimeoutError, httpx.TimeoutException):
             raise PrometheusError(f"{self.base}: no whole answer within {deadline:g} s") from None
+        if len(body) > OFF_LOOP_BYTES:
+            return await asyncio.to_thread(self._read_big, path, body, status, reader)
+        return self._read(path, body, status, reader)
 
-    async def _fetch(self, path: str, params: dict | None) -> Any:
+    def _read_big(self, path: str, body: bytearray, status: int, reader) -> Any:
+        return self.off_loop(self._read, path, body, status, reader)
+
+    def off_loop(self, fn, *args):
+        """`fn(*args)` as run on a worker thread: the collector paused, its time counted."""
+        started = time.perf_counter()
+        try:
+            with collector_paused():
+                return fn(*args)
+        finally:
+            self.worker_busy_s += time.perf_counter() - started
+
+    def _read(self, path: str, body: bytearray, status: int, reader) -> Any:
+        data = self._decode(path, body, status)
+        return data if reader is None else reader(data)
+
+    async def _fetch(self, path: str, params: dict | None) -> tuple[bytearray, int]:
         url = self.base + path
         cap = self.settings.max_answer_bytes
         try:
@@ -182,8 +216,11 @@ class PromClient:
             raise
         except httpx.HTTPError as exc:
             raise PrometheusError(f"{self.base}: cannot connect ({_reason(exc)})") from None
+        return body, status
+
+    def _decode(self, path: str, body: bytearray, status: int) -> Any:
         try:
-            doc = json.loads(bytes(body))
+            doc = json.loads(body)     # bytearray as it came: no copy
         except (ValueError, RecursionError):
             raise PrometheusError(f"{self.base}{path}: HTTP {status}, not a Prometheus API answer "
                                   "(is this the Prometheus URL?)") from None
@@ -201,16 +238,24 @@ class PromClient:
         self.unreadable += counted.unreadable
         return counted.rows
 
-    async def query(self, expr: str) -> list[tuple[dict, float, float]]:
-        """Instant vector -> [(labels, value, eval time)]; unreadable series skipped and counted."""
-        return self._counted(prom_answer.vector, await self._get("/api/v1/query", {"query": expr}))
+    async def query(self, expr: str, then=None) -> Any:
+        """Instant vector -> [(labels, value, eval time)]; unreadable series skipped and counted.
+
+        `then(rows)`, when given, runs where the answer was read (on the worker thread for a big
+        one) and its result is returned instead: the rows, a million objects at ten thousand GPUs,
+        are gone before the collector runs again."""
+        def read(data: Any) -> Any:
+            rows = self._counted(prom_answer.vector, data)
+            return rows if then is None else then(rows)
+
+        return await self._get("/api/v1/query", {"query": expr}, read)
 
     async def query_range(self, expr: str, start: float, end: float, step: float) -> list[tuple[dict, list]]:
-        data = await self._get("/api/v1/query_range", {"query": expr, "start": start, "end": end, "step": step})
-        return self._counted(prom_answer.matrix, data)
+        return await self._get("/api/v1/query_range", {"query": expr, "start": start, "end": end, "step": step},
+                               partial(self._counted, prom_answer.matrix))
 
     async def targets(self) -> list[dict]:
-        return self._counted(prom_answer.targets, await self._get("/api/v1/targets", {"state": "active"}))
+        return await self._get("/api/v1/targets", {"state": "active"}, partial(self._counted, prom_answer.targets))
 
 
 def _too_big(where: str, cap: int) -> str:
@@ -265,7 +310,10 @@ class ServerRow:
 
 @dataclass
 class FleetSample:
-    """Everything one refresh knows: one Snapshot per host, the servers, the targets."""
+    """Everything one refresh knows: one Snapshot per host, the servers, the targets.
+
+    `rows` is the per-host summary of `hosts`, in the same order, built once
+    by the refresh that read them (views sort and filter it, never rebuild it)."""
 
     taken_at: float
     hosts: list[Snapshot] = field(default_factory=list)
@@ -274,6 +322,11 @@ class FleetSample:
     error: str | None = None           # Prometheus itself could not be read
     simulated: bool = False
     unreadable: int = 0                # series skipped because their shape was wrong
+    rows: list[HostRow] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.hosts and not self.rows:
+            self.rows = [host_row(h, self.taken_at) for h in self.hosts]
 
     @property
     def unreadable_line(self) -> str | None:
@@ -311,6 +364,7 @@ class PrometheusFleet:
         self._server_unreadable = 0
         self.answered_at: float | None = None     # monotonic: when the last refresh ended
         self.asking_since: float | None = None    # monotonic: when the refresh in progress began
+        self.pace_s = 0.0                         # the time between refreshes `samples` keeps (see PACE_SHARE)
 
     async def close(self) -> None:
         await self.client.close()
@@ -323,7 +377,7 @@ class PrometheusFleet:
             return None
         now = time.monotonic() if now is None else now
         waited = now - self.answered_at
-        return waited if waited > interval_s + LATE_GRACE_S else None
+        return waited if waited > max(interval_s, self.pace_s) + LATE_GRACE_S else None
 
     async def sample(self) -> FleetSample:
         self.asking_since = time.monotonic()
@@ -337,23 +391,11 @@ class PrometheusFleet:
         now = time.time()
         self.client.take_unreadable()
         try:
-            rows = await self.client.query(gpu_query(self.matchers))
+            snaps, ups, scraped, count = await self.client.query(gpu_query(self.matchers),
+                                                                 then=lambda rows: self._fold_rows(rows, now))
             await self._refresh_intervals(now)
         except PrometheusError as exc:
             return FleetSample(taken_at=now, error=str(exc), simulated=self.simulated)
-        series, ups, scraped = [], {}, {}
-        for labels, value, _at in rows:
-            instance = labels.get("instance", "?")
-            if labels.get(TS_LABEL):
-                if 0 < value < now + 86400:      # a scrape time, not nonsense from a broken peer
-                    scraped[instance] = value
-            elif labels.get("__name__") == "up":
-                ups[instance] = (value == 1.0, labels.get("job", ""))
-            else:
-                series.append(Series(labels.get("__name__", ""), labels, value))
-                if instance not in self._host_of_instance:
-                    self._host_of_instance[instance] = host_of(labels)
-        snaps = fold(series, taken_at=now, simulated=self.simulated)
         targets = []
         for instance, (up, job) in sorted(ups.items()):
             is_dcgm = instance in self._host_of_instance or bool(self._job_re.fullmatch(job))
@@ -366,17 +408,10 @@ class PrometheusFleet:
                 target.down_since = await self._down_since_for(instance, now)
             target.host = self._host_of_instance.get(instance)
             targets.append(target)
-        for snap in snaps.values():
-            self._mark(snap, targets, now)
-        for target in targets:
-            if not target.up:
-                name = target.host or clean(target.instance)     # label text from outside: made visible
-                since = target.down_since
-                when = clock(since) if since else "an unknown time"
-                snaps[name] = Snapshot(state=UNREACHABLE, host=name, source="dcgm", simulated=self.simulated,
-                                       message=f"exporter {clean(target.instance)} down since {when}",
-                                       taken_at=since)
-        hosts = [snaps[k] for k in sorted(snaps)]
+        if count > OFF_LOOP_SERIES:
+            hosts, host_rows = await asyncio.to_thread(self.client.off_loop, self._finish, snaps, targets, now)
+        else:
+            hosts, host_rows = self._finish(snaps, targets, now)
         unreadable = self.client.take_unreadable()
         if now - self._servers_at >= SERVERS_EVERY_S:
             self._servers_at = now
@@ -386,13 +421,55 @@ class PrometheusFleet:
                 self._server_rows = []
             self._server_unreadable = self.client.take_unreadable()
         return FleetSample(taken_at=now, hosts=hosts, servers=self._server_rows, targets=targets,
-                           simulated=self.simulated, unreadable=unreadable + self._server_unreadable)
+                           simulated=self.simulated, unreadable=unreadable + self._server_unreadable,
+                           rows=host_rows)
 
-    def _mark(self, snap: Snapshot, targets: list[Target], now: float) -> None:
-        """Flags with per-host streaks; stale when the host's last scrape is older than two intervals."""
-        tracker = self._trackers.setdefault(snap.host or "?", FlagTracker())
+    def _fold_rows(self, rows: list, now: float) -> tuple[dict[str, Snapshot], dict, dict, int]:
+        """The DCGM query's rows -> (one Snapshot per host, each target's `up` and job, its last
+        scrape, how many rows there were)."""
+        series, ups, scraped = [], {}, {}
+        named = self._host_of_instance
+        for labels, value, _at in rows:
+            name = labels.get("__name__", "")
+            if labels.get(TS_LABEL):
+                if 0 < value < now + 86400:      # a scrape time, not nonsense from a broken peer
+                    scraped[labels.get("instance", "?")] = value
+                continue
+            if name == "up":
+                ups[labels.get("instance", "?")] = (value == 1.0, labels.get("job", ""))
+                continue
+            series.append((name, labels, value))
+            instance = labels.get("instance", "?")
+            if instance not in named:
+                named[instance] = host_of(labels)
+        return fold(series, taken_at=now, simulated=self.simulated), ups, scraped, len(rows)
+
+    def _finish(self, snaps: dict[str, Snapshot], targets: list[Target], now: float) -> tuple[list, list]:
+        """Flags and staleness marked, down targets added: the hosts in name order and their rows."""
+        serving: dict[str | None, list[Target]] = {}
+        for target in targets:
+            if target.up:
+                serving.setdefault(target.host, []).append(target)
+        for snap in snaps.values():
+            self._mark(snap, serving.get(snap.host, []), now)
+        for target in targets:
+            if not target.up:
+                name = target.host or clean(target.instance)     # label text from outside: made visible
+                since = target.down_since
+                when = clock(since) if since else "an unknown time"
+                snaps[name] = Snapshot(state=UNREACHABLE, host=name, source="dcgm", simulated=self.simulated,
+                                       message=f"exporter {clean(target.instance)} down since {when}",
+                                       taken_at=since)
+        hosts = [snaps[k] for k in sorted(snaps)]
+        return hosts, [host_row(h, now) for h in hosts]
+
+    def _mark(self, snap: Snapshot, mine: list[Target], now: float) -> None:
+        """Flags with per-host streaks; stale when the host's last scrape (of `mine`, the targets
+        up that serve it) is older than two intervals."""
+        tracker = self._trackers.get(snap.host or "?")
+        if tracker is None:
+            tracker = self._trackers[snap.host or "?"] = FlagTracker()
         tracker.apply(snap)
-        mine = [t for t in targets if t.host == snap.host and t.up]
         if not mine:
             return
         last = min((t.last_scrape for t in mine if t.last_scrape is not None), default=None)
@@ -471,10 +548,15 @@ class PrometheusFleet:
         return sorted(rows.values(), key=lambda r: (r.instance, r.family, r.model or ""))
 
     async def samples(self, interval_s: float = 1.0) -> AsyncIterator[FleetSample]:
+        """A refresh every `interval_s`, or less often when reading one takes more than PACE_SHARE of that."""
         while True:
             started = time.monotonic()
-            yield await self.sample()
-            await asyncio.sleep(max(0.0, interval_s - (time.monotonic() - started)))
+            spent = self.client.worker_busy_s
+            sample = await self.sample()
+            cost = self.client.worker_busy_s - spent
+            self.pace_s = max(interval_s, min(cost / PACE_SHARE, max(interval_s, PACE_MAX_S)))
+            yield sample
+            await asyncio.sleep(max(0.0, self.pace_s - (time.monotonic() - started)))
 
     async def history(self, expr: str, seconds: float = 300, step: float = 5) -> list[tuple[dict, list]]:
         """Sparkline data: one range query for the whole fleet."""

@@ -6,11 +6,16 @@ per poll. Each line carries the GPU `count`, so a sample is complete as soon
 as its last row arrives. Processes come from a slower `--query-compute-apps`
 poll. When the stream dies or goes silent it is restarted with backoff, and
 meanwhile the last sample is re-issued marked `sample_stale`, with its time.
+
+A one-shot reading (`sample_once`) asks for the process list at the head of
+the same session instead (`apps_first`): every session pays the host's login
+shell, which on many hosts costs more than nvidia-smi itself.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import shlex
 import time
 from dataclasses import replace
 from typing import AsyncIterator, Sequence
@@ -27,6 +32,7 @@ from .parse_csv import SEP, BadLine, parse_app_line, parse_gpu_line
 BACKOFF_START_S = 0.5
 BACKOFF_MAX_S = 30.0
 MISSING_RETRY_S = 300.0  # no nvidia-smi on the host: someone has to install it; look again rarely
+APPS_END = "--gpudeck-apps-end--"  # ends the process list at the head of an apps-first stream
 
 
 def backoff_delay(failures: int) -> float:
@@ -38,17 +44,21 @@ class Sampler:
 
     `smi_command` replaces the `nvidia-smi` argv (a stand-in, a container
     wrapper). `use_nvml=None` means: NVML for a LocalHost when it loads.
+    `apps_first`: read the process list once, in the GPU stream's own session,
+    before its first sample, rather than polling it in sessions of its own.
     """
 
     def __init__(self, host: Host, interval_s: float = 1.0, *, smi_command: Sequence[str] | None = None,
                  apps_interval_s: float = 5.0, stale_after: int = STALE_SAMPLES,
-                 use_nvml: bool | None = None, silence_s: float | None = None, simulated: bool = False):
+                 use_nvml: bool | None = None, silence_s: float | None = None, simulated: bool = False,
+                 apps_first: bool = False):
         self.host = host
         self.interval_s = max(0.05, float(interval_s))
         self.smi = list(smi_command) if smi_command else ["nvidia-smi"]
         self.apps_interval_s = apps_interval_s
         self.silence_s = silence_s if silence_s is not None else max(10.0, 5 * self.interval_s)
         self.simulated = simulated
+        self.apps_first = apps_first
         self.use_nvml = use_nvml if use_nvml is not None else (isinstance(host, LocalHost) and not smi_command)
         self.tracker = FlagTracker(stale_after)
         self.restarts = 0              # how many times the stream was (re)started after the first
@@ -79,6 +89,10 @@ class Sampler:
                     reader.close()
                 return
         self._stopping = False
+        if self.apps_first:
+            async for snap in self._stream_loop():
+                yield snap
+            return
         apps = asyncio.create_task(self._poll_apps())
         try:
             async for snap in self._stream_loop():
@@ -98,8 +112,10 @@ class Sampler:
 
     def stream_argv(self) -> list[str]:
         ms = max(50, int(round(self.interval_s * 1000)))
-        return self.smi + ["--query-gpu=" + ",".join(self.fields),
-                           "--format=csv,noheader,nounits", "-lms", str(ms)]
+        gpus = self.smi + ["--query-gpu=" + ",".join(self.fields), "--format=csv,noheader,nounits", "-lms", str(ms)]
+        if not self.apps_first:
+            return gpus
+        return ["sh", "-c", f"{shlex.join(self.apps_argv())}; echo {APPS_END}; exec {shlex.join(gpus)}"]
 
     def apps_argv(self) -> list[str]:
         return self.smi + ["--query-compute-apps=" + ",".join(F.APPS_FIELDS), "--format=csv,noheader,nounits"]
@@ -115,6 +131,7 @@ class Sampler:
             reason = "stream ended"
             got_sample = False
             stream = None
+            apps: list[str] | None = [] if self.apps_first else None   # the head's process list, until APPS_END
             try:
                 stream = self.host.stream(self.stream_argv())
                 async with stream as lines:
@@ -128,6 +145,15 @@ class Sampler:
                         except asyncio.TimeoutError:
                             reason = f"no output for {self.silence_s:g} s"
                             break
+                        if apps is not None:
+                            if line.strip() != APPS_END:
+                                apps.append(line)
+                                del apps[:-4096]
+                            elif not self._take_apps(apps):
+                                other_lines += apps[-20:]    # an error said instead of a list
+                            if line.strip() == APPS_END:
+                                apps = None
+                            continue
                         if not line.strip():
                             continue
                         try:
@@ -238,17 +264,22 @@ class Sampler:
         if not result.ok:
             self._processes_known = False
             return
+        self._take_apps(result.stdout.splitlines())
+
+    def _take_apps(self, lines: list[str]) -> bool:
+        """The compute-apps lines as the process list; a list not read whole is no list (False)."""
         processes = []
-        for line in result.stdout.splitlines():
+        for line in lines:
             if not line.strip():
                 continue
             try:
                 processes.append(parse_app_line(line))
             except BadLine:
-                self._processes_known = False  # a list we could not read whole is not a list
-                return
+                self._processes_known = False
+                return False
         self._processes = processes
         self._processes_known = True
+        return True
 
     # ------------------------------------------------------------ NVML (local)
 
@@ -272,13 +303,16 @@ class Sampler:
 async def sample_once(host: Host, *, smi_command: Sequence[str] | None = None, samples: int = STALE_SAMPLES,
                       interval_s: float = 0.2, timeout_s: float = 20.0, use_nvml: bool | None = None,
                       simulated: bool = False) -> Snapshot:
-    """A few quick samples (enough for the stale flag), returning the last.
+    """One sample with the process list, or as many more (up to `samples`) as the stale flag needs.
 
-    Waits for the process list too, so flags that need it are meaningful.
-    Returns the error state if the host or nvidia-smi fails.
+    The process list comes first, in the same session (`apps_first`), so
+    flags that need it are meaningful from the first sample. A GPU is flagged
+    stale after several candidate samples in a row; when a sample has no GPU
+    part-way there, more samples would not change its flags, so it is the
+    answer. Returns the error state if the host or nvidia-smi fails.
     """
     sampler = Sampler(host, interval_s, smi_command=smi_command, use_nvml=use_nvml, simulated=simulated,
-                      silence_s=max(5.0, timeout_s / 2))
+                      silence_s=max(5.0, timeout_s / 2), apps_first=True)
     last: Snapshot | None = None
     seen = 0
     gen = sampler.snapshots()
@@ -290,8 +324,8 @@ async def sample_once(host: Host, *, smi_command: Sequence[str] | None = None, s
                     break
                 if snap.processes_known:
                     seen += 1
-                if seen >= samples:
-                    break
+                    if seen >= samples or not sampler.tracker.building():
+                        break
     except TimeoutError:
         if last is None:
             last = Snapshot(state=UNREACHABLE, message=f"no sample within {timeout_s:g} s", host=host.name)

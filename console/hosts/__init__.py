@@ -23,6 +23,7 @@ __all__ = ["CONNECTED", "CONNECTING", "DOWN", "IDLE", "RECONNECTING", "Host", "H
            "ssh_target", "without_entries_for"]
 
 
-def host_for(profile: Profile) -> Host:
-    """The host a profile names: this machine, or an SSH connection."""
-    return LocalHost(profile.name) if profile.is_local else SSHHost(profile)
+def host_for(profile: Profile, measure_latency: bool = True) -> Host:
+    """The host a profile names: this machine, or an SSH connection (`measure_latency=False`:
+    no ping on connecting, for a command that runs once and leaves)."""
+    return LocalHost(profile.name) if profile.is_local else SSHHost(profile, measure_latency)

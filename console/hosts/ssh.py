@@ -78,11 +78,16 @@ class SSHHost(Host):
     The connection opens on first use, is kept alive, and is reopened with
     backoff after it drops. Host keys are checked against gpudeck's own
     known_hosts and `~/.ssh/known_hosts`; an unknown key is refused.
+
+    `measure_latency=False` (a one-shot CLI call) skips the ping that times a
+    new connection: on a host whose login shell is slow to start, that extra
+    session costs as much as the command the operator asked for.
     """
 
-    def __init__(self, profile: Profile):
+    def __init__(self, profile: Profile, measure_latency: bool = True):
         super().__init__(profile.name)
         self.profile = profile
+        self.measure_latency = measure_latency
         self._conn = None
         self._lock = asyncio.Lock()
         self._failures = 0
@@ -134,7 +139,8 @@ class SSHHost(Host):
             # the handshake is not a round trip: the latency comes from a ping on the new connection
             self._set_status(CONNECTED, None)
             self._spawn(self._watch_connection(conn))
-            self._spawn(self.ping())
+            if self.measure_latency:
+                self._spawn(self.ping())
             return conn
 
     def retry_now(self) -> None:

@@ -1,93 +1,319 @@
-"""What reading a fleet from Prometheus costs gpudeck: 32 hosts x 8 GPUs at 1 Hz.
+"""What reading a fleet from Prometheus costs gpudeck, each figure against a peer.
 
-Starts 32 simulated DCGM exporters and a real Prometheus scraping them every
-second, then measures the CPU time of gpudeck's own process over a window:
-first the engine alone (PrometheusFleet.sample() once a second), then the
-fleet view headless (sampling, sorting and redrawing once a second), and the
-worst gap between two key presses answered while it refreshes.
+Part 1, 1,024 GPUs (128 hosts x 8) through a real Prometheus scraping simulated
+DCGM exporters every second. Each figure is the CPU of one process over a window
+at 1 Hz:
+  - the peer: a bare client asking the same query once a second and decoding
+    the answer (httpx + json), nothing else;
+  - the engine: `PrometheusFleet.samples(1.0)`;
+  - the view: the fleet view headless, refreshing once a second.
+Part 2, 10,000 GPUs (1,250 hosts x 8, about 80,000 series): a stand-in
+Prometheus in its own process (tests/prom_peer.py) answers with a fleet that
+size, label for label what Prometheus returns for DCGM exporters.
+  - `gpudeck gpus -p FLEET` wall time against a bare `python -c` asking the
+    same query and decoding it;
+  - key latency in the fleet view (re-sort, page down, down, end, home) while
+    it refreshes, against the same keys over 128 GPUs, and the process's peak
+    RSS.
+Every figure runs in a fresh process; the rounds alternate the order of the
+peer and the checkouts (--base: another checkout measured in the same rounds,
+for before/after), and the load average is printed.
 
-    python tests/bench/fleet_cost.py [--hosts 32] [--gpus 8] [--seconds 30]
+    python tests/bench/fleet_cost.py [--rounds 3] [--seconds 10] [--base CHECKOUT] [--skip-prometheus]
+
+Figures (2-core VM shared with other jobs, 2026-12-01, 3 alternated rounds, medians; "before" is
+--base at the commit before this work):
+
+    1,024 GPUs, real Prometheus, 1 Hz (load 3.6-4.0); the peer 2.9% of a core, 29 ms per query:
+      engine   4.2% of a core (1.48x the peer), 40 ms per refresh   before 6.9% (2.39x), 64 ms
+      view     5.0% (1.74x)                                          before 10.3% (3.59x)
+    10,000 GPUs, stand-in Prometheus (load 4.4-7.7):
+      gpudeck gpus -p FLEET   1.24 s (1.34x a bare query in a fresh process)   before 2.11 s (2.27x)
+      keys in the view, p50 / p99   180 ms / 1.1 s (0.9x the 1,024-GPU view's p50)
+                                    before 4.5 s / 8.5 s (31.6x)
+      peak RSS   279 MB             before 266 MB
+
+Most of what is left at 1,024 GPUs is decoding the answer (the peer's own cost) and one pass
+over its series; at 10,000 GPUs a refresh reads on a worker thread for about half a second, so
+the refreshes space out (PACE_SHARE in console/gpus/prometheus.py) and a key that lands while
+the JSON decoder holds the interpreter waits for it (the p99).
 """
 from __future__ import annotations
 
 import argparse
-import asyncio
-import resource
+import json
+import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, os.environ.get("GPUDECK_TREE", str(ROOT)))
+sys.path.insert(1, str(ROOT))
 
-from console.gpus.prometheus import PrometheusFleet, PromSettings  # noqa: E402
-from tests.prometheus_part import Prometheus, SimExporters  # noqa: E402
+# ------------------------------------------------------------------ workers (one process each)
 
-
-def cpu_s() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
+KEYS = ("o", "pagedown", "down", "end", "home", "O")
 
 
-async def engine_only(url: str, seconds: float) -> tuple[float, int, int]:
+def _cpu() -> float:
+    import resource
+
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
+
+
+def _rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+async def _bare(url: str, seconds: float) -> dict:
+    import httpx
+
+    from console.gpus.prometheus import gpu_query
+
+    async with httpx.AsyncClient(timeout=30) as client:
+        async def once() -> None:
+            json.loads((await client.get(url + "/api/v1/query", params={"query": gpu_query("")})).content)
+
+        await once()
+        start_cpu, start, n = _cpu(), time.monotonic(), 0
+        while time.monotonic() - start < seconds:
+            began = time.monotonic()
+            await once()
+            n += 1
+            await _sleep(max(0.0, 1.0 - (time.monotonic() - began)))
+        used = _cpu() - start_cpu
+        return {"cpu_pct": used / (time.monotonic() - start) * 100, "refreshes": n, "cpu_ms_each": used / n * 1000}
+
+
+async def _sleep(s: float) -> None:
+    import asyncio
+
+    await asyncio.sleep(s)
+
+
+async def _engine(url: str, seconds: float) -> dict:
+    from console.gpus.prometheus import PrometheusFleet, PromSettings
+
     fleet = PrometheusFleet(PromSettings(url=url))
     await fleet.sample()                       # warm: connection, targets API, imports
-    start_cpu, start, n, gpus = cpu_s(), time.monotonic(), 0, 0
+    start_cpu, start, n, gpus = _cpu(), time.monotonic(), 0, 0
     async for sample in fleet.samples(1.0):
         n += 1
         gpus = sum(len(h.gpus) for h in sample.hosts)
         if time.monotonic() - start >= seconds:
             break
-    wall = time.monotonic() - start
-    used = cpu_s() - start_cpu
+    used = _cpu() - start_cpu
+    cpu = used / (time.monotonic() - start) * 100
     await fleet.close()
-    return used / wall * 100, n, gpus
+    return {"cpu_pct": cpu, "refreshes": n, "gpus": gpus, "cpu_ms_each": used / n * 1000}
 
 
-async def with_view(url: str, seconds: float) -> tuple[float, float, float, int]:
-    """CPU of the view refreshing on its own, then the slowest answer to a re-sort key while it refreshes."""
+async def _view(url: str, seconds: float) -> dict:
+    from console.gpus.prometheus import PrometheusFleet, PromSettings
     from screens.fleet_app import FleetApp
 
     app = FleetApp(PrometheusFleet(PromSettings(url=url)), "bench", interval_s=1.0)
     async with app.run_test(size=(160, 45)) as pilot:
         while app.latest is None:
             await pilot.pause(0.1)
-        start_cpu, start = cpu_s(), time.monotonic()
+        start_cpu, start = _cpu(), time.monotonic()
         await pilot.pause(seconds)
-        idle_pct = (cpu_s() - start_cpu) / (time.monotonic() - start) * 100
-        start_cpu, start = cpu_s(), time.monotonic()
-        worst_ms, presses = 0.0, 0
+        cpu = (_cpu() - start_cpu) / (time.monotonic() - start) * 100
+        await _stop_polling(app, pilot)
+        return {"cpu_pct": cpu}
+
+
+async def _stop_polling(app, pilot) -> None:
+    """No refresh may land while the app closes (an older view drew on a screen already gone)."""
+    app.workers.cancel_all()
+    await pilot.pause(0.2)
+
+
+async def _keys(url: str, seconds: float) -> dict:
+    """Each key's time from press to the screen updated, while the view refreshes; peak RSS."""
+    from console.gpus.prometheus import PrometheusFleet, PromSettings
+    from screens.fleet_app import FleetApp
+
+    app = FleetApp(PrometheusFleet(PromSettings(url=url)), "bench", interval_s=1.0)
+    latencies: list[float] = []
+    async with app.run_test(size=(160, 45)) as pilot:
+        while app.latest is None:
+            await pilot.pause(0.1)
+        start = time.monotonic()
         while time.monotonic() - start < seconds:
-            t0 = time.monotonic()
-            await pilot.press("o")             # re-sorts and redraws every host row
-            worst_ms = max(worst_ms, (time.monotonic() - t0) * 1000)
-            presses += 1
-            await pilot.pause(2.0)
-        keys_pct = (cpu_s() - start_cpu) / (time.monotonic() - start) * 100
-    return idle_pct, keys_pct, worst_ms, presses
+            for key in KEYS:
+                began = time.monotonic()
+                await pilot.press(key)
+                await pilot.wait_for_scheduled_animations()
+                latencies.append((time.monotonic() - began) * 1000)
+                await pilot.pause(0.3)
+        await _stop_polling(app, pilot)
+    return {"keys_ms": latencies, "rss_mb": _rss_mb(), "hosts": len(app.latest.hosts)}
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--hosts", type=int, default=32)
-    ap.add_argument("--gpus", type=int, default=8)
-    ap.add_argument("--seconds", type=float, default=30.0)
-    args = ap.parse_args()
+def worker(kind: str, url: str, seconds: float) -> None:
+    import asyncio
+
+    fn = {"bare": _bare, "engine": _engine, "view": _view, "keys": _keys}[kind]
+    print(json.dumps(asyncio.run(fn(url, seconds))), flush=True)
+
+
+# ------------------------------------------------------------------ the driver
+
+def _run(kind: str, url: str, seconds: float, tree: Path) -> dict:
+    env = dict(os.environ, GPUDECK_TREE=str(tree), PYTHONPATH=str(tree))
+    out = subprocess.run([sys.executable, __file__, "--worker", kind, "--url", url, "--seconds", str(seconds)],
+                         env=env, cwd=tree, capture_output=True, text=True, timeout=seconds * 10 + 300)
+    if out.returncode != 0:
+        raise SystemExit(f"{kind} worker in {tree} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _wall(argv: list[str], env: dict, cwd: Path) -> float:
+    began = time.perf_counter()
+    out = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
+    took = time.perf_counter() - began
+    if out.returncode != 0:
+        raise SystemExit(f"{argv[:4]}... failed ({out.returncode}): {out.stderr[-800:]}")
+    return took
+
+
+def _alternate(rounds: int, names: list[str]):
+    for i in range(rounds):
+        yield i, (names if i % 2 == 0 else names[::-1])
+
+
+def _pct(values: list[float]) -> str:
+    return f"median {statistics.median(values):.2f}% ({', '.join(f'{v:.2f}' for v in values)})"
+
+
+def part_prometheus(trees: dict[str, Path], args, loads: list[float]) -> None:
+    from tests.prometheus_part import Prometheus, SimExporters
+
     base = Path(tempfile.mkdtemp(prefix="gpudeck-fleet-bench-"))
     exporters = SimExporters.start(base / "state", args.hosts, args.gpus)
     prom = Prometheus(base / "prom", exporters.targets).start()
     try:
-        prom.wait_up(args.hosts, 60)
-        pct, n, gpus = asyncio.run(engine_only(prom.url, args.seconds))
-        print(f"engine: {args.hosts} hosts x {args.gpus} GPUs ({gpus} GPUs read), {n} refreshes at 1 Hz: "
-              f"{pct:.2f}% of one core")
-        idle_pct, keys_pct, worst_ms, presses = asyncio.run(with_view(prom.url, args.seconds))
-        print(f"fleet view headless, refreshing at 1 Hz: {idle_pct:.2f}% of one core")
-        print(f"  with a re-sort key every 2 s: {keys_pct:.2f}% of one core; slowest of {presses} presses "
-              f"answered in {worst_ms:.0f} ms")
+        prom.wait_up(args.hosts, 120)
+        cpu: dict[str, list[float]] = {}
+        each: dict[str, list[float]] = {}
+        counts: dict[str, list[int]] = {}
+        order = ["bare"] + [f"{k}:{t}" for k in ("engine", "view") for t in trees]
+        for _i, names in _alternate(args.rounds, order):
+            for name in names:
+                kind, _, tree = name.partition(":")
+                result = _run(kind, prom.url, args.seconds, trees.get(tree, ROOT))
+                cpu.setdefault(name, []).append(result["cpu_pct"])
+                if "cpu_ms_each" in result:
+                    each.setdefault(name, []).append(result["cpu_ms_each"])
+                    counts.setdefault(name, []).append(result["refreshes"])
+            loads.append(os.getloadavg()[0])
+        peer = statistics.median(cpu["bare"])
+        print(f"\n{args.hosts} hosts x {args.gpus} GPUs through a real Prometheus, 1 Hz, {args.seconds:g} s windows, "
+              f"{args.rounds} alternated rounds (% of one core):")
+        print(f"  bare query + json decode (the peer): {_pct(cpu['bare'])}; "
+              f"{statistics.median(each['bare']):.0f} ms of CPU per query")
+        for name, values in cpu.items():
+            if name != "bare":
+                kind, _, tree = name.partition(":")
+                line = f"  {kind} [{tree}]: {_pct(values)}; {statistics.median(values) / peer:.2f}x the peer"
+                if name in each:   # a refresh slower than a quarter second is paced: say how often it ran
+                    ms, peer_ms = statistics.median(each[name]), statistics.median(each["bare"])
+                    line += (f"; {ms:.0f} ms of CPU per refresh ({ms / peer_ms:.2f}x the peer's query), "
+                             f"refreshes per window {counts[name]}")
+                print(line)
     finally:
         prom.stop()
         exporters.stop()
+
+
+def part_big(trees: dict[str, Path], args, loads: list[float]) -> None:
+    peer_proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "prom_peer.py"), "--hosts", str(args.big_hosts),
+                                  "--gpus", str(args.gpus)], stdout=subprocess.PIPE, text=True)
+    small_proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "prom_peer.py"), "--hosts", str(args.hosts),
+                                   "--gpus", str(args.gpus)], stdout=subprocess.PIPE, text=True)
+    try:
+        url, small_url = peer_proc.stdout.readline().strip(), small_proc.stdout.readline().strip()
+        home = Path(tempfile.mkdtemp(prefix="gpudeck-fleet-bench-home-"))
+        env = dict(os.environ, GPUDECK_HOME=str(home))
+        subprocess.run([sys.executable, "-m", "console", "profiles", "add", "big", "--prometheus", url,
+                        "--max-answer-mb", "256", "--prom-timeout", "120"],
+                       env=env, cwd=ROOT, check=True, capture_output=True)
+        bare_cli = [sys.executable, "-c",
+                    "import httpx, json, sys; from console.gpus.prometheus import gpu_query; "
+                    "json.loads(httpx.get(sys.argv[1] + '/api/v1/query', params={'query': gpu_query('')}, "
+                    "timeout=120).content)", url]
+        walls: dict[str, list[float]] = {}
+        for _i, names in _alternate(args.rounds, ["bare", *trees]):
+            for name in names:
+                tree = trees.get(name, ROOT)
+                argv = bare_cli if name == "bare" else [sys.executable, "-m", "console", "gpus", "-p", "big"]
+                walls.setdefault(name, []).append(_wall(argv, dict(env, PYTHONPATH=str(tree)), tree))
+            loads.append(os.getloadavg()[0])
+        gpus = args.big_hosts * args.gpus
+        print(f"\n{gpus:,} GPUs ({args.big_hosts} hosts x {args.gpus}), a stand-in Prometheus in its own process:")
+        peer = statistics.median(walls["bare"])
+        for name, values in walls.items():
+            label = "bare query + json decode, fresh process (the peer)" if name == "bare" else f"gpudeck gpus -p [{name}]"
+            print(f"  {label}: median {statistics.median(values):.2f} s ({', '.join(f'{v:.2f}' for v in values)}); "
+                  f"{statistics.median(values) / peer:.2f}x the peer")
+        keys: dict[str, list[float]] = {}
+        rss: dict[str, list[float]] = {}
+        order = [f"{size}:{t}" for size in ("small", "big") for t in trees]
+        for _i, names in _alternate(args.rounds, order):
+            for name in names:
+                size, _, tree = name.partition(":")
+                result = _run("keys", url if size == "big" else small_url, args.seconds, trees[tree])
+                keys.setdefault(name, []).extend(result["keys_ms"])
+                rss.setdefault(name, []).append(result["rss_mb"])
+            loads.append(os.getloadavg()[0])
+        print(f"  key latency in the fleet view while it refreshes (keys {' '.join(KEYS)}), press to screen:")
+        for tree in trees:
+            small = keys[f"small:{tree}"]
+            for size in ("small", "big"):
+                values = sorted(keys[f"{size}:{tree}"])
+                p50, p99 = values[len(values) // 2], values[min(len(values) - 1, int(len(values) * 0.99))]
+                what = f"{args.hosts * args.gpus:,} GPUs" if size == "small" else f"{gpus:,} GPUs"
+                print(f"    [{tree}] {what}: p50 {p50:.0f} ms, p99 {p99:.0f} ms, max {values[-1]:.0f} ms "
+                      f"({len(values)} keys; p50 {p50 / statistics.median(small):.1f}x the small fleet's); "
+                      f"peak RSS {statistics.median(rss[f'{size}:{tree}']):.0f} MB")
+    finally:
+        peer_proc.terminate()
+        small_proc.terminate()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hosts", type=int, default=128)
+    ap.add_argument("--gpus", type=int, default=8)
+    ap.add_argument("--big-hosts", type=int, default=1250)
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--base", help="another checkout, measured in the same rounds")
+    ap.add_argument("--skip-prometheus", action="store_true", help="only the 10,000-GPU part")
+    ap.add_argument("--skip-big", action="store_true", help="only the real-Prometheus part")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--url", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        worker(args.worker, args.url, args.seconds)
+        return 0
+    trees = {"this checkout": ROOT}
+    if args.base:
+        trees["base"] = Path(args.base).resolve()
+    loads: list[float] = []
+    if not args.skip_prometheus:
+        part_prometheus(trees, args, loads)
+    if not args.skip_big:
+        part_big(trees, args, loads)
+    print(f"\nload average (1 min) during the runs: {min(loads):.1f}-{max(loads):.1f}; cores: {os.cpu_count()}")
     return 0
 
 

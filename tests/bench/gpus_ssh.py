@@ -1,0 +1,127 @@
+"""`gpudeck gpus -p HOST` over SSH against its peer, a raw `ssh HOST nvidia-smi --query-gpu=…`.
+
+Starts the tests' throwaway sshd (tests/realparts.py) and a profile that
+reaches it; where the machine has no nvidia-smi, both sides run the tests'
+stand-in (tests/fixtures/nvidia-smi/standin.py replaying a real 8-GPU sample),
+so the peer pays the same remote start as gpudeck. Each round runs the peer
+and gpudeck once, in alternating order, as fresh processes; the figure is the
+ratio of their medians, with the load average.
+
+    .venv/bin/python tests/bench/gpus_ssh.py [--runs 7] [--ticks ticks-busy-8x.csv] [--base CHECKOUT]
+
+`--base` runs another checkout's gpudeck in the same rounds (before/after).
+
+Figures (2-core VM shared with other jobs, load 3.5-4.0, 2026-12-01, median (min) of 7 alternated
+runs; "before" is --base at the commit before this work):
+
+    raw ssh + the stand-in (the peer)   411 ms (343)
+    gpudeck gpus -p                      675 ms (527), 1.64x the peer   before 1327 ms (1241), 3.23x
+
+Before, one call opened three sessions (a latency ping, the GPU stream, the process list),
+each paying the login shell, and read three samples 200 ms apart; now it opens one (the
+process list at the head of the GPU stream) and reads one sample unless a GPU is part-way to
+the stale flag. What is left beyond the peer is Python's start with asyncssh's imports, the
+handshake in Python, and the stand-in started twice (the process list, then the GPUs).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.gpus_standin import standin_command  # noqa: E402
+from tests.realparts import make_sshd  # noqa: E402
+
+QUERY = "--query-gpu=count,index,uuid,name,utilization.gpu,memory.used,memory.total"
+
+
+def _profile(home: Path, sshd, smi: list[str]) -> None:
+    env = dict(os.environ, GPUDECK_HOME=str(home))
+    code = (
+        "from profiles import store\n"
+        "from profiles.atomic import write_atomic\n"
+        "from profiles.paths import known_hosts_file\n"
+        "from profiles.profile import profile_from_dict\n"
+        "import json, sys\n"
+        "a = json.loads(sys.argv[1])\n"
+        "write_atomic(known_hosts_file(), open(a['known']).read())\n"
+        "store.save(profile_from_dict('bench', {'transport': 'ssh', 'ssh': {'host': 'gpudeck-test',"
+        " 'config_file': a['config'], 'connect_timeout_s': 5}, 'gpu': {'smi_command': a['smi']}}))\n")
+    import json
+
+    subprocess.run([sys.executable, "-c", code, json.dumps(
+        {"known": str(sshd.known_hosts), "config": str(sshd.ssh_config), "smi": smi})],
+        env=env, cwd=ROOT, check=True)
+
+
+def _timed(argv: list[str], env: dict, cwd: Path) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True)
+    took = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{argv[:4]}… failed ({done.returncode}): {done.stderr.decode()[-400:]}")
+    return took
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--ticks", default="ticks-busy-8x.csv", help="the stand-in's sample file (tests/fixtures/nvidia-smi)")
+    ap.add_argument("--base", help="another checkout, run in the same rounds")
+    args = ap.parse_args()
+    if not shutil.which("ssh"):
+        raise SystemExit("the peer needs the OpenSSH client (apt-get install openssh-client)")
+    base_dir = Path(tempfile.mkdtemp(prefix="gpudeck-gpus-ssh-"))
+    sshd = make_sshd(base_dir / "sshd")
+    sshd.start()
+    try:
+        real = shutil.which("nvidia-smi")
+        smi = ["nvidia-smi"] if real else standin_command(args.ticks, "apps-none.csv")
+        home = base_dir / "home"
+        home.mkdir()
+        _profile(home, sshd, [] if real else smi)
+        env = dict(os.environ, GPUDECK_HOME=str(home))
+        ssh = ["ssh", "-F", str(sshd.ssh_config), "-o", f"UserKnownHostsFile={sshd.known_hosts}",
+               "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "gpudeck-test"]
+        peer_argv = ssh + smi + [QUERY, "--format=csv,noheader,nounits"]
+        trees = {"this checkout": ROOT}
+        if args.base:
+            trees["base"] = Path(args.base).resolve()
+        figures: dict[str, list[float]] = {"peer": [], **{name: [] for name in trees}}
+        loads = []
+        _timed(peer_argv, env, ROOT)                       # warm the page cache on both sides
+        for i in range(args.runs):
+            order = ["peer", *trees]
+            if i % 2:
+                order.reverse()
+            for name in order:
+                if name == "peer":
+                    figures["peer"].append(_timed(peer_argv, env, ROOT))
+                else:
+                    tree = trees[name]
+                    figures[name].append(_timed([sys.executable, "-m", "console", "gpus", "-p", "bench"],
+                                                dict(env, PYTHONPATH=str(tree)), tree))
+            loads.append(os.getloadavg()[0])
+        print(f"load average (1 min) during the runs: {min(loads):.1f}-{max(loads):.1f}; cores: {os.cpu_count()}")
+        print(f"nvidia-smi on the host: {'the real one' if real else 'the stand-in replaying ' + args.ticks}")
+        peer = statistics.median(figures["peer"])
+        for name, values in figures.items():
+            label = "raw ssh + nvidia-smi (the peer)" if name == "peer" else f"gpudeck gpus -p [{name}]"
+            print(f"{label}: median {statistics.median(values) * 1000:.0f} ms, min {min(values) * 1000:.0f} ms "
+                  f"({args.runs} runs; {statistics.median(values) / peer:.2f}x the peer)")
+    finally:
+        sshd.stop()
+        shutil.rmtree(base_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
