@@ -173,7 +173,7 @@ async def test_off_screen_hosts_keep_their_cells_current(view_peer):
 def test_the_collector_is_paused_while_reading_and_resumed_once_after():
     import gc
 
-    from console.gpus.gc_pause import collector_paused
+    from console.gc_pause import collector_paused
 
     assert gc.isenabled()
     with collector_paused():

@@ -37,7 +37,7 @@ from . import prom_answer
 from .dcgm import CANNOT_SHOW, SERIES_NAMES, clean, fold, host_of
 from .fleet_table import HostRow, host_row
 from .flags import FlagTracker
-from .gc_pause import collector_paused
+from ..gc_pause import collector_paused
 from .model import UNREACHABLE, Snapshot
 from .prom_answer import AnswerShapeError
 from .ranges import physical

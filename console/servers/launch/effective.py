@@ -8,11 +8,10 @@ against the effective values.
 from __future__ import annotations
 
 import ast
-import gc
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass
 
+from ...gc_pause import collector_paused
 from .table import DEFAULTS, EFFECTIVE, coerce, empty, sglang_graphs
 
 _SGLANG_ARGS = re.compile(r"server_args=ServerArgs\((.*)")
@@ -169,20 +168,6 @@ def _too_deep(text: str) -> bool:
     return False
 
 
-@contextmanager
-def _no_collection():
-    """Python 3.11 fails an AST build with "recursion depth mismatch" (SystemError) when a
-    garbage collection runs a finaliser in the middle of it; the text is bounded, so hold
-    collection off while it is parsed."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _call_kwargs(body: str) -> dict[str, object]:
     """key=value pairs of a logged dataclass repr; unparseable values are skipped."""
     body = body.rstrip()
@@ -191,7 +176,7 @@ def _call_kwargs(body: str) -> dict[str, object]:
     if _too_deep(text):
         return _pairs(body, r"(\w+)=('(?:[^'\\]|\\.)*'|[^,()]+)")
     try:
-        with _no_collection():
+        with collector_paused():  # 3.11: a finaliser mid-parse fails the AST build
             call = ast.parse(text, mode="eval").body
             out = {}
             for keyword in call.keywords:  # type: ignore[attr-defined]
@@ -209,7 +194,7 @@ def _dict_literal(body: str) -> dict[str, object]:
     if _too_deep(body[:end + 1]):
         return _pairs(body, r"'(\w+)': ('(?:[^'\\]|\\.)*'|[^,{}]+)")
     try:
-        with _no_collection():
+        with collector_paused():  # 3.11: a finaliser mid-parse fails the AST build
             value = ast.literal_eval(body[:end + 1])
         return value if isinstance(value, dict) else {}
     except (ValueError, SyntaxError, RecursionError, MemoryError, SystemError):
@@ -220,7 +205,7 @@ def _pairs(body: str, pattern: str) -> dict[str, object]:
     out = {}
     for key, value in re.findall(pattern, body):
         try:
-            with _no_collection():
+            with collector_paused():  # 3.11: a finaliser mid-parse fails the AST build
                 out[key] = ast.literal_eval(value.strip()) if not _too_deep(value) else value.strip()
         except (ValueError, SyntaxError, RecursionError, MemoryError, SystemError):
             out[key] = value.strip()

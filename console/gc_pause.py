@@ -1,4 +1,4 @@
-"""The cyclic garbage collector paused while a big Prometheus answer is read and folded.
+"""The cyclic garbage collector paused while a big answer is read or a logged repr is parsed.
 
 Reading ten thousand GPUs makes about a million objects (the decoded answer,
 then the GPUs and rows built from it). None of them form cycles, so the
@@ -7,6 +7,10 @@ sets it off again and again, and each full pass walks everything alive: more
 than half the CPU of a refresh went to it. Reference counting still frees
 everything as usual while it is paused; it runs again as soon as the last
 reader is done. Counted, so overlapping readers (threads) resume it once.
+
+The launch-log reader uses it too: on Python 3.11 a collection that runs a
+finaliser while an AST is being built fails the build ("recursion depth
+mismatch"), which read a real sglang `server_args` line as six keys.
 """
 from __future__ import annotations
 
