@@ -45,6 +45,8 @@ async def _cleanup_launches():
 
     for task in _TASKS:
         task.cancel()
+    # let each monitor finish its cancellation (its log tail's subprocess closed) before the loop ends
+    await asyncio.gather(*_TASKS, return_exceptions=True)
     _TASKS.clear()
     host = LocalHost()
     for name in store.names():
