@@ -174,17 +174,10 @@ class HostRuntime:
 
     async def _track_owners(self) -> None:
         """Which launch config each process belongs to (by process group), every few seconds."""
-        from ..servers.procs import processes
+        from ..servers.owners import owners
 
-        while True:
-            groups = {r.pgid: r.config for r in self.launches.values() if r.live and r.pgid}
-            found: dict[int, str] = {}
-            if groups:
-                try:
-                    found = {p.pid: groups[p.pgid] for p in await processes(self.session.host) if p.pgid in groups}
-                except HostError:
-                    found = self.owners
-            self.owners = found
+        while True:  # the one rule (servers.owners); the last map stays while the link is down
+            self.owners = await owners(self.session, list(self.launches.values()), fallback=self.owners)
             await asyncio.sleep(OWNERS_EVERY_S)
 
     # ------------------------------------------------------------ servers
