@@ -8,7 +8,6 @@ looks at another host.
 """
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Callable
 
 from textual.app import ComposeResult
@@ -16,11 +15,9 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from console.bench import form_memory
 from console.bench.live import SweepView, view_from_run
 from console.bench.process import sweep_argv
-from console.bench.route import default_url
-from console.bench.results import compare_runs, list_runs, load_run
+from console.bench.results import compare_runs
 from console.fmt import number
 from console.runtime import events as ev
 from console.safe_text import safe_text
@@ -107,14 +104,14 @@ class BenchPane(Pane):
         runtime = self.runtime
         session = runtime.session
         form = self.query_one(BenchForm)
-        url = await asyncio.to_thread(default_url, session.name, session.profile.server.url)
+        url = await runtime.bench_url()
         if runtime is not self.runtime:
             return  # the operator switched host again meanwhile
         form.set_url(url)
         bench = session.profile.bench
         form.set_defaults({"levels": bench.concurrency, "input_len": bench.input_len,
                            "output_len": bench.output_len, "num_prompts": bench.num_prompts})
-        form.set_defaults(await asyncio.to_thread(form_memory.load, session.name))  # the last settings win
+        form.set_defaults(await runtime.bench_form())  # the last settings win
         self.overlay = None
         self._last_measured = None
         self.remove_class("comparing")
@@ -124,8 +121,7 @@ class BenchPane(Pane):
         else:
             self.view = SweepView()
             try:
-                runs = await asyncio.to_thread(list_runs, session.name)
-                saved = await asyncio.to_thread(lambda: view_from_run(load_run(runs[0]["path"]))) if runs else None
+                saved = await runtime.latest_saved_view()
             except StateFileError as exc:
                 saved = None
                 self._error(str(exc))
@@ -195,9 +191,9 @@ class BenchPane(Pane):
     async def _check_then_start(self, values: dict) -> None:
         """Remember the form, and ask first when the sweep goes beyond every run before on this host."""
         name = self.session.name if self.session else "local"
-        await asyncio.to_thread(form_memory.save, name, values)
+        await self.runtime.remember_bench_form(values)
         bigger = None if values.get("request_rate") else \
-            await asyncio.to_thread(form_memory.larger_than_before, name, values["levels"])
+            await self.runtime.larger_sweep_than_before(values["levels"])
         if bigger is None:
             await self._start(values)
             return
@@ -226,10 +222,10 @@ class BenchPane(Pane):
 
     def action_compare(self) -> None:
         if self.session is not None:
-            self.run_worker(self._pick_earlier(self.session.name), group="bench-compare", exclusive=True)
+            self.run_worker(self._pick_earlier(), group="bench-compare", exclusive=True)
 
-    async def _pick_earlier(self, profile: str) -> None:
-        runs = [r for r in await asyncio.to_thread(list_runs, profile) if r["run_id"] != self.view.run_id]
+    async def _pick_earlier(self) -> None:
+        runs = [r for r in await self.runtime.saved_runs() if r["run_id"] != self.view.run_id]
         if not runs:
             self._error("no earlier run of this profile to compare with")
             return
@@ -244,8 +240,8 @@ class BenchPane(Pane):
 
     async def _compare(self, path: str) -> None:
         try:
-            base = await asyncio.to_thread(load_run, path)
-            current = await asyncio.to_thread(load_run, self.view.path) if self.view.path else None
+            base = await self.runtime.saved_run(path)
+            current = await self.runtime.saved_run(self.view.path) if self.view.path else None
         except StateFileError as exc:
             self._error(str(exc))
             return

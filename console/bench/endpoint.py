@@ -74,6 +74,14 @@ def with_port(url: str, port: int) -> str:
     return urlunsplit((parts.scheme, f"127.0.0.1:{port}", parts.path, parts.query, parts.fragment))
 
 
+def on_host(url: str, host: str) -> str:
+    """The same URL, port and path kept, on `host` (a Slurm job's head node instead of loopback)."""
+    parts = urlsplit(url)
+    where = f"[{host}]" if ":" in host else host
+    netloc = f"{where}:{parts.port}" if parts.port else where
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
 def running_server_url(profile: str) -> str | None:
     """The URL of the newest server gpudeck launched for this profile that is still live."""
     from console.store import launches

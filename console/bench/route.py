@@ -6,14 +6,17 @@ so a sweep goes to the same place whichever started it:
   * with no URL named, the profile's `[server] url`, else the newest live
     server gpudeck launched for the profile (`default_url`);
   * a loopback URL of a remote (SSH) host goes through a tunnel; on a Slurm
-    profile the tunnel leads to the head node of the job serving that port,
-    not to the login node's own loopback (`route`).
+    profile the server listens on its job's head node, not on the login
+    node's own loopback: the tunnel leads there, and a login node that is
+    this machine connects to the head node directly (`route`).
+
+A campaign's sweeps ask here too.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .endpoint import loopback_port, running_server_url, with_port
+from .endpoint import loopback_port, on_host, running_server_url, with_port
 
 
 def default_url(profile: str, configured: str | None) -> str | None:
@@ -29,17 +32,23 @@ class Route:
     server_port: int | None = None  # the server's port on its host, idem
 
 
-async def route(host, profile: str, is_slurm: bool, url: str) -> Route:
-    """How this machine reaches `url` as `host` sees it (a tunnel opened when one is needed)."""
+async def route(host, profile: str, is_slurm: bool, url: str, head: str | None = None) -> Route:
+    """How this machine reaches `url` as `host` sees it (a tunnel opened when one is needed).
+
+    `head`: the head node of the job serving the URL, when the caller knows which job that is
+    (a campaign lane does; two lanes' jobs may share a port); else found by the URL's port."""
     port = loopback_port(url)
-    if port is None or not host.tunnelled:
+    if port is None:
         return Route(url)
-    target = "127.0.0.1"
-    if is_slurm:  # the server runs on its job's head node, reached through the login node
+    if is_slurm and not head:  # the server runs on its job's head node, reached through the login node
         from ..slurm.launch import head_for_port
 
-        target = head_for_port(profile, port) or target
-    local = await host.forward_port(port, target)
+        head = head_for_port(profile, port)
+    if not is_slurm:
+        head = None
+    if not host.tunnelled:
+        return Route(on_host(url, head) if head else url)
+    local = await host.forward_port(port, head or "127.0.0.1")
     return Route(with_port(url, local), True, url, port)
 
 

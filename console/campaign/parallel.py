@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import time
 from typing import Callable
-from urllib.parse import urlsplit, urlunsplit
 
 from profiles.profile import Profile
 
@@ -28,8 +27,6 @@ from ..store import launches
 from . import lock as locks
 from ..store import campaigns as st
 from .runner import CampaignRunner, CampaignStopped
-
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def runner_for(state: st.CampaignState, profile: Profile, say: Callable[[str], None] | None = None):
@@ -71,10 +68,6 @@ def spread_over(state: st.CampaignState, hosts_text: str) -> None:
 class SlurmLane(CampaignRunner):
     """One lane: one cell at a time, as a job; the server is reached on the job's head node."""
 
-    def __init__(self, state: st.CampaignState, profile: Profile, say: Callable[[str], None] | None = None):
-        super().__init__(state, profile, say)
-        self._head: str | None = None
-
     async def _attempt(self, cell: st.Cell) -> None:
         try:
             await super()._attempt(cell)
@@ -84,23 +77,11 @@ class SlurmLane(CampaignRunner):
                 cell.node = ",".join(record.slurm.get("nodes") or []) or None
                 self._save()
 
-    async def _sweep_cell(self, cell: st.Cell, port: int | None) -> None:
+    def _head_of(self, cell: st.Cell) -> str | None:
+        """This lane's own job's head node: another lane's job may serve the same port elsewhere."""
         record = launches.get(self.profile.name, cell.launch_id) if cell.launch_id else None
-        self._head = (record.slurm or {}).get("head_addr") if record is not None else None
-        try:
-            await super()._sweep_cell(cell, port)
-        finally:
-            self._head = None
-
-    def _url_for(self, port: int | None) -> str:
-        """The server listens on the job's head node, not on the login node."""
-        url = super()._url_for(port)
-        parts = urlsplit(url)
-        if self._head and parts.hostname in _LOOPBACK:
-            where = f"[{self._head}]" if ":" in self._head else self._head
-            netloc = f"{where}:{parts.port}" if parts.port else where
-            url = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-        return url
+        head = (record.slurm or {}).get("head_addr") if record is not None else None
+        return head if isinstance(head, str) and head and not head.startswith("-") and len(head) < 256 else None
 
     async def _gpus_idle(self, cell: st.Cell) -> None:
         """Slurm takes the GPUs back with the job; a later job waits for them if it must."""

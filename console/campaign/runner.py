@@ -416,19 +416,19 @@ class CampaignRunner:
         parts = urlsplit(base)
         return urlunsplit((parts.scheme, f"{parts.hostname}:{port}", parts.path, parts.query, parts.fragment))
 
+    def _head_of(self, cell: st.Cell) -> str | None:
+        """The head node of the job serving this cell, when the runner knows it (a Slurm lane does)."""
+        return None
+
     async def _sweep_cell(self, cell: st.Cell, port: int | None) -> None:
-        from urllib.parse import urlsplit
-
         from ..bench.process import SweepProcess
+        from ..bench.route import route
 
-        url = server_url = self._url_for(port)
-        parts = urlsplit(url)
-        tunnelled = False
-        if self.session.host.tunnelled and parts.hostname in ("127.0.0.1", "localhost", "::1"):
-            local = await self._with_retries(lambda: self.session.host.forward_port(parts.port or 80))
-            url, tunnelled = f"{parts.scheme}://127.0.0.1:{local}{parts.path}", True
-        sweep = SweepProcess(bench_argv(self.spec, url, self.profile.name, tunnelled, parts.port,
-                                        server_url if tunnelled else None))
+        server_url, head = self._url_for(port), self._head_of(cell)
+        found = await self._with_retries(lambda: route(self.session.host, self.profile.name,
+                                                       self.profile.is_slurm, server_url, head))
+        sweep = SweepProcess(bench_argv(self.spec, found.url, self.profile.name, found.tunnelled,
+                                        found.server_port, found.server_url))
         self._sweep = sweep
         await sweep.start()
         try:

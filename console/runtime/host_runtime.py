@@ -174,17 +174,10 @@ class HostRuntime:
 
     async def _track_owners(self) -> None:
         """Which launch config each process belongs to (by process group), every few seconds."""
-        from ..servers.procs import processes
+        from ..servers.owners import owners
 
-        while True:
-            groups = {r.pgid: r.config for r in self.launches.values() if r.live and r.pgid}
-            found: dict[int, str] = {}
-            if groups:
-                try:
-                    found = {p.pid: groups[p.pgid] for p in await processes(self.session.host) if p.pgid in groups}
-                except HostError:
-                    found = self.owners
-            self.owners = found
+        while True:  # the one rule (servers.owners); the last map stays while the link is down
+            self.owners = await owners(self.session, list(self.launches.values()), fallback=self.owners)
             await asyncio.sleep(OWNERS_EVERY_S)
 
     # ------------------------------------------------------------ servers
@@ -377,6 +370,53 @@ class HostRuntime:
         from ..bench.endpoint import list_models
 
         return await list_models((await self.route(url)).url)
+
+    # the Bench tab's saved state: read and written in a worker thread, never on the event loop
+    async def bench_url(self) -> str | None:
+        """The URL the Bench tab's form starts with (console.bench.route.default_url)."""
+        from ..bench.route import default_url
+
+        return await asyncio.to_thread(default_url, self.name, self.session.profile.server.url)
+
+    async def bench_form(self) -> dict:
+        """The Bench form's last settings on this profile (console.bench.form_memory)."""
+        from ..bench import form_memory
+
+        return await asyncio.to_thread(form_memory.load, self.name)
+
+    async def remember_bench_form(self, values: dict) -> None:
+        from ..bench import form_memory
+
+        await asyncio.to_thread(form_memory.save, self.name, values)
+
+    async def larger_sweep_than_before(self, levels: str) -> tuple[int, int] | None:
+        """(new, largest before) when `levels` goes beyond every sweep before on this profile."""
+        from ..bench import form_memory
+
+        return await asyncio.to_thread(form_memory.larger_than_before, self.name, levels)
+
+    async def saved_runs(self) -> list[dict]:
+        """This profile's saved runs, newest first (console.bench.results.list_runs)."""
+        from ..bench.results import list_runs
+
+        return await asyncio.to_thread(list_runs, self.name)
+
+    async def saved_run(self, path: str) -> dict:
+        """One saved run's document; StateFileError when it cannot be read."""
+        from ..bench.results import load_run
+
+        return await asyncio.to_thread(load_run, path)
+
+    async def latest_saved_view(self):
+        """The newest saved run as the Bench tab draws it (a SweepView), or None when there is none;
+        StateFileError when it cannot be read."""
+        from ..bench.live import view_from_run
+        from ..bench.results import list_runs, load_run
+
+        def look():
+            runs = list_runs(self.name)
+            return view_from_run(load_run(runs[0]["path"])) if runs else None
+        return await asyncio.to_thread(look)
 
     async def start_sweep(self, values: dict, launcher: Callable | None = None) -> None:
         """Start the load generator for the form's values; its run is saved under THIS profile."""

@@ -9,15 +9,29 @@ from ..store import launches
 from .procs import processes
 
 
-async def owners(session: HostSession) -> dict[int, str]:
-    """pid -> config name, for every process in the group of a live launch record."""
-    groups = {r.pgid: r.config for r in launches.load_all(session.name) if r.live and r.pgid and r.pgid > 1}
+def owner_groups(records) -> dict[int, str]:
+    """pgid -> config, for every live launch record. Only a group above 1 can be one gpudeck made:
+    a record naming group 0 or 1 (the kernel's threads, init's group) would hand processes that
+    are not the server's to a config."""
+    return {r.pgid: r.config for r in records
+            if r.live and isinstance(r.pgid, int) and not isinstance(r.pgid, bool) and r.pgid > 1}
+
+
+async def owners(session: HostSession, records=None, fallback: dict[int, str] | None = None) -> dict[int, str]:
+    """pid -> config name, for every process in the group of a live launch record.
+
+    `records`: the launch records already in hand (a host's runtime keeps them), else the store's.
+    `fallback`: what to answer when the host cannot list its processes (a runtime keeps its last
+    map through a dropped link); empty unless given."""
+    if records is None:
+        records = await asyncio.to_thread(launches.load_all, session.name)
+    groups = owner_groups(records)
     if not groups:
         return {}
     try:
         listing = await processes(session.host)
     except HostError:
-        return {}
+        return dict(fallback or {})
     return {p.pid: groups[p.pgid] for p in listing if p.pgid in groups}
 
 
