@@ -10,13 +10,22 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def parse_source(path: Path) -> ast.Module:
+    """A module's tree, built with the collector held off (Python 3.11 fails an AST build when a
+    finaliser left by an earlier test runs in the middle of it)."""
+    from console.gc_pause import collector_paused
+
+    with collector_paused():
+        return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 # the modules that build and start the Textual app
 ENTRY_POINTS = {"console/commands/tui.py", "console/commands/demo.py"}
 
 
 def imports(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
     """Every module a file imports (absolute names; relative ones resolved to their package)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parse_source(path)
     package = path.relative_to(root).with_suffix("").parts[:-1]
     out = []
     for node in ast.walk(tree):
@@ -92,7 +101,7 @@ def module_graph(root: Path = ROOT) -> dict[str, set[str]]:
             files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     graph = {}
     for name, path in files.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = parse_source(path)
         package = path.relative_to(root).with_suffix("").parts[:-1]
         found = set()
         for node in ast.walk(tree):
@@ -169,7 +178,7 @@ def private_borrowings(folder: str = "console/commands", root: Path = ROOT) -> l
     public piece of a shared module (commands/kit.py), or a decision that belongs in the engine."""
     found = []
     for path in sorted((root / folder).glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = parse_source(path)
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
                 found += [f"{path.name}:{node.lineno} takes {node.module}.{alias.name}"

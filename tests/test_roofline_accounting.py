@@ -233,7 +233,9 @@ def test_unknown_scheme_fields_are_warned_and_mixed_groups_refused():
 # -- the import cycle ---------------------------------------------------------------------------
 
 def test_calibrate_does_not_import_result():
-    tree = ast.parse((Path(roofline.__file__).parent / "calibrate.py").read_text())
+    from tests.test_layering import parse_source
+
+    tree = parse_source(Path(roofline.__file__).parent / "calibrate.py")
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert "result" not in imported
 
