@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import os
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
-from textual.widgets import Footer, Input, Select, Static, TabbedContent, TabPane
+from textual.widgets import Input, Select, Static, TabbedContent, TabPane
 
 from console.runtime.fleet import Fleet
 from console.runtime import events as ev
@@ -15,6 +16,7 @@ from console.safe_text import clean, clean_line, safe_text
 from profiles import store
 from widgets.host_chips import Chip, HostChips
 from widgets.keys_panel import KeysPanel
+from widgets.steady_footer import SteadyFooter
 
 from .host_switcher import HostSwitcher
 from .keys_help import key_groups
@@ -57,6 +59,11 @@ class GpudeckApp(App):
 
     def __init__(self, profile_name: str = "local", readonly: bool = False, fleet: Fleet | None = None) -> None:
         super().__init__()
+        if "TEXTUAL_ANIMATIONS" not in os.environ:
+            # No sliding tab underline or smooth scrolls: each animation frame redraws, and on a
+            # loaded host those frames are a third of what a tab switch costs. TEXTUAL_ANIMATIONS
+            # set by the operator still wins.
+            self.animation_level = "none"
         self.readonly = readonly
         profiles, self.profile_errors = store.load_all()
         if fleet is None:
@@ -77,7 +84,7 @@ class GpudeckApp(App):
                     pane = _build_pane(tab_id, title, module, cls)
                     self.panes[tab_id] = pane
                     yield pane
-        yield Footer()
+        yield SteadyFooter()
 
     async def on_mount(self) -> None:
         from textual.widgets import Tabs
@@ -178,6 +185,8 @@ class GpudeckApp(App):
 
     def _set_tab_label(self, tab_id: str, summary: str) -> None:
         title = next(t[1] for t in TABS if t[0] == tab_id)
+        if self.summaries.get(tab_id) == summary:
+            return  # a relabelled tab lays the whole strip out again: only when its words change
         self.summaries[tab_id] = summary
         try:
             tab = self.tabs.get_tab(tab_id)
@@ -187,6 +196,11 @@ class GpudeckApp(App):
 
     def action_tab(self, tab_id: str) -> None:
         self.tabs.active = tab_id
+        pane = self.panes.get(tab_id)
+        if pane is not None:
+            # focused now, not when TabActivated arrives: the footer is then rebuilt once for the new
+            # tab's keys, not first for a screen with nothing focused
+            pane.focus_body()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         pane = self.panes.get(event.pane.id or "")
