@@ -16,6 +16,8 @@ from textual.widgets import Footer
 class SteadyFooter(Footer):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        # the keys known when it is mounted are drawn in the first frame, not only after a focus move
+        self.set_reactive(Footer._bindings_ready, True)
         self._drawn: tuple | None = None  # the keys the footer was last built with
         self._pending = False
 
