@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 
 class SteadyFooter(Footer):
@@ -28,6 +29,18 @@ class SteadyFooter(Footer):
                      if binding.show)
         palette = active.get(self.app.COMMAND_PALETTE_BINDING)
         return keys, (palette.binding, palette.enabled) if palette else None, self.show_command_palette
+
+    def compose(self):
+        # Each key is bound to the footer's `compact` and so styled twice as it mounts (the bound
+        # value is written over the key's own default); the footer never changes `compact`, so
+        # each key gets the footer's value and class up front and no binding.
+        # (The palette key has no binding and keeps its own compact style.)
+        for widget in super().compose():
+            if isinstance(widget, FooterKey) and getattr(widget, "_reactive_connect", None):
+                widget._reactive_connect = None
+                widget.set_reactive(FooterKey.compact, self.compact)
+                widget.set_class(self.compact, "-compact", update=False)
+            yield widget
 
     def bindings_changed(self, screen: Screen) -> None:
         self._bindings_ready = True

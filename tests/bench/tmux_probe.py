@@ -36,6 +36,7 @@ class Probe:
         self.client = subprocess.Popen([*self.base, "-C", "attach-session", "-t", self.session],
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
         self.lines: queue.Queue[tuple[float, bytes]] = queue.Queue()
+        self.last_output = 0.0  # the latest %output seen, by whichever reader
         threading.Thread(target=self._read, daemon=True).start()
         self._command(f"refresh-client -C {width}x{height}")
 
@@ -59,7 +60,7 @@ class Probe:
             elif inside:
                 body.append(line)
             elif line.startswith(b"%output"):
-                last_output = t
+                last_output = self.last_output = t
 
     def screen(self) -> str:
         body, _ = self._command(f"capture-pane -p -t {self.session}")
@@ -74,7 +75,8 @@ class Probe:
     def wait_for(self, markers: list[str], since: float, timeout: float = 30.0) -> float:
         """Seconds from `since` to the end of the output burst after which the screen shows every marker."""
         deadline = time.perf_counter() + timeout
-        last = since
+        # output that came while the key itself was being sent was read there
+        last = self.last_output if self.last_output > since else since
         while time.perf_counter() < deadline:
             try:
                 t, line = self.lines.get(timeout=0.05)
@@ -83,7 +85,7 @@ class Probe:
                     continue  # nothing drawn yet; a capture now would only see the old screen
                 t, line = last, b""
             if line.startswith(b"%output"):
-                last = t
+                last = self.last_output = t
                 while True:  # the rest of this burst, as far as it has come
                     try:
                         t, line = self.lines.get_nowait()
