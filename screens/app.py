@@ -229,11 +229,6 @@ class GpudeckApp(App):
 
     def action_tab(self, tab_id: str) -> None:
         self.tabs.active = tab_id
-        pane = self.panes.get(tab_id)
-        if pane is not None:
-            # focused now, not when TabActivated arrives: the footer is then rebuilt once for the new
-            # tab's keys, not first for a screen with nothing focused
-            pane.focus_body()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         pane = self.panes.get(event.pane.id or "")

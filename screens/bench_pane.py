@@ -310,6 +310,10 @@ class BenchPane(Pane):
             self._draws.flush()  # a run opened, or a sweep that starts or ends: shown at once
 
     def on_show(self) -> None:
+        # the tab first appears as it was left, at once; what changed meanwhile follows a frame later
+        self.call_after_refresh(self._catch_up)
+
+    def _catch_up(self) -> None:
         self._draws.flush()
         self._chart.flush()
 

@@ -112,8 +112,12 @@ class GPUsPane(Pane):
             self._draws.request()
 
     def on_show(self) -> None:
+        # the tab first appears as it was left, at once; the latest sample and its age follow a frame later
+        self.call_after_refresh(self._catch_up)
+
+    def _catch_up(self) -> None:
         self._draws.flush()
-        self._tick()  # the sample's age as of now
+        self._tick()
 
     def all_hosts_event(self, event: ev.RuntimeEvent) -> None:
         if isinstance(event, ev.GPUsSampled) and self.fleet_shown and self.fleet is None:
