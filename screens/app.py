@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
+import os
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
-from textual.widgets import Footer, Input, Select, Static, TabbedContent, TabPane
+from textual.widgets import Input, Select, Static, TabbedContent, TabPane
 
 from console.runtime.fleet import Fleet
 from console.runtime import events as ev
@@ -15,6 +17,7 @@ from console.safe_text import clean, clean_line, safe_text
 from profiles import store
 from widgets.host_chips import Chip, HostChips
 from widgets.keys_panel import KeysPanel
+from widgets.steady_footer import SteadyFooter
 
 from .host_switcher import HostSwitcher
 from .keys_help import key_groups
@@ -22,6 +25,7 @@ from .palette import KeysProvider
 from .pane import Pane
 from .tabs import TABS, tab_digit
 
+FIRST_TAB = "gpus"  # on screen at start; the other tabs' panes are built after the first frame
 TOAST_TIMEOUT_S = 5.0  # toasts go by themselves; what must stay is drawn in the panes
 
 
@@ -57,6 +61,11 @@ class GpudeckApp(App):
 
     def __init__(self, profile_name: str = "local", readonly: bool = False, fleet: Fleet | None = None) -> None:
         super().__init__()
+        if "TEXTUAL_ANIMATIONS" not in os.environ:
+            # No sliding tab underline or smooth scrolls: each animation frame redraws, and on a
+            # loaded host those frames are a third of what a tab switch costs. TEXTUAL_ANIMATIONS
+            # set by the operator still wins.
+            self.animation_level = "none"
         self.readonly = readonly
         profiles, self.profile_errors = store.load_all()
         if fleet is None:
@@ -71,13 +80,14 @@ class GpudeckApp(App):
     def compose(self) -> ComposeResult:
         yield self.chip_bar
         yield Static("", id="host-alert", markup=False)
-        with TabbedContent(id="tabs", initial="gpus") as self.tabs:
+        with TabbedContent(id="tabs", initial=FIRST_TAB) as self.tabs:
             for tab_id, title, module, cls in TABS:
                 with TabPane(f"{tab_digit(tab_id)} {title}", id=tab_id):
-                    pane = _build_pane(tab_id, title, module, cls)
-                    self.panes[tab_id] = pane
-                    yield pane
-        yield Footer()
+                    if tab_id == FIRST_TAB:  # the others are built after the first frame (on_mount)
+                        pane = _build_pane(tab_id, title, module, cls)
+                        self.panes[tab_id] = pane
+                        yield pane
+        yield SteadyFooter()
 
     async def on_mount(self) -> None:
         from textual.widgets import Tabs
@@ -88,12 +98,42 @@ class GpudeckApp(App):
         self._refresh_chips()
         self.set_interval(1.0, self._refresh_chips)
         self.run_worker(self.fleet.keep_alive(), name="keep-alive", group="fleet", exclusive=True)
-        for name in self.fleet.names():  # every host, on screen or not: crashes are caught everywhere
-            self.fleet.runtime(name).subscribe(self._forward)
-        await self.fleet.start_all()
-        await self._open(self.current)
+        self.panes[FIRST_TAB].focus_body()  # its keys in the first frame's footer
+        async with self._first_frame_out():
+            # the tabs not on screen: their modules imported and their widgets mounted once the
+            # operator sees the console, not before
+            for tab_id, title, module, cls in TABS:
+                if tab_id not in self.panes:
+                    pane = _build_pane(tab_id, title, module, cls)
+                    self.panes[tab_id] = pane
+                    await self.tabs.get_pane(tab_id).mount(pane)
+            for name in self.fleet.names():  # every host, on screen or not: crashes are caught everywhere
+                self.fleet.runtime(name).subscribe(self._forward)
+            await self.fleet.start_all()
+            await self._open(self.current)
         for line in self.profile_errors:
             self.notify(line, severity="error", timeout=15)
+
+    @contextlib.asynccontextmanager
+    async def _first_frame_out(self):
+        """Draw the screen as it is now, then run the rest of the start with repaints flowing.
+
+        Textual holds every repaint until the app's on_mount returns (a batch around mounting);
+        the rest of the start (the other tabs, every host's runtime) takes a second or more, and
+        the terminal would stay blank all that time. The batch is let go for the first frame and
+        the start's remaining steps, and taken again before on_mount returns, as Textual expects.
+        """
+        held = getattr(self, "_batch_count", 0) > 0
+        if held:
+            self._end_batch()
+        try:
+            drawn = asyncio.Event()
+            self.screen.call_after_refresh(drawn.set)
+            await drawn.wait()
+            yield
+        finally:
+            if held:
+                self._begin_batch()
 
     async def on_unmount(self) -> None:
         await self.fleet.close()
@@ -178,6 +218,8 @@ class GpudeckApp(App):
 
     def _set_tab_label(self, tab_id: str, summary: str) -> None:
         title = next(t[1] for t in TABS if t[0] == tab_id)
+        if self.summaries.get(tab_id) == summary:
+            return  # a relabelled tab lays the whole strip out again: only when its words change
         self.summaries[tab_id] = summary
         try:
             tab = self.tabs.get_tab(tab_id)

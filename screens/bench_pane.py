@@ -29,8 +29,12 @@ from widgets.bench_table import BenchLevelTable
 
 from .confirm import Confirm
 from .pane import Pane
+from .throttle import Throttle
 
 _fmt = number
+
+DRAW_S = 0.25        # the live view's text and table, at most this often (the runtime reports up to 4/s)
+CHART_RUNNING_S = 2.0  # the chart of a running sweep: one point a second, redrawn every other
 
 
 class BenchPane(Pane):
@@ -71,6 +75,10 @@ class BenchPane(Pane):
         self.status_note = ""
         self._last_measured: SweepView | None = None  # the last view with a level that ran
         self.form_toggled = False  # the operator chose with f whether the setup shows
+        self._draws = Throttle(self, self._draw_view, DRAW_S)
+        self._chart = Throttle(self, self._draw_chart, 0.0)
+        self._charted: tuple | None = None  # what the chart shows now
+        self._live = False
 
     # Below this height the setup, the chart and the level table do not fit together: a pane that
     # shows a run hides the setup until f (then the chart gives way), so the table stays whole.
@@ -282,12 +290,30 @@ class BenchPane(Pane):
                 return
             if measured:
                 self._last_measured = view
-            self.view = view
+            self._live = True  # a progress report: drawn at the throttle's pace
+            try:
+                self.view = view
+            finally:
+                self._live = False
         elif isinstance(event, ev.ServerStateChanged) and event.record.state == "ready" \
                 and self._error_text.startswith("no models listed"):
             self.action_models()  # a server came up since the last look: its models, not a stale "none"
 
     def watch_view(self) -> None:
+        self.set_summary(self.view.summary_text())  # the tab title counts levels whichever tab is shown
+        self._draws.request()
+        if not self._live or (self.proc is not None) != self.has_class("running"):
+            self._draws.flush()  # a run opened, or a sweep that starts or ends: shown at once
+
+    def on_show(self) -> None:
+        # the tab first appears as it was left, at once; what changed meanwhile follows a frame later
+        self.call_after_refresh(self._catch_up)
+
+    def _catch_up(self) -> None:
+        self._draws.flush()
+        self._chart.flush()
+
+    def _draw_view(self) -> None:
         self.set_class(self.proc is not None, "running")
         self._fit()
         self.refresh_bindings()
@@ -314,11 +340,21 @@ class BenchPane(Pane):
 
     def _redraw(self) -> None:
         v = self.view
-        self.query_one("#bp-head", Static).update(safe_text(self._headline(v)))
-        self.query_one(BenchChart).show(v.series, v.boundaries, self.overlay, label=v.run_id or "this run")
+        _update(self.query_one("#bp-head", Static), safe_text(self._headline(v)))
+        charted = (tuple(v.series), tuple(v.boundaries), self.overlay and self.overlay[0], v.run_id)
+        if charted != self._charted:
+            self._chart.interval = CHART_RUNNING_S if v.running else 0.0
+            self._chart.request()
+        if not v.running:
+            self._chart.flush()  # the finished run's whole chart, not the one of two seconds ago
         self.query_one(BenchLevelTable).show(v.levels)
-        self.query_one("#bp-status", Static).update(safe_text(self._status(v)))
+        _update(self.query_one("#bp-status", Static), safe_text(self._status(v)))
         self.set_summary(v.summary_text())
+
+    def _draw_chart(self) -> None:
+        v = self.view
+        self._charted = (tuple(v.series), tuple(v.boundaries), self.overlay and self.overlay[0], v.run_id)
+        self.query_one(BenchChart).show(v.series, v.boundaries, self.overlay, label=v.run_id or "this run")
 
     @staticmethod
     def _headline(v: SweepView) -> str:
@@ -349,3 +385,10 @@ class BenchPane(Pane):
         if not v.running and v.path:
             parts.append(f"saved {v.path.rsplit('/', 1)[-1]}")
         return " · ".join(parts)
+
+
+def _update(static: Static, text) -> None:
+    """Set a line's text; the same text again costs no layout."""
+    if getattr(static, "_shown_text", None) != text:
+        static._shown_text = text
+        static.update(text)

@@ -24,6 +24,7 @@ from widgets.gpu_processes import GPUProcessTable
 from widgets.gpu_table import SPARK_WIDTH, GPUTable
 
 from .pane import Pane
+from .throttle import Throttle, on_screen
 
 
 class GPUsPane(Pane):
@@ -63,6 +64,7 @@ class GPUsPane(Pane):
         self.fleet_shown = False
         self.interval_s = 1.0
         self._summary = None
+        self._draws = Throttle(self, self._draw_snapshot, 0.0)  # a hidden tab draws its last sample when shown
 
     def compose(self):
         with Vertical(id="gpus-host"):
@@ -106,7 +108,16 @@ class GPUsPane(Pane):
     def runtime_event(self, event: ev.RuntimeEvent) -> None:
         if isinstance(event, ev.GPUsSampled):
             self.interval_s = self.runtime.gpu_interval_s or self.interval_s
-            self.show_snapshot(event.snapshot)
+            self._record(event.snapshot)
+            self._draws.request()
+
+    def on_show(self) -> None:
+        # the tab first appears as it was left, at once; the latest sample and its age follow a frame later
+        self.call_after_refresh(self._catch_up)
+
+    def _catch_up(self) -> None:
+        self._draws.flush()
+        self._tick()
 
     def all_hosts_event(self, event: ev.RuntimeEvent) -> None:
         if isinstance(event, ev.GPUsSampled) and self.fleet_shown and self.fleet is None:
@@ -125,8 +136,22 @@ class GPUsPane(Pane):
 
     def show_snapshot(self, snap: Snapshot) -> None:
         """Draw one sample (also the entry point for tests and the demo)."""
+        self._record(snap)
+        self._draw_snapshot()
+
+    def _record(self, snap: Snapshot) -> None:
+        """Keep a sample (the sparklines' history and the tab title), drawn or not."""
         self.snapshot = snap
         self.history.add(snap)
+        summary = snap.summary()
+        if summary != self._summary:
+            self._summary = summary
+            self.set_summary(summary)
+
+    def _draw_snapshot(self) -> None:
+        snap = self.snapshot
+        if snap is None:
+            return
         error = self.query_one("#gpus-error", Static)
         table = self.query_one(GPUTable)
         procs = self.query_one(GPUProcessTable)
@@ -156,10 +181,6 @@ class GPUsPane(Pane):
                 label.update("Processes" + ("  (none)" if not snap.processes else ""))
             procs.show(snap.processes, self.owners)
             procs.display = bool(snap.processes)
-        summary = snap.summary()
-        if summary != self._summary:
-            self._summary = summary
-            self.set_summary(summary)
         self._tick()
 
     def _tick(self) -> None:
@@ -167,8 +188,8 @@ class GPUsPane(Pane):
         status = self.query_one("#gpus-status", Static)
         snap = self.snapshot
         name = self.session.name if self.session else "?"
-        if snap is None:
-            return
+        if snap is None or not on_screen(self):
+            return  # a hidden tab's ages are drawn when it is shown (on_show draws the sample)
         now = self.clock()
         parts: list = [Text(name, style="bold"), f" · {snap.source}"]
         sample_age = snap.age(now)

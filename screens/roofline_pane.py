@@ -84,7 +84,13 @@ class RooflinePane(Pane):
             return  # the operator switched host again meanwhile
         self.runs = runs
         self._fill_whatif()
-        self.recompute()
+        inputs, checkpoint = self.inputs, self.checkpoint
+        # the model's roofline takes a moment (hundreds of quantisation patterns): off the UI thread,
+        # so the console draws while it is worked out
+        result = await asyncio.to_thread(_compute, inputs, checkpoint)
+        if session is not self.session or inputs is not self.inputs or checkpoint is not self.checkpoint:
+            return  # another host, or a what-if, came meanwhile and drew its own
+        self._show(result)
         self.run_worker(self._read_checkpoint(session), group="rl-checkpoint", exclusive=True)
 
     async def _read_checkpoint(self, session) -> None:
@@ -174,11 +180,14 @@ class RooflinePane(Pane):
 
     # -- drawing ---------------------------------------------------------------
     def recompute(self) -> None:
+        self._show(_compute(self.inputs, self.checkpoint))
+
+    def _show(self, result) -> None:
+        """Draw a computed roofline, or the reason there is none."""
         status = self.query_one("#rl-status", Static)
         run = self.shown_run()
-        try:
-            self.roof = compute_inputs(self.inputs, checkpoint=self.checkpoint)
-        except (RooflineError, OSError) as exc:
+        if isinstance(result, Exception):
+            exc = result
             self.roof = None
             self.query_one(RooflineHeadline).show(None, self._setup_line(None), problem=str(exc))
             self.query_one(RooflineTable).show([])
@@ -188,7 +197,7 @@ class RooflinePane(Pane):
             status.update("")
             self.set_summary("N/A")
             return
-        roof = self.roof
+        roof = self.roof = result
         head = headline(roof, run)
         self.query_one(RooflineHeadline).show(head, self._setup_line(roof))
         cal, cal_line = calibration_text(roof, run)
@@ -268,3 +277,11 @@ def _assumption_line(a: dict[str, Any]) -> str:
     if "weights_from" in a:   # where the weight bytes come from: the checkpoint's headers or the config alone
         parts.append(f"weights {a['weights_from']}")
     return "assumptions  " + " · ".join(parts) + "   (w what-if)"
+
+
+def _compute(inputs: Inputs, checkpoint):
+    """The roofline for these inputs, or the error that says why there is none."""
+    try:
+        return compute_inputs(inputs, checkpoint=checkpoint)
+    except (RooflineError, OSError) as exc:
+        return exc

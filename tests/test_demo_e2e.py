@@ -72,6 +72,7 @@ async def test_launch_sweep_crash_is_named_and_a_task_is_suggested(demo_world):
 
         # the GPUs now read 100% at 0 MiB with no process: the stale counter is named
         await _until(pilot, lambda: "STALE" in app.summaries.get("gpus", ""), seconds=30, what="stale GPUs")
+        await pilot.press("1")  # a hidden tab draws its latest sample when it is shown
         warning = app.panes["gpus"].query_one("#gpus-warning")
         await _until(pilot, lambda: "server run_tp8_ep8_crash crashed" in str(warning.render()), seconds=15,
                      what="the stale warning naming the crash")

@@ -67,11 +67,17 @@ class HostChips(Static):
         self.chips: list[Chip] = []
         self.readonly = False
         self.clock = time.time  # what "connected 2m05s" counts from (a snapshot test pins it)
+        self._drawn: Text | None = None
 
     def show(self, chips: list[Chip], readonly: bool = False) -> None:
         self.chips = chips
         self.readonly = readonly
-        self.update(self.line_text())
+        text = self.line_text()
+        if text == self._drawn:
+            return
+        self._drawn = text
+        # one line whatever it says (height 1, the full width): a repaint, never a new layout
+        self.update(text, layout=False)
 
     def line_text(self) -> Text:
         now = self.clock()

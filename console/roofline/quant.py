@@ -56,7 +56,9 @@ class QuantScheme:
                 "excluded_patterns": len(self.excluded), "kv_dtype": self.kv_dtype, "source": self.source}
 
 
-@functools.lru_cache(maxsize=64)
+# a config lists hundreds of patterns and unmatched_patterns asks for each alone: a cache smaller
+# than the list compiles every one again on each call
+@functools.lru_cache(maxsize=4096)
 def _exclusion_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
     """All patterns as one regex; a pattern naming a module also covers everything inside it."""
     if not patterns:

@@ -1,0 +1,96 @@
+"""What the console redraws, and when: the first frame before the slow start, a footer rebuilt only
+when its keys change, live updates coalesced and held back while their tab is hidden."""
+from __future__ import annotations
+
+import os
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.widgets import Static
+from textual.widgets._footer import FooterKey
+
+from console import demo
+from screens.app import GpudeckApp
+from screens.throttle import Throttle
+from tests.harness import wait_until
+
+
+@pytest.fixture
+def demo_world(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", os.environ["PATH"])
+    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
+    world = demo.setup(tmp_path / "demo")
+    yield world
+    world.close()
+
+
+async def test_first_frame_is_drawn_before_the_hosts_start(demo_world):
+    app = GpudeckApp(profile_name="demo")
+    frames: list[object] = []
+    seen_at_start: list[tuple[int, list[str]]] = []
+    display = app._display
+
+    def counted(screen, renderable):
+        frames.append(renderable)
+        return display(screen, renderable)
+
+    app._display = counted
+    start_all = app.fleet.start_all
+
+    async def recorded():
+        seen_at_start.append((len(frames), sorted(app.panes)))
+        await start_all()
+
+    app.fleet.start_all = recorded
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        frames_then, panes_then = seen_at_start[0]
+        assert frames_then > 0, "nothing was drawn until every host's runtime had started"
+        assert sorted(app.panes) == sorted(["gpus", "server", "bench", "roofline", "tasks", "campaign"])
+        assert panes_then == sorted(app.panes)  # every tab is built before the runtimes report to them
+
+
+async def test_footer_keeps_its_keys_when_the_bindings_do_not_change(demo_world):
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        before = list(app.screen.query(FooterKey))
+        for _ in range(5):
+            app.screen.refresh_bindings()
+            await pilot.pause()
+        assert list(app.screen.query(FooterKey)) == before  # the same widgets: nothing rebuilt
+        await pilot.press("3")
+        await wait_until(pilot, lambda: any(k.description == "run sweep" for k in app.screen.query(FooterKey)),
+                         what="the Bench tab's keys in the footer")
+
+
+class _Counted(App):
+    def compose(self) -> ComposeResult:
+        yield Static("shown", id="shown")
+        yield Static("hidden", id="hidden")
+
+    def on_mount(self) -> None:
+        self.draws = {"shown": 0, "hidden": 0}
+        self.throttles = {name: Throttle(self.query_one(f"#{name}"), lambda n=name: self._draw(n), 0.2)
+                          for name in self.draws}
+        self.query_one("#hidden").display = False
+
+    def _draw(self, name: str) -> None:
+        self.draws[name] += 1
+
+
+async def test_throttle_coalesces_requests_and_waits_while_hidden():
+    app = _Counted()
+    async with app.run_test() as pilot:
+        for _ in range(10):
+            app.throttles["shown"].request()
+            app.throttles["hidden"].request()
+        assert app.draws["shown"] == 1  # the first at once
+        await wait_until(pilot, lambda: app.draws["shown"] == 2, what="the one trailing draw")
+        await pilot.pause(0.3)
+        assert app.draws == {"shown": 2, "hidden": 0}  # ten requests, two draws; none while hidden
+        app.query_one("#hidden").display = True
+        app.throttles["hidden"].flush()  # what a pane does when its tab is shown
+        assert app.draws["hidden"] == 1
+        app.throttles["hidden"].flush()
+        assert app.draws["hidden"] == 1  # nothing new since: nothing drawn
