@@ -8,12 +8,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Static
 
-from console.roofline import RooflineError
 from console.roofline.compare import calibration_text, headline, rows
 from console.roofline.checkpoint_source import checkpoint_for_profile
-from console.roofline.from_profile import Inputs, compute_inputs, inputs_from_profile
+from console.roofline.from_profile import Inputs, inputs_from_profile
 from console.roofline.runs import RunsFound
 from console.runtime import events as ev
+from console.runtime.host_runtime import roofline_or_error
 from console.safe_text import safe_text
 from widgets.roofline_headline import RooflineHeadline
 from widgets.roofline_plot import RooflinePlot
@@ -87,7 +87,7 @@ class RooflinePane(Pane):
         inputs, checkpoint = self.inputs, self.checkpoint
         # the model's roofline takes a moment (hundreds of quantisation patterns): off the UI thread,
         # so the console draws while it is worked out
-        result = await asyncio.to_thread(_compute, inputs, checkpoint)
+        result = await self.runtime.roofline_of(inputs, checkpoint)
         if session is not self.session or inputs is not self.inputs or checkpoint is not self.checkpoint:
             return  # another host, or a what-if, came meanwhile and drew its own
         self._show(result)
@@ -180,7 +180,7 @@ class RooflinePane(Pane):
 
     # -- drawing ---------------------------------------------------------------
     def recompute(self) -> None:
-        self._show(_compute(self.inputs, self.checkpoint))
+        self._show(roofline_or_error(self.inputs, self.checkpoint))  # cached after the first: what-if keys stay quick
 
     def _show(self, result) -> None:
         """Draw a computed roofline, or the reason there is none."""
@@ -278,10 +278,3 @@ def _assumption_line(a: dict[str, Any]) -> str:
         parts.append(f"weights {a['weights_from']}")
     return "assumptions  " + " · ".join(parts) + "   (w what-if)"
 
-
-def _compute(inputs: Inputs, checkpoint):
-    """The roofline for these inputs, or the error that says why there is none."""
-    try:
-        return compute_inputs(inputs, checkpoint=checkpoint)
-    except (RooflineError, OSError) as exc:
-        return exc

@@ -539,6 +539,12 @@ class HostRuntime:
 
         return await asyncio.to_thread(roofline_for, self.session.profile)
 
+    async def roofline_of(self, inputs, checkpoint=None):
+        """The roofline for these inputs (roofline.from_profile.compute_inputs), or the error saying
+        why there is none, worked out in a worker thread: the demo model alone has hundreds of
+        quantisation patterns, and the console keeps drawing meanwhile."""
+        return await asyncio.to_thread(roofline_or_error, inputs, checkpoint)
+
     async def task_board(self):
         """The profile's task board (profiles.tasks.TaskBoard), read in a worker thread."""
         from profiles.tasks import TaskBoard
@@ -607,3 +613,14 @@ class HostRuntime:
                 offered = await asyncio.to_thread(offer_new, self.name)
         if changes.tasks or offered:
             self.emit(ev.TasksChanged(self.name))
+
+
+def roofline_or_error(inputs, checkpoint=None):
+    """compute_inputs' roofline, or the RooflineError/OSError that says why there is none."""
+    from ..roofline import RooflineError
+    from ..roofline.from_profile import compute_inputs
+
+    try:
+        return compute_inputs(inputs, checkpoint=checkpoint)
+    except (RooflineError, OSError) as exc:
+        return exc
