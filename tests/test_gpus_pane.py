@@ -1,7 +1,7 @@
 """The GPUs tab in a small host app, driven with Pilot."""
 from __future__ import annotations
 
-
+from dataclasses import replace
 
 from console.gpus import parse_text
 from console.hosts import LocalHost
@@ -157,3 +157,22 @@ async def test_the_fleet_view_calls_a_host_unreachable_when_its_chip_says_its_li
         await pilot.pause()
         fleet = pane.query_one(FleetTable)
         assert "yes" in str(fleet.get_cell("up", "reach")) and "no" in str(fleet.get_cell("lost", "reach"))
+
+
+async def test_a_flag_that_widens_its_column_is_drawn_whole_even_if_a_frame_came_first():
+    """A frame drawn between a row's new flag and Textual's idle-time width pass must not leave the
+    flag cut ("STAL") once the pass has run: the table caches drawn cells by update, not by width,
+    so the Flags column has to be as wide as its widest cell before that cell is put in."""
+    gpus = parse_text((FIXTURES / "table-8x-stale-after-crash.txt").read_text()).gpus[:2]
+    idle = [replace(g, flags=["idle"]) for g in gpus]
+    stale = [replace(idle[0], flags=["stale"]), idle[1]]
+    table = GPUTable()
+    app = HostApp(table, footer=False)
+    async with app.run_test(size=(160, 10)) as pilot:
+        table.show(idle, {})
+        await pilot.pause()
+        table.show(stale, {})
+        table.render_line(1)  # a frame before the idle pass
+        await pilot.pause()
+        row = table.render_line(1).text
+        assert " STALE " in row, row
