@@ -39,8 +39,7 @@ async def test_launch_sweep_crash_is_named_and_a_task_is_suggested(demo_world):
         await _until(pilot, lambda: len(server.configs) == 3, what="configs")
         table = server.query_one("#configs")
         table.move_cursor(row=[c.name for c in server.configs].index("run_tp8_ep8_crash"))
-        await pilot.pause(0.2)
-        assert server.selected == "run_tp8_ep8_crash"
+        await _until(pilot, lambda: server.selected == "run_tp8_ep8_crash", what="the crashing config selected")
         assert any("this is TP8" in w for w in server._selected_config().warnings)
         await pilot.press("l")
         await _until(pilot, lambda: isinstance(app.screen, Confirm), what="launch confirmation")
