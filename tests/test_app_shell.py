@@ -73,3 +73,12 @@ async def test_a_corrupt_profile_is_reported_not_fatal(gpudeck_home):
         await pilot.pause()
         assert app.fleet.names() == ["local"]
         assert any("broken.toml:1" in e for e in app.profile_errors)
+
+
+async def test_a_toast_repaint_due_after_the_app_has_closed_is_no_error():
+    """A toast's repaint timer can fire while the app shuts down, its screens already gone."""
+    app = GpudeckApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+    assert not app.screen_stack
+    app._repaint_after_toast()  # what the timer of a toast shown just before quitting calls
