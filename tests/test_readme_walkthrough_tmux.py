@@ -61,11 +61,11 @@ def test_readme_walkthrough(tmp_path, size):
         term.keys("5")
         term.wait("suggested", "a add")
         term.keys("s")
-        term.wait("Investigate cuda-illegal-address")
+        term.wait("Investigate cuda-illegal-address", "Esc close")  # in the list that opened (the tab names it too)
         term.keys("Escape")
         term.wait_gone("Esc close")  # closed: a q sent with the Escape would read as Alt+q
         term.keys("q")
-        assert term.wait_exit(20), "q did not quit"
+        assert term.wait_exit(20), f"q did not quit:\n{term.screen()}"
     finally:
         term.close()
     assert list(env_tmp.glob("gpudeck-demo-*")) == [], "the demo left its temp dir behind"
