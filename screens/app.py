@@ -320,7 +320,8 @@ class GpudeckApp(App):
         self.set_timer(timeout + 0.5, self._repaint_after_toast)
 
     def _repaint_after_toast(self) -> None:
-        self.screen.refresh(layout=True)
+        if self.screen_stack:  # a toast shown just before quitting: no screen is left to repaint
+            self.screen.refresh(layout=True)
 
     def action_help_quit(self) -> None:
         """ctrl+c does not quit; say which key does (plain text: toasts take no markup here)."""

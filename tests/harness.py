@@ -1,10 +1,13 @@
-"""The one test harness for panes: a host app that holds a single pane, and a wait-until helper.
+"""The one test harness for panes: a host app that holds a single pane, and the wait-until helpers
+(`wait_until` inside a running app, `poll_until` outside one).
 
     app = HostApp(GPUsPane(), session)        # a bare HostSession: the pane runs a private runtime
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: "8 · 7 STALE" in app.summaries, what="the stale summary")
 """
 from __future__ import annotations
+
+import time
 
 from textual.app import App, ComposeResult
 from textual.widgets import Footer
@@ -17,6 +20,16 @@ async def wait_until(pilot, predicate, seconds: float = 30.0, what: str = "the c
             return
         await pilot.pause(0.1)
     assert predicate(), f"timed out after {seconds:g}s waiting for {what}"
+
+
+def poll_until(predicate, seconds: float = 30.0, what: str = "the condition", every: float = 0.05) -> None:
+    """Outside an app (a process, a file, a thread): check `predicate()` until it holds; fail
+    naming `what` if it never does within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {seconds:g}s waiting for {what}")
+        time.sleep(every)
 
 
 class HostApp(App):

@@ -168,7 +168,9 @@ def smollm_model() -> Path:
 
 
 @dataclass
-class LlamaServer:
+class LocalServer:
+    """A server process a test started in its own session, listening on 127.0.0.1:`port`."""
+
     port: int
     log: Path
     proc: subprocess.Popen
@@ -177,6 +179,34 @@ class LlamaServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+
+def start_server(name: str, argv: list[str], port: int, log: Path, timeout: float, stop, *,
+                 env: dict[str, str] | None = None, stdin=None, poll_s: float = 0.2, probe_s: float = 1.0,
+                 tail: int = 2000) -> tuple[subprocess.Popen, float]:
+    """Start `argv` (`name`, to serve on `port`) in its own session, its output in `log`, and
+    wait for `/health` to answer 200; (the process, seconds it took). If it exits first, or is
+    not healthy within `timeout` (then `stop(proc)` ends it), the test fails with the log's tail."""
+    import httpx
+
+    started = time.monotonic()
+    proc = subprocess.Popen(argv, stdout=open(log, "ab"), stderr=subprocess.STDOUT, stdin=stdin,
+                            env=env, start_new_session=True)
+    deadline = started + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"{name} exited {proc.returncode}:\n{log.read_text(errors='replace')[-tail:]}", pytrace=False)
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=probe_s).status_code == 200:
+                return proc, time.monotonic() - started
+        except httpx.HTTPError:
+            pass
+        time.sleep(poll_s)
+    stop(proc)
+    pytest.fail(f"{name} not healthy within {timeout:g}s:\n{log.read_text(errors='replace')[-tail:]}", pytrace=False)
+
+
+@dataclass
+class LlamaServer(LocalServer):
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -194,23 +224,7 @@ def llama_server_argv(port: int, *extra: str) -> list[str]:
 
 def start_llama_server(log: Path, *extra: str, timeout: float = 60.0) -> LlamaServer:
     """Start llama-server on a free port and wait for `/health` to say ok."""
-    import httpx
-
     port = free_port()
-    proc = subprocess.Popen(llama_server_argv(port, *extra), stdout=open(log, "ab"),
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    server = LlamaServer(port=port, log=log, proc=proc)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"llama-server exited {proc.returncode}:\n{log.read_text(errors='replace')[-2000:]}",
-                        pytrace=False)
-        try:
-            if httpx.get(f"{server.url}/health", timeout=1).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    server.stop()
-    pytest.fail(f"llama-server not healthy within {timeout}s:\n{log.read_text(errors='replace')[-2000:]}",
-                pytrace=False)
+    proc, _ = start_server("llama-server", llama_server_argv(port, *extra), port, log, timeout,
+                           lambda proc: LlamaServer(port, log, proc).stop())
+    return LlamaServer(port=port, log=log, proc=proc)

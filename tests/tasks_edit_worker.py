@@ -1,7 +1,8 @@
 """A console stand-in for the concurrency test: random edits on one board.
 
 Run as `python tests/tasks_edit_worker.py ROLE SEED COUNT GO_FILE OUT_FILE`
-with GPUDECK_HOME set. It waits for GO_FILE (so both workers start together),
+with GPUDECK_HOME set. Once it has read the board it creates GO_FILE.ROLE.ready, then
+waits for GO_FILE (so both workers start together),
 makes COUNT random edits, and writes what it expects the board to hold for
 the tasks it owns (and the shared fields it owns) to OUT_FILE as JSON.
 Role A owns the text and notes of the shared tasks, role B their priority
@@ -25,6 +26,7 @@ def main() -> int:
     rng = random.Random(seed)
     board = TaskBoard.for_profile(PROFILE)
     shared_ids = [t.id for t in board.tasks]
+    Path(f"{go_file}.{role}.ready").touch()
     while not Path(go_file).exists():
         time.sleep(0.005)
     own: dict[int, dict] = {}

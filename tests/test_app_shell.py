@@ -7,6 +7,7 @@ from profiles import store
 from profiles.profile import profile_from_dict
 from screens.app import GpudeckApp
 from screens.host_switcher import HostSwitcher
+from tests.harness import wait_until
 from widgets.host_chips import HostChips
 
 
@@ -37,12 +38,9 @@ async def test_host_switcher_opens_another_profile_and_remembers_it(ssh_profile)
         assert app.current == "testbox"
         assert all(p.session.name == "testbox" for p in app.panes.values())
         # the chip shows the host once the keep-alive ping has connected
-        for _ in range(50):
-            if app.fleet.hosts["testbox"].status.state == "connected":
-                break
-            await pilot.pause(0.1)
+        await wait_until(pilot, lambda: app.fleet.hosts["testbox"].status.state == "connected", 5,
+                         "the keep-alive ping to connect")
         assert "testbox" in app.query_one(HostChips).line_text().plain
-        assert app.fleet.hosts["testbox"].status.state == "connected"
     assert store.last_used() == "testbox"
 
 
@@ -53,12 +51,8 @@ async def test_unreachable_host_chip_says_down_since(gpudeck_home):
         "host": "127.0.0.1", "port": free_port(), "connect_timeout_s": 2}}))
     app = GpudeckApp()
     async with app.run_test(size=(160, 45)) as pilot:
-        for _ in range(50):
-            if app.fleet.hosts["deadbox"].status.state == "down":
-                break
-            await pilot.pause(0.1)
-        await pilot.pause(1.1)
-        assert "deadbox ○ down since" in app.query_one(HostChips).line_text().plain
+        await wait_until(pilot, lambda: "deadbox ○ down since" in app.query_one(HostChips).line_text().plain,
+                         10, "the chip to say the host is down")
 
 
 async def test_readonly_is_shown():
@@ -79,3 +73,12 @@ async def test_a_corrupt_profile_is_reported_not_fatal(gpudeck_home):
         await pilot.pause()
         assert app.fleet.names() == ["local"]
         assert any("broken.toml:1" in e for e in app.profile_errors)
+
+
+async def test_a_toast_repaint_due_after_the_app_has_closed_is_no_error():
+    """A toast's repaint timer can fire while the app shuts down, its screens already gone."""
+    app = GpudeckApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+    assert not app.screen_stack
+    app._repaint_after_toast()  # what the timer of a toast shown just before quitting calls

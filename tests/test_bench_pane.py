@@ -13,7 +13,7 @@ from console.session import HostSession
 from profiles.profile import profile_from_dict
 from console.bench.process import sweep_argv as bench_argv
 from screens.bench_pane import BenchPane
-from tests.harness import HostApp
+from tests.harness import HostApp, wait_until
 from widgets.bench_compare import BenchCompareTable
 from widgets.bench_table import BenchLevelTable
 
@@ -35,20 +35,33 @@ def replaying(path: Path, *extra: str):
 
 
 async def press_start(pilot, confirm: bool = True) -> None:
+    """Press Start and wait until the tab has decided (it checks the host's earlier runs off the
+    loop first): the sweep started, or it asks first (a sweep larger than any before; answered yes
+    with `confirm`), or it said why not."""
+    app = pilot.app
+    pane = app.query_one(BenchPane)
+    run_id, error = pane.view.run_id, str(pane.query_one("#bp-error").render())
+
+    def asking() -> bool:
+        return app.screen.__class__.__name__ == "Confirm"
+
+    def started() -> bool:
+        return pane.proc is not None or pane.view.run_id != run_id
+
     await pilot.pause()
-    pilot.app.query_one("#bf-start", Button).press()
-    await pilot.pause()
-    if confirm and pilot.app.screen.__class__.__name__ == "Confirm":  # a sweep larger than any before
+    app.query_one("#bf-start", Button).press()
+    await wait_until(pilot, lambda: asking() or started() or str(pane.query_one("#bp-error").render()) != error,
+                     30, "the sweep to start, or the question before it, or the reason it cannot")
+    if confirm and asking():
         await pilot.press("y")
-        await pilot.pause()
+        await wait_until(pilot, started, 30, "the sweep to start after the yes")
 
 
 async def run_to_end(pilot, pane) -> None:
-    for _ in range(200):
-        await pilot.pause(0.05)
-        if pane.proc is None and pane.view.levels:
-            break
-    await pilot.pause(0.3)
+    """Until the sweep has ended and its end reached the tab (the exit status in its view)."""
+    await wait_until(pilot, lambda: pane.proc is None and pane.view.levels and pane.view.exit_code is not None,
+                     30, "the sweep's end in the tab")
+    await pilot.pause()
 
 
 def saved_run(path: Path, run_id: str) -> Path:
@@ -94,11 +107,9 @@ async def test_live_values_while_running_then_final_ones():
         first_level_end = next(i for i, line in enumerate(lines) if '"level-end"' in line)
         pane.launcher = replaying(OK, "--hold-after", str(first_level_end + 6))
         await press_start(pilot)
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if pane.view.levels and pane.view.levels[1].status == "running" and len(pane.view.series) > 2:
-                break
-        await pilot.pause(0.4)
+        await wait_until(pilot, lambda: pane.view.levels and pane.view.levels[1].status == "running"
+                         and len(pane.view.series) > 2 and app.summaries and app.summaries[-1] == "■ 1/3",
+                         30, "the second level running, drawn")
         row0 = [str(c) for c in pane.query_one(BenchLevelTable).get_row("0")]
         row1 = [str(c) for c in pane.query_one(BenchLevelTable).get_row("1")]
         assert "ok" in row0[1] and "100%" in row0[2]
@@ -143,8 +154,7 @@ async def test_compare_with_an_earlier_run():
         await pilot.pause()
         assert app.screen.__class__.__name__ == "PickRun"
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        assert pane.has_class("comparing")
+        await wait_until(pilot, lambda: pane.has_class("comparing"), 10, "the comparison")
         assert pane.overlay is not None and pane.overlay[0] == "sweep-20261129-100000"
         compare = pane.query_one(BenchCompareTable)
         assert compare.row_count == 3
@@ -160,9 +170,9 @@ async def test_readonly_cannot_start():
         pane.launcher = replaying(OK)
         assert pane.check_action("start", ()) is False
         await press_start(pilot)
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: "read-only" in str(pane.query_one("#bp-error").render()), 10,
+                         "the read-only refusal")
         assert pane.proc is None and not pane.view.levels
-        assert "read-only" in str(pane.query_one("#bp-error").render())
 
 
 def test_argv_for_the_load_generator():

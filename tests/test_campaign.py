@@ -8,13 +8,13 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from console.campaign.grid import GridError, derive
 from console.campaign.spec import CampaignError, from_dict, load
+from tests.harness import poll_until
 from tests.realparts import ROOT, free_port, llama_server_binary, smollm_model
 
 SCRIPTS = Path(__file__).parent / "fixtures" / "scripts"
@@ -176,15 +176,6 @@ def test_a_campaign_over_two_real_configs_launches_sweeps_stops_and_compares(lla
     assert picture.read_text().startswith("<svg") and f"]({picture.name})" in text
 
 
-def _wait_for(predicate, timeout: float = 120.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_resume_after_kill_9_keeps_finished_cells_and_redoes_the_interrupted_one(llama_box):
     from console.store import campaigns as st
 
@@ -201,7 +192,7 @@ def test_resume_after_kill_9_keeps_finished_cells_and_redoes_the_interrupted_one
         except ValueError:
             return False
         return s.cells[0].status == "done" and s.cells[1].status == "sweeping" and bool(s.cells[1].run_id)
-    _wait_for(second_cell_sweeping, what="the second cell to sweep")
+    poll_until(second_cell_sweeping, 120, what="the second cell to sweep")
     os.kill(info["driver_pid"], signal.SIGKILL)
     killed = st.load("box", cid)
     first_run, cut_run = killed.cells[0].run_id, killed.cells[1].run_id
@@ -332,14 +323,14 @@ def test_quitting_the_demo_stops_its_running_campaign_and_servers(tmp_path, monk
     try:
         state = control.create("demo")
         pid = control.spawn(state)
-        _wait_for(lambda: any(r.live and r.pgid for r in launches.load_all("demo")), what="the first launch")
+        poll_until(lambda: any(r.live and r.pgid for r in launches.load_all("demo")), 120, what="the first launch")
         pgids = [r.pgid for r in launches.load_all("demo") if r.pgid]
         assert pgids
     finally:
         world.close()
-    _wait_for(lambda: not pid_alive(pid), timeout=10, what="the driver to die")
+    poll_until(lambda: not pid_alive(pid), 10, what="the driver to die")
     for pgid in pgids:
-        _wait_for(lambda: not _group_alive(pgid), timeout=10, what=f"process group {pgid} to end")
+        poll_until(lambda: not _group_alive(pgid), 10, what=f"process group {pgid} to end")
 
 
 def test_quitting_the_demo_ends_a_launch_caught_before_its_pgid_was_saved(tmp_path, monkeypatch):
@@ -500,9 +491,18 @@ async def test_a_stop_by_another_process_is_not_a_crash_to_a_console_watching(tm
     record = await lifecycle.launch(session, "sleepy", str(scripts / "sleepy.sh"))
     watched = copy.deepcopy(record)            # the console's own copy, as its monitor holds it
     crashes: list[dict] = []
-    monitor = ServerMonitor(session, watched, on_crash=crashes.append, poll_s=0.2)
+    class Watching(ServerMonitor):
+        """The monitor, saying when it has looked at the process once: it is watching."""
+
+        looked = asyncio.Event()
+
+        async def _poll(self) -> None:
+            await super()._poll()
+            self.looked.set()
+
+    monitor = Watching(session, watched, on_crash=crashes.append, poll_s=0.2)
     task = asyncio.create_task(monitor.run())
-    await asyncio.sleep(0.5)
+    await asyncio.wait_for(monitor.looked.wait(), 30)
     await lifecycle.stop(HostSession.open(profile), record)   # the campaign's stop, with its own copy
     await asyncio.wait_for(task, 20)
     assert watched.state == "stopped" and crashes == []

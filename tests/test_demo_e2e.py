@@ -26,6 +26,9 @@ def demo_world(tmp_path, monkeypatch):
     world = demo.setup(tmp_path / "demo")
     profile = store.load("demo")
     profile.bench.concurrency = "1,2,256,512"
+    # The simulator dies once 256 streams are in flight together. Streams of the demo's 16 tokens can
+    # end before a busy client has opened the 256th, and the level then passes; long streams overlap.
+    profile.bench.output_len = 256
     store.save(profile)
     yield world
     world.close()
@@ -39,8 +42,7 @@ async def test_launch_sweep_crash_is_named_and_a_task_is_suggested(demo_world):
         await _until(pilot, lambda: len(server.configs) == 3, what="configs")
         table = server.query_one("#configs")
         table.move_cursor(row=[c.name for c in server.configs].index("run_tp8_ep8_crash"))
-        await pilot.pause(0.2)
-        assert server.selected == "run_tp8_ep8_crash"
+        await _until(pilot, lambda: server.selected == "run_tp8_ep8_crash", what="the crashing config selected")
         assert any("this is TP8" in w for w in server._selected_config().warnings)
         await pilot.press("l")
         await _until(pilot, lambda: isinstance(app.screen, Confirm), what="launch confirmation")

@@ -2,7 +2,7 @@
 
 For each input kind (a server log for `triage`, nvidia-smi output for `gpus
 --parse`, a task board, a profile, a model's config.json, a server's SSE
-stream) hypothesis generates 1,000 inputs: raw bytes, real samples with
+stream) hypothesis generates 200 inputs (1,000 with GPUDECK_FUZZ=nightly): raw bytes, real samples with
 splices of random and hostile bytes, and shuffled real lines. Each goes
 through the real command in-process (`console.cli.main` with its streams
 captured) or, for the stream, through the bench's HTTP/SSE parser. An
@@ -24,6 +24,7 @@ import traceback
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,7 +33,11 @@ from tests.hostile_text import HOSTILE, unsafe_chars
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 MODEL_CONFIGS = ROOT.parent / "shared" / "model-configs"
-EXAMPLES = int(os.environ.get("GPUDECK_FUZZ_EXAMPLES", "1000"))
+# inputs per kind: the default suite's, and a nightly run's (GPUDECK_FUZZ=nightly)
+BUDGETS = {"default": 200, "nightly": 1000}
+if os.environ.get("GPUDECK_FUZZ", "default") not in BUDGETS:
+    raise pytest.UsageError(f"GPUDECK_FUZZ={os.environ['GPUDECK_FUZZ']!r}: use one of {', '.join(BUDGETS)}")
+EXAMPLES = BUDGETS[os.environ.get("GPUDECK_FUZZ", "default")]
 HOSTILE_BYTES = [t.encode("utf-8", "surrogateescape") for t in HOSTILE] + [b"\xff\xfe", b"\x00", b"\r", b"\xc2\x9b"]
 
 

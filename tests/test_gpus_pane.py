@@ -1,7 +1,7 @@
 """The GPUs tab in a small host app, driven with Pilot."""
 from __future__ import annotations
 
-
+from dataclasses import replace
 
 from console.gpus import parse_text
 from console.hosts import LocalHost
@@ -29,10 +29,6 @@ def session_for(profile) -> HostSession:
     return HostSession(profile=profile, host=LocalHost(profile.name))
 
 
-async def wait_for(pilot, condition, timeout: float = 15.0) -> None:
-    await wait_until(pilot, condition, timeout)
-
-
 def text_of(widget) -> str:
     return str(widget.render())
 
@@ -40,7 +36,7 @@ def text_of(widget) -> str:
 async def test_stale_rows_badges_warning_and_summary():
     app = PaneApp(session_for(local_profile("box", standin_command("ticks-stale-8x.csv", "apps-none.csv"))))
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_for(pilot, lambda: "8 · 7 STALE" in app.summaries)
+        await wait_until(pilot, lambda: "8 · 7 STALE" in app.summaries)
         pane = app.query_one(GPUsPane)
         table = pane.query_one(GPUTable)
         assert table.row_count == 8
@@ -63,7 +59,7 @@ async def test_rows_update_in_place():
             if pane.snapshot:
                 seen.add(pane.snapshot.taken_at)
             return len(seen) >= 5 and table.cell_updates > 0
-        await wait_for(pilot, enough)
+        await wait_until(pilot, enough)
         assert table.rebuilds == 1 and table.row_count == 8
         assert pane.query_one(GPUProcessTable).row_count == 8
         assert str(table.get_cell(str(pane.snapshot.gpus[0].key), "flags")).strip() != ""
@@ -73,7 +69,7 @@ async def test_error_state_is_shown_instead_of_rows():
     app = PaneApp(session_for(local_profile("box", ["/nonexistent/nvidia-smi"])))
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.query_one(GPUsPane)
-        await wait_for(pilot, lambda: pane.snapshot is not None)
+        await wait_until(pilot, lambda: pane.snapshot is not None)
         error = pane.query_one("#gpus-error")
         assert error.display and "no-driver" in text_of(error)
         assert not pane.query_one(GPUTable).display
@@ -108,7 +104,7 @@ async def test_fleet_lists_every_profile_and_enter_opens_one():
         def stale_shown():
             return fleet.row_count and "3" not in str(fleet.get_cell("beta", "stale")) and \
                 str(fleet.get_cell("beta", "stale")).strip() not in ("0", "")
-        await wait_for(pilot, stale_shown, 20)
+        await wait_until(pilot, stale_shown, 20, "the stale flags shown")
         assert str(fleet.get_cell("beta", "stale")).strip() == "7"
         assert str(fleet.get_cell("alpha", "gpus")) == "8"
         await pilot.press("down")
@@ -157,3 +153,22 @@ async def test_the_fleet_view_calls_a_host_unreachable_when_its_chip_says_its_li
         await pilot.pause()
         fleet = pane.query_one(FleetTable)
         assert "yes" in str(fleet.get_cell("up", "reach")) and "no" in str(fleet.get_cell("lost", "reach"))
+
+
+async def test_a_flag_that_widens_its_column_is_drawn_whole_even_if_a_frame_came_first():
+    """A frame drawn between a row's new flag and Textual's idle-time width pass must not leave the
+    flag cut ("STAL") once the pass has run: the table caches drawn cells by update, not by width,
+    so the Flags column has to be as wide as its widest cell before that cell is put in."""
+    gpus = parse_text((FIXTURES / "table-8x-stale-after-crash.txt").read_text()).gpus[:2]
+    idle = [replace(g, flags=["idle"]) for g in gpus]
+    stale = [replace(idle[0], flags=["stale"]), idle[1]]
+    table = GPUTable()
+    app = HostApp(table, footer=False)
+    async with app.run_test(size=(160, 10)) as pilot:
+        table.show(idle, {})
+        await pilot.pause()
+        table.show(stale, {})
+        table.render_line(1)  # a frame before the idle pass
+        await pilot.pause()
+        row = table.render_line(1).text
+        assert " STALE " in row, row

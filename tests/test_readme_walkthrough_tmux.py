@@ -4,83 +4,38 @@ crashes, jump to the decisive line with numbers on (the number the view draws is
 line number, as `grep -n` counts), find the suggestion, quit, and nothing is left behind."""
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _tmux() -> str:
-    path = shutil.which("tmux")
-    if not path:
-        pytest.fail("tmux not found: install it with `apt-get install tmux` (tests/run.sh does as root)",
-                    pytrace=False)
-    return path
-
-
-class Term:
-    def __init__(self, tmux: str, session: str) -> None:
-        self.cmd = [tmux, "-L", session]
-        self.session = session
-
-    def keys(self, *keys: str) -> None:
-        for key in keys:
-            subprocess.run([*self.cmd, "send-keys", "-t", self.session, key], check=True)
-            time.sleep(0.3)
-
-    def screen(self) -> str:
-        return subprocess.run([*self.cmd, "capture-pane", "-t", self.session, "-p"], capture_output=True,
-                              text=True).stdout
-
-    def wait(self, *needles: str, timeout: float = 60.0) -> str:
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if all(n in screen for n in needles):
-                return screen
-            time.sleep(0.3)
-        raise AssertionError(f"screen never showed {needles}:\n{screen}")
-
-    def alive(self) -> bool:
-        return subprocess.run([*self.cmd, "has-session", "-t", self.session], capture_output=True).returncode == 0
+from tests.tmux_term import Term
 
 
 @pytest.mark.parametrize("size", [(100, 30), (160, 45)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_readme_walkthrough(tmp_path, size):
-    tmux = _tmux()
-    session = f"gpudeck-walk-{os.getpid()}-{size[0]}"
     env_tmp = tmp_path / "tmp"
     env_tmp.mkdir()
     command = (f"env -u COLUMNS -u LINES TMPDIR={env_tmp} GPUDECK_HOME={tmp_path / 'home-not-used'} GPUDECK_SIM_STARTUP_S=0.3 "
                f"GPUDECK_SIM_EFFICIENCY=0.3 {sys.executable} -m console demo")
-    subprocess.run([tmux, "-L", session, "new-session", "-d", "-s", session, "-x", str(size[0]),
-                    "-y", str(size[1]), command], check=True, cwd=ROOT)
-    term = Term(tmux, session)
+    term = Term.launch(f"gpudeck-walk-{size[0]}", command, size)
     try:
         term.wait("1 GPUs", "2 Server", "6 Campaign")
-        # a detached session can start at tmux's default 80x24: make the size the one under test
-        subprocess.run([*term.cmd, "resize-window", "-t", session, "-x", str(size[0]), "-y", str(size[1])],
-                       check=True)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and max(map(len, term.screen().splitlines())) < size[0] - 2:
-            time.sleep(0.2)
+        term.resize(size)
         # 1. Server tab: the crashing config, launched through its confirmation
         term.keys("2")
-        term.wait("run_tp8_ep8_crash")
-        term.keys("Down", "l")
+        term.wait("run_tp8_ep8_crash", "l launch")
+        term.keys("Down")
+        term.wait("log  run_tp8_ep8_crash: never launched")  # the highlighted config is the one `l` launches
+        term.keys("l")
         term.wait("Cancel (n)")
         term.keys("y")
         term.wait("● ready", timeout=90)
         # 2. Bench tab: models, then the sweep (the first on this host asks first)
-        term.keys("3", "m")
+        term.keys("3")
+        term.wait("run sweep")  # the Bench tab's keys: it has the focus
+        term.keys("m")
         term.wait("zai-org/GLM")
         term.keys("r")
         term.wait("Cancel (n)")
@@ -88,16 +43,13 @@ def test_readme_walkthrough(tmp_path, size):
         term.wait("✖ cuda-illegal-address", timeout=240)
         # 3. Server tab: the crash named, j jumps to its line, # shows numbers
         term.keys("2")
-        banner = term.wait("cuda-illegal-address · line")
+        banner = term.wait("cuda-illegal-address · line", "l launch")
         number = int(re.search(r"cuda-illegal-address · line (\d+)", banner).group(1))
         term.keys("j", "#")
         decisive = re.compile(r"^\s*(\d+) ▶ (.*)$")  # a numbered log row carrying the crash mark
-        deadline = time.monotonic() + 20
-        rows: list = []
-        while not rows and time.monotonic() < deadline:
-            rows = [m for m in map(decisive.match, term.screen().splitlines()) if m]
-            time.sleep(0.3)
-        assert rows, term.screen()
+        screen = term.until(lambda screen: any(map(decisive.match, screen.splitlines())),
+                            "a numbered row with the crash mark", timeout=20)
+        rows = [m for m in map(decisive.match, screen.splitlines()) if m]
         shown, row = int(rows[0].group(1)), rows[0].group(2)
         assert shown == number
         log = next(env_tmp.glob("gpudeck-demo-*/logs/run_tp8_ep8_crash-*.log"))
@@ -107,14 +59,13 @@ def test_readme_walkthrough(tmp_path, size):
         assert text[:30].strip() in row  # the line drawn at that number is the file's line
         # 4. Tasks tab: the crash's suggestion, in the list
         term.keys("5")
-        term.wait("suggested")
+        term.wait("suggested", "a add")
         term.keys("s")
-        term.wait("Investigate cuda-illegal-address")
-        term.keys("Escape", "q")
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and term.alive():
-            time.sleep(0.2)
-        assert not term.alive(), "q did not quit"
+        term.wait("Investigate cuda-illegal-address", "Esc close")  # in the list that opened (the tab names it too)
+        term.keys("Escape")
+        term.wait_gone("Esc close")  # closed: a q sent with the Escape would read as Alt+q
+        term.keys("q")
+        assert term.wait_exit(20), f"q did not quit:\n{term.screen()}"
     finally:
-        subprocess.run([*term.cmd, "kill-server"], capture_output=True)
+        term.close()
     assert list(env_tmp.glob("gpudeck-demo-*")) == [], "the demo left its temp dir behind"

@@ -147,20 +147,23 @@ def test_a_large_unplaceable_tensor_refuses_naming_its_prefix(tmp_path):
     assert r.setup.witness.unplaced_bytes == 8
 
 
-def test_the_same_headers_over_the_test_sshd(tmp_path, ssh_profile):
+def _read_over_ssh(profile, folder: Path):
+    """`read_remote` of `folder` through a fresh connection to the test sshd, closed after."""
     from console.hosts import host_for
 
-    write_checkpoint(tmp_path / "m", fp8_experts=True)
-    local = read_local(tmp_path / "m")
-
     async def remote():
-        host = host_for(ssh_profile)
+        host = host_for(profile)
         try:
-            return await read_remote(host, str(tmp_path / "m"))
+            return await read_remote(host, str(folder))
         finally:
             await host.close()
+    return asyncio.run(remote())
 
-    over_ssh = asyncio.run(remote())
+
+def test_the_same_headers_over_the_test_sshd(tmp_path, ssh_profile):
+    write_checkpoint(tmp_path / "m", fp8_experts=True)
+    local = read_local(tmp_path / "m")
+    over_ssh = _read_over_ssh(ssh_profile, tmp_path / "m")
     assert over_ssh.source.endswith(str(tmp_path / "m")) and over_ssh.shards == local.shards == 3
     assert sorted(over_ssh.tensors, key=lambda t: t.name) == sorted(local.tensors, key=lambda t: t.name)
     facts = roofline.load_model(tmp_path / "m" / "config.json")
@@ -172,17 +175,8 @@ def test_the_same_headers_over_the_test_sshd(tmp_path, ssh_profile):
 
 
 def test_remote_listing_of_a_missing_directory_is_one_line(tmp_path, ssh_profile):
-    from console.hosts import host_for
-
-    async def remote():
-        host = host_for(ssh_profile)
-        try:
-            return await read_remote(host, str(tmp_path / "nope"))
-        finally:
-            await host.close()
-
     with pytest.raises(roofline.RooflineError, match="no such directory"):
-        asyncio.run(remote())
+        _read_over_ssh(ssh_profile, tmp_path / "nope")
 
 
 def test_hostile_headers_are_refused_by_name(tmp_path):

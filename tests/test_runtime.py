@@ -173,8 +173,9 @@ async def test_switching_hosts_mid_sweep_keeps_the_sweep_on_its_host():
         await wait_until(pilot, lambda: runtime.sweeping and bench.view.levels, 15, "the sweep to run")
         run_id = bench.view.run_id
         await app.switch_host("alpha")
-        await pilot.pause(0.3)
-        assert bench.runtime.name == "alpha" and bench.proc is None
+        await wait_until(pilot, lambda: bench.runtime.name == "alpha", 10, "the Bench tab on alpha")
+        await pilot.pause()
+        assert bench.proc is None
         assert bench.view.run_id != run_id or not bench.view.running
         assert runtime.sweeping and runtime.sweep_view.run_id == run_id  # still running, on local
         assert not app.fleet.runtimes["alpha"].sweeping
@@ -182,8 +183,9 @@ async def test_switching_hosts_mid_sweep_keeps_the_sweep_on_its_host():
         await wait_until(pilot, lambda: not runtime.sweeping, 15, "the sweep to stop")
         assert bench.view.run_id != run_id  # alpha's tab never drew local's sweep
         await app.switch_host("local")
-        await pilot.pause(0.3)
-        assert bench.view.run_id == run_id and bench.view.exit_code == 3
+        await wait_until(pilot, lambda: bench.runtime.name == "local" and bench.view.run_id == run_id, 10,
+                         "the Bench tab back on local, with its sweep")
+        assert bench.view.exit_code == 3
         assert calls == ["local"]  # the run is saved under the host it started on
 
 
@@ -213,7 +215,7 @@ async def test_every_pane_marks_its_data_stale_while_the_host_is_unreachable(ssh
             await wait_until(pilot, lambda: all(stale_lines()), 30, "every pane to say its data is stale")
             first = runtime.down_since
             await app.fleet.ping("testbox", timeout=5)  # a retry fails again: "down since" stays put
-            await pilot.pause(0.2)
+            await pilot.pause()  # the host's status reaches the runtime at once; the panes by message
             assert runtime.down_since == first
             for line in stale_lines():
                 assert f"testbox unreachable since {clock(first)}" in line
@@ -226,6 +228,7 @@ async def test_every_pane_marks_its_data_stale_while_the_host_is_unreachable(ssh
 
 
 async def test_unreadable_records_are_named_once(tmp_path):
+    from console.runtime import events as ev
     from profiles.paths import profile_data_dir
 
     data = profile_data_dir("local")
@@ -239,9 +242,16 @@ async def test_unreadable_records_are_named_once(tmp_path):
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: len([s for s in said if "broken.json" in s]) == 3, 15,
                          "the three unreadable records named")
+        runtime = app.fleet.runtimes["local"]
+        saved: list[str] = []
+        runtime.subscribe(lambda event: saved.append(event.run_id) if isinstance(event, ev.RunSaved) else None)
         (data / "runs" / "new.json").write_text(json.dumps({"levels": []}))  # the watcher looks again
-        await pilot.press("2")  # and the Server tab reads the launch records
-        await pilot.pause(2.5)
+        await pilot.press("2")  # and the Server tab shows the launch records
+        await wait_until(pilot, lambda: "new" in saved, 15, "the watcher's next look (it finds the new run)")
+        server = app.panes["server"]
+        await wait_until(pilot, lambda: "loading configs" not in str(server.query_one("#loghead").render()), 15,
+                         "the Server tab's records read")
+        await pilot.pause()  # what that look found has reached the app
         named = sorted(s for s in said if "broken.json" in s)
         assert len(named) == 3, named
         assert [("unreadable run" in s, "unreadable crash record" in s, "unreadable launch record" in s)
@@ -258,7 +268,8 @@ async def test_a_crashed_configs_logged_flags_survive_a_host_switch_and_a_restar
         await pilot.press("2")
         await wait_until(pilot, lambda: [c.name for c in pane.configs] == ["crashy"], 15, "the config")
         await pilot.press("l")
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: isinstance(app.screen, Confirm) or "crashy" in pane.latest, 15,
+                         "the launch, or its question")
         if isinstance(app.screen, Confirm):  # a preflight warning on a busy test machine
             await pilot.press("y")
         await wait_until(pilot, lambda: pane.last_crash is not None, 20, "the crash")

@@ -18,6 +18,7 @@ from console.gpus.model import GPU, GPUProcess
 from console.servers.launch import FLAG_KEYS
 from profiles.task_model import Task
 from profiles.task_suggestion import Suggestion
+from tests.harness import wait_until
 from tests.hostile_text import HOSTILE, LINE, MARK, unsafe_chars
 from widgets.bench_compare import BenchCompareTable
 from widgets.bench_form import BenchForm
@@ -145,12 +146,10 @@ def _hostile_host(tmp_path):
     crashes.write_crash("local", record, verdict)
 
 
-async def _until(pilot, predicate, seconds=20.0):
-    for _ in range(int(seconds / 0.1)):
-        if predicate():
-            return True
-        await pilot.pause(0.1)
-    return predicate()
+async def drawn(pilot, app, marks: int = 1) -> str:
+    """Once the screen shows `marks` marked texts, check it draws them harmlessly; the screen's text."""
+    await wait_until(pilot, lambda: rendered(app)[0].count(MARK) >= marks, what=f"{marks} marked texts on screen")
+    return assert_harmless(app, expect_marks=marks)
 
 
 async def test_panes_toasts_and_dialogs_draw_hostile_text_literally(tmp_path):
@@ -163,35 +162,29 @@ async def test_panes_toasts_and_dialogs_draw_hostile_text_literally(tmp_path):
         server = app.panes["server"]
         await pilot.press("2")
         # (names with a CR or another line break come back split by the listing; the rest arrive whole)
-        assert await _until(pilot, lambda: len(server.configs) >= 10)
-        await pilot.pause(0.3)
-        assert_harmless(app, expect_marks=3)  # config names, the crash banner and its summary
+        await wait_until(pilot, lambda: len(server.configs) >= 10)
+        await drawn(pilot, app, 3)  # config names, the crash banner and its summary
 
         server.query_one(LogView).add_lines([f"{MARK} {t}" for t in HOSTILE])
         server.notify(f"{MARK} {LINE}")
         app.notify(f"{MARK} {LINE}", title=HOSTILE[0])
-        await pilot.pause(0.3)
-        text = assert_harmless(app, expect_marks=3 + 2)
+        text = await drawn(pilot, app, 3 + 2)
         assert "[link=file:///etc/passwd]innocent[/link]" in text
 
         await pilot.press("5")
         tasks = app.panes["tasks"]
-        assert await _until(pilot, lambda: tasks.board is not None and len(tasks.board.tasks) == len(HOSTILE))
-        await pilot.pause(0.3)
-        assert_harmless(app, expect_marks=len(HOSTILE))
+        await wait_until(pilot, lambda: tasks.board is not None and len(tasks.board.tasks) == len(HOSTILE))
+        await drawn(pilot, app, len(HOSTILE))
         await pilot.press("e")  # the editor opens on the task's text: an Input draws its value raw
-        assert await _until(pilot, lambda: tasks.query_one("#editor").has_class("shown"))
-        await pilot.pause(0.2)
-        assert_harmless(app, expect_marks=len(HOSTILE))
+        await wait_until(pilot, lambda: tasks.query_one("#editor").has_class("shown"))
+        await drawn(pilot, app, len(HOSTILE))
         await pilot.press("escape")
 
         await pilot.press("3")
         bench = app.panes["bench"]
         bench._error(f"{MARK} {LINE}")
-        await pilot.pause(0.3)
-        assert_harmless(app)
+        await drawn(pilot, app)
 
         app.push_screen(Confirm(f"{MARK} stop {HOSTILE[0]}?", [f"{MARK} {t}" for t in HOSTILE]))
-        assert await _until(pilot, lambda: isinstance(app.screen, Confirm))
-        await pilot.pause(0.3)
-        assert_harmless(app, expect_marks=len(HOSTILE))
+        await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
+        await drawn(pilot, app, len(HOSTILE))

@@ -29,7 +29,12 @@ HELPER = textwrap.dedent("""
     assert os.getpid() == 1, "not in a new PID namespace"
     server = subprocess.Popen(["sh", "-c", "sleep 1001 & sleep 1002 & wait"])
     unrelated = subprocess.Popen(["sleep", "1003"])
-    time.sleep(0.3)  # both started (the namespace is ours alone; nothing else to wait for)
+    # both started: the server's two sleeps and the unrelated one are running (not just forked)
+    deadline = time.monotonic() + 30
+    while len(subprocess.run(["pgrep", "-x", "-f", "sleep 100[123]"], capture_output=True,
+                             text=True).stdout.split()) < 3:
+        assert time.monotonic() < deadline, "the sleeps never started"
+        time.sleep(0.02)
 
     from console.servers import lifecycle
     from console.session import HostSession

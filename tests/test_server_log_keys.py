@@ -6,15 +6,8 @@ from console.store import launches
 from console.store.launches import LaunchRecord
 from profiles import store
 from screens.app import GpudeckApp
+from tests.harness import wait_until
 from widgets.log_view import DECISIVE_MARK, LogView
-
-
-async def _until(pilot, predicate, seconds=20.0):
-    for _ in range(int(seconds / 0.1)):
-        if predicate():
-            return True
-        await pilot.pause(0.1)
-    return predicate()
 
 
 def _old_launch(tmp_path):
@@ -38,21 +31,20 @@ async def test_log_keys(tmp_path, monkeypatch):
         pane = app.panes["server"]
         await pilot.press("2")
         view = pane.query_one(LogView)
-        assert await _until(pilot, lambda: len(view.lines) == 100)
+        await wait_until(pilot, lambda: len(view.lines) == 100)
         view.focus()
         # line numbers
         await pilot.press("number_sign")
         assert view.numbers
         # search: k/n, then the wrap is said
+        def said() -> list[str]:
+            return [n.message for n in app._notifications]
         await pilot.press("slash", *"boom", "enter")
-        await pilot.pause(0.2)
-        said = [n.message for n in app._notifications]
-        assert any("match 1/2" in m for m in said), said
+        await wait_until(pilot, lambda: any("match 1/2" in m for m in said()), what="'match 1/2' said")
         await pilot.press("n")
         await pilot.press("n")
-        await pilot.pause(0.2)
-        said = [n.message for n in app._notifications]
-        assert any("match 1/2" in m and "wrapped" in m for m in said), said
+        await wait_until(pilot, lambda: any("match 1/2" in m and "wrapped" in m for m in said()),
+                         what="the wrap said")
         # back to following with one key
         await pilot.press("end")
         assert view.follow and view.current is None
@@ -63,18 +55,18 @@ async def test_log_keys(tmp_path, monkeypatch):
                                       time="2026-11-30T08:00:00", launch="old-1", line=70,
                                       excerpt=("line 69 ok", "line 70 ERROR boom", "line 71 ok"))
         await pilot.press("j")
-        await pilot.pause(0.2)
-        assert view.decisive == 70 and view.current_line() == (70, "line 70 ERROR boom")
+        await wait_until(pilot, lambda: view.decisive == 70, what="the decisive line marked")
+        assert view.current_line() == (70, "line 70 ERROR boom")
         rows = {number: "".join(s.text for s in view._render_line_strip(i, view.rich_style))
                 for i, number in enumerate(view.shown)}
         assert DECISIVE_MARK in rows[70] and DECISIVE_MARK not in rows[40]
         # y copies the current line, Y the crash excerpt; this terminal takes no OSC 52: a file, its path shown
         await pilot.press("y")
-        assert await _until(pilot, lambda: clip_file("local").exists())
+        await wait_until(pilot, lambda: clip_file("local").exists())
         assert clip_file("local").read_text() == "line 70 ERROR boom"
-        assert await _until(pilot, lambda: any(str(clip_file("local")) in n.message for n in app._notifications))
+        await wait_until(pilot, lambda: any(str(clip_file("local")) in n.message for n in app._notifications))
         await pilot.press("Y")
-        assert await _until(pilot, lambda: clip_file("local").read_text().startswith("line 69 ok\nline 70"))
+        await wait_until(pilot, lambda: clip_file("local").read_text().startswith("line 69 ok\nline 70"))
         # f brings follow back after j
         await pilot.press("f")
         assert view.follow

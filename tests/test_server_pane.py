@@ -26,40 +26,33 @@ def _profile_with_script(tmp_path):
     store.save(profile)
 
 
-async def _until(pilot, predicate, seconds=30.0):
-    try:
-        await wait_until(pilot, predicate, seconds)
-    except AssertionError:
-        return False
-    return True
-
-
 async def test_launch_ready_and_kill_from_the_keys(tmp_path):
     _profile_with_script(tmp_path)
     app = GpudeckApp()
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.panes["server"]
         await pilot.press("2")
-        assert await _until(pilot, lambda: pane.configs)
+        await wait_until(pilot, lambda: pane.configs)
         pane.query_one(LogView).follow = False  # as an earlier search or jump leaves it
         await pilot.press("l")
-        assert await _until(pilot, lambda: pane.latest.get("run_smol") and pane.latest["run_smol"].state == "ready")
+        await wait_until(pilot, lambda: pane.latest.get("run_smol") and pane.latest["run_smol"].state == "ready")
         assert pane.query_one(LogView).follow  # a new launch is watched live
-        assert await _until(pilot, lambda: app.summaries["server"] == "1 ●")  # one config, ready
+        await wait_until(pilot, lambda: app.summaries["server"] == "1 ●")  # one config, ready
         table = pane.query_one("#configs")
         since = str(table.get_cell("run_smol", pane.since_column))
-        assert await _until(pilot, lambda: str(table.get_cell("run_smol", pane.since_column)) != since)
-        assert await _until(pilot, lambda: any("listening" in line for line in pane.query_one(LogView).lines))
+        await wait_until(pilot, lambda: str(table.get_cell("run_smol", pane.since_column)) != since)
+        await wait_until(pilot, lambda: any("listening" in line for line in pane.query_one(LogView).lines))
         await pilot.press("k")
-        assert await _until(pilot, lambda: isinstance(app.screen, Confirm))
+        await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
         assert app.screen.focused.id == "cancel"  # the safe answer is the default
         await pilot.press("enter")  # Cancel
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: not isinstance(app.screen, Confirm), what="the question closed")
+        await pilot.pause()
         assert pane.latest["run_smol"].state == "ready"
         await pilot.press("k")
-        assert await _until(pilot, lambda: isinstance(app.screen, Confirm))
+        await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
         await pilot.press("y")
-        assert await _until(pilot, lambda: pane.latest["run_smol"].state == "stopped")
+        await wait_until(pilot, lambda: pane.latest["run_smol"].state == "stopped")
 
 
 async def test_readonly_has_no_launch_or_kill(tmp_path):
@@ -68,9 +61,10 @@ async def test_readonly_has_no_launch_or_kill(tmp_path):
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.panes["server"]
         await pilot.press("2")
-        assert await _until(pilot, lambda: pane.configs)
+        await wait_until(pilot, lambda: pane.configs)
         await pilot.press("l")
-        await pilot.pause(0.5)
+        await pilot.pause()
+        assert not [w for w in app.workers if w.node is pane and w.group == "action"]  # no launch began
         assert "run_smol" not in pane.latest
         offered = {key for key, active in app.active_bindings.items() if active.node is pane and active.enabled}
         assert "l" not in offered and "k" not in offered and "a" not in offered
@@ -96,18 +90,16 @@ async def test_search_and_filter_the_log(tmp_path):
         pane = app.panes["server"]
         await pilot.press("2")
         view = pane.query_one(LogView)
-        assert await _until(pilot, lambda: len(view.lines) == 100)
+        await wait_until(pilot, lambda: len(view.lines) == 100)
         await pilot.press("slash")
         await pilot.press(*"boom", "enter")
-        await pilot.pause(0.2)
-        assert int(view.scroll_y) <= 40 <= int(view.scroll_y) + view.size.height
+        await wait_until(pilot, lambda: int(view.scroll_y) <= 40 <= int(view.scroll_y) + view.size.height,
+                         what="the match scrolled into view")
         await pilot.press("x")
         await pilot.press(*"ERROR", "enter")
-        await pilot.pause(0.2)
-        assert view.lines == ["line 40 ERROR boom"]
+        await wait_until(pilot, lambda: view.lines == ["line 40 ERROR boom"], what="the filtered log")
         await pilot.press("x")
-        await pilot.pause(0.2)
-        assert len(view.lines) == 100
+        await wait_until(pilot, lambda: len(view.lines) == 100, what="the whole log back")
 
 
 def test_the_tab_title_counts_configs_not_the_worst_state():

@@ -12,13 +12,15 @@ from console.servers.triage import classify
 from tests.test_sim_server import start_sim, stop
 
 
-async def _stream_until_broken(url: str) -> str:
-    """Stream one long completion; say how it ended."""
+async def _stream_until_broken(url: str, streaming: asyncio.Event | None = None) -> str:
+    """Stream one long completion; say how it ended. `streaming` is set at its first token."""
     body = {"prompt": "x", "max_tokens": 500, "stream": True, "ignore_eos": True}
     try:
         async with httpx.AsyncClient(base_url=url, timeout=20) as client:
             async with client.stream("POST", "/v1/completions", json=body) as resp:
                 async for line in resp.aiter_lines():
+                    if streaming is not None and line.startswith("data: {"):
+                        streaming.set()
                     if line == "data: [DONE]":
                         return "finished"
     except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
@@ -31,8 +33,10 @@ async def test_illegal_address_at_concurrency_breaks_streams_exits_1_and_triages
                                 "--crash-kind", "illegal-address")
     try:
         url = f"http://127.0.0.1:{port}"
-        first = [asyncio.create_task(_stream_until_broken(url)) for _ in range(2)]
-        await asyncio.sleep(0.5)         # two streams run fine: below the crash level
+        streaming = [asyncio.Event(), asyncio.Event()]
+        first = [asyncio.create_task(_stream_until_broken(url, each)) for each in streaming]
+        # two streams run fine, tokens flowing: below the crash level
+        await asyncio.wait_for(asyncio.gather(*(each.wait() for each in streaming)), 30)
         assert not any(t.done() for t in first)
         outcomes = await asyncio.gather(*first, _stream_until_broken(url))
         assert all(o.startswith("broken") for o in outcomes), outcomes

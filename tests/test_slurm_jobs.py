@@ -48,17 +48,23 @@ def wait_state(config: str, states: set[str], timeout: float = 60) -> dict:
     raise AssertionError(f"{config} never reached {states}: {seen and seen['shown_state']}")
 
 
+def _two_rank_script(path, rank_args: str, *sbatch: str) -> int:
+    """A launch script for tests/rank_server.py on two nodes, one rank each (rank 0 on the head
+    serves HTTP); the port it will serve on."""
+    init_port, http_port = free_port(), free_port()
+    options = "".join(f"#SBATCH {o}\n" for o in ("-N 2", *sbatch))
+    path.write_text(f"""#!/bin/sh
+{options}head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+exec srun {sys.executable} -u {ROOT / 'tests' / 'rank_server.py'} --dist-init-addr "$head:{init_port}" \\
+    --port {http_port} {rank_args}
+""")
+    return http_port
+
+
 def test_two_rank_server_across_n1_n2_gets_ready_and_a_crash_on_rank_1_is_rank_1s(cluster_profile, tmp_path):
     scripts, logs = cluster_profile
     crash = tmp_path / "crash-now"
-    init_port, http_port = free_port(), free_port()
-    (scripts / "tworank.sh").write_text(f"""#!/bin/sh
-#SBATCH -N 2
-#SBATCH --gres=gpu:2
-head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
-exec srun {sys.executable} -u {ROOT / 'tests' / 'rank_server.py'} --dist-init-addr "$head:{init_port}" \\
-    --port {http_port} --crash-rank 1 --crash-file {crash}
-""")
+    _two_rank_script(scripts / "tworank.sh", f"--crash-rank 1 --crash-file {crash}", "--gres=gpu:2")
     r = gpudeck("server", "launch", "tworank", "-p", "cluster", "--wait", "--timeout", "60", "--json")
     assert r.returncode == 0, r.stderr
     record = json.loads(r.stdout)
@@ -102,18 +108,6 @@ def test_scancel_by_gpudeck_reads_stopped(cluster_profile, slurm):
     assert doc["record"]["slurm"]["end"]["stopped_by_us"] is True
     assert doc["record"]["crash_class"] is None
     assert slurm.wait_job(job_id, {"CANCELLED"})["JobState"] == "CANCELLED"
-
-
-def test_a_job_killed_by_sigsegv_reads_as_a_segfault(cluster_profile):
-    scripts, _ = cluster_profile
-    (scripts / "segv.sh").write_text(
-        "#!/bin/sh\necho loading model\n"
-        f"{sys.executable} -c 'import os, signal; os.kill(os.getpid(), signal.SIGSEGV)'\n")
-    r = gpudeck("server", "launch", "segv", "-p", "cluster", "--wait", "--timeout", "60", "--json")
-    assert r.returncode == 1
-    record = json.loads(r.stdout)
-    assert record["state"] == "crashed" and record["crash_class"] == "segfault"
-    assert record["slurm"]["end"]["state"] == "FAILED" and record["exit_status"] == 139
 
 
 def test_a_console_monitor_follows_a_job_and_a_foreign_scancel_reads_cancelled(cluster_profile, slurm):
@@ -222,13 +216,7 @@ def test_readiness_waits_for_every_rank_not_only_the_head(cluster_profile, slurm
 
     scripts, logs = cluster_profile
     late = tmp_path / "rank1-may-finish"
-    init_port, http_port = free_port(), free_port()
-    (scripts / "late.sh").write_text(f"""#!/bin/sh
-#SBATCH -N 2
-head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
-exec srun {sys.executable} -u {ROOT / 'tests' / 'rank_server.py'} --dist-init-addr "$head:{init_port}" \\
-    --port {http_port} --late-rank 1 --late-file {late}
-""")
+    http_port = _two_rank_script(scripts / "late.sh", f"--late-rank 1 --late-file {late}")
     r = gpudeck("server", "launch", "late", "-p", "cluster", "--json")
     assert r.returncode == 0, r.stderr
     launched = json.loads(r.stdout)
@@ -254,16 +242,18 @@ exec srun {sys.executable} -u {ROOT / 'tests' / 'rank_server.py'} --dist-init-ad
         gpudeck("server", "stop", "late", "-p", "cluster", "--grace", "5")
 
 
-def test_a_job_that_exits_1_after_a_traceback_takes_the_logs_class(cluster_profile):
+@pytest.mark.parametrize("name, body, exit_status, crash_class", [
+    ("segv", f"{sys.executable} -c 'import os, signal; os.kill(os.getpid(), signal.SIGSEGV)'\n", 139, "segfault"),
+    ("boom", f"{sys.executable} -c 'raise RuntimeError(\"weights missing\")'\nexit 1\n", 1, "python-exception"),
+], ids=["killed-by-sigsegv-reads-segfault", "exit-1-after-a-traceback-takes-the-logs-class"])
+def test_a_failed_job_reads_as_its_class(cluster_profile, name, body, exit_status, crash_class):
     scripts, _ = cluster_profile
-    (scripts / "boom.sh").write_text(
-        "#!/bin/sh\necho loading model\n"
-        f"{sys.executable} -c 'raise RuntimeError(\"weights missing\")'\nexit 1\n")
-    r = gpudeck("server", "launch", "boom", "-p", "cluster", "--wait", "--timeout", "60", "--json")
+    (scripts / f"{name}.sh").write_text(f"#!/bin/sh\necho loading model\n{body}")
+    r = gpudeck("server", "launch", name, "-p", "cluster", "--wait", "--timeout", "60", "--json")
+    assert r.returncode == 1, r.stderr
     record = json.loads(r.stdout)
-    assert r.returncode == 1 and record["state"] == "crashed"
-    assert record["slurm"]["end"]["state"] == "FAILED" and record["exit_status"] == 1
-    assert record["crash_class"] == "python-exception"
+    assert record["state"] == "crashed" and record["crash_class"] == crash_class
+    assert record["slurm"]["end"]["state"] == "FAILED" and record["exit_status"] == exit_status
 
 
 def test_status_names_the_job_its_nodes_and_the_failing_rank(cluster_profile, gpudeck_home):

@@ -202,7 +202,10 @@ async def test_footers_fit_a_100_column_split(demo_world):
         await wait_until(pilot, lambda: all(_loaded(app).values()), what="every tab drawn")
         for tab, key in TABS.items():
             await pilot.press(key)
-            await pilot.pause(0.2)
+            pane = app.panes[tab]
+            await wait_until(pilot, lambda: app.tabs.active == tab and pane.has_focus_within,
+                             what=f"the {tab} tab open, with the focus (its keys in the footer)")
+            await pilot.pause()
             keys = [k for k in app.screen.query(FooterKey) if not k.has_class("-command-palette")]
             palette = app.screen.query_one("FooterKey.-command-palette")
             assert keys[0].key_display == "?"

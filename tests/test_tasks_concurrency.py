@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from profiles.tasks import TaskBoard, parse_state, tasks_file
+from tests.harness import poll_until
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITS = 200
@@ -29,7 +30,10 @@ def test_two_processes_200_random_edits_each_lose_nothing(tmp_path):
     outs = {role: tmp_path / f"{role}.json" for role in "AB"}
     procs = {role: _spawn("tasks_edit_worker.py", role, str(seed), str(EDITS), str(go), str(outs[role]))
              for role, seed in (("A", 11), ("B", 22))}
-    time.sleep(1.0)  # let both import and read the board before the start signal
+    ready = [Path(f"{go}.{role}.ready") for role in procs]
+    poll_until(lambda: all(r.exists() for r in ready) or any(p.poll() is not None for p in procs.values()),
+               60, "both workers to read the board")
+    assert all(p.poll() is None for p in procs.values()), {r: p.communicate() for r, p in procs.items()}
     go.write_text("go")
     for role, proc in procs.items():
         _, err = proc.communicate(timeout=300)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.realparts import free_port
+from tests.realparts import LocalServer, free_port, start_server
 
 VERSION = "0.32.0"
 CACHE = Path(os.environ.get("GPUDECK_VLLM_CACHE")
@@ -115,15 +115,8 @@ def find_process(pgid: int, pattern: str, timeout: float = 60.0) -> int:
 
 
 @dataclass
-class VllmServer:
-    port: int
-    log: Path
-    proc: subprocess.Popen
-    started_s: float   # seconds from start to /health answering 200
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+class VllmServer(LocalServer):
+    started_s: float = 0.0   # seconds from start to /health answering 200
 
     def stop(self, grace: float = 30.0) -> None:
         """TERM to the whole group (API server, EngineCore, worker), KILL after the grace."""
@@ -145,29 +138,12 @@ class VllmServer:
 
 def start_vllm(base: Path, *extra: str, timeout: float = START_TIMEOUT_S) -> VllmServer:
     """Start `vllm serve` on a free port in its own group; wait for `/health` to answer 200."""
-    import httpx
-
     command, model = vllm_assets()
     base.mkdir(parents=True, exist_ok=True)
     port = free_port()
     log = base / "vllm.log"
-    env = {**os.environ, **private_env(base)}
-    started = time.monotonic()
-    proc = subprocess.Popen([str(command), *serve_args(model, port, *extra)], stdout=open(log, "ab"),
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
-    server = VllmServer(port=port, log=log, proc=proc, started_s=0.0)
-    deadline = started + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"vllm serve exited {proc.returncode}:\n{log.read_text(errors='replace')[-3000:]}",
-                        pytrace=False)
-        try:
-            if httpx.get(f"{server.url}/health", timeout=2).status_code == 200:
-                server.started_s = time.monotonic() - started
-                return server
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    server.stop()
-    pytest.fail(f"vllm serve not healthy within {timeout:g}s:\n{log.read_text(errors='replace')[-3000:]}",
-                pytrace=False)
+    proc, started_s = start_server("vllm serve", [str(command), *serve_args(model, port, *extra)], port, log, timeout,
+                                   lambda proc: VllmServer(port, log, proc).stop(),
+                                   env={**os.environ, **private_env(base)}, stdin=subprocess.DEVNULL,
+                                   poll_s=0.5, probe_s=2.0, tail=3000)
+    return VllmServer(port=port, log=log, proc=proc, started_s=started_s)

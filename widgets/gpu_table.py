@@ -15,9 +15,11 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from rich.text import Text
+from textual.widgets.data_table import ColumnKey
 
 from console.gpus.model import GPU, known
 from console.gpus.text import plain, power, watts
+from console.safe_text import safe_cell
 
 from .gpu_cells import badges, memory_cell, sparkline, temp_cell, util_cell
 from .safe_table import SafeDataTable
@@ -150,6 +152,7 @@ class GPUTable(SafeDataTable):
         rows = [(str(g.key), {k: v for k, v in gpu_cells(g, sparks.get(str(g.key), ()), self.fit).items() if k in keys})
                 for g in gpus]
         order = [k for k, _ in rows]
+        self._fit_flags([cells for _, cells in rows])
         if order != self._order:
             self.clear()
             self._cells = {}
@@ -167,6 +170,18 @@ class GPUTable(SafeDataTable):
                     self.update_cell(key, column, value, update_width=column == "flags")
                     self.cell_updates += 1
             self._cells[key] = cells
+
+    def _fit_flags(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Size Flags to its widest cell before the cells go in.
+
+        Textual measures an auto-width column when the app is next idle, and caches drawn cells
+        by update, not by width: a frame drawn before that pass keeps a widened flag cut
+        ("STAL") until some later update. Sized first, the idle pass has nothing to change."""
+        column = self.columns.get(ColumnKey("flags"))
+        if column is None or not column.auto_width:
+            return
+        cells = [safe_cell(cells["flags"]) for cells in rows if "flags" in cells]
+        column.content_width = max([column.label.cell_len, *(c.cell_len for c in cells if isinstance(c, Text))])
 
     def reset(self) -> None:
         self._last = ((), {})
