@@ -557,9 +557,9 @@ class Sweep:
         connections: the server is shutting down under the streams (vLLM after a SIGTERM,
         or after its engine died, ends each open stream with an error and exits)."""
         bad = [r for r in records if not r.ok]
-        if self.config.tunnelled or not bad or not all((r.error or "").startswith("server error") for r in bad):
+        if self.config.tunnelled or not ended_in_order(bad):
             return  # through a tunnel a refusal is the link's (see linkcheck)
-        for _ in range(12):
+        for _ in range(40):  # 10 s: a loaded host may take a while to close its listener
             if await asyncio.to_thread(_server_refuses, self.config.url):
                 break
             if self.stop_requested.is_set():
@@ -674,8 +674,10 @@ class Sweep:
         return level
 
     def _death(self, bad: list[RequestRecord]) -> dict | None:
-        """When the failures look like a dead server and it refuses connections now, say so."""
-        if not any(r.error in DEATH_ERRORS for r in bad):
+        """When the failures look like a dead server and it refuses connections now, say so.
+        A server that ended some streams with its own error was alive as they ended: that is
+        a shutdown, which `_going_away` names, even if other streams were cut."""
+        if not any(r.error in DEATH_ERRORS for r in bad) or ended_in_order(bad):
             return None
         if not self._refused:
             return None
@@ -692,6 +694,14 @@ class Sweep:
         if details["crash_record"]:
             death["message"] += f"; crash record {details['crash_record']}"
         return death
+
+
+def ended_in_order(bad: list[RequestRecord]) -> bool:
+    """Every failure is the server's own error or a cut connection, and at least one is its own
+    error: the server was answering while its streams ended (vLLM shutting down after a SIGTERM
+    or an engine death sends some streams its error and may reset the rest), not killed outright."""
+    own = [r for r in bad if (r.error or "").startswith("server error")]
+    return bool(own) and all(r in own or r.error in DEATH_ERRORS for r in bad)
 
 
 def exit_code(doc: dict) -> int:
