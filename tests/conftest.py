@@ -1,10 +1,12 @@
 """Shared fixtures: an isolated GPUDECK_HOME for every test, and the real peers."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from console import demo
 from tests.realparts import SSHD, LlamaServer, make_sshd, start_llama_server
 from tests.slurm_part import SlurmCluster
 
@@ -89,3 +91,14 @@ def slurm(slurm_cluster, monkeypatch) -> SlurmCluster:
     """The session's cluster, with SLURM_CONF set so gpudeck's Slurm commands reach it."""
     monkeypatch.setenv("SLURM_CONF", str(slurm_cluster.conf))
     return slurm_cluster
+
+
+@pytest.fixture
+def demo_world(tmp_path, monkeypatch):
+    """The demo's world (its simulated host, sglang and fleet) for one test; the demo points
+    GPUDECK_HOME and PATH at it, and monkeypatch restores them."""
+    monkeypatch.setenv("PATH", os.environ["PATH"])
+    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
+    world = demo.setup(tmp_path / "demo")
+    yield world
+    world.close()

@@ -1,9 +1,7 @@
 """Keys and focus as an operator meets them, driven with Pilot on the demo's world (no simulator started)."""
 from __future__ import annotations
 
-import os
 
-import pytest
 from textual.widgets import Input, Select
 
 from console import demo
@@ -17,15 +15,6 @@ from tests.harness import wait_until
 
 async def _until(pilot, predicate, seconds=30.0, what="the condition"):
     await wait_until(pilot, predicate, seconds, what)
-
-
-@pytest.fixture
-def demo_world(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", os.environ["PATH"])
-    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
-    world = demo.setup(tmp_path / "demo")
-    yield world
-    world.close()
 
 
 def _shown_keys(app) -> dict[str, str]:

@@ -2,26 +2,14 @@
 when its keys change, live updates coalesced and held back while their tab is hidden."""
 from __future__ import annotations
 
-import os
 
-import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 from textual.widgets._footer import FooterKey
 
-from console import demo
 from screens.app import GpudeckApp
 from screens.throttle import Throttle
 from tests.harness import wait_until
-
-
-@pytest.fixture
-def demo_world(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", os.environ["PATH"])
-    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
-    world = demo.setup(tmp_path / "demo")
-    yield world
-    world.close()
 
 
 async def test_first_frame_is_drawn_before_the_hosts_start(demo_world):

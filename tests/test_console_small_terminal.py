@@ -10,7 +10,7 @@ from textual.widgets import Input
 from screens.app import GpudeckApp
 from widgets.roofline_table import RooflineTable
 from tests.harness import wait_until
-from tests.test_console_keys import _shown_keys, demo_world  # noqa: F401 - the demo world fixture
+from tests.test_console_keys import _shown_keys
 
 SMALL = (100, 30)
 
@@ -58,20 +58,16 @@ async def test_roofline_tab_scrolls_when_it_does_not_fit(demo_world):
         await pilot.press("4")
         await _until(pilot, lambda: pane.roof is not None, what="roofline")
         await pilot.press("w", "escape")
-        await pilot.pause()
-        assert isinstance(app.focused, RooflineTable) and pane.has_class("whatif")
-        assert pane.max_scroll_y > 0
+        await _until(pilot, lambda: isinstance(app.focused, RooflineTable) and pane.has_class("whatif")
+                     and pane.max_scroll_y > 0, what="the what-if open, the table focused, the tab taller than the screen")
         assumptions = pane.query_one("#rl-assumptions")
         assert "weights_gb_per_gpu_stored" in str(assumptions.render())  # not cut to a few lines
         await pilot.press("end")
-        await pilot.pause()
-        assert pane.scroll_y == pane.max_scroll_y
+        await _until(pilot, lambda: pane.scroll_y == pane.max_scroll_y, what="the bottom of the tab")
         await pilot.press("home")
-        await pilot.pause()
-        assert pane.scroll_y == 0
+        await _until(pilot, lambda: pane.scroll_y == 0, what="the top of the tab")
         await pilot.press("pagedown")
-        await pilot.pause()
-        assert pane.scroll_y > 0
+        await _until(pilot, lambda: pane.scroll_y > 0, what="a page down")
 
 
 async def test_q_and_letters_belong_to_a_focused_drop_down(demo_world):

@@ -3,30 +3,16 @@ its simulated sglang serves sglang's `sglang:` series, and the line says it is s
 the server is stopped the line keeps its last values, marked STALE."""
 from __future__ import annotations
 
-import os
 
 import httpx
-import pytest
 
-from console import demo
-from profiles import store
 from screens.app import GpudeckApp
 from screens.confirm import Confirm
 from tests.harness import wait_until
 
 
-@pytest.fixture
-def demo_world(tmp_path, monkeypatch):
-    # the demo points GPUDECK_HOME and PATH at its temp world; monkeypatch restores them
-    monkeypatch.setenv("PATH", os.environ["PATH"])
+async def test_the_server_tab_shows_the_live_sglang_series(demo_world, monkeypatch):
     monkeypatch.setenv("GPUDECK_SIM_STARTUP_S", "0.3")
-    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
-    world = demo.setup(tmp_path / "demo")
-    yield world
-    world.close()
-
-
-async def test_the_server_tab_shows_the_live_sglang_series(demo_world):
     app = GpudeckApp(profile_name="demo")
     async with app.run_test(size=(160, 45)) as pilot:
         server = app.panes["server"]
