@@ -107,11 +107,17 @@ async def test_live_values_while_running_then_final_ones():
         first_level_end = next(i for i, line in enumerate(lines) if '"level-end"' in line)
         pane.launcher = replaying(OK, "--hold-after", str(first_level_end + 6))
         await press_start(pilot)
+        table = pane.query_one(BenchLevelTable)
+
+        def drawn(key: str) -> list[str]:
+            return [str(c) for c in table.get_row(key)] if key in table.rows else []
+
+        # the pane draws a sweep's progress a few times a second: wait for the frame, not only the data
         await wait_until(pilot, lambda: pane.view.levels and pane.view.levels[1].status == "running"
-                         and len(pane.view.series) > 2 and app.summaries and app.summaries[-1] == "■ 1/3",
+                         and len(pane.view.series) > 2 and app.summaries and app.summaries[-1] == "■ 1/3"
+                         and drawn("1") and "running" in drawn("1")[1],
                          30, "the second level running, drawn")
-        row0 = [str(c) for c in pane.query_one(BenchLevelTable).get_row("0")]
-        row1 = [str(c) for c in pane.query_one(BenchLevelTable).get_row("1")]
+        row0, row1 = drawn("0"), drawn("1")
         assert "ok" in row0[1] and "100%" in row0[2]
         assert "running" in row1[1]
         assert app.summaries[-1] == "■ 1/3"
