@@ -286,6 +286,8 @@ def test_the_simulated_campaign_triages_a_crash_goes_on_and_names_the_winner(tmp
         assert crashed["status"] == "crashed" and crashed["crash_class"] == "cuda-illegal-address"
         assert crashed["crash_record"]
         assert [lv["status"] for lv in crashed["levels"]][-1] == "failed"
+        # the levels it finished before the crash keep their per-request samples: its one repeat still has a CI
+        assert crashed["levels"][0]["status"] == "ok" and crashed["levels"][0]["samples"]["tokens"]
         after = cells["run_tp8_cds16+cuda-graph-max-bs=64"]       # the campaign went on after the crash
         assert after["status"] == "done" and len(after["rounds"]) == 2
         assert all(lv["status"] == "ok" for r in after["rounds"] for lv in r["levels"])

@@ -337,6 +337,10 @@ class CampaignRunner:
             cell.crash_class = record.crash_class or "unknown"
             cell.crash_record = record.crash_record
             cell.status = "crashed" if cell.levels else "start-failed"
+            if cell.levels:   # the visit counts up to where it crashed: its finished levels keep their samples
+                from .samples import attach_samples
+
+                attach_samples(self.profile.name, cell.run_id, cell.levels)
             if not cell.note:
                 cell.note = f"{cell.crash_class}" + (f" (crash record {cell.crash_record})" if cell.crash_record else "")
         elif not ready:
