@@ -21,6 +21,7 @@ from widgets.steady_footer import SteadyFooter
 
 from .host_switcher import HostSwitcher
 from .keys_help import key_groups
+from .orderly_exit import OrderlyExit
 from .palette import KeysProvider
 from .pane import Pane
 from .tabs import TABS, tab_digit
@@ -36,7 +37,7 @@ def _build_pane(tab_id: str, title: str, module: str, cls: str) -> Pane:
     return pane
 
 
-class GpudeckApp(App):
+class GpudeckApp(OrderlyExit, App):
     TITLE = "gpudeck"
     CSS_PATH = "app.tcss"
     ENABLE_COMMAND_PALETTE = True
@@ -72,7 +73,8 @@ class GpudeckApp(App):
             fleet = Fleet(profiles, readonly=readonly)
         self.fleet = fleet
         self.current = profile_name if profile_name in fleet.profiles else "local"
-        self.panes: dict[str, Pane] = {}
+        self.panes: dict[str, Pane] = {}    # a pane is listed once it is mounted
+        self.started = asyncio.Event()      # every tab mounted and the current host opened
         self.summaries: dict[str, str] = {}
         self.chip_bar = HostChips(id="chips")
         self.tabs: TabbedContent | None = None
@@ -105,12 +107,13 @@ class GpudeckApp(App):
             for tab_id, title, module, cls in TABS:
                 if tab_id not in self.panes:
                     pane = _build_pane(tab_id, title, module, cls)
-                    self.panes[tab_id] = pane
                     await self.tabs.get_pane(tab_id).mount(pane)
+                    self.panes[tab_id] = pane
             for name in self.fleet.names():  # every host, on screen or not: crashes are caught everywhere
                 self.fleet.runtime(name).subscribe(self._forward)
             await self.fleet.start_all()
             await self._open(self.current)
+            self.started.set()
         for line in self.profile_errors:
             self.notify(line, severity="error", timeout=15)
 
@@ -201,6 +204,7 @@ class GpudeckApp(App):
         self.sub_title = name
 
     async def switch_host(self, name: str) -> None:
+        await self.started.wait()   # a host chosen while the tabs are still being built opens after them
         if name not in self.fleet.profiles and store.exists(name):  # added from the host switcher
             self.fleet.add(store.load(name))
             self._refresh_chips()
@@ -305,6 +309,7 @@ class GpudeckApp(App):
 
     async def run_pane_action(self, tab_id: str, action: str) -> None:
         """Open a tab and run one of its actions, as its key would (the command palette uses this)."""
+        await self.started.wait()
         self.action_tab(tab_id)
         pane = self.panes[tab_id]
         self.call_after_refresh(pane.run_action, action)

@@ -30,6 +30,7 @@ from widgets.fleet_servers import FleetServersTable
 from widgets.gpu_table import SPARK_WIDTH, GPUTable
 from widgets.keys_panel import KeysPanel
 
+from .orderly_exit import OrderlyExit
 from .palette import FleetKeysProvider, fleet_key_groups
 
 
@@ -108,7 +109,7 @@ class HostGPUs(Screen):
         self.query_one("#host-note", Static).update(text)
 
 
-class FleetApp(App):
+class FleetApp(OrderlyExit, App):
     """Hosts of one Prometheus profile, sortable and filterable; Enter drills into a host."""
 
     TITLE = "gpudeck fleet"

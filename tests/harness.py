@@ -12,6 +12,8 @@ import time
 from textual.app import App, ComposeResult
 from textual.widgets import Footer
 
+from screens.orderly_exit import OrderlyExit
+
 
 async def wait_until(pilot, predicate, seconds: float = 30.0, what: str = "the condition") -> None:
     """Let the app run until `predicate()` holds; fail naming `what` if it never does."""
@@ -32,7 +34,7 @@ def poll_until(predicate, seconds: float = 30.0, what: str = "the condition", ev
         time.sleep(every)
 
 
-class HostApp(App):
+class HostApp(OrderlyExit, App):
     """One pane on one host: `summaries` collects its tab titles, `opened` the hosts it asked for."""
 
     def __init__(self, pane, session=None, footer: bool = True, focus: str | None = None,

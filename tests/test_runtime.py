@@ -200,7 +200,7 @@ async def test_every_pane_marks_its_data_stale_while_the_host_is_unreachable(ssh
         runtime = app.fleet.runtime("testbox")
         await app.fleet.ping("testbox")
         await wait_until(pilot, lambda: runtime.session.host.status.state == "connected", 20, "a connection")
-        good = runtime.last_good
+        connected_at = runtime.last_good
 
         def stale_lines() -> list[str]:
             out = []
@@ -217,6 +217,8 @@ async def test_every_pane_marks_its_data_stale_while_the_host_is_unreachable(ssh
             await app.fleet.ping("testbox", timeout=5)  # a retry fails again: "down since" stays put
             await pilot.pause()  # the host's status reaches the runtime at once; the panes by message
             assert runtime.down_since == first
+            good = runtime.last_good   # the last reading before the host went down (readings go on until sshd stops)
+            assert connected_at <= good <= first
             for line in stale_lines():
                 assert f"testbox unreachable since {clock(first)}" in line
                 assert f"last good reading, from {clock(good)}" in line
