@@ -30,6 +30,7 @@ from profiles import paths
 from profiles.atomic import private_dirs, write_atomic
 
 from .. import limits
+from ..bench import limits as load_limits
 from .files import FileRefused, read_capped
 from .scan import Scan, Unreadable
 
@@ -252,7 +253,7 @@ def clean_level(row: Any, where: str = "level") -> dict:
     if not isinstance(row, dict):
         raise StateRefused(f"{where}: expected a table, got {type(row).__name__}")
     out = dict(row)
-    conc = metric(row.get("concurrency"), limits.MAX_CONCURRENCY, whole=True)
+    conc = metric(row.get("concurrency"), load_limits.MAX_CONCURRENCY, whole=True)
     out["concurrency"] = conc if conc else None
     status = row.get("status")
     out["status"] = status if isinstance(status, str) and len(status) <= 40 else ("unknown" if status else None)
@@ -292,8 +293,8 @@ def _round(doc: Any, where: str) -> dict:
     if not isinstance(doc, dict):
         raise StateRefused(f"{where}: expected a table, got {type(doc).__name__}")
     levels = doc.get("levels") or []
-    if not isinstance(levels, list) or len(levels) > 10 * limits.MAX_LEVELS:
-        raise StateRefused(f"{where}.levels: expected a list of at most {10 * limits.MAX_LEVELS} levels")
+    if not isinstance(levels, list) or len(levels) > 10 * load_limits.MAX_LEVELS:
+        raise StateRefused(f"{where}.levels: expected a list of at most {10 * load_limits.MAX_LEVELS} levels")
     conditions = doc.get("conditions")
     if not isinstance(conditions, dict):
         conditions = {}
@@ -312,7 +313,7 @@ def _clean_live(live: Any, where: str) -> dict | None:
         return None
     if not isinstance(live, dict):
         raise StateRefused(f"{where}.live: expected a table, got {type(live).__name__}")
-    conc = metric(live.get("concurrency"), limits.MAX_CONCURRENCY, whole=True)
+    conc = metric(live.get("concurrency"), load_limits.MAX_CONCURRENCY, whole=True)
     return {"concurrency": conc if conc else None, "second": metric(live.get("second"), _MS),
             "tok_s": metric(live.get("tok_s"), _TOK_S), "completed": metric(live.get("completed"), _COUNT, True),
             "failed": metric(live.get("failed"), _COUNT, True)}
@@ -336,8 +337,8 @@ def _cell(doc: Any, where: str) -> Cell:
     levels = doc.get("levels") or []
     if not isinstance(levels, list):
         raise StateRefused(f"{where}.levels: expected a list of levels, got {type(levels).__name__}")
-    if len(levels) > 10 * limits.MAX_LEVELS:
-        raise StateRefused(f"{where}.levels: {len(levels)} levels, more than {10 * limits.MAX_LEVELS}")
+    if len(levels) > 10 * load_limits.MAX_LEVELS:
+        raise StateRefused(f"{where}.levels: {len(levels)} levels, more than {10 * load_limits.MAX_LEVELS}")
     return Cell(name=name, base=base, flags=dict(flags), status=status,
                 attempts=_int(doc, "attempts", where, 0, 1_000_000) or 0,
                 script=_text(doc, "script", where), launch_id=_text(doc, "launch_id", where, cap=200),
