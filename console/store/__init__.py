@@ -6,7 +6,8 @@
     campaigns/<id>/state.json  CampaignState (Cell)               console.store.campaigns
     tasks.toml            Task, Suggestion (links use the ids above) profiles.tasks
 
-Beside the records: `scan` (what every reader returns), `files` (the bounded
+Beside the records: `scan` (what every reader returns, and the one loop that
+reads a folder of record files into it), `files` (the bounded
 read), `measured` (which run a roofline comparison reads) and `suggest`
 (records turned into task suggestions).
 

@@ -32,7 +32,7 @@ from profiles.atomic import private_dirs, write_atomic
 from .. import limits
 from ..bench import limits as load_limits
 from .files import FileRefused, read_capped
-from .scan import Scan, Unreadable
+from .scan import Scan, scan_files
 
 KIND = "campaign state"
 
@@ -397,21 +397,27 @@ def state_from_doc(doc: Any, campaign_id: str, profile: str) -> CampaignState:
         driver_start=_int(doc, "driver_start", "state", 0), driver_token=token, note=_note(doc, "note", "state"))
 
 
+def _state_at(path: Path, campaign_id: str, profile: str) -> CampaignState:
+    """state.json read and checked; FileRefused or StateRefused carry the bare reason."""
+    raw = read_capped(path, limits.MAX_STATE_FILE_BYTES)
+    try:
+        return state_from_doc(json.loads(raw.decode("utf-8")), campaign_id, profile)
+    except StateRefused:
+        raise
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise StateRefused(f"not JSON: {str(exc)[:120]}") from None
+
+
 def read_state(path: Path, campaign_id: str, profile: str) -> CampaignState:
     """The one reader of state.json: FileNotFoundError when there is none, StateRefused (one line) when bad."""
     try:
-        raw = read_capped(path, limits.MAX_STATE_FILE_BYTES)
+        return _state_at(path, campaign_id, profile)
     except FileRefused as exc:
         raise StateRefused(f"{path}: unreadable {KIND} ({str(exc).removeprefix(str(path) + ': ')})") from None
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-        return state_from_doc(doc, campaign_id, profile)
     except StateRefused as exc:
         raise StateRefused(f"{path}: unreadable {KIND} ({exc})") from None
     except RecursionError:
         raise StateRefused(f"{path}: unreadable {KIND} (nested too deep)") from None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise StateRefused(f"{path}: unreadable {KIND} (not JSON: {str(exc)[:120]})") from None
 
 
 def load(profile: str, campaign_id: str) -> CampaignState:
@@ -429,24 +435,16 @@ def load(profile: str, campaign_id: str) -> CampaignState:
 
 def read_campaigns(profile: str) -> Scan[CampaignState]:
     """The one reader of every campaign: those that read, and one `Unreadable` line per one that does not."""
-    out: Scan[CampaignState] = Scan()
-    base = campaigns_dir(profile)
     try:
-        entries = sorted(base.iterdir())
+        entries = sorted(campaigns_dir(profile).iterdir())
     except OSError:
-        return out
-    for entry in entries:
-        path = entry / "state.json"
-        if not entry.is_dir() or entry.is_symlink() or not os.path.lexists(path):
-            continue
-        if not CAMPAIGN_ID.fullmatch(entry.name):
-            out.unreadable.append(Unreadable(path, KIND, "its folder's name is not a campaign id"))
-            continue
-        try:
-            out.records.append(read_state(path, entry.name, profile))
-        except FileNotFoundError:
-            continue
-        except StateRefused as exc:
-            reason = str(exc).removeprefix(f"{path}: unreadable {KIND} (").removesuffix(")")
-            out.unreadable.append(Unreadable(path, KIND, reason))
-    return out
+        return Scan()
+
+    def read(path: Path) -> CampaignState:
+        if not CAMPAIGN_ID.fullmatch(path.parent.name):
+            raise StateRefused("its folder's name is not a campaign id")
+        return _state_at(path, path.parent.name, profile)
+
+    return scan_files([entry / "state.json" for entry in entries
+                       if entry.is_dir() and not entry.is_symlink() and os.path.lexists(entry / "state.json")],
+                      KIND, read)
