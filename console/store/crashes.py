@@ -91,7 +91,8 @@ def crashes_dir(profile: str) -> Path:
 
 def read_crashes(profile: str) -> Scan[CrashRecord]:
     """Every crash record of the profile, newest first; unreadable files named."""
-    found = scan_files(json_files(crashes_dir(profile)), KIND, lambda path: CrashRecord.from_doc(_parse(path), path.stem))
+    found = scan_files(json_files(crashes_dir(profile)), KIND,
+                       lambda path: CrashRecord.from_doc(_parse(path), path.stem))
     found.records.sort(key=lambda c: (c.time, c.id), reverse=True)
     return found
 
