@@ -8,7 +8,7 @@ anything is allocated, launched or written. Campaigns check them in
 """
 from __future__ import annotations
 
-from .bench.limits import MAX_CONCURRENCY, MAX_INPUT_LEN, MAX_LEVELS, MAX_OUTPUT_LEN, MAX_PROMPTS
+from .bench.limits import MAX_INPUT_LEN, MAX_OUTPUT_LEN
 
 MAX_TOKENS = max(MAX_INPUT_LEN, MAX_OUTPUT_LEN)   # input or output length of one request, in tokens
 MAX_PROMPTS_PER_STREAM = 10_000

@@ -149,6 +149,11 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise StateFileError(path, f"not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
         raise StateFileError(path, exc.strerror or str(exc)) from None
+    return parse_toml(path, text)
+
+
+def parse_toml(path: Path, text: str) -> dict[str, Any]:
+    """`text` (the contents of `path`) as TOML; StateFileError names the line when tomllib does."""
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -12,7 +12,9 @@ from textual.widgets import DataTable, Input, Static
 from console.runtime import events as ev
 from console.session import HostSession
 from console.safe_text import clean_line, safe_text
-from profiles.tasks import BoardReadOnly, Task, TaskBoard, refusal
+from console.store.task_board import TaskBoard
+from profiles.task_model import Task
+from profiles.tasks import BoardReadOnly, refusal
 from widgets.task_rows import detail_line, suggestion_line, visible_tasks
 from widgets.task_table import TaskTable
 

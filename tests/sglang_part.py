@@ -8,13 +8,12 @@ tests skip with it; assets never prepared are a failure saying what to run.
 from __future__ import annotations
 
 import os
-import shlex
 from pathlib import Path
 
 import pytest
 
 from tests.vllm_part import CACHE as VLLM_CACHE
-from tests.vllm_part import MODEL_NAME, private_env
+from tests.vllm_part import MODEL_NAME, exec_script, private_env
 
 VERSION = "0.5.23"
 CACHE = Path(os.environ.get("GPUDECK_SGLANG_CACHE")
@@ -37,9 +36,8 @@ def launch_script(base: Path, port: int, *extra: str) -> str:
     """`exec python -m sglang.launch_server ...` on the CPU, torch's attention, a small KV pool."""
     python, model = sglang_assets()
     settings = {**private_env(base), **SETTINGS, "PYTHONPATH": str(CACHE / "shims")}
-    exports = "\n".join(f"export {k}={shlex.quote(v)}" for k, v in settings.items())
     argv = [str(python), "-m", "sglang.launch_server", "--model-path", str(model), "--host", "127.0.0.1",
             "--port", str(port), "--served-model-name", MODEL_NAME, "--device", "cpu",
             "--attention-backend", "torch_native", "--context-length", "1024",
             "--mem-fraction-static", "0.05", "--enable-metrics", *extra]
-    return f"{exports}\nexec {shlex.join(argv)}"
+    return exec_script(settings, argv)

@@ -16,7 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from profiles.tasks import PRIORITIES, STATUSES, TaskBoard
+from console.store.task_board import TaskBoard
+from profiles.task_model import PRIORITIES, STATUSES
 
 PROFILE = "local"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from profiles.tasks import TaskBoard
+from console.store.task_board import TaskBoard
 
 
 def main() -> int:

@@ -6,7 +6,7 @@ import pytest
 
 from console import demo
 from profiles import store
-from profiles.tasks import TaskBoard
+from console.store.task_board import TaskBoard
 from screens.app import GpudeckApp
 from screens.confirm import Confirm
 from tests.harness import wait_until

@@ -4,7 +4,7 @@ from __future__ import annotations
 from console.report import offer_run_efficiency
 from profiles import store
 from profiles.profile import profile_from_dict
-from profiles.tasks import TaskBoard
+from console.store.task_board import TaskBoard
 
 
 def _profile(shared_dir):
@@ -44,7 +44,7 @@ def test_a_crash_seen_by_the_server_tab_and_by_a_scan_is_offered_once(gpudeck_ho
 
     from console.store.suggest import offer_new
     from profiles.paths import profile_data_dir
-    from profiles.tasks import suggest_from_crash
+    from console.store.suggest import suggest_from_crash
 
     doc = {"id": "20261130-082540-run_x", "class": "cuda-illegal-address", "config": "run_x",
            "time": "2026-11-30T08:25:40"}

@@ -247,7 +247,7 @@ def _toml_docs(keys: list[str]) -> st.SearchStrategy[bytes]:
 
 
 def test_fuzz_tasks_toml(gpudeck_home):
-    from profiles.tasks import tasks_file
+    from console.store.tasks import tasks_file
 
     path = tasks_file("local")
     keys = ["version", "next_id", "efficiency_threshold_pct", "dismissed", "suggestions", "tasks", "id", "text",
@@ -421,7 +421,7 @@ def _subprocess(argv: list[str], home: Path) -> tuple[int, str]:
 
 
 def test_fuzz_sample_through_the_real_cli(tmp_path, gpudeck_home):
-    from profiles.tasks import tasks_file
+    from console.store.tasks import tasks_file
 
     path = tmp_path / "input"
     board = tasks_file("local")

@@ -83,7 +83,7 @@ async def test_roofline_table_header_is_whole_at_100_columns(shared_dir, gpudeck
 
 
 def test_tasks_at_100x30(snap_compare):
-    from profiles.tasks import tasks_file
+    from console.store.tasks import tasks_file
     from tests.tasks_pane_app import TasksApp
     from tests.test_tasks_pane_snapshot import BOARD
 

@@ -11,7 +11,7 @@ from console.report.sections import roofline_section
 from profiles import store
 from profiles.paths import profile_data_dir
 from profiles.profile import profile_from_dict
-from profiles.tasks import TaskBoard
+from console.store.task_board import TaskBoard
 
 HEADINGS = ["## Host and GPUs", "## Launch configs", "## Benchmark runs", "## Roofline", "## Crashes",
             "## Task board"]
@@ -206,7 +206,7 @@ def test_live_report_on_the_local_host_names_what_it_found(lab):
 
 
 def test_a_broken_task_file_is_named_in_the_report(lab):
-    from profiles.tasks import tasks_file
+    from console.store.tasks import tasks_file
 
     path = tasks_file("h200-lab")
     path.write_text(path.read_text() + "\n[[tasks]\n")

@@ -17,7 +17,7 @@ from console.store.crashes import read_crashes
 from console.store.suggest import offer_new
 from profiles import store
 from profiles.profile import profile_from_dict
-from profiles.tasks import TaskBoard
+from console.store.task_board import TaskBoard
 from screens.app import GpudeckApp
 from tests.gpus_standin import FIXTURES as SMI_FIXTURES
 from tests.gpus_standin import STANDIN

@@ -111,7 +111,7 @@ def test_triage_names_a_hostile_file_name_harmlessly(tmp_path):
 
 
 def _hostile_board():
-    from profiles.tasks import TaskBoard
+    from console.store.task_board import TaskBoard
 
     board = TaskBoard.for_profile("local")
     for text in HOSTILE:
@@ -136,7 +136,7 @@ def test_tasks_json_keeps_the_text_exact():
     result = _cli("tasks", "list", "--json")
     assert unsafe_chars(result.out) == []
     texts = [t["text"] for t in json.loads(result.out)["tasks"]]
-    from profiles.tasks import TaskBoard
+    from console.store.task_board import TaskBoard
 
     # exactly what the board holds (the board itself drops a bare CR), escapes and all
     assert sorted(texts) == sorted(t.text for t in TaskBoard.for_profile("local").tasks)

@@ -126,7 +126,7 @@ def _hostile_host(tmp_path):
     from console.store import crashes
     from console.store.launches import LaunchRecord
     from profiles import store
-    from profiles.tasks import TaskBoard
+    from console.store.task_board import TaskBoard
 
     board = TaskBoard.for_profile("local")
     for text in HOSTILE:

@@ -5,10 +5,11 @@ import json
 
 import pytest
 
+from console.store.suggest import suggest_from_crash, suggest_from_efficiency, suggest_from_run
+from console.store.task_board import TaskBoard
+from console.store.tasks import FileWatch, read_board, tasks_file
 from profiles.paths import profile_data_dir
-from profiles.tasks import (BoardReadOnly, FileWatch, TaskBoard, counts_summary, parse_state,
-                            suggest_from_crash, suggest_from_efficiency, suggest_from_run,
-                            tasks_file)
+from profiles.tasks import BoardReadOnly, counts_summary
 
 CRASH = {"config": "tp8-ep8-memsafe", "class": "cuda-illegal-address", "time": "2026-11-29T14:02:11",
          "line": 812, "summary": "CUDA error: an illegal memory access was encountered",
@@ -196,4 +197,4 @@ def test_scan_events_reads_crash_and_run_files_defensively():
     assert sorted(s.kind for s in offered) == ["crash", "sweep"]
     assert [s.key for s in offered if s.kind == "crash"] == ["crash:c1"]  # the record's id, not its file name
     assert offer_new("local") == []
-    assert len(parse_state(tasks_file("local")).suggestions) == 2
+    assert len(read_board(tasks_file("local")).suggestions) == 2

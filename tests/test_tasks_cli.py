@@ -8,7 +8,9 @@ import sys
 from console.cli import main
 from profiles import store
 from profiles.profile import Profile
-from profiles.tasks import TaskBoard, suggest_from_crash, tasks_file
+from console.store.suggest import suggest_from_crash
+from console.store.task_board import TaskBoard
+from console.store.tasks import tasks_file
 
 FIELDS = {"id", "text", "status", "priority", "order", "created", "updated", "notes", "crash", "run",
           "config", "source", "conflict_of"}

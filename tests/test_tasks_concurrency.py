@@ -10,7 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from profiles.tasks import TaskBoard, parse_state, tasks_file
+from console.store.task_board import TaskBoard
+from console.store.tasks import read_board, tasks_file
 from tests.harness import poll_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +41,7 @@ def test_two_processes_200_random_edits_each_lose_nothing(tmp_path):
         assert proc.returncode == 0, f"worker {role} failed: {err}"
     results = {role: json.loads(path.read_text()) for role, path in outs.items()}
 
-    final = parse_state(tasks_file("local")).tasks
+    final = read_board(tasks_file("local")).tasks
     ids_on_disk = list(final)
     assert len(ids_on_disk) == len(set(ids_on_disk))
 
@@ -90,7 +91,7 @@ def test_kill_9_during_save_leaves_old_or_new_file():
         proc.wait(timeout=10)
         proc.stdout.close()
         proc.stderr.close()
-        state = parse_state(path)  # raises if the file were half written
+        state = read_board(path)  # raises if the file were half written
         texts = {t.text for t in state.tasks.values()}
         assert len(state.tasks) == 300
         # One whole version: the seed board, or every task from one and the same save.
@@ -99,4 +100,4 @@ def test_kill_9_during_save_leaves_old_or_new_file():
     # The lock held by the killed process is gone: a new console can save.
     again = TaskBoard.for_profile("local")
     again.add("after the kills")
-    assert len(parse_state(path).tasks) == 301
+    assert len(read_board(path).tasks) == 301

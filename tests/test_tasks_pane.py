@@ -4,7 +4,8 @@ from __future__ import annotations
 import json
 
 from profiles.paths import profile_data_dir
-from profiles.tasks import TaskBoard, tasks_file
+from console.store.task_board import TaskBoard
+from console.store.tasks import tasks_file
 from screens.tasks_pane import TasksPane
 from tests.tasks_pane_app import TasksApp
 from widgets.task_table import TaskTable

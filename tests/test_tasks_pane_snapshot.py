@@ -1,7 +1,7 @@
 """What the Tasks tab looks like: the board, grouped, with a suggestion waiting."""
 from __future__ import annotations
 
-from profiles.tasks import tasks_file
+from console.store.tasks import tasks_file
 from tests.tasks_pane_app import TasksApp
 
 BOARD = '''version = 1

@@ -74,14 +74,18 @@ def serve_args(model: Path, port: int, *extra: str) -> list[str]:
             "--dtype", "bfloat16", "--max-model-len", "1024", "--enforce-eager", *extra]
 
 
+def exec_script(settings: dict[str, str], argv: list[str]) -> str:
+    """A launch script as an operator would write it: one export per setting, then `exec` the server
+    (the vLLM and the sglang scripts both)."""
+    exports = "\n".join(f"export {k}={shlex.quote(v)}" for k, v in settings.items())
+    return f"{exports}\nexec {shlex.join(argv)}"
+
+
 def launch_script(base: Path, port: int, *extra: str, model: Path | None = None,
                   env: dict[str, str] | None = None) -> str:
-    """A launch script as an operator would write it: exports, then `exec vllm serve ...`."""
+    """`exec vllm serve ...` with its caches under `base` (and `env` on top)."""
     command, served = vllm_assets()
-    settings = {**private_env(base), **(env or {})}
-    exports = "\n".join(f"export {k}={shlex.quote(v)}" for k, v in settings.items())
-    argv = [str(command), *serve_args(model or served, port, *extra)]
-    return f"{exports}\nexec {shlex.join(argv)}"
+    return exec_script({**private_env(base), **(env or {})}, [str(command), *serve_args(model or served, port, *extra)])
 
 
 def group_processes(pgid: int) -> dict[int, str]:

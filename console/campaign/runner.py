@@ -279,7 +279,7 @@ class CampaignRunner:
             self._save()
             return
         if config.warnings:   # a config named EP8 that runs TP8: worth a task, whatever its numbers
-            from profiles.tasks import suggest_from_promise
+            from ..store.suggest import suggest_from_promise
 
             suggest_from_promise(self.profile.name, cell.base, config.warnings[0])
         self._log(f"{cell.name}: launching {cell.script}")

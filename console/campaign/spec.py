@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import limits
+from ..bench import limits as load_limits
 from ..store.files import FileRefused, read_capped
 
 # What a server flag looks like: `--max-running-requests`, `--speculative-config.num-steps`.
@@ -232,11 +233,11 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
     levels = sweep_doc.get("levels")
     if not isinstance(levels, list) or not levels:
         _fail(where, "sweep.levels", "a list of concurrency levels, e.g. [1, 4, 16]", levels)
-    if len(levels) > limits.MAX_LEVELS:
-        _fail(where, "sweep.levels", f"at most {limits.MAX_LEVELS} levels", len(levels))
+    if len(levels) > load_limits.MAX_LEVELS:
+        _fail(where, "sweep.levels", f"at most {load_limits.MAX_LEVELS} levels", len(levels))
     for level in levels:
         _capped(where, "sweep.levels", _positive(where, "sweep.levels", level, allow_none=False),
-                limits.MAX_CONCURRENCY)
+                load_limits.MAX_CONCURRENCY)
     api = sweep_doc.get("api", "completions")
     if api not in ("completions", "chat"):
         _fail(where, "sweep.api", "'completions' or 'chat'", api)
@@ -260,7 +261,7 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
                                                                 sweep_doc.get("output_len", 256), allow_none=False),
                            limits.MAX_TOKENS),
         num_prompts=_capped(where, "sweep.num_prompts", _positive(where, "sweep.num_prompts",
-                                                                  sweep_doc.get("num_prompts")), limits.MAX_PROMPTS),
+                                                                  sweep_doc.get("num_prompts")), load_limits.MAX_PROMPTS),
         prompts_per_stream=_capped(where, "sweep.prompts_per_stream",
                                    _positive(where, "sweep.prompts_per_stream", sweep_doc.get("prompts_per_stream")),
                                    limits.MAX_PROMPTS_PER_STREAM),
@@ -339,8 +340,8 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
     if max_cells is not None:    # the command line's --max-cells, kept with the campaign
         policy.max_cells = _capped(where, "--max-cells", _positive(where, "--max-cells", max_cells, allow_none=False),
                                    limits.MAX_CELLS_CEILING)
-    if sweep.prompts_per_stream and sweep.prompts_per_stream * max(sweep.levels) > limits.MAX_PROMPTS:
-        _fail(where, "sweep.prompts_per_stream", f"at most {limits.MAX_PROMPTS:,} prompts at the highest level",
+    if sweep.prompts_per_stream and sweep.prompts_per_stream * max(sweep.levels) > load_limits.MAX_PROMPTS:
+        _fail(where, "sweep.prompts_per_stream", f"at most {load_limits.MAX_PROMPTS:,} prompts at the highest level",
               sweep.prompts_per_stream * max(sweep.levels))
     cells = len(configs) + sum(math.prod(len(v) for v in g.flags.values()) for g in grids)
     if cells > policy.max_cells:

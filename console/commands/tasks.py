@@ -55,7 +55,7 @@ def _profile_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _board(args: argparse.Namespace):
-    from profiles.tasks import TaskBoard
+    from ..store.task_board import TaskBoard
 
     from .kit import load_profile
 

@@ -243,7 +243,7 @@ def setup(root: Path | None = None, port: int | None = None) -> Demo:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(DEMO_CAMPAIGN)
 
-    from profiles.tasks import TaskBoard
+    from ..store.task_board import TaskBoard
 
     board = TaskBoard.for_profile("demo")
     for text, priority, status in PLAN:

@@ -25,12 +25,12 @@ from typing import Any
 
 from profiles import paths
 from profiles.profile import Profile
-from profiles.tasks import TaskBoard
 
 from . import sections
 from .campaigns import campaigns_section
 from .tasks import board_markdown
 from ..safe_text import clean
+from ..store.task_board import TaskBoard
 from .. import fmt
 
 SECTION_ORDER = [
@@ -323,7 +323,7 @@ def _ideal_by_batch(roof: dict[str, Any]) -> dict[Any, Any]:
 
 
 def _offer_worst(profile: Profile, run: str, levels: list[tuple[int, float | None]]) -> str | None:
-    from profiles.tasks import TaskBoard, suggest_from_efficiency
+    from ..store.suggest import suggest_from_efficiency
 
     known = [(b, pct) for b, pct in levels if pct is not None]
     if not known:

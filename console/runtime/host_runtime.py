@@ -546,8 +546,8 @@ class HostRuntime:
         return await asyncio.to_thread(roofline_or_error, inputs, checkpoint)
 
     async def task_board(self):
-        """The profile's task board (profiles.tasks.TaskBoard), read in a worker thread."""
-        from profiles.tasks import TaskBoard
+        """The profile's task board (console.store.task_board.TaskBoard), read in a worker thread."""
+        from ..store.task_board import TaskBoard
 
         return await asyncio.to_thread(TaskBoard.for_profile, self.name, self.readonly)
 

@@ -11,7 +11,7 @@ from typing import Callable
 
 from ..hosts import HostError
 from ..store import launches
-from ..servers.settle_gate import NOT_ABOUT_A_PROFILE, PROFILE_DESTS, has_live_launches, profile_to_settle  # noqa: F401
+from ..servers.settle_gate import profile_to_settle
 from ..session import HostSession
 from ..store.crashes import CrashRecord, crash_of_launch
 

@@ -30,8 +30,9 @@ from profiles import paths
 from profiles.atomic import private_dirs, write_atomic
 
 from .. import limits
+from ..bench import limits as load_limits
 from .files import FileRefused, read_capped
-from .scan import Scan, Unreadable
+from .scan import Scan, scan_files
 
 KIND = "campaign state"
 
@@ -252,7 +253,7 @@ def clean_level(row: Any, where: str = "level") -> dict:
     if not isinstance(row, dict):
         raise StateRefused(f"{where}: expected a table, got {type(row).__name__}")
     out = dict(row)
-    conc = metric(row.get("concurrency"), limits.MAX_CONCURRENCY, whole=True)
+    conc = metric(row.get("concurrency"), load_limits.MAX_CONCURRENCY, whole=True)
     out["concurrency"] = conc if conc else None
     status = row.get("status")
     out["status"] = status if isinstance(status, str) and len(status) <= 40 else ("unknown" if status else None)
@@ -292,8 +293,8 @@ def _round(doc: Any, where: str) -> dict:
     if not isinstance(doc, dict):
         raise StateRefused(f"{where}: expected a table, got {type(doc).__name__}")
     levels = doc.get("levels") or []
-    if not isinstance(levels, list) or len(levels) > 10 * limits.MAX_LEVELS:
-        raise StateRefused(f"{where}.levels: expected a list of at most {10 * limits.MAX_LEVELS} levels")
+    if not isinstance(levels, list) or len(levels) > 10 * load_limits.MAX_LEVELS:
+        raise StateRefused(f"{where}.levels: expected a list of at most {10 * load_limits.MAX_LEVELS} levels")
     conditions = doc.get("conditions")
     if not isinstance(conditions, dict):
         conditions = {}
@@ -312,7 +313,7 @@ def _clean_live(live: Any, where: str) -> dict | None:
         return None
     if not isinstance(live, dict):
         raise StateRefused(f"{where}.live: expected a table, got {type(live).__name__}")
-    conc = metric(live.get("concurrency"), limits.MAX_CONCURRENCY, whole=True)
+    conc = metric(live.get("concurrency"), load_limits.MAX_CONCURRENCY, whole=True)
     return {"concurrency": conc if conc else None, "second": metric(live.get("second"), _MS),
             "tok_s": metric(live.get("tok_s"), _TOK_S), "completed": metric(live.get("completed"), _COUNT, True),
             "failed": metric(live.get("failed"), _COUNT, True)}
@@ -336,8 +337,8 @@ def _cell(doc: Any, where: str) -> Cell:
     levels = doc.get("levels") or []
     if not isinstance(levels, list):
         raise StateRefused(f"{where}.levels: expected a list of levels, got {type(levels).__name__}")
-    if len(levels) > 10 * limits.MAX_LEVELS:
-        raise StateRefused(f"{where}.levels: {len(levels)} levels, more than {10 * limits.MAX_LEVELS}")
+    if len(levels) > 10 * load_limits.MAX_LEVELS:
+        raise StateRefused(f"{where}.levels: {len(levels)} levels, more than {10 * load_limits.MAX_LEVELS}")
     return Cell(name=name, base=base, flags=dict(flags), status=status,
                 attempts=_int(doc, "attempts", where, 0, 1_000_000) or 0,
                 script=_text(doc, "script", where), launch_id=_text(doc, "launch_id", where, cap=200),
@@ -396,21 +397,27 @@ def state_from_doc(doc: Any, campaign_id: str, profile: str) -> CampaignState:
         driver_start=_int(doc, "driver_start", "state", 0), driver_token=token, note=_note(doc, "note", "state"))
 
 
+def _state_at(path: Path, campaign_id: str, profile: str) -> CampaignState:
+    """state.json read and checked; FileRefused or StateRefused carry the bare reason."""
+    raw = read_capped(path, limits.MAX_STATE_FILE_BYTES)
+    try:
+        return state_from_doc(json.loads(raw.decode("utf-8")), campaign_id, profile)
+    except StateRefused:
+        raise
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise StateRefused(f"not JSON: {str(exc)[:120]}") from None
+
+
 def read_state(path: Path, campaign_id: str, profile: str) -> CampaignState:
     """The one reader of state.json: FileNotFoundError when there is none, StateRefused (one line) when bad."""
     try:
-        raw = read_capped(path, limits.MAX_STATE_FILE_BYTES)
+        return _state_at(path, campaign_id, profile)
     except FileRefused as exc:
         raise StateRefused(f"{path}: unreadable {KIND} ({str(exc).removeprefix(str(path) + ': ')})") from None
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-        return state_from_doc(doc, campaign_id, profile)
     except StateRefused as exc:
         raise StateRefused(f"{path}: unreadable {KIND} ({exc})") from None
     except RecursionError:
         raise StateRefused(f"{path}: unreadable {KIND} (nested too deep)") from None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise StateRefused(f"{path}: unreadable {KIND} (not JSON: {str(exc)[:120]})") from None
 
 
 def load(profile: str, campaign_id: str) -> CampaignState:
@@ -428,24 +435,16 @@ def load(profile: str, campaign_id: str) -> CampaignState:
 
 def read_campaigns(profile: str) -> Scan[CampaignState]:
     """The one reader of every campaign: those that read, and one `Unreadable` line per one that does not."""
-    out: Scan[CampaignState] = Scan()
-    base = campaigns_dir(profile)
     try:
-        entries = sorted(base.iterdir())
+        entries = sorted(campaigns_dir(profile).iterdir())
     except OSError:
-        return out
-    for entry in entries:
-        path = entry / "state.json"
-        if not entry.is_dir() or entry.is_symlink() or not os.path.lexists(path):
-            continue
-        if not CAMPAIGN_ID.fullmatch(entry.name):
-            out.unreadable.append(Unreadable(path, KIND, "its folder's name is not a campaign id"))
-            continue
-        try:
-            out.records.append(read_state(path, entry.name, profile))
-        except FileNotFoundError:
-            continue
-        except StateRefused as exc:
-            reason = str(exc).removeprefix(f"{path}: unreadable {KIND} (").removesuffix(")")
-            out.unreadable.append(Unreadable(path, KIND, reason))
-    return out
+        return Scan()
+
+    def read(path: Path) -> CampaignState:
+        if not CAMPAIGN_ID.fullmatch(path.parent.name):
+            raise StateRefused("its folder's name is not a campaign id")
+        return _state_at(path, path.parent.name, profile)
+
+    return scan_files([entry / "state.json" for entry in entries
+                       if entry.is_dir() and not entry.is_symlink() and os.path.lexists(entry / "state.json")],
+                      KIND, read)

@@ -18,8 +18,7 @@ from typing import Any
 from profiles import paths
 
 from ..fmt import UNKNOWN
-from .files import FileRefused, read_capped
-from .scan import Scan, Unreadable
+from .scan import Scan, json_files, read_json, scan_files
 
 KIND = "crash record"
 MAX_RECORD_BYTES = 4 << 20   # a record holds a short excerpt; anything near this is not one gpudeck wrote
@@ -92,22 +91,8 @@ def crashes_dir(profile: str) -> Path:
 
 def read_crashes(profile: str) -> Scan[CrashRecord]:
     """Every crash record of the profile, newest first; unreadable files named."""
-    found: Scan[CrashRecord] = Scan()
-    folder = crashes_dir(profile)
-    if not folder.is_dir():
-        return found
-    for path in folder.glob("*.json"):
-        try:
-            doc = _parse(path)
-        except FileNotFoundError:
-            continue  # gone between the listing and the read
-        except FileRefused as exc:
-            found.unreadable.append(Unreadable(path, KIND, str(exc).removeprefix(f"{path}: ")))
-            continue
-        except (OSError, ValueError, RecursionError) as exc:
-            found.unreadable.append(Unreadable(path, KIND, (str(exc).splitlines() or ["nested too deep"])[0][:160]))
-            continue
-        found.records.append(CrashRecord.from_doc(doc, path.stem))
+    found = scan_files(json_files(crashes_dir(profile)), KIND,
+                       lambda path: CrashRecord.from_doc(_parse(path), path.stem))
     found.records.sort(key=lambda c: (c.time, c.id), reverse=True)
     return found
 
@@ -150,7 +135,7 @@ def write_crash(profile: str, launch, verdict, sweep: str | None = None) -> Cras
 
 def _parse(path: Path) -> dict:
     """One record file as a JSON object: a regular file under the cap, UTF-8 JSON, a table."""
-    doc = json.loads(read_capped(path, MAX_RECORD_BYTES).decode("utf-8"))
+    doc = read_json(path, MAX_RECORD_BYTES)
     if not isinstance(doc, dict):
         raise ValueError("not a JSON object")
     return doc

@@ -21,8 +21,7 @@ from typing import Any
 from profiles import paths
 from profiles.atomic import write_atomic
 
-from .files import FileRefused, read_capped
-from .scan import Scan, Unreadable
+from .scan import Scan, json_files, read_json, scan_files
 
 KIND = "launch record"
 MAX_RECORD_BYTES = 4 << 20   # a record is a few kB; its flags and Slurm ranks stay far below this
@@ -154,22 +153,8 @@ def save(profile_name: str, record: LaunchRecord) -> None:
 
 def read_launches(profile_name: str) -> Scan[LaunchRecord]:
     """The one reader: every record of the profile, newest first; one line per unreadable file."""
-    found: Scan[LaunchRecord] = Scan()
-    folder = launches_dir(profile_name)
-    if not folder.is_dir():
-        return found
-    for path in folder.glob("*.json"):
-        try:
-            doc = json.loads(read_capped(path, MAX_RECORD_BYTES).decode("utf-8"))
-            found.records.append(LaunchRecord.from_doc(doc))
-        except FileNotFoundError:
-            continue  # gone between the listing and the read
-        except FileRefused as exc:
-            found.unreadable.append(Unreadable(path, KIND, str(exc).removeprefix(f"{path}: ")))
-        except RecursionError:
-            found.unreadable.append(Unreadable(path, KIND, "nested too deep"))
-        except ValueError as exc:  # not JSON, not UTF-8, or a field of the wrong type
-            found.unreadable.append(Unreadable(path, KIND, str(exc).splitlines()[0][:160]))
+    found = scan_files(json_files(launches_dir(profile_name)), KIND,
+                       lambda path: LaunchRecord.from_doc(read_json(path, MAX_RECORD_BYTES)))
     found.records.sort(key=lambda r: r.started_at, reverse=True)
     return found
 

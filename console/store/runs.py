@@ -17,7 +17,7 @@ from profiles.atomic import StateFileError
 from profiles.paths import profile_data_dir
 
 from ..fmt import UNKNOWN
-from .scan import Scan, Unreadable
+from .scan import Scan, json_files, scan_files
 
 KIND = "run"
 
@@ -144,26 +144,24 @@ RESERVED_GRACE_S = 600.0  # how long an empty, reserved run file counts as a swe
 
 def read_runs(profile: str | None = None, folder: Path | None = None) -> Scan[RunDoc]:
     """Every run of a profile (or in `folder`), newest first; unreadable files named."""
-    found: Scan[RunDoc] = Scan()
-    folder = folder if folder is not None else runs_dir(profile or "local")
-    if not folder.is_dir():
-        return found
     now = time.time()
-    for path in folder.glob("*.json"):
+
+    def read(path: Path) -> RunDoc | None:
         try:
             stat = path.stat()
         except OSError:
-            continue  # gone between the listing and the look
+            return None  # gone between the listing and the look
         if stat.st_size == 0:
             # a sweep reserves its id with an empty file and saves the first level into it: a
             # young empty run is "starting", not unreadable; an old one never got its first save
             if now - stat.st_mtime > RESERVED_GRACE_S:
-                found.unreadable.append(Unreadable(path, KIND, "empty: reserved by a sweep that never saved"))
-            continue
+                raise ValueError("empty: reserved by a sweep that never saved")
+            return None
         try:
-            found.records.append(read_run(path))
+            return read_run(path)
         except StateFileError as exc:
-            found.unreadable.append(Unreadable(path, KIND, exc.reason if hasattr(exc, "reason") else str(exc)))
+            raise ValueError(exc.reason) from None
+
+    found = scan_files(json_files(folder if folder is not None else runs_dir(profile or "local")), KIND, read)
     found.records.sort(key=lambda r: (r.started or "", r.mtime, r.id), reverse=True)
     return found
-

@@ -63,6 +63,8 @@ import sys
 import time
 from pathlib import Path
 
+from _alternate import alternate  # this script's folder
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # ---------------------------------------------------------------- the SSE source
@@ -391,8 +393,7 @@ def main() -> None:
             offered = streams * 1000 / args.interval_ms if args.interval_ms > 0 else float("inf")
             ratios: dict[str, list[float]] = {}
             clocks: dict[str, dict] = {}
-            for rep in range(args.repeats):
-                order = names if rep % 2 == 0 else names[::-1]   # alternate, so drift in load hits all
+            for rep, order in alternate(names, args.repeats):
                 results = {}
                 for name in order:
                     results[name] = measure(name, url, streams, args.rounds, args.tokens, args.base)

@@ -34,7 +34,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tmux_probe import Probe, load_average  # noqa: E402
+from _alternate import alternate, load_average, times_peer  # noqa: E402
+from tmux_probe import Probe  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,18 +77,16 @@ def main() -> None:
         kinds["base demo"] = (f"{python} -m console demo", GPUDECK_MARKERS, Path(args.base).resolve())
     results: dict[str, list[float]] = {k: [] for k in kinds}
     with tempfile.TemporaryDirectory(prefix="gpudeck-first-frame-") as tmp:
-        for run in range(args.runs):
-            order = list(kinds) if run % 2 == 0 else list(reversed(kinds))
+        for run, order in alternate(kinds, args.runs):
             for name in order:
                 command, markers, cwd = kinds[name]
                 seconds = one(command, markers, cwd, tmp)
                 results[name].append(seconds)
                 print(f"run {run + 1} {name:16s} {seconds * 1000:7.0f} ms   load {load_average()}", flush=True)
-    peer = statistics.median(results["minimal Textual"])
     print("\nfirst frame in tmux 160x45, median (min-max) of", args.runs, "alternated runs:")
     for name, values in results.items():
         print(f"  {name:16s} {statistics.median(values) * 1000:6.0f} ms ({min(values) * 1000:.0f}-"
-              f"{max(values) * 1000:.0f})   {statistics.median(values) / peer:.2f}x the minimal app")
+              f"{max(values) * 1000:.0f})   {times_peer(values, results['minimal Textual']):.2f}x the minimal app")
     print(f"load average at the end: {load_average()}")
 
 

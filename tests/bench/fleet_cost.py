@@ -53,6 +53,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, os.environ.get("GPUDECK_TREE", str(ROOT)))
 sys.path.insert(1, str(ROOT))
+from _alternate import alternate, load_line, times_peer  # noqa: E402  (this script's folder)
 
 # ------------------------------------------------------------------ workers (one process each)
 
@@ -185,11 +186,6 @@ def _wall(argv: list[str], env: dict, cwd: Path) -> float:
     return took
 
 
-def _alternate(rounds: int, names: list[str]):
-    for i in range(rounds):
-        yield i, (names if i % 2 == 0 else names[::-1])
-
-
 def _pct(values: list[float]) -> str:
     return f"median {statistics.median(values):.2f}% ({', '.join(f'{v:.2f}' for v in values)})"
 
@@ -206,7 +202,7 @@ def part_prometheus(trees: dict[str, Path], args, loads: list[float]) -> None:
         each: dict[str, list[float]] = {}
         counts: dict[str, list[int]] = {}
         order = ["bare"] + [f"{k}:{t}" for k in ("engine", "view") for t in trees]
-        for _i, names in _alternate(args.rounds, order):
+        for _i, names in alternate(order, args.rounds, loads):
             for name in names:
                 kind, _, tree = name.partition(":")
                 result = _run(kind, prom.url, args.seconds, trees.get(tree, ROOT))
@@ -214,8 +210,6 @@ def part_prometheus(trees: dict[str, Path], args, loads: list[float]) -> None:
                 if "cpu_ms_each" in result:
                     each.setdefault(name, []).append(result["cpu_ms_each"])
                     counts.setdefault(name, []).append(result["refreshes"])
-            loads.append(os.getloadavg()[0])
-        peer = statistics.median(cpu["bare"])
         print(f"\n{args.hosts} hosts x {args.gpus} GPUs through a real Prometheus, 1 Hz, {args.seconds:g} s windows, "
               f"{args.rounds} alternated rounds (% of one core):")
         print(f"  bare query + json decode (the peer): {_pct(cpu['bare'])}; "
@@ -223,7 +217,7 @@ def part_prometheus(trees: dict[str, Path], args, loads: list[float]) -> None:
         for name, values in cpu.items():
             if name != "bare":
                 kind, _, tree = name.partition(":")
-                line = f"  {kind} [{tree}]: {_pct(values)}; {statistics.median(values) / peer:.2f}x the peer"
+                line = f"  {kind} [{tree}]: {_pct(values)}; {times_peer(values, cpu['bare']):.2f}x the peer"
                 if name in each:   # a refresh slower than a quarter second is paced: say how often it ran
                     ms, peer_ms = statistics.median(each[name]), statistics.median(each["bare"])
                     line += (f"; {ms:.0f} ms of CPU per refresh ({ms / peer_ms:.2f}x the peer's query), "
@@ -251,29 +245,26 @@ def part_big(trees: dict[str, Path], args, loads: list[float]) -> None:
                     "json.loads(httpx.get(sys.argv[1] + '/api/v1/query', params={'query': gpu_query('')}, "
                     "timeout=120).content)", url]
         walls: dict[str, list[float]] = {}
-        for _i, names in _alternate(args.rounds, ["bare", *trees]):
+        for _i, names in alternate(["bare", *trees], args.rounds, loads):
             for name in names:
                 tree = trees.get(name, ROOT)
                 argv = bare_cli if name == "bare" else [sys.executable, "-m", "console", "gpus", "-p", "big"]
                 walls.setdefault(name, []).append(_wall(argv, dict(env, PYTHONPATH=str(tree)), tree))
-            loads.append(os.getloadavg()[0])
         gpus = args.big_hosts * args.gpus
         print(f"\n{gpus:,} GPUs ({args.big_hosts} hosts x {args.gpus}), a stand-in Prometheus in its own process:")
-        peer = statistics.median(walls["bare"])
         for name, values in walls.items():
             label = "bare query + json decode, fresh process (the peer)" if name == "bare" else f"gpudeck gpus -p [{name}]"
             print(f"  {label}: median {statistics.median(values):.2f} s ({', '.join(f'{v:.2f}' for v in values)}); "
-                  f"{statistics.median(values) / peer:.2f}x the peer")
+                  f"{times_peer(values, walls['bare']):.2f}x the peer")
         keys: dict[str, list[float]] = {}
         rss: dict[str, list[float]] = {}
         order = [f"{size}:{t}" for size in ("small", "big") for t in trees]
-        for _i, names in _alternate(args.rounds, order):
+        for _i, names in alternate(order, args.rounds, loads):
             for name in names:
                 size, _, tree = name.partition(":")
                 result = _run("keys", url if size == "big" else small_url, args.seconds, trees[tree])
                 keys.setdefault(name, []).extend(result["keys_ms"])
                 rss.setdefault(name, []).append(result["rss_mb"])
-            loads.append(os.getloadavg()[0])
         print(f"  key latency in the fleet view while it refreshes (keys {' '.join(KEYS)}), press to screen:")
         for tree in trees:
             small = keys[f"small:{tree}"]
@@ -313,7 +304,7 @@ def main() -> int:
         part_prometheus(trees, args, loads)
     if not args.skip_big:
         part_big(trees, args, loads)
-    print(f"\nload average (1 min) during the runs: {min(loads):.1f}-{max(loads):.1f}; cores: {os.cpu_count()}")
+    print(f"\n{load_line(loads)}")
     return 0
 
 

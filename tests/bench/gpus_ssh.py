@@ -41,6 +41,8 @@ sys.path.insert(0, str(ROOT))
 from tests.gpus_standin import standin_command  # noqa: E402
 from tests.realparts import make_sshd  # noqa: E402
 
+from _alternate import alternate, load_line, times_peer  # noqa: E402  (this script's folder)
+
 QUERY = "--query-gpu=count,index,uuid,name,utilization.gpu,memory.used,memory.total"
 
 
@@ -97,12 +99,9 @@ def main() -> None:
         if args.base:
             trees["base"] = Path(args.base).resolve()
         figures: dict[str, list[float]] = {"peer": [], **{name: [] for name in trees}}
-        loads = []
+        loads: list[float] = []
         _timed(peer_argv, env, ROOT)                       # warm the page cache on both sides
-        for i in range(args.runs):
-            order = ["peer", *trees]
-            if i % 2:
-                order.reverse()
+        for _i, order in alternate(["peer", *trees], args.runs, loads):
             for name in order:
                 if name == "peer":
                     figures["peer"].append(_timed(peer_argv, env, ROOT))
@@ -110,14 +109,12 @@ def main() -> None:
                     tree = trees[name]
                     figures[name].append(_timed([sys.executable, "-m", "console", "gpus", "-p", "bench"],
                                                 dict(env, PYTHONPATH=str(tree)), tree))
-            loads.append(os.getloadavg()[0])
-        print(f"load average (1 min) during the runs: {min(loads):.1f}-{max(loads):.1f}; cores: {os.cpu_count()}")
+        print(load_line(loads))
         print(f"nvidia-smi on the host: {'the real one' if real else 'the stand-in replaying ' + args.ticks}")
-        peer = statistics.median(figures["peer"])
         for name, values in figures.items():
             label = "raw ssh + nvidia-smi (the peer)" if name == "peer" else f"gpudeck gpus -p [{name}]"
             print(f"{label}: median {statistics.median(values) * 1000:.0f} ms, min {min(values) * 1000:.0f} ms "
-                  f"({args.runs} runs; {statistics.median(values) / peer:.2f}x the peer)")
+                  f"({args.runs} runs; {times_peer(values, figures['peer']):.2f}x the peer)")
     finally:
         sshd.stop()
         shutil.rmtree(base_dir, ignore_errors=True)

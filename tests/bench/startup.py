@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 ROOT = str(Path(__file__).resolve().parents[2])
+from _alternate import alternate, load_line, times_peer  # noqa: E402  (this script's folder)
 
 CPU = r"""
 import resource
@@ -115,22 +116,20 @@ def main() -> None:
         trees["base"] = dict(env, PYTHONPATH=os.path.abspath(args.base))
     bare: list[float] = []
     results: dict[str, dict[str, list[float]]] = {name: {} for name in trees}
-    loads = []
-    for i in range(args.runs):
+    loads: list[float] = []
+    for _i, names in alternate(trees, args.runs, loads):
         started = time.perf_counter()
         subprocess.run([sys.executable, "-c", "pass"], env=env, capture_output=True, check=True)
         bare.append(time.perf_counter() - started)
-        for name in (list(trees) if i % 2 == 0 else list(trees)[::-1]):   # alternate the order
+        for name in names:
             _one_round(trees[name], results[name])
-        loads.append(os.getloadavg()[0])
-    peer = statistics.median(bare)
-    print(f"load average (1 min) during the runs: {min(loads):.1f}-{max(loads):.1f}; cores: {os.cpu_count()}")
+    print(load_line(loads))
     print(f"python -c pass (the peer): {_median(bare)}")
     for key, label in LABELS.items():
         for name, figures in results.items():
             values = figures[key]
             print(f"{label} [{name}]: {_median(values)} ({args.runs} runs; "
-                  f"{statistics.median(values) / peer:.1f}x the peer)")
+                  f"{times_peer(values, bare):.1f}x the peer)")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import time
 
 def main() -> None:
     os.environ.setdefault("GPUDECK_HOME", tempfile.mkdtemp(prefix="gpudeck-bench-"))
-    from profiles.tasks import TaskBoard
+    from console.store.task_board import TaskBoard
 
     for size in (10, 100, 1000):
         board = TaskBoard.for_profile(f"bench{size}")

@@ -122,7 +122,3 @@ def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def load_average() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -55,7 +55,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tmux_probe import Probe, cpu_seconds, load_average  # noqa: E402
+from _alternate import alternate, load_average  # noqa: E402
+from tmux_probe import Probe, cpu_seconds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 STREAMS = 512
@@ -295,8 +296,8 @@ def main() -> None:
     rng = random.Random(7)
     try:
         with tempfile.TemporaryDirectory(prefix="gpudeck-tui-keys-") as tmp:
-            for rep in range(args.repeats):
-                for kind in (kinds if rep % 2 == 0 else list(reversed(kinds))):
+            for rep, order in alternate(kinds, args.repeats):
+                for kind in order:
                     if kind == "peer":
                         r = run_peer(port, args, tmp, rng)
                     else:

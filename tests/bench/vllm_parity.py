@@ -34,6 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from _alternate import alternate  # noqa: E402  (this script's folder)
+
 METRICS = (("median_ttft_ms", "TTFT p50 ms"), ("mean_ttft_ms", "TTFT mean ms"),
            ("median_tpot_ms", "TPOT p50 ms"), ("mean_tpot_ms", "TPOT mean ms"),
            ("median_itl_ms", "ITL p50 ms"), ("mean_itl_ms", "ITL mean ms"),
@@ -101,8 +103,8 @@ def main() -> int:
     try:
         common = (args.url, dataset, args.prompts, args.concurrency, args.output_len)
         run_gpudeck(*common, work / "warm-g.json", env)  # fills the prefix cache for both clients
-        for run in range(args.runs):
-            for name in (("gpudeck", "vllm") if run % 2 == 0 else ("vllm", "gpudeck")):
+        for run, order in alternate(("gpudeck", "vllm"), args.runs):
+            for name in order:
                 out = work / f"{name}-{run}.json"
                 started = time.monotonic()
                 if name == "gpudeck":

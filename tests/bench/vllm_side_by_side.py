@@ -29,6 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from _alternate import alternate  # noqa: E402  (this script's folder)
+
 
 def load_vllm_client(src: Path, deps: Path | None):
     if deps:
@@ -122,8 +124,7 @@ async def main_async(args) -> None:
     print(f"{'c':>3} {'client':<8} {'run':>3} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} {'ITL p50':>8} "
           f"{'E2EL p50':>9} {'out tok/s':>9} {'tokens':>6} {'fail':>4}", flush=True)
     for c in levels:
-        for run in range(args.runs):
-            order = ("gpudeck", "vllm") if run % 2 == 0 else ("vllm", "gpudeck")
+        for run, order in alternate(("gpudeck", "vllm"), args.runs):
             for name in order:
                 batch = [next(prompts) for _ in range(sizes[c])]
                 if name == "gpudeck":

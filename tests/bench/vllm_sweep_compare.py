@@ -59,6 +59,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from _alternate import alternate  # noqa: E402  (this script's folder)
+
 METRICS = (("output_throughput", "out tok/s"), ("ttft_p50", "TTFT p50 ms"), ("tpot_p50", "TPOT p50 ms"))
 VLLM_KEYS = {"output_throughput": "output_throughput", "ttft_p50": "median_ttft_ms", "tpot_p50": "median_tpot_ms"}
 SERVE_EXTRA = ("--no-enable-prefix-caching",)
@@ -180,8 +182,8 @@ def main() -> int:
     results = {"gpudeck": {n: [] for n in names}, "vllm": {n: [] for n in names}}
     bad = None
     began = time.monotonic()
-    for rnd in range(args.rounds):
-        for tool in (("gpudeck", "vllm") if rnd % 2 == 0 else ("vllm", "gpudeck")):
+    for rnd, order in alternate(("gpudeck", "vllm"), args.rounds):
+        for tool in order:
             t0 = time.monotonic()
             if tool == "gpudeck":
                 got = run_campaign(work, rnd, args, dataset, env, with_failure=rnd == 0)
