@@ -3,15 +3,16 @@
 Part 1, 1,024 GPUs (128 hosts x 8) through a real Prometheus scraping simulated
 DCGM exporters every second. Each figure is the CPU of one process over a window
 at 1 Hz:
-  - the peer: a bare client asking the same query once a second and decoding
-    the answer (httpx + json), nothing else;
+  - the peer: a bare client asking for the same data the plain way (every DCGM
+    series with every label, `PLAIN_QUERY`) once a second and decoding the
+    answer (httpx + json), nothing else;
   - the engine: `PrometheusFleet.samples(1.0)`;
   - the view: the fleet view headless, refreshing once a second.
 Part 2, 10,000 GPUs (1,250 hosts x 8, about 80,000 series): a stand-in
 Prometheus in its own process (tests/prom_peer.py) answers with a fleet that
 size, label for label what Prometheus returns for DCGM exporters.
   - `gpudeck gpus -p FLEET` wall time against a bare `python -c` asking the
-    same query and decoding it;
+    plain query and decoding it;
   - key latency in the fleet view (re-sort, page down, down, end, home) while
     it refreshes, against the same keys over 128 GPUs, and the process's peak
     RSS.
@@ -57,6 +58,12 @@ sys.path.insert(1, str(ROOT))
 # ------------------------------------------------------------------ workers (one process each)
 
 KEYS = ("o", "pagedown", "down", "end", "home", "O")
+# The peer's query: every DCGM series gpudeck reads, with all their labels, every `up` and each
+# target's last scrape time (what gpudeck asked before it asked for the compact shape).
+PLAIN_QUERY = ('{__name__=~"DCGM_FI_DEV_GPU_UTIL|DCGM_FI_DEV_MEM_COPY_UTIL|DCGM_FI_DEV_FB_USED|DCGM_FI_DEV_GPU_TEMP|'
+               'DCGM_FI_DEV_POWER_USAGE|DCGM_FI_DEV_POWER_MGMT_LIMIT|DCGM_FI_DEV_SM_CLOCK|DCGM_FI_DEV_XID_ERRORS|'
+               'DCGM_FI_DEV_FB_FREE|DCGM_FI_DEV_FB_RESERVED|DCGM_FI_DEV_FB_TOTAL|up"} '
+               'or label_replace(timestamp({__name__="up"}), "gpudeck_scrape_ts", "1", "", "")')
 
 
 def _cpu() -> float:
@@ -75,11 +82,9 @@ def _rss_mb() -> float:
 async def _bare(url: str, seconds: float) -> dict:
     import httpx
 
-    from console.gpus.prometheus import gpu_query
-
     async with httpx.AsyncClient(timeout=30) as client:
         async def once() -> None:
-            json.loads((await client.get(url + "/api/v1/query", params={"query": gpu_query("")})).content)
+            json.loads((await client.get(url + "/api/v1/query", params={"query": PLAIN_QUERY})).content)
 
         await once()
         start_cpu, start, n = _cpu(), time.monotonic(), 0
@@ -247,9 +252,9 @@ def part_big(trees: dict[str, Path], args, loads: list[float]) -> None:
                         "--max-answer-mb", "256", "--prom-timeout", "120"],
                        env=env, cwd=ROOT, check=True, capture_output=True)
         bare_cli = [sys.executable, "-c",
-                    "import httpx, json, sys; from console.gpus.prometheus import gpu_query; "
-                    "json.loads(httpx.get(sys.argv[1] + '/api/v1/query', params={'query': gpu_query('')}, "
-                    "timeout=120).content)", url]
+                    "import httpx, json, sys; "
+                    "json.loads(httpx.get(sys.argv[1] + '/api/v1/query', params={'query': sys.argv[2]}, "
+                    "timeout=120).content)", url, PLAIN_QUERY]
         walls: dict[str, list[float]] = {}
         for _i, names in _alternate(args.rounds, ["bare", *trees]):
             for name in names:
