@@ -77,6 +77,9 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--ticks", default="ticks-busy-8x.csv", help="the stand-in's sample file (tests/fixtures/nvidia-smi)")
     ap.add_argument("--base", help="another checkout, run in the same rounds")
+    ap.add_argument("--cold", action="store_true",
+                    help="do not compile the checkouts' bytecode first (with PYTHONDONTWRITEBYTECODE=1 and no "
+                         "__pycache__ there, every run then compiles gpudeck's modules from source)")
     args = ap.parse_args()
     if not shutil.which("ssh"):
         raise SystemExit("the peer needs the OpenSSH client (apt-get install openssh-client)")
@@ -99,6 +102,9 @@ def main() -> None:
         figures: dict[str, list[float]] = {"peer": [], **{name: [] for name in trees}}
         loads = []
         _timed(peer_argv, env, ROOT)                       # warm the page cache on both sides
+        for tree in [] if args.cold else trees.values():   # each checkout's bytecode compiled, as installed
+            warm = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            _timed([sys.executable, "-m", "console", "gpus", "-p", "bench"], dict(warm, PYTHONPATH=str(tree)), tree)
         for i in range(args.runs):
             order = ["peer", *trees]
             if i % 2:
