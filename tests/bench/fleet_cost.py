@@ -23,21 +23,25 @@ for before/after), and the load average is printed.
     python tests/bench/fleet_cost.py [--rounds 3] [--seconds 10] [--base CHECKOUT] [--skip-prometheus]
 
 Figures (2-core VM shared with other jobs, 2026-12-01, 3 alternated rounds, medians; "before" is
---base at the commit before this work):
+--base at the commit before each change):
 
-    1,024 GPUs, real Prometheus, 1 Hz (load 3.6-4.0); the peer 2.9% of a core, 29 ms per query:
-      engine   4.2% of a core (1.48x the peer), 40 ms per refresh   before 6.9% (2.39x), 64 ms
-      view     5.0% (1.74x)                                          before 10.3% (3.59x)
-    10,000 GPUs, stand-in Prometheus (load 4.4-7.7):
-      gpudeck gpus -p FLEET   1.24 s (1.34x a bare query in a fresh process)   before 2.11 s (2.27x)
-      keys in the view, p50 / p99   180 ms / 1.1 s (0.9x the 1,024-GPU view's p50)
-                                    before 4.5 s / 8.5 s (31.6x)
-      peak RSS   279 MB             before 266 MB
+    1,024 GPUs, real Prometheus, 1 Hz (load 4.9-6.1); the peer (the plain query) 3.05% of a core,
+    31 ms per query:
+      engine   3.49% (3.15-3.61) of a core, 33 ms per refresh    before 4.75%, 46 ms
+      view     4.57% (4.54-4.72)                                  before 6.01%
+    (an earlier session, load 3.6-4.0: engine 6.9% -> 4.2%, view 10.3% -> 5.0%, peer 2.9%)
+    10,000 GPUs, stand-in Prometheus (load 3.2-5.1; neither checkout with cached bytecode):
+      gpudeck gpus -p FLEET   0.82 s (0.74-1.81)                   before 1.79 s (0.82-1.81);
+                                                                   bare plain query 0.50 s (0.50-1.99)
+      keys in the view, p50 / p99   195 ms / 1.2 s                before 187 ms / 1.7 s
+      peak RSS   216 MB             before 251 MB
 
-Most of what is left at 1,024 GPUs is decoding the answer (the peer's own cost) and one pass
-over its series; at 10,000 GPUs a refresh reads on a worker thread for about half a second, so
-the refreshes space out (PACE_SHARE in console/gpus/prometheus.py) and a key that lands while
-the JSON decoder holds the interpreter waits for it (the p99).
+The engine asks for the compact shape (console/gpus/fleet_query.py): one identity row per GPU and a
+short row per value, half the bytes of the plain answer and fewer strings to decode; what is left is
+decoding it, one pass over its rows, and building the GPUs and host rows. At 10,000 GPUs a refresh
+reads on a worker thread, so the refreshes space out when reading takes long (PACE_SHARE in
+console/gpus/prometheus.py) and a key that lands while the JSON decoder holds the interpreter waits
+for it (the p99).
 """
 from __future__ import annotations
 
