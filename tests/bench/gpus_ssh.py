@@ -17,12 +17,12 @@ run then compiles gpudeck's own modules from source).
 Figures (2-core VM shared with other jobs, 2026-12-01, median and range of 9 alternated runs;
 "before" is --base at the commit before this work):
 
-    bytecode compiled (load 4.1-4.6):
-      raw ssh + the stand-in (the peer)   366 ms (323 min)
-      gpudeck gpus -p                      487 ms (454 min), 1.33x   before 535 ms (461), 1.46x
-    --cold (load 3.7-4.6):
-      the peer                             370 ms (333)
-      gpudeck gpus -p                      579 ms (466), 1.56x       before 780 ms (607), 2.11x
+    bytecode compiled, two benches (load 4.0-4.6):
+      raw ssh + the stand-in (the peer)   348-366 ms
+      gpudeck gpus -p                      459-487 ms, 1.32-1.33x    before 480-535 ms, 1.38-1.46x
+    --cold, two benches (load 3.7-4.6):
+      the peer                             370-407 ms
+      gpudeck gpus -p                      503-579 ms, 1.24-1.56x    before 592-780 ms, 1.46-2.11x
     (an earlier session, cold, load 3.5-4.0: 1327 ms -> 675 ms, the peer 411 ms)
 
 Before, one call opened three sessions (a latency ping, the GPU stream, the process list),
