@@ -12,8 +12,11 @@ A real Prometheus never sends a malformed answer, trickles, or answers with
 
 `big_fleet(hosts, gpus)` is the DCGM answer of a fleet of any size, label
 for label what a real Prometheus returns for the sim exporters (eight series
-per GPU, then each target's `up` and last scrape time). An answer may be a
-callable returning bytes, so a long-running peer can keep scrape times fresh.
+per GPU, then each target's `up` and last scrape time); `compact(result)` is
+that answer as Prometheus gives it to gpudeck's own query (one identity row
+per GPU, then one short row per value: console/gpus/fleet_query.py). An answer
+may be a callable taking the query's expression and returning bytes, so a
+long-running peer can keep scrape times fresh.
 `python tests/prom_peer.py --hosts N --gpus G` serves such a fleet from its
 own process (the benches measure gpudeck's CPU apart from the peer's) and
 prints its URL.
@@ -89,11 +92,42 @@ def big_fleet(hosts: int, gpus: int, *, at: float | None = None, down: set[int] 
     return out
 
 
-def fresh_answer(hosts: int, gpus: int):
-    """A callable answer for `big_fleet`: the series encoded once, the scrape times new on every request."""
-    series = json.dumps(big_fleet(hosts, gpus, at=0.0)[:-hosts]).encode()[:-1]
+def compact(result: list) -> list:
+    """What Prometheus answers to gpudeck's DCGM query (console/gpus/fleet_query.py) over the series
+    of `result`, a plain answer: its PromQL done by hand (label_join, count by, max by)."""
+    from console.gpus.dcgm import ID_LABELS, SERIES_NAMES
+    from console.gpus.fleet_query import FIELD, KEY, KEY_LABELS, PREFIX, SEP
 
-    def answer() -> bytes:
+    identities: dict[tuple, dict] = {}
+    values: dict[tuple, dict] = {}
+    rest = []
+    for row in result:
+        labels, (at, text) = row["metric"], row["value"]
+        name = labels.get("__name__")
+        if name not in SERIES_NAMES:
+            rest.append(row)
+            continue
+        key = SEP.join(labels.get(label, "") for label in KEY_LABELS)
+        identity = {KEY: key, **{label: labels[label] for label in ID_LABELS if labels.get(label)}}
+        counted = identities.setdefault(tuple(sorted(identity.items())), {"metric": identity, "value": [at, "0"]})
+        counted["value"][1] = str(int(counted["value"][1]) + 1)
+        short = name[len(PREFIX):]
+        kept = values.setdefault((key, short), {"metric": {KEY: key, FIELD: short}, "value": [at, text]})
+        if float(text) > float(kept["value"][1]):
+            kept["value"][1] = text
+    return [*identities.values(), *values.values(), *rest]
+
+
+def fresh_answer(hosts: int, gpus: int):
+    """A callable answer for `big_fleet`: the series encoded once in each shape (plain, and compact
+    when the query is gpudeck's), the scrape times new on every request."""
+    plain = big_fleet(hosts, gpus, at=0.0)[:-hosts]
+    shapes = {False: json.dumps(plain).encode()[:-1], True: json.dumps(compact(plain)).encode()[:-1]}
+
+    def answer(expr: str) -> bytes:
+        from console.gpus.fleet_query import KEY
+
+        series = shapes[KEY in expr]
         at = NOW()
         scraped = [{"metric": {"instance": fleet_instance(h), "job": "dcgm", "gpudeck_scrape_ts": "1"},
                     "value": [at, str(at - 0.5)]} for h in range(hosts)]
@@ -133,11 +167,11 @@ class PromPeer:
                 peer.asked.set()
                 parts = urlsplit(self.path)
                 key = parts.path
+                expr = parse_qs(parts.query).get("query", [""])[0]
                 if key == "/api/v1/query":
-                    expr = parse_qs(parts.query).get("query", [""])[0]
-                    key = "gpu" if "DCGM" in expr and "count by" not in expr else "server"
+                    key = "gpu" if "gpudeck_scrape_ts" in expr else "server"   # the DCGM query asks for scrape times
                 answer = peer.answers.get(key, {"status": "error", "error": "not here"})
-                answer = answer() if callable(answer) else answer
+                answer = answer(expr) if callable(answer) else answer
                 body = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
                 try:
                     if peer.trickle_s is not None:

@@ -2,7 +2,8 @@
 and a view that holds only a screenful of rows while its keys move over all of them.
 
 The fleet is the tests' stand-in Prometheus (tests/prom_peer.py) answering with
-`big_fleet`, label for label what a real Prometheus returns for DCGM exporters.
+`big_fleet`, label for label what a real Prometheus returns for DCGM exporters, in the
+compact shape Prometheus gives to gpudeck's own query (`compact`).
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from console.gpus.fleet_table import SEVERITY, host_lines, sort_rows
 from console.gpus.prometheus import PrometheusFleet, PromSettings
 from tests.harness import wait_until
-from tests.prom_peer import PromPeer, big_fleet, fleet_host, fleet_instance, vector
+from tests.prom_peer import PromPeer, big_fleet, compact, fleet_host, fleet_instance, vector
 
 HOSTS, GPUS = 300, 8
 DOWN = {7, 150}
@@ -22,8 +23,8 @@ XID = (99, 3)
 
 def _answer() -> dict:
     crashed = {(CRASHED, g): {"DCGM_FI_DEV_GPU_UTIL": 100, "DCGM_FI_DEV_FB_USED": 0} for g in range(GPUS)}
-    return vector(big_fleet(HOSTS, GPUS, down=DOWN, late=LATE,
-                            values={**crashed, XID: {"DCGM_FI_DEV_XID_ERRORS": 79}}))
+    return vector(compact(big_fleet(HOSTS, GPUS, down=DOWN, late=LATE,
+                                    values={**crashed, XID: {"DCGM_FI_DEV_XID_ERRORS": 79}})))
 
 
 VIEW_HOSTS = 120    # four screens at 40 lines; every flag shows from the first refresh, so the order holds
@@ -32,7 +33,8 @@ VIEW_HOSTS = 120    # four screens at 40 lines; every flag shows from the first 
 @pytest.fixture
 def view_peer():
     server = PromPeer()
-    server.answers["gpu"] = vector(big_fleet(VIEW_HOSTS, GPUS, down={7}, values={XID: {"DCGM_FI_DEV_XID_ERRORS": 79}}))
+    server.answers["gpu"] = vector(compact(big_fleet(VIEW_HOSTS, GPUS, down={7},
+                                                     values={XID: {"DCGM_FI_DEV_XID_ERRORS": 79}})))
     try:
         yield server
     finally:

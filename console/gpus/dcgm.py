@@ -40,6 +40,9 @@ FB_FREE = "DCGM_FI_DEV_FB_FREE"
 FB_RESERVED = "DCGM_FI_DEV_FB_RESERVED"
 FB_TOTAL = "DCGM_FI_DEV_FB_TOTAL"
 SERIES_NAMES = (*GPU_FIELDS, FB_FREE, FB_RESERVED, FB_TOTAL)
+# Every label `fold` reads: a series' other labels (job, driver version, container...) change nothing.
+ID_LABELS = ("instance", "Hostname", "gpu", "device", "UUID", "GPU_I_ID", "GPU_I_PROFILE", "modelName",
+             "pci_bus_id", "pod", "namespace")
 
 # Values the whole device shares, repeated by the exporter on every MIG row.
 DEVICE_WIDE = {"temperature_c", "power_draw_w", "power_limit_w", "sm_clock_mhz", "xid"}
@@ -137,23 +140,26 @@ def fold(series: Iterable[tuple[str, dict, float]], *, taken_at: float | None = 
     Snapshot per host (ordered by host name)."""
     hosts: dict[str, str] = {}                       # raw Hostname/instance -> its cleaned name
     devices: dict[str, dict[tuple, _Device]] = {}
+    last = dev = instance = None      # the previous series' labels object, its device and MIG instance
     for name, labels, value in series:
         if name not in _WANTED and not name.startswith("DCGM_FI_"):
             continue
-        raw = labels.get("Hostname") or labels.get("instance") or "?"
-        host = hosts.get(raw)
-        if host is None:
-            host = hosts[raw] = clean(raw)
-            devices.setdefault(host, {})
-        # the index is unique on a host; UUIDs may be masked ("GPU-********") in pasted output
-        gpu_key = (labels.get("gpu") or labels.get("device") or "?", labels.get("UUID") or "")
-        on_host = devices[host]
-        dev = on_host.get(gpu_key)
-        if dev is None:
-            dev = on_host[gpu_key] = _Device(labels=labels)
+        if labels is not last:        # a GPU's series that share one labels object are placed once
+            last = labels
+            raw = labels.get("Hostname") or labels.get("instance") or "?"
+            host = hosts.get(raw)
+            if host is None:
+                host = hosts[raw] = clean(raw)
+                devices.setdefault(host, {})
+            # the index is unique on a host; UUIDs may be masked ("GPU-********") in pasted output
+            gpu_key = (labels.get("gpu") or labels.get("device") or "?", labels.get("UUID") or "")
+            on_host = devices[host]
+            dev = on_host.get(gpu_key)
+            if dev is None:
+                dev = on_host[gpu_key] = _Device(labels=labels)
+            instance = labels.get("GPU_I_ID")
         if name not in _WANTED:
             continue    # another DCGM field: it proves the GPU exists, nothing more
-        instance = labels.get("GPU_I_ID")
         if instance:
             profile = labels.get("GPU_I_PROFILE")
             mig = dev.mig.setdefault(clean(instance), {"profile": clean(profile) if profile else NA})

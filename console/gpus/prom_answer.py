@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MAX_NUMBER_TEXT = 64     # a sample value longer than this is not a number Prometheus writes
-_TEXT_ONLY = {str}
+_join = "".join
 
 
 class AnswerShapeError(ValueError):
@@ -42,8 +42,13 @@ def labels_of(value: Any) -> dict[str, str] | None:
 
 
 def _all_text(value: dict) -> bool:
-    # a decoded JSON object's keys are text by the grammar: only the values can be anything
-    return set(map(type, value.values())) <= _TEXT_ONLY
+    # a decoded JSON object's keys are text by the grammar: only the values can be anything.
+    # Joining them is the quickest whole check (it refuses anything that is not text), once per series.
+    try:
+        _join(value.values())
+    except TypeError:
+        return False
+    return True
 
 
 def number(value: Any) -> float | None:
@@ -88,26 +93,29 @@ def vector(data: Any) -> Counted:
     labels, `[time, "number"]`) takes the short path, anything else the
     checks of `labels_of` and `point`."""
     out = Counted()
-    rows = out.rows
-    isfinite = math.isfinite
+    append = out.rows.append
+    isfinite, join = math.isfinite, _join
+    finite_at = None     # an instant query's rows share one evaluation time: checked once
     for item in _results(data, "vector", "an instant query"):
         if type(item) is dict:
-            labels, pair = item.get("metric", {}), item.get("value")
-            if type(labels) is dict and type(pair) is list and len(pair) == 2 and _all_text(labels):
+            labels, pair = item.get("metric"), item.get("value")
+            if type(labels) is dict and type(pair) is list and len(pair) == 2:
                 at, text = pair
-                if type(text) is str and type(at) is float and len(text) <= MAX_NUMBER_TEXT and isfinite(at):
+                if type(text) is str and type(at) is float and len(text) <= MAX_NUMBER_TEXT \
+                        and (at == finite_at or isfinite(at)):
                     try:
-                        rows.append((labels, float(text), at))
-                        continue
-                    except ValueError:
+                        join(labels.values())     # every label value is text, or TypeError
+                        append((labels, float(text), at))
+                    except (TypeError, ValueError):
                         out.unreadable += 1
-                        continue
+                    finite_at = at
+                    continue
         labels = labels_of(item.get("metric", {})) if isinstance(item, dict) else None
         sample = point(item.get("value")) if isinstance(item, dict) else None
         if labels is None or sample is None:
             out.unreadable += 1
             continue
-        rows.append((labels, sample[1], sample[0]))
+        append((labels, sample[1], sample[0]))
     return out
 
 

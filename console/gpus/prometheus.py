@@ -5,9 +5,10 @@ already scrapes NVIDIA's DCGM exporter on each node and the inference
 servers' own `/metrics`. This reads that engine through its HTTP API.
 
 Cost is bounded by the fleet, not the GPU count: one instant query per
-refresh brings every GPU series of every host together with each target's
-`up` and the time of its last scrape (`timestamp(up)`), so staleness is
-judged per target. Server state is a second query. Targets that are down
+refresh (fleet_query.py: each GPU's labels once, then short value rows)
+brings every GPU series of every host together with each target's `up` and
+the time of its last scrape (`timestamp(up)`), so staleness is judged per
+target. Server state is a second query. Targets that are down
 are named with the host they last reported and the time they went down
 (read once from `up`'s history, then tracked).
 
@@ -34,7 +35,8 @@ from console.safe_text import clean_line
 
 from ..fmt import clock
 from . import prom_answer
-from .dcgm import CANNOT_SHOW, SERIES_NAMES, clean, fold, host_of
+from .dcgm import CANNOT_SHOW, clean, fold
+from .fleet_query import gpu_query, read_rows, selector
 from .fleet_table import HostRow, host_row
 from .flags import FlagTracker
 from ..gc_pause import collector_paused
@@ -42,7 +44,6 @@ from .model import UNREACHABLE, Snapshot
 from .prom_answer import AnswerShapeError
 from .ranges import physical
 
-TS_LABEL = "gpudeck_scrape_ts"
 RATE_LABEL = "gpudeck_rate"
 DEFAULT_SCRAPE_S = 15.0
 SERVERS_EVERY_S = 5.0      # server rates are over a minute; asking every second buys nothing
@@ -97,24 +98,12 @@ class PromSettings:
         return selector_matchers(self.selector)
 
 
-def _with(matchers: str, extra: str) -> str:
-    return "{" + ", ".join(m for m in (extra, matchers) if m) + "}"
-
-
-def gpu_query(matchers: str) -> str:
-    """Every DCGM series, every `up`, and each target's last scrape time, in one expression."""
-    names = "|".join(SERIES_NAMES)
-    values = _with(matchers, '__name__=~"' + names + '|up"')
-    scraped = _with(matchers, '__name__="up"')
-    return f'{values} or label_replace(timestamp({scraped}), "{TS_LABEL}", "1", "", "")'
-
-
 def server_query(matchers: str) -> str:
     names = "|".join(n for group in SERVER_GAUGES.values() for n in group)
-    parts = [_with(matchers, '__name__=~"' + names + '"')]
+    parts = [selector(matchers, '__name__=~"' + names + '"')]
     for family, counter in GEN_COUNTERS.items():
-        selector = _with(matchers, '__name__="' + counter + '"')
-        parts.append(f'label_replace(rate({selector}[1m]), "{RATE_LABEL}", "{family}", "", "")')
+        chosen = selector(matchers, '__name__="' + counter + '"')
+        parts.append(f'label_replace(rate({chosen}[1m]), "{RATE_LABEL}", "{family}", "", "")')
     return " or ".join(parts)
 
 
@@ -427,22 +416,9 @@ class PrometheusFleet:
     def _fold_rows(self, rows: list, now: float) -> tuple[dict[str, Snapshot], dict, dict, int]:
         """The DCGM query's rows -> (one Snapshot per host, each target's `up` and job, its last
         scrape, how many rows there were)."""
-        series, ups, scraped = [], {}, {}
-        named = self._host_of_instance
-        for labels, value, _at in rows:
-            name = labels.get("__name__", "")
-            if labels.get(TS_LABEL):
-                if 0 < value < now + 86400:      # a scrape time, not nonsense from a broken peer
-                    scraped[labels.get("instance", "?")] = value
-                continue
-            if name == "up":
-                ups[labels.get("instance", "?")] = (value == 1.0, labels.get("job", ""))
-                continue
-            series.append((name, labels, value))
-            instance = labels.get("instance", "?")
-            if instance not in named:
-                named[instance] = host_of(labels)
-        return fold(series, taken_at=now, simulated=self.simulated), ups, scraped, len(rows)
+        read = read_rows(rows, now, self._host_of_instance)
+        self.client.unreadable += read.unreadable
+        return fold(read.series, taken_at=now, simulated=self.simulated), read.ups, read.scraped, len(rows)
 
     def _finish(self, snaps: dict[str, Snapshot], targets: list[Target], now: float) -> tuple[list, list]:
         """Flags and staleness marked, down targets added: the hosts in name order and their rows."""

@@ -18,6 +18,7 @@ from profiles.profile import Profile
 
 from .base import (CONNECTED, CONNECTING, DOWN, IDLE, Host, HostError, HostKeyChanged, HostKeyUnknown, LineStream,
                    RunResult, remote_command)
+from .ssh_import import import_asyncssh
 from .ssh_config import known_keys, resolve_ssh_options, resolved_endpoint, ssh_target
 from .tunnel import Tunnel
 
@@ -116,7 +117,7 @@ class SSHHost(Host):
                 self._wake.clear()
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), wait)
-            import asyncssh
+            asyncssh = import_asyncssh()
 
             self._set_status(CONNECTING, self.status.error)
             try:
@@ -186,7 +187,7 @@ class SSHHost(Host):
 
     def _connection_failed(self, exc: BaseException) -> None:
         """Called when a channel fails: drop the connection so the next call reconnects."""
-        import asyncssh
+        asyncssh = import_asyncssh()
 
         if isinstance(exc, (asyncssh.DisconnectError, asyncssh.ConnectionLost, OSError, BrokenPipeError)) \
                 or (self._conn is not None and self._conn.is_closed()):
@@ -204,7 +205,7 @@ class SSHHost(Host):
         return HostError("lost", f"{self.name}: {exc or type(exc).__name__}")
 
     async def _describe_connect_error(self, exc: BaseException) -> HostError:
-        import asyncssh
+        asyncssh = import_asyncssh()
 
         if isinstance(exc, HostError):
             return exc
@@ -318,7 +319,7 @@ def _discard(future) -> None:
 async def fetch_host_key(profile: Profile):
     """The host's public key, fetched without trusting it (for `profiles trust`),
     with the target it was fetched from."""
-    import asyncssh
+    asyncssh = import_asyncssh()
 
     target = ssh_target(profile)
     try:

@@ -10,6 +10,7 @@ from pathlib import Path
 from profiles.profile import Profile
 
 from .base import HostError
+from .ssh_import import import_asyncssh
 
 @dataclass
 class SSHTarget:
@@ -37,7 +38,7 @@ def ssh_config_files(profile: Profile) -> list[str]:
 
 def ssh_target(profile: Profile) -> SSHTarget:
     """The one resolver: `profiles trust`, `profiles check`, the TUI and every command use it."""
-    import asyncssh
+    asyncssh = import_asyncssh()
 
     s = profile.ssh
     config = ssh_config_files(profile)
@@ -75,7 +76,7 @@ def known_keys(target: SSHTarget) -> KnownKeys:
     """The keys known_hosts holds for the target's name, as OpenSSH looks them up:
     by HostKeyAlias or by host name (`[host]:port` off port 22), never by the
     address it resolves to, and never falling back to another port."""
-    import asyncssh
+    asyncssh = import_asyncssh()
 
     found = KnownKeys([], [], [], {})
     for path in known_hosts_files():

@@ -3,15 +3,16 @@
 Part 1, 1,024 GPUs (128 hosts x 8) through a real Prometheus scraping simulated
 DCGM exporters every second. Each figure is the CPU of one process over a window
 at 1 Hz:
-  - the peer: a bare client asking the same query once a second and decoding
-    the answer (httpx + json), nothing else;
+  - the peer: a bare client asking for the same data the plain way (every DCGM
+    series with every label, `PLAIN_QUERY`) once a second and decoding the
+    answer (httpx + json), nothing else;
   - the engine: `PrometheusFleet.samples(1.0)`;
   - the view: the fleet view headless, refreshing once a second.
 Part 2, 10,000 GPUs (1,250 hosts x 8, about 80,000 series): a stand-in
 Prometheus in its own process (tests/prom_peer.py) answers with a fleet that
 size, label for label what Prometheus returns for DCGM exporters.
   - `gpudeck gpus -p FLEET` wall time against a bare `python -c` asking the
-    same query and decoding it;
+    plain query and decoding it;
   - key latency in the fleet view (re-sort, page down, down, end, home) while
     it refreshes, against the same keys over 128 GPUs, and the process's peak
     RSS.
@@ -22,21 +23,25 @@ for before/after), and the load average is printed.
     python tests/bench/fleet_cost.py [--rounds 3] [--seconds 10] [--base CHECKOUT] [--skip-prometheus]
 
 Figures (2-core VM shared with other jobs, 2026-12-01, 3 alternated rounds, medians; "before" is
---base at the commit before this work):
+--base at the commit before each change):
 
-    1,024 GPUs, real Prometheus, 1 Hz (load 3.6-4.0); the peer 2.9% of a core, 29 ms per query:
-      engine   4.2% of a core (1.48x the peer), 40 ms per refresh   before 6.9% (2.39x), 64 ms
-      view     5.0% (1.74x)                                          before 10.3% (3.59x)
-    10,000 GPUs, stand-in Prometheus (load 4.4-7.7):
-      gpudeck gpus -p FLEET   1.24 s (1.34x a bare query in a fresh process)   before 2.11 s (2.27x)
-      keys in the view, p50 / p99   180 ms / 1.1 s (0.9x the 1,024-GPU view's p50)
-                                    before 4.5 s / 8.5 s (31.6x)
-      peak RSS   279 MB             before 266 MB
+    1,024 GPUs, real Prometheus, 1 Hz (load 4.9-6.1); the peer (the plain query) 3.05% of a core,
+    31 ms per query:
+      engine   3.49% (3.15-3.61) of a core, 33 ms per refresh    before 4.75%, 46 ms
+      view     4.57% (4.54-4.72)                                  before 6.01%
+    (an earlier session, load 3.6-4.0: engine 6.9% -> 4.2%, view 10.3% -> 5.0%, peer 2.9%)
+    10,000 GPUs, stand-in Prometheus (load 3.2-5.1; neither checkout with cached bytecode):
+      gpudeck gpus -p FLEET   0.82 s (0.74-1.81)                   before 1.79 s (0.82-1.81);
+                                                                   bare plain query 0.50 s (0.50-1.99)
+      keys in the view, p50 / p99   195 ms / 1.2 s                before 187 ms / 1.7 s
+      peak RSS   216 MB             before 251 MB
 
-Most of what is left at 1,024 GPUs is decoding the answer (the peer's own cost) and one pass
-over its series; at 10,000 GPUs a refresh reads on a worker thread for about half a second, so
-the refreshes space out (PACE_SHARE in console/gpus/prometheus.py) and a key that lands while
-the JSON decoder holds the interpreter waits for it (the p99).
+The engine asks for the compact shape (console/gpus/fleet_query.py): one identity row per GPU and a
+short row per value, half the bytes of the plain answer and fewer strings to decode; what is left is
+decoding it, one pass over its rows, and building the GPUs and host rows. At 10,000 GPUs a refresh
+reads on a worker thread, so the refreshes space out when reading takes long (PACE_SHARE in
+console/gpus/prometheus.py) and a key that lands while the JSON decoder holds the interpreter waits
+for it (the p99).
 """
 from __future__ import annotations
 
@@ -58,6 +63,12 @@ from _alternate import alternate, load_line, times_peer  # noqa: E402  (this scr
 # ------------------------------------------------------------------ workers (one process each)
 
 KEYS = ("o", "pagedown", "down", "end", "home", "O")
+# The peer's query: every DCGM series gpudeck reads, with all their labels, every `up` and each
+# target's last scrape time (what gpudeck asked before it asked for the compact shape).
+PLAIN_QUERY = ('{__name__=~"DCGM_FI_DEV_GPU_UTIL|DCGM_FI_DEV_MEM_COPY_UTIL|DCGM_FI_DEV_FB_USED|DCGM_FI_DEV_GPU_TEMP|'
+               'DCGM_FI_DEV_POWER_USAGE|DCGM_FI_DEV_POWER_MGMT_LIMIT|DCGM_FI_DEV_SM_CLOCK|DCGM_FI_DEV_XID_ERRORS|'
+               'DCGM_FI_DEV_FB_FREE|DCGM_FI_DEV_FB_RESERVED|DCGM_FI_DEV_FB_TOTAL|up"} '
+               'or label_replace(timestamp({__name__="up"}), "gpudeck_scrape_ts", "1", "", "")')
 
 
 def _cpu() -> float:
@@ -76,11 +87,9 @@ def _rss_mb() -> float:
 async def _bare(url: str, seconds: float) -> dict:
     import httpx
 
-    from console.gpus.prometheus import gpu_query
-
     async with httpx.AsyncClient(timeout=30) as client:
         async def once() -> None:
-            json.loads((await client.get(url + "/api/v1/query", params={"query": gpu_query("")})).content)
+            json.loads((await client.get(url + "/api/v1/query", params={"query": PLAIN_QUERY})).content)
 
         await once()
         start_cpu, start, n = _cpu(), time.monotonic(), 0
@@ -241,9 +250,9 @@ def part_big(trees: dict[str, Path], args, loads: list[float]) -> None:
                         "--max-answer-mb", "256", "--prom-timeout", "120"],
                        env=env, cwd=ROOT, check=True, capture_output=True)
         bare_cli = [sys.executable, "-c",
-                    "import httpx, json, sys; from console.gpus.prometheus import gpu_query; "
-                    "json.loads(httpx.get(sys.argv[1] + '/api/v1/query', params={'query': gpu_query('')}, "
-                    "timeout=120).content)", url]
+                    "import httpx, json, sys; "
+                    "json.loads(httpx.get(sys.argv[1] + '/api/v1/query', params={'query': sys.argv[2]}, "
+                    "timeout=120).content)", url, PLAIN_QUERY]
         walls: dict[str, list[float]] = {}
         for _i, names in alternate(["bare", *trees], args.rounds, loads):
             for name in names:

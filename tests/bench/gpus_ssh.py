@@ -7,21 +7,32 @@ so the peer pays the same remote start as gpudeck. Each round runs the peer
 and gpudeck once, in alternating order, as fresh processes; the figure is the
 ratio of their medians, with the load average.
 
-    .venv/bin/python tests/bench/gpus_ssh.py [--runs 7] [--ticks ticks-busy-8x.csv] [--base CHECKOUT]
+    .venv/bin/python tests/bench/gpus_ssh.py [--runs 7] [--ticks ticks-busy-8x.csv] [--base CHECKOUT] [--cold]
 
-`--base` runs another checkout's gpudeck in the same rounds (before/after).
+`--base` runs another checkout's gpudeck in the same rounds (before/after). Each checkout's
+bytecode is compiled once first, as an installed gpudeck has it; `--cold` skips that (with
+PYTHONDONTWRITEBYTECODE=1 and no __pycache__, as on the VM the earlier figures came from, every
+run then compiles gpudeck's own modules from source).
 
-Figures (2-core VM shared with other jobs, load 3.5-4.0, 2026-12-01, median (min) of 7 alternated
-runs; "before" is --base at the commit before this work):
+Figures (2-core VM shared with other jobs, 2026-12-01, median and range of 9 alternated runs;
+"before" is --base at the commit before this work):
 
-    raw ssh + the stand-in (the peer)   411 ms (343)
-    gpudeck gpus -p                      675 ms (527), 1.64x the peer   before 1327 ms (1241), 3.23x
+    bytecode compiled, two benches (load 4.0-4.6):
+      raw ssh + the stand-in (the peer)   348-366 ms
+      gpudeck gpus -p                      459-487 ms, 1.32-1.33x    before 480-535 ms, 1.38-1.46x
+    --cold, two benches (load 3.7-4.6):
+      the peer                             370-407 ms
+      gpudeck gpus -p                      503-579 ms, 1.24-1.56x    before 592-780 ms, 1.46-2.11x
+    (an earlier session, cold, load 3.5-4.0: 1327 ms -> 675 ms, the peer 411 ms)
 
 Before, one call opened three sessions (a latency ping, the GPU stream, the process list),
 each paying the login shell, and read three samples 200 ms apart; now it opens one (the
 process list at the head of the GPU stream) and reads one sample unless a GPU is part-way to
-the stale flag. What is left beyond the peer is Python's start with asyncssh's imports, the
-handshake in Python, and the stand-in started twice (the process list, then the GPUs).
+the stale flag. The CLI registers only the command it runs (every command module's import
+was about 20 ms), and asyncssh is imported without ctypes running the compiler and linker
+to look for liboqs (console/hosts/ssh_import.py: 60-170 ms on a busy machine). What is left
+beyond the peer is Python's start with asyncssh's imports (about 130 ms), the handshake in
+Python, and the stand-in started twice (the process list, then the GPUs).
 """
 from __future__ import annotations
 
@@ -79,6 +90,9 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--ticks", default="ticks-busy-8x.csv", help="the stand-in's sample file (tests/fixtures/nvidia-smi)")
     ap.add_argument("--base", help="another checkout, run in the same rounds")
+    ap.add_argument("--cold", action="store_true",
+                    help="do not compile the checkouts' bytecode first (with PYTHONDONTWRITEBYTECODE=1 and no "
+                         "__pycache__ there, every run then compiles gpudeck's modules from source)")
     args = ap.parse_args()
     if not shutil.which("ssh"):
         raise SystemExit("the peer needs the OpenSSH client (apt-get install openssh-client)")
@@ -101,6 +115,9 @@ def main() -> None:
         figures: dict[str, list[float]] = {"peer": [], **{name: [] for name in trees}}
         loads: list[float] = []
         _timed(peer_argv, env, ROOT)                       # warm the page cache on both sides
+        for tree in [] if args.cold else trees.values():   # each checkout's bytecode compiled, as installed
+            warm = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            _timed([sys.executable, "-m", "console", "gpus", "-p", "bench"], dict(warm, PYTHONPATH=str(tree)), tree)
         for _i, order in alternate(["peer", *trees], args.runs, loads):
             for name in order:
                 if name == "peer":
