@@ -142,8 +142,9 @@ async def test_the_view_holds_a_screenful_and_its_keys_page_over_every_host(view
         assert table.selected_host == table.hosts[window + 1]
 
         chosen = table.selected_host                     # re-sorting keeps the host selected
+        order = list(table.hosts)
         await pilot.press("o")
-        await pilot.pause()
+        await wait_until(pilot, lambda: table.hosts != order, what="o re-sorting the hosts")
         assert table.selected_host == chosen and table.row_count == window
         assert table.hosts.index(chosen) - table.top == table.cursor_row
 
@@ -165,8 +166,7 @@ async def test_off_screen_hosts_keep_their_cells_current(view_peer):
         host = fleet_host(XID[0])
         assert host not in [key.value for key in table.rows] and "XID 79 on GPU 3" in table.cell_text(host, "notes")
         table.go_to(table.hosts.index(host))
-        await pilot.pause()
-        assert table.selected_host == host
+        await wait_until(pilot, lambda: table.selected_host == host, what="the cursor on the XID host")
         assert "XID 79 on GPU 3" in str(table.get_cell(host, "notes"))
 
 
