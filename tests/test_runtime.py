@@ -215,7 +215,12 @@ async def test_every_pane_marks_its_data_stale_while_the_host_is_unreachable(ssh
             await wait_until(pilot, lambda: all(stale_lines()), 30, "every pane to say its data is stale")
             first = runtime.down_since
             await app.fleet.ping("testbox", timeout=5)  # a retry fails again: "down since" stays put
-            await pilot.pause()  # the host's status reaches the runtime at once; the panes by message
+            # the host's status reaches the runtime at once; the panes by message, queued by now:
+            # a call queued after it on each pane shows each has handled it
+            handled: set[str] = set()
+            for name, pane in app.panes.items():
+                pane.call_later(lambda n=name: handled.add(n))
+            await wait_until(pilot, lambda: handled == set(app.panes), what="every pane past the retry's status")
             assert runtime.down_since == first
             for line in stale_lines():
                 assert f"testbox unreachable since {clock(first)}" in line
@@ -251,7 +256,10 @@ async def test_unreadable_records_are_named_once(tmp_path):
         server = app.panes["server"]
         await wait_until(pilot, lambda: "loading configs" not in str(server.query_one("#loghead").render()), 15,
                          "the Server tab's records read")
-        await pilot.pause()  # what that look found has reached the app
+        # what that look found reaches the app as a notice; the same three, not named again
+        handled = []
+        app.call_later(lambda: handled.append(True))
+        await wait_until(pilot, lambda: handled, what="the app past the look's events")
         named = sorted(s for s in said if "broken.json" in s)
         assert len(named) == 3, named
         assert [("unreadable run" in s, "unreadable crash record" in s, "unreadable launch record" in s)
