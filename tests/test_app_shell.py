@@ -63,6 +63,8 @@ async def test_readonly_is_shown():
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         assert "READ-ONLY" in app.query_one(HostChips).line_text().plain
+        # each pane is read-only through its session, handed over as the host is opened
+        await wait_until(pilot, lambda: all(p.session is not None for p in app.panes.values()), what="every pane's session")
         assert all(p.readonly for p in app.panes.values())
 
 

@@ -173,8 +173,9 @@ async def test_switching_hosts_mid_sweep_keeps_the_sweep_on_its_host():
         await wait_until(pilot, lambda: runtime.sweeping and bench.view.levels, 15, "the sweep to run")
         run_id = bench.view.run_id
         await app.switch_host("alpha")
-        await wait_until(pilot, lambda: bench.runtime.name == "alpha", 10, "the Bench tab on alpha")
-        await pilot.pause()
+        # the tab reads alpha's form and latest run off the loop, then shows alpha's view in place of local's
+        await wait_until(pilot, lambda: bench.runtime.name == "alpha" and bench.view is not runtime.sweep_view, 10,
+                         "the Bench tab on alpha, with alpha's view")
         assert bench.proc is None
         assert bench.view.run_id != run_id or not bench.view.running
         assert runtime.sweeping and runtime.sweep_view.run_id == run_id  # still running, on local
