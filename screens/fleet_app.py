@@ -186,6 +186,8 @@ class FleetApp(OrderlyExit, App):
             self.screen.refresh_from(self.latest)
 
     def on_fleet_hosts_table_moved(self, _message) -> None:
+        if not self.query(FleetHostsTable):
+            return             # the app is closing and its table is gone: a late move has no title to fix
         self.draw_title()      # "rows 41-80": which hosts the screen shows
 
     def late_by(self) -> float | None:

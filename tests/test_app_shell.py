@@ -17,11 +17,13 @@ async def test_app_starts_on_local_with_six_tabs():
         await pilot.pause()
         tabs = app.query_one(TabbedContent)
         assert [p.id for p in tabs.query("TabPane")] == ["gpus", "server", "bench", "roofline", "tasks", "campaign"]
-        line = app.query_one(HostChips).line_text().plain
-        assert line.startswith(" gpudeck  local  local  ● connected")
+        chips = app.query_one(HostChips)
+        # the local host's status comes from its runtime, which starts with the app
+        await wait_until(pilot, lambda: "● connected" in chips.line_text().plain, what="the local chip connected")
+        assert chips.line_text().plain.startswith(" gpudeck  local  local  ● connected")
         for key, tab in zip("123456", ["gpus", "server", "bench", "roofline", "tasks", "campaign"]):
             await pilot.press(key)
-            assert tabs.active == tab
+            await wait_until(pilot, lambda: tabs.active == tab, what=f"{key} opening the {tab} tab")
 
 
 async def test_host_switcher_opens_another_profile_and_remembers_it(ssh_profile):
@@ -29,14 +31,15 @@ async def test_host_switcher_opens_another_profile_and_remembers_it(ssh_profile)
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         await pilot.press("H")
-        await pilot.pause()
-        assert isinstance(app.screen, HostSwitcher)
+        await wait_until(pilot, lambda: isinstance(app.screen, HostSwitcher) and app.screen.query("OptionList")
+                         and app.focused is app.screen.query_one("OptionList"), what="the host switcher")
         names = [app.screen.query_one("OptionList").get_option_at_index(i).id for i in range(2)]
         assert names == ["local", "testbox"]
         await pilot.press("down", "enter")
-        await pilot.pause()
-        assert app.current == "testbox"
-        assert all(p.session.name == "testbox" for p in app.panes.values())
+        # each pane takes the new host's session as it is opened
+        await wait_until(pilot, lambda: app.current == "testbox"
+                         and all(p.session is not None and p.session.name == "testbox" for p in app.panes.values()),
+                         what="every pane on testbox")
         # the chip shows the host once the keep-alive ping has connected
         await wait_until(pilot, lambda: app.fleet.hosts["testbox"].status.state == "connected", 5,
                          "the keep-alive ping to connect")
@@ -60,6 +63,8 @@ async def test_readonly_is_shown():
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         assert "READ-ONLY" in app.query_one(HostChips).line_text().plain
+        # each pane is read-only through its session, handed over as the host is opened
+        await wait_until(pilot, lambda: all(p.session is not None for p in app.panes.values()), what="every pane's session")
         assert all(p.readonly for p in app.panes.values())
 
 

@@ -15,7 +15,7 @@ from console.bench.process import sweep_argv as bench_argv
 from screens.bench_pane import BenchPane
 from tests.harness import HostApp, wait_until
 from widgets.bench_compare import BenchCompareTable
-from widgets.bench_table import BenchLevelTable
+from widgets.bench_table import BenchLevelTable, level_cells, narrow_cells
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bench"
 OK = FIXTURES / "sweep_ok.jsonl"
@@ -57,11 +57,27 @@ async def press_start(pilot, confirm: bool = True) -> None:
         await wait_until(pilot, started, 30, "the sweep to start after the yes")
 
 
+def drawn_as_viewed(pane) -> bool:
+    """The tab shows its view as it is now: the table's rows, the status line and the tab title
+    (progress is drawn a few times a second, so what is drawn can trail the data)."""
+    view, table = pane.view, pane.query_one(BenchLevelTable)
+    if table.row_count != len(view.levels):
+        return False
+    for i, level in enumerate(view.levels):
+        cells = narrow_cells(level) if table.narrow else level_cells(level)
+        if [str(c) for c in table.get_row(str(i))] != [c.plain for c in cells]:
+            return False
+    summaries = pane.app.summaries
+    return (str(pane.query_one("#bp-status").render()) == pane._status(view)
+            and bool(summaries) and summaries[-1] == view.summary_text())
+
+
 async def run_to_end(pilot, pane) -> None:
-    """Until the sweep has ended and its end reached the tab (the exit status in its view)."""
-    await wait_until(pilot, lambda: pane.proc is None and pane.view.levels and pane.view.exit_code is not None,
-                     30, "the sweep's end in the tab")
-    await pilot.pause()
+    """Until the sweep has ended, its end reached the tab (the exit status in its view) and the
+    tab has drawn it."""
+    await wait_until(pilot, lambda: pane.proc is None and pane.view.levels and pane.view.exit_code is not None
+                     and not pane.has_class("running") and drawn_as_viewed(pane),
+                     30, "the sweep's end drawn in the tab")
 
 
 def saved_run(path: Path, run_id: str) -> Path:
@@ -124,8 +140,8 @@ async def test_live_values_while_running_then_final_ones():
         assert "server: gen" in str(pane.query_one("#bp-status").render())  # llama.cpp ran with --metrics
         # stop, with a confirmation that defaults to Cancel
         await pilot.press("s")
-        await pilot.pause()
-        assert app.screen.__class__.__name__ == "Confirm"
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ == "Confirm" and app.screen.focused is not None,
+                         what="the stop confirmation")
         await pilot.press("y")
         await run_to_end(pilot, pane)
         assert pane.proc is None
@@ -153,12 +169,14 @@ async def test_compare_with_an_earlier_run():
     app = BenchApp()
     async with app.run_test(size=(150, 45)) as pilot:
         pane = app.query_one(BenchPane)
-        await pilot.pause()
-        assert pane.view.run_id == "sweep-20261129-110000"  # the latest run is shown on opening
-        pane.query_one(BenchLevelTable).focus()
+        # the saved runs are read off the UI thread when the tab opens
+        await wait_until(pilot, lambda: pane.view.run_id == "sweep-20261129-110000",
+                         what="the latest run shown on opening")
+        table = pane.query_one(BenchLevelTable)
+        table.focus()
+        await wait_until(pilot, lambda: app.focused is table, what="the level table focused")
         await pilot.press("c")
-        await pilot.pause()
-        assert app.screen.__class__.__name__ == "PickRun"
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ == "PickRun", what="the run picker")
         await pilot.press("enter")
         await wait_until(pilot, lambda: pane.has_class("comparing"), 10, "the comparison")
         assert pane.overlay is not None and pane.overlay[0] == "sweep-20261129-100000"
@@ -216,15 +234,13 @@ async def test_real_sweep_from_the_tab(llama_server):
         pane = app.query_one(BenchPane)
         for key, value in (("levels", "1,2"), ("input_len", "8"), ("output_len", "8"), ("num_prompts", "2")):
             pane.query_one(f"#bf-{key}", Input).value = value
-        for _ in range(100):  # the model list arrives from /v1/models
-            await pilot.pause(0.05)
-            if pane.query_one("#bf-model").value not in (None, pane.query_one("#bf-model").BLANK):
-                break
+        model = pane.query_one("#bf-model")
+        await wait_until(pilot, lambda: model.value not in (None, model.BLANK), 30,
+                         "the model list from /v1/models")
         await press_start(pilot)
-        for _ in range(1200):  # a bound for a shared, busy machine, not a speed check
-            await pilot.pause(0.1)
-            if pane.proc is None and pane.view.levels:
-                break
+        # a bound for a shared, busy machine, not a speed check
+        await wait_until(pilot, lambda: pane.proc is None and pane.view.levels and pane.view.exit_code is not None,
+                         120, "the sweep's end")
         state = [(lv.status, lv.completed, lv.failed, lv.explanation) for lv in pane.view.levels]
         assert [lv.status for lv in pane.view.levels] == ["ok", "ok"], (state, pane.proc,
                                                                         str(pane.query_one("#bp-error").render()))
@@ -267,10 +283,9 @@ async def test_loopback_endpoint_of_an_ssh_host_goes_through_a_tunnel(ssh_profil
             for key, value in (("levels", "1"), ("input_len", "8"), ("output_len", "8"), ("num_prompts", "2")):
                 pane.query_one(f"#bf-{key}", Input).value = value
             await press_start(pilot)
-            for _ in range(600):
-                await pilot.pause(0.1)
-                if pane.proc is None and pane.view.levels:
-                    break
+            await wait_until(pilot, lambda: pane.proc is None and pane.view.levels and pane.view.exit_code is not None
+                             and "via ssh tunnel" in str(pane.query_one("#bp-head").render()),
+                             60, "the sweep's end, drawn")
             assert [lv.status for lv in pane.view.levels] == ["ok"], [lv.explanation for lv in pane.view.levels]
             # through the tunnel, and the run names the server's own URL, not the tunnel's local port
             assert pane.view.tunnelled and pane.view.url == llama_server.url
@@ -285,9 +300,11 @@ async def test_loopback_endpoint_of_an_ssh_host_goes_through_a_tunnel(ssh_profil
 async def _set(pilot, pane, **values) -> None:
     from textual.widgets import Input
 
+    form = pane.query_one("BenchForm")
     for key, value in values.items():
         pane.query_one(f"#bf-{key}", Input).value = value
-    await pilot.pause()
+    await wait_until(pilot, lambda: all(form.values()[key] == value for key, value in values.items()),
+                     what="the form holding the values")
 
 
 async def test_form_remembers_the_last_settings_per_profile():
@@ -300,10 +317,14 @@ async def test_form_remembers_the_last_settings_per_profile():
         await run_to_end(pilot, pane)
     app = BenchApp()  # the console restarts
     async with app.run_test(size=(150, 45)) as pilot:
-        await pilot.pause()
-        values = app.query_one(BenchPane).query_one("BenchForm").values()
-        assert (values["levels"], values["input_len"], values["output_len"], values["num_prompts"]) == \
-            ("1,2,4", "64", "32", "2c")
+        form = app.query_one(BenchPane).query_one("BenchForm")
+
+        def remembered():
+            values = form.values()
+            return (values["levels"], values["input_len"], values["output_len"], values["num_prompts"])
+
+        # the remembered form is read off the UI thread when the tab opens
+        await wait_until(pilot, lambda: remembered() == ("1,2,4", "64", "32", "2c"), what="the remembered form")
 
 
 async def test_a_sweep_larger_than_any_before_on_the_host_is_asked_about():
@@ -318,8 +339,8 @@ async def test_a_sweep_larger_than_any_before_on_the_host_is_asked_about():
         shown = " ".join(str(w.render()) for w in app.screen.query("Static"))
         assert "up to 512 streams" in shown and "the largest run before on local was 4 streams" in shown
         await pilot.press("escape")
-        await pilot.pause()
-        assert pane.proc is None and app.screen.__class__.__name__ != "Confirm"
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ != "Confirm", what="Esc answering no")
+        assert pane.proc is None
         await _set(pilot, pane, levels="1,4")
         await press_start(pilot, confirm=False)
         assert app.screen.__class__.__name__ != "Confirm"  # no larger than before: it just runs
@@ -333,12 +354,15 @@ async def test_enter_on_a_level_shows_its_whole_note():
     async with app.run_test(size=(100, 45)) as pilot:
         pane = app.query_one(BenchPane)
         table = pane.query_one(BenchLevelTable)
+        # the saved run is read off the UI thread when the tab opens
+        await wait_until(pilot, lambda: table.row_count == 3, what="the saved run's levels")
         table.focus()
         table.move_cursor(row=1)
+        await wait_until(pilot, lambda: app.focused is table and table.cursor_row == 1, what="the cursor on c=2")
         await pilot.press("enter")
-        await pilot.pause()
-        note = str(pane.query_one("#bp-note").render())
-        assert note.startswith("c=2: server died: connection refused from ")
+        note = pane.query_one("#bp-note")
+        await wait_until(pilot, lambda: str(note.render()).strip() != "", what="the level's note")
+        assert str(note.render()).startswith("c=2: server died: connection refused from ")
 
 
 async def test_a_stale_no_models_note_clears_once_the_model_is_found(monkeypatch):
@@ -352,14 +376,8 @@ async def test_a_stale_no_models_note_clears_once_the_model_is_found(monkeypatch
     app = BenchApp()
     async with app.run_test(size=(150, 45)) as pilot:
         pane = app.query_one(BenchPane)
-        for _ in range(50):
-            await pilot.pause(0.05)
-            if "no models listed" in str(pane.query_one("#bp-error").render()):
-                break
-        assert "no models listed" in str(pane.query_one("#bp-error").render())
+        error = pane.query_one("#bp-error")
+        await wait_until(pilot, lambda: "no models listed" in str(error.render()), what="the no-models note")
         pane.action_models()
-        for _ in range(50):
-            await pilot.pause(0.05)
-            if pane.query_one("#bf-model").value == "smol":
-                break
-        assert str(pane.query_one("#bp-error").render()).strip() == ""
+        await wait_until(pilot, lambda: pane.query_one("#bf-model").value == "smol", what="the model found")
+        assert str(error.render()).strip() == ""

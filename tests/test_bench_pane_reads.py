@@ -84,7 +84,9 @@ async def test_the_pane_shows_what_its_runtime_read(monkeypatch):
                   HostSession.open(profile_from_dict("local", {"server": {"url": "http://127.0.0.1:9"}})))
     async with app.run_test(size=(150, 45)) as pilot:
         pane = app.query_one(BenchPane)
-        await pilot.pause()
+        # the form and the latest run are read through the runtime when the tab opens
+        await wait_until(pilot, lambda: pane.view.run_id == "sweep-20261129-110000"
+                         and pane.query_one("BenchForm").values()["levels"] == "3,6", what="the form and run read")
         values = pane.query_one("BenchForm").values()
         assert (values["url"], values["levels"], values["output_len"]) == ("http://127.0.0.1:7", "3,6", "48")
         assert pane.view.run_id == "sweep-20261129-110000" and len(pane.view.levels) == 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from console.bench.live import LevelView
 from profiles.task_suggestion import sweep_suggestions
+from tests.harness import wait_until
 from widgets.bench_table import level_cells
 
 
@@ -47,9 +48,9 @@ async def test_requests_field_says_what_1c_means_at_100_columns():
     async with app.run_test(size=(100, 30)) as pilot:
         form = app.query_one(BenchForm)
         form.set_defaults({"num_prompts": "1c"})
-        await pilot.pause()
         box = form.query_one("#bf-num_prompts", Input)
         label = box.parent.query_one(Label)
+        await wait_until(pilot, lambda: box.region.width > 0 and box.value == "1c", what="the field laid out with 1c")
         assert "2c = 2×streams" in str(label.render())
         assert box.region.right <= 100 and box.value == "1c"
 
@@ -72,7 +73,7 @@ async def test_a_sweep_that_never_started_keeps_the_earlier_result(tmp_path, mon
         async with app.run_test(size=(100, 30)) as pilot:
             pane = app.panes["bench"]
             await pilot.press("3")
-            await pilot.pause()
+            await wait_until(pilot, lambda: app.tabs.active == "bench", what="the Bench tab")
             earlier = SweepView(run_id="sweep-earlier", levels=[LevelView(concurrency=1, status="ok", completed=8)])
             pane.runtime_event(ev.SweepProgress("demo", earlier, False, None))
             assert pane.view is earlier

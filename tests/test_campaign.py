@@ -432,6 +432,7 @@ async def test_the_campaign_tab_shows_cells_levels_crash_and_winner(tmp_path):
     from profiles import store
     from profiles.profile import profile_from_dict
     from screens.campaign_pane import CampaignPane
+    from tests.harness import wait_until
     from widgets.campaign_grid import CampaignGrid
 
     store.save(profile_from_dict("box", {"transport": "local"}))
@@ -453,11 +454,8 @@ async def test_the_campaign_tab_shows_cells_levels_crash_and_winner(tmp_path):
     async with app.run_test(size=(160, 30)) as pilot:
         pane = app.query_one(CampaignPane)
         await pane.set_session(HostSession.open(store.load("box")))
-        for _ in range(50):
-            if pane.state is not None:
-                break
-            await pilot.pause(0.1)
         grid = pane.query_one(CampaignGrid)
+        await wait_until(pilot, lambda: pane.state is not None and grid.row_count == 2, what="the campaign drawn")
         assert grid.row_count == 2 and grid.levels == [1, 4]
         row_b = [str(c) for c in grid.get_row("b")]
         assert "cuda-illegal-address" in row_b[1] and row_b[3].startswith("✖")

@@ -43,13 +43,15 @@ async def test_the_answer_sits_under_the_grid_and_the_frontier_is_drawn(tmp_path
     _saved("finished")
     app = HostApp(CampaignPane(), HostSession.open(store.load("box")))
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_until(pilot, lambda: app.pane.state is not None, 5, "the saved campaign")
-        await pilot.pause()
         grid, result = app.pane.query_one(CampaignGrid), app.pane.query_one("#camp-result")
+        plot = app.pane.query_one(CampaignFrontier)
+        # the saved campaign is read off the UI thread; its grid, result and plot are laid out after
+        await wait_until(pilot, lambda: app.pane.state is not None and str(result.render()).startswith("winner")
+                         and grid.region.height > 0 and result.region.height > 0 and plot.region.height > 0,
+                         what="the saved campaign drawn and laid out")
         assert result.region.y - (grid.region.y + grid.region.height) <= 1   # no screenful of blank rows between
         text = str(result.render())
         assert text.startswith("winner: a at ") and "(CI " in text and "bootstrap" in text
-        plot = app.pane.query_one(CampaignFrontier)
         assert plot.region.height >= 10 and plot.region.y > result.region.y
 
 

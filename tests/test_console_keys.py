@@ -27,12 +27,13 @@ async def test_question_mark_and_escape_close_the_keys_panel(demo_world):
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         await pilot.press("question_mark")
-        assert app.screen.query("KeysPanel")
+        await _until(pilot, lambda: app.screen.query("KeysPanel"), what="? opening the keys panel")
+        await pilot.press("question_mark")  # the panel is removed after the key is handled
+        await _until(pilot, lambda: not app.screen.query("KeysPanel"), what="? closing the keys panel")
         await pilot.press("question_mark")
-        assert not app.screen.query("KeysPanel")
-        await pilot.press("question_mark")
+        await _until(pilot, lambda: app.screen.query("KeysPanel"), what="? opening the keys panel again")
         await pilot.press("escape")
-        assert not app.screen.query("KeysPanel")
+        await _until(pilot, lambda: not app.screen.query("KeysPanel"), what="Esc closing the keys panel")
 
 
 async def test_bench_form_hidden_keeps_its_keys(demo_world):
@@ -40,17 +41,18 @@ async def test_bench_form_hidden_keeps_its_keys(demo_world):
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.panes["bench"]
         await pilot.press("3")
-        await pilot.pause()
-        app.set_focus(pane.query_one("#bf-url", Input))
+        await _until(pilot, lambda: app.tabs.active == "bench", what="the Bench tab")
+        url = pane.query_one("#bf-url", Input)
+        app.set_focus(url)
+        await _until(pilot, lambda: app.focused is url, what="the URL field focused")
         await pilot.press("escape")  # leave the field: the pane's keys work again
         await pilot.press("f")
-        await pilot.pause()
-        assert pane.has_class("hide-form")
-        assert isinstance(app.focused, BenchLevelTable)
+        await _until(pilot, lambda: pane.has_class("hide-form") and isinstance(app.focused, BenchLevelTable),
+                     what="f hiding the form, the table focused")
         shown = _shown_keys(app)
         assert {"f", "r", "c"} <= set(shown)
         await pilot.press("f")
-        assert not pane.has_class("hide-form")
+        await _until(pilot, lambda: not pane.has_class("hide-form"), what="f showing the form again")
         assert {"f", "r", "c"} <= set(_shown_keys(app))
 
 
@@ -59,10 +61,12 @@ async def test_ctrl_u_clears_the_whole_field(demo_world):
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.panes["bench"]
         await pilot.press("3")
+        await _until(pilot, lambda: app.tabs.active == "bench", what="the Bench tab")
         box = pane.query_one("#bf-levels", Input)
         app.set_focus(box)
+        await _until(pilot, lambda: app.focused is box, what="the levels field focused")
         await pilot.press("home", "ctrl+u", "1", "comma", "2", "comma", "4")
-        assert box.value == "1,2,4"
+        await _until(pilot, lambda: box.value == "1,2,4", what="the field holding 1,2,4")
         assert app.panes["bench"] is pane and app.tabs.active == "bench"  # the digits typed, no tab switch
 
 
@@ -71,20 +75,23 @@ async def test_digits_type_in_fields_and_select_and_switch_tabs_elsewhere(demo_w
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.panes["bench"]
         await pilot.press("3")
-        await pilot.pause()
+        await _until(pilot, lambda: app.tabs.active == "bench", what="the Bench tab")
         assert _shown_keys(app).get("1") == "tabs"  # the footer says digits switch tabs here
-        app.set_focus(pane.query_one("#bf-api", Select))
-        await pilot.pause()
+        api = pane.query_one("#bf-api", Select)
+        app.set_focus(api)
+        await _until(pilot, lambda: app.focused is api, what="the API drop-down focused")
         await pilot.press("1")
+        await _until(pilot, lambda: api.expanded, what="the digit opening the list")
         assert app.tabs.active == "bench"  # the drop-down keeps the digit
         shown = _shown_keys(app)
         assert "1" not in shown
         await pilot.press("escape")  # the digit opened the list: Esc closes it (the top layer) first
+        await _until(pilot, lambda: not api.expanded and app.focused is api, what="Esc closing the list")
         assert "leave field" in _shown_keys(app).get("escape", "")
         await pilot.press("escape")
-        assert not isinstance(app.focused, (Input, Select))
+        await _until(pilot, lambda: not isinstance(app.focused, (Input, Select)), what="Esc leaving the field")
         await pilot.press("1")
-        assert app.tabs.active == "gpus"
+        await _until(pilot, lambda: app.tabs.active == "gpus", what="1 opening the GPUs tab")
 
 
 async def test_roofline_whatif_validates_as_typed_and_escape_returns_to_the_table(demo_world):
@@ -92,17 +99,21 @@ async def test_roofline_whatif_validates_as_typed_and_escape_returns_to_the_tabl
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.panes["roofline"]
         await pilot.press("4")
+        await _until(pilot, lambda: app.tabs.active == "roofline", what="the Roofline tab")
         await pilot.press("w")
-        await pilot.pause()
+        await _until(pilot, lambda: pane.has_class("whatif") and getattr(app.focused, "id", None) == "wi-gpu",
+                     what="the what-if open")
         tp = pane.query_one("#wi-tp", Input)
         app.set_focus(tp)
+        await _until(pilot, lambda: app.focused is tp, what="the TP field focused")
         tp.value = ""
-        await pilot.press("4", "z")
-        assert tp.value == "4"
+        await pilot.press("4", "z", "2")  # the 2 landing right after the 4 shows the z was refused
+        await _until(pilot, lambda: tp.value.endswith("2"), what="the 2 typed")
+        assert tp.value == "42"
         assert "escape" in _shown_keys(app)  # the footer is not empty inside the editor
         await pilot.press("escape")
-        assert isinstance(app.focused, RooflineTable)
-        assert "w" in _shown_keys(app)
+        await _until(pilot, lambda: isinstance(app.focused, RooflineTable) and "w" in _shown_keys(app),
+                     what="Esc back on the table with w offered")
 
 
 async def test_server_diff_names_both_configs_and_escape_leaves_it(demo_world):
@@ -113,14 +124,13 @@ async def test_server_diff_names_both_configs_and_escape_leaves_it(demo_world):
         await _until(pilot, lambda: len(pane.configs) == 3, what="configs")
         table = pane.query_one("#flags")
         await pilot.press("d")
-        await pilot.pause()
+        await _until(pilot, lambda: pane.diffing, what="d opening the diff")
         labels = [str(c.label) for c in table.columns.values()]
         assert labels == ["flag", pane.selected, labels[2]] and labels[2] != pane.selected
         assert labels[2] in [c.name for c in pane.configs]
         await pilot.press("escape")
-        await pilot.pause()
+        await _until(pilot, lambda: not pane.diffing, what="Esc leaving the diff")
         assert [str(c.label) for c in table.columns.values()] == ["flag", "script", "effective (log)"]
-        assert not pane.diffing
 
 
 async def test_r_on_the_server_tab_puts_the_log_head_back(demo_world):
@@ -142,7 +152,9 @@ async def test_confirmation_shows_y_and_n_and_keeps_cancel_focused(demo_world):
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         app.push_screen(Confirm("Kill demo?", [f"pid 42  {command}"], "Kill"), answers.append)
-        await pilot.pause()
+        await _until(pilot, lambda: isinstance(app.screen, Confirm) and app.screen.focused is not None
+                     and app.screen.query(".line") and app.screen.query(".line").first().size.height > 0,
+                     what="the dialog laid out with a focus")
         assert app.screen.focused.id == "cancel"
         text = " ".join(str(s.render()) for s in app.screen.query("Static"))
         assert "y kill" in text and "n or Esc cancel" in text
@@ -150,11 +162,12 @@ async def test_confirmation_shows_y_and_n_and_keeps_cancel_focused(demo_world):
         assert line.size.height >= 2  # the whole command, wrapped, not cut at the dialog's edge
         assert command.strip() in str(line.render()).replace("\n", "")
         await pilot.press("n")
-        await pilot.pause()
+        await _until(pilot, lambda: answers == [False] and not isinstance(app.screen, Confirm), what="n answering no")
         app.push_screen(Confirm("Kill demo?", ["x"], "Kill"), answers.append)
-        await pilot.pause()
+        await _until(pilot, lambda: isinstance(app.screen, Confirm) and app.screen.focused is not None,
+                     what="the second dialog focused")
         await pilot.press("y")
-        await pilot.pause()
+        await _until(pilot, lambda: len(answers) == 2, what="y answering")
     assert answers == [False, True]
 
 
@@ -168,8 +181,11 @@ async def test_every_tab_key_is_in_the_command_palette(demo_world):
         for wanted in ("launch", "kill", "run sweep", "open host", "write report", "what-if", "line numbers"):
             assert any(wanted in t for t in texts), wanted
         # run one through the palette UI: it opens its tab and acts like the key
+        from textual.command import CommandPalette
+
         await pilot.press("ctrl+p")
-        await pilot.pause()
+        await _until(pilot, lambda: isinstance(app.screen, CommandPalette) and app.screen.query("CommandInput")
+                     and app.focused is app.screen.query_one("CommandInput"), what="the palette's input focused")
         await pilot.press(*"fleet view")
         await _until(pilot, lambda: app.screen.query("CommandList") and
                      app.screen.query_one("CommandList").option_count > 0, what="palette hits")
@@ -193,9 +209,8 @@ async def test_toasts_go_within_five_seconds_and_sit_at_the_top(demo_world):
     async with app.run_test(size=(160, 45), notifications=True) as pilot:
         await pilot.pause()
         app.notify("something went wrong [b]here[/b]", severity="error", timeout=20)
-        await pilot.pause()
         app.query_one("#pane-server").notify("pid 7 [not ours]", timeout=15)  # a pane's toast, with brackets
-        await pilot.pause()
+        await _until(pilot, lambda: len(app._notifications) >= 2, what="both notices posted")
         notes = list(app._notifications)
         assert len(notes) == 2 and all(n.timeout <= 5 for n in notes)
         assert not any(n.markup for n in notes)
@@ -225,10 +240,13 @@ async def test_server_flags_are_whole_at_100_columns(demo_world):
         pane = app.panes["server"]
         await pilot.press("2")
         await _until(pilot, lambda: len(pane.configs) == 3, what="configs")
-        await pilot.pause()
-        assert pane.has_class("narrow")
         flags = pane.query_one("#flags")
-        assert sum(c.get_render_width(flags) for c in flags.columns.values()) <= flags.size.width
+
+        def flags_fit() -> bool:
+            return 0 < sum(c.get_render_width(flags) for c in flags.columns.values()) <= flags.size.width
+
+        # the narrow class and the columns follow the resize, drawn after the layout
+        await _until(pilot, lambda: pane.has_class("narrow") and flags_fit(), what="the flags fitting the width")
         configs = pane.query_one("#configs")
         state = [c for c in configs.columns.values() if str(c.label) == "state"][0]
         name = [c for c in configs.columns.values() if str(c.label) == "config"][0]

@@ -31,7 +31,7 @@ async def test_first_frame_is_drawn_before_the_hosts_start(demo_world):
 
     app.fleet.start_all = recorded
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.pause()
+        await wait_until(pilot, lambda: seen_at_start, what="the hosts' runtimes asked to start")
         frames_then, panes_then = seen_at_start[0]
         assert frames_then > 0, "nothing was drawn until every host's runtime had started"
         assert sorted(app.panes) == sorted(["gpus", "server", "bench", "roofline", "tasks", "campaign"])
@@ -41,11 +41,26 @@ async def test_first_frame_is_drawn_before_the_hosts_start(demo_world):
 async def test_footer_keeps_its_keys_when_the_bindings_do_not_change(demo_world):
     app = GpudeckApp(profile_name="demo")
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.pause()
+        from widgets.steady_footer import SteadyFooter
+
+        footer = app.screen.query_one(SteadyFooter)
+        looks = []
+        look = footer._rebuild_if_changed
+
+        async def counted() -> None:  # the footer's look after each refresh of the bindings
+            await look()
+            looks.append(len(looks))
+
+        footer._rebuild_if_changed = counted
+        # the first keys are drawn once the start-up focus moves have settled
+        await wait_until(pilot, lambda: footer._drawn == footer._shown_keys() and not footer._pending,
+                         what="the footer built with the keys it shows")
         before = list(app.screen.query(FooterKey))
         for _ in range(5):
+            seen = len(looks)
             app.screen.refresh_bindings()
-            await pilot.pause()
+            await wait_until(pilot, lambda: len(looks) > seen and not footer._pending,
+                             what="the footer's look after the refresh")
         assert list(app.screen.query(FooterKey)) == before  # the same widgets: nothing rebuilt
         await pilot.press("3")
         await wait_until(pilot, lambda: any(k.description == "run sweep" for k in app.screen.query(FooterKey)),
@@ -75,7 +90,9 @@ async def test_throttle_coalesces_requests_and_waits_while_hidden():
             app.throttles["hidden"].request()
         assert app.draws["shown"] == 1  # the first at once
         await wait_until(pilot, lambda: app.draws["shown"] == 2, what="the one trailing draw")
-        await pilot.pause(0.3)
+        # nothing left to draw: no timer pending, nothing due (so no third draw can come)
+        assert app.throttles["shown"]._timer is None and not app.throttles["shown"]._due
+        assert app.throttles["hidden"]._timer is None
         assert app.draws == {"shown": 2, "hidden": 0}  # ten requests, two draws; none while hidden
         app.query_one("#hidden").display = True
         app.throttles["hidden"].flush()  # what a pane does when its tab is shown

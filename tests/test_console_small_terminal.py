@@ -35,18 +35,18 @@ async def test_whatif_field_is_in_view_and_takes_the_digit(demo_world):
         await pilot.press("4")
         await _until(pilot, lambda: pane.roof is not None, what="roofline")
         await pilot.press("w")
-        await pilot.pause()
-        field = app.focused
-        assert isinstance(field, Input) and field.id == "wi-gpu"
-        assert _on_screen(app, field)
+        # the field takes the focus at once; the tab scrolls it into view after the next refresh
+        await _until(pilot, lambda: isinstance(app.focused, Input) and app.focused.id == "wi-gpu"
+                     and _on_screen(app, app.focused), what="the GPU field focused and in view")
         assert "escape" in _shown_keys(app) and "w" not in _shown_keys(app)
         for knob in ("#wi-step_overhead_us", "#wi-context"):  # every field fits the width
             assert pane.query_one(knob).region.right <= SMALL[0]
         await pilot.press("tab", "tab", "tab", "tab", "tab", "tab", "tab", "tab", "tab", "tab")
-        assert app.focused.id == "wi-step_overhead_us" and _on_screen(app, app.focused)
+        await _until(pilot, lambda: app.focused.id == "wi-step_overhead_us" and _on_screen(app, app.focused),
+                     what="the overhead field focused and scrolled into view")
         await pilot.press("escape")
-        assert isinstance(app.focused, RooflineTable)
-        assert "w" in _shown_keys(app)
+        await _until(pilot, lambda: isinstance(app.focused, RooflineTable) and "w" in _shown_keys(app),
+                     what="Esc back on the table with w offered")
 
 
 async def test_roofline_tab_scrolls_when_it_does_not_fit(demo_world):
@@ -79,20 +79,21 @@ async def test_q_and_letters_belong_to_a_focused_drop_down(demo_world):
     async with app.run_test(size=SMALL) as pilot:
         pane = app.panes["bench"]
         await pilot.press("3")
-        await pilot.pause()
+        await _until(pilot, lambda: app.tabs.active == "bench", what="the Bench tab")
         model = pane.query_one("#bf-model", Select)
         app.set_focus(model)
-        await pilot.pause()
+        await _until(pilot, lambda: app.focused is model, what="the model drop-down focused")
         assert "q" not in _shown_keys(app) and "s" not in _shown_keys(app)
         await pilot.press("q", "s", "H", "question_mark")
-        await pilot.pause()
+        # the list opening proves the keys reached the drop-down; only then is "nothing else happened" true
+        await _until(pilot, lambda: model.expanded, what="the letter opening the list")
         assert app.is_running and app.return_code is None
         assert not app.screen.query("KeysPanel") and app.screen is app.screen_stack[0]
-        assert model.expanded  # the letter opened the list
         await pilot.press("escape")
-        assert not model.expanded and app.focused is model
+        await _until(pilot, lambda: not model.expanded and app.focused is model, what="Esc closing the list")
         await pilot.press("escape")
-        assert app.focused is not model and not isinstance(app.focused, (Input, Select))
+        await _until(pilot, lambda: app.focused is not model and not isinstance(app.focused, (Input, Select)),
+                     what="Esc leaving the field")
         assert "q" in _shown_keys(app)
 
 
@@ -104,10 +105,12 @@ async def test_keys_panel_lists_the_tab_first_and_esc_closes_it(demo_world, tab,
 
     app = GpudeckApp(profile_name="demo")
     async with app.run_test(size=SMALL) as pilot:
+        tab_id = {"2": "server", "5": "tasks", "4": "roofline"}[tab]
         await pilot.press(tab)
-        await pilot.pause()
+        await _until(pilot, lambda: app.tabs.active == tab_id, what=f"the {tab_id} tab")
         await pilot.press("question_mark")
-        await pilot.pause()
+        await _until(pilot, lambda: app.screen.query(KeysPanel) and app.screen.query_one(KeysPanel).query("#keys-text"),
+                     what="the keys panel")
         panel = app.screen.query_one(KeysPanel)
         titles = [title for title, _ in panel.groups]
         assert titles[-1] == "Everywhere" and len(titles) >= 2
@@ -116,11 +119,11 @@ async def test_keys_panel_lists_the_tab_first_and_esc_closes_it(demo_world, tab,
         assert "Page Left" not in text and "pgup" not in text
         if tab == "2":
             assert titles[:2] == ["Configs", "Log"]
-            app.set_focus(app.panes["server"].query_one("LogView"))
-            await pilot.pause()
+            log = app.panes["server"].query_one("LogView")
+            app.set_focus(log)
+            await _until(pilot, lambda: app.focused is log, what="the log focused")
         await pilot.press("escape")
-        await pilot.pause()
-        assert not app.screen.query(KeysPanel)
+        await _until(pilot, lambda: not app.screen.query(KeysPanel), what="Esc closing the keys panel")
 
 
 async def test_tasks_filter_is_cleared_by_esc(demo_world):
@@ -133,12 +136,12 @@ async def test_tasks_filter_is_cleared_by_esc(demo_world):
         await _until(pilot, lambda: pane.board is not None, what="board")
         shown = pane.query_one(TaskTable).row_count
         await pilot.press("slash", "z", "z", "q", "enter")
-        await pilot.pause()
-        assert pane.filter_text == "zzq" and pane.query_one(TaskTable).row_count < shown
-        assert isinstance(app.focused, TaskTable) and "escape" in _shown_keys(app)
+        await _until(pilot, lambda: pane.filter_text == "zzq" and pane.query_one(TaskTable).row_count < shown
+                     and isinstance(app.focused, TaskTable), what="the filter kept and the table focused")
+        assert "escape" in _shown_keys(app)
         await pilot.press("escape")
-        await pilot.pause()
-        assert pane.filter_text == "" and pane.query_one(TaskTable).row_count == shown
+        await _until(pilot, lambda: pane.filter_text == "" and pane.query_one(TaskTable).row_count == shown,
+                     what="Esc clearing the filter")
 
 
 async def test_tab_titles_carry_their_digit(demo_world):
@@ -150,7 +153,7 @@ async def test_tab_titles_carry_their_digit(demo_world):
         for n, (tab_id, title, _, _) in enumerate(TABS, start=1):
             assert str(app.tabs.get_tab(tab_id).label).startswith(f"{n} {title}")
         await pilot.press("6")
-        assert app.tabs.active == "campaign"
+        await _until(pilot, lambda: app.tabs.active == "campaign", what="6 opening the Campaign tab")
 
 
 async def test_leaving_the_log_filter_keeps_the_line_in_view():
@@ -168,18 +171,21 @@ async def test_leaving_the_log_filter_keeps_the_line_in_view():
     async with app.run_test(size=SMALL) as pilot:
         view = app.query_one(LogView)
         view.add_lines([f"line {i} {'ERROR' if i % 10 == 0 else 'ok'}" for i in range(1, 501)])
-        await pilot.pause()
+        await _until(pilot, lambda: view.virtual_size.height >= 500, what="the 500 lines laid out")
         view.set_filter("ERROR")
         view.current = None
         view.scroll_home(animate=False)
         found = view.find("line 300 ")
         assert found.number == 300
         view.set_filter(None)
-        await pilot.pause()
-        assert view.current_line()[0] == 300
-        top = int(view.scroll_y)
-        assert top <= view.current < top + view.size.height
-        assert top > 200
+        # the view scrolls to the kept line once the unfiltered log is laid out again
+
+        def kept_in_view() -> bool:
+            top = int(view.scroll_y)
+            return top <= view.current < top + view.size.height
+
+        await _until(pilot, lambda: view.current_line()[0] == 300 and kept_in_view(), what="line 300 current and in view")
+        assert int(view.scroll_y) > 200
 
 
 async def test_every_focus_stop_is_marked_and_keeps_its_keys_in_the_footer(demo_world):
@@ -188,18 +194,23 @@ async def test_every_focus_stop_is_marked_and_keeps_its_keys_in_the_footer(demo_
     app = GpudeckApp(profile_name="demo")
     async with app.run_test(size=SMALL) as pilot:
         await pilot.press("1")
-        await pilot.pause()
+        await _until(pilot, lambda: app.tabs.active == "gpus", what="the GPUs tab")
         await pilot.press("tab")
-        await pilot.pause()
+        gpus = app.panes["gpus"]
+        await pilot.press("f")  # the pane takes its key: handled after the Tab, so the Tab was handled too
+        await _until(pilot, lambda: gpus.fleet_shown, what="f reaching the GPUs pane after Tab")
         assert "f" in _shown_keys(app)  # the GPUs pane still has the focus
+        await pilot.press("f")
+        await _until(pilot, lambda: not gpus.fleet_shown, what="f closing the fleet view")
         await pilot.press("2")
         await _until(pilot, lambda: len(app.panes["server"].configs) == 3, what="configs")
         flags = app.panes["server"].query_one("#flags")
         for _ in range(4):
             if app.focused is flags:
                 break
+            was = app.focused
             await pilot.press("tab")
-            await pilot.pause()
+            await _until(pilot, lambda: app.focused is not was, what="Tab moving the focus")
         assert app.focused is flags
         assert flags.styles.border_left[0] == "outer"
         assert "l" in _shown_keys(app)
@@ -220,14 +231,14 @@ async def test_suggestions_can_be_browsed_as_a_list(demo_world):
                                   "Investigate cuda-illegal-address in run_tp8_ep8_crash " + "x" * 150]):
             pane.board.suggest(Suggestion(key=f"k{n}", text=text, kind="crash"))
         pane.redraw()
-        await pilot.pause()
-        line = pane.query_one("#suggestion").render()
+        suggestion = pane.query_one("#suggestion")
+        line = suggestion.render()
         assert str(line).startswith("✚ 3 suggested · s list · y accept · n dismiss")
-        assert pane.query_one("#suggestion").size.height == 1  # cut at the edge, never wrapped
+        await _until(pilot, lambda: suggestion.size.width > 0 and suggestion.size.height == 1,
+                     what="the suggestion line laid out on one row")  # cut at the edge, never wrapped
         before = len(pane.board.tasks)
         await pilot.press("s")
-        await pilot.pause()
-        assert isinstance(app.screen, SuggestionList)
+        await _until(pilot, lambda: isinstance(app.screen, SuggestionList), what="the suggestion list")
         await pilot.press("down", "down", "enter")
         await _until(pilot, lambda: len(pane.board.suggestions) == 2, what="accept")
         assert any(t.text.startswith("Investigate cuda-illegal-address") for t in pane.board.tasks)
@@ -236,7 +247,7 @@ async def test_suggestions_can_be_browsed_as_a_list(demo_world):
         await _until(pilot, lambda: len(pane.board.suggestions) == 1, what="dismiss")
         assert [s.key for s in pane.board.suggestions] == ["k0"]
         await pilot.press("escape")
-        assert not isinstance(app.screen, SuggestionList)
+        await _until(pilot, lambda: not isinstance(app.screen, SuggestionList), what="Esc closing the list")
 
 
 async def test_readonly_says_so_when_a_removed_key_is_pressed(demo_world):
@@ -246,9 +257,11 @@ async def test_readonly_says_so_when_a_removed_key_is_pressed(demo_world):
         await _until(pilot, lambda: len(app.panes["server"].configs) == 3, what="configs")
         assert "l" not in _shown_keys(app)
         await pilot.press("l")
-        await pilot.pause()
-        messages = [n.message for n in app._notifications]
-        assert any("read-only" in m and "launch" in m for m in messages), messages
+
+        def said() -> bool:
+            return any("read-only" in n.message and "launch" in n.message for n in app._notifications)
+
+        await _until(pilot, said, what="a notice that launching is read-only")
 
 
 async def test_a_toast_shows_a_path_whole_on_one_line(demo_world):
@@ -260,6 +273,6 @@ async def test_a_toast_shows_a_path_whole_on_one_line(demo_world):
         message = "wrote /tmp/gpudeck-demo-k2j4h5g6/home/data/profiles/demo/findings.md"
         app.notify(message)
         await _until(pilot, lambda: bool(app.screen.query(Toast)), seconds=5, what="the toast")
-        await pilot.pause()
         toast = app.screen.query(Toast).last()
+        await _until(pilot, lambda: toast.region.height > 0, seconds=5, what="the toast laid out")
         assert toast.region.height == 1 and toast.region.width >= len(message)

@@ -127,25 +127,29 @@ async def test_the_view_holds_a_screenful_and_its_keys_page_over_every_host(view
         title = lambda: str(app.query_one("#fleet-title").render())  # noqa: E731
         assert f"rows 1-{window}" in title()
 
-        await pilot.press("pagedown")
-        assert table.selected_host == table.hosts[window] and table.top == window
+        async def key(name: str, index: int, top: int | None = None) -> None:
+            """Press one key and wait until the cursor is on host `index` (and the window starts at `top`)."""
+            await pilot.press(name)
+            await wait_until(pilot, lambda: table.selected_host == table.hosts[index]
+                             and (top is None or table.top == top), what=f"{name} moving to host {index}")
+
+        await key("pagedown", window, top=window)
         await wait_until(pilot, lambda: f"rows {window + 1}-{2 * window}" in title(), what="the title to follow the page")
-        await pilot.press("j", "j", "k")
-        assert table.selected_host == table.hosts[window + 1]
-        await pilot.press("end")
-        assert table.selected_host == table.hosts[-1] and table.top == VIEW_HOSTS - window
-        await pilot.press("pageup")
-        assert table.selected_host == table.hosts[-1 - window]
-        await pilot.press("home")
-        assert table.selected_host == table.hosts[0] and table.top == 0
-        await pilot.press("G")
-        assert table.selected_host == table.hosts[-1]
-        await pilot.press("g", "space", "down")
-        assert table.selected_host == table.hosts[window + 1]
+        await key("j", window + 1)
+        await key("j", window + 2)
+        await key("k", window + 1)
+        await key("end", VIEW_HOSTS - 1, top=VIEW_HOSTS - window)
+        await key("pageup", VIEW_HOSTS - 1 - window)
+        await key("home", 0, top=0)
+        await key("G", VIEW_HOSTS - 1)
+        await key("g", 0)
+        await key("space", window)
+        await key("down", window + 1)
 
         chosen = table.selected_host                     # re-sorting keeps the host selected
+        order = list(table.hosts)
         await pilot.press("o")
-        await pilot.pause()
+        await wait_until(pilot, lambda: table.hosts != order, what="o re-sorting the hosts")
         assert table.selected_host == chosen and table.row_count == window
         assert table.hosts.index(chosen) - table.top == table.cursor_row
 
@@ -167,8 +171,7 @@ async def test_off_screen_hosts_keep_their_cells_current(view_peer):
         host = fleet_host(XID[0])
         assert host not in [key.value for key in table.rows] and "XID 79 on GPU 3" in table.cell_text(host, "notes")
         table.go_to(table.hosts.index(host))
-        await pilot.pause()
-        assert table.selected_host == host
+        await wait_until(pilot, lambda: table.selected_host == host, what="the cursor on the XID host")
         assert "XID 79 on GPU 3" in str(table.get_cell(host, "notes"))
 
 

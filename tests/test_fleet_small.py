@@ -6,6 +6,7 @@ from textual.app import App, ComposeResult
 
 from console.gpus.fleet_table import HostRow
 from console.gpus.prometheus import PrometheusFleet, PromSettings
+from tests.harness import wait_until
 from widgets.fleet_hosts import PAD, columns_for, FleetHostsTable
 from widgets.gpu_table import power_text
 
@@ -39,7 +40,9 @@ async def test_notes_are_on_screen_at_100_columns():
     async with app.run_test(size=(100, 30)) as pilot:
         table = app.query_one(FleetHostsTable)
         table.show([_row("sim-node-09", state="xid", worst="xid", xids=[(3, 79)], stale=8), _row("sim-node-01")])
-        await pilot.pause()
+        # the columns are chosen for the table's width when it is laid out (on resize)
+        await wait_until(pilot, lambda: table.size.width > 0 and table.shown_columns == columns_for(table.size.width)
+                         and table.row_count == 2, what="the table fitted to 100 columns")
         notes = next(c for c in table.ordered_columns if c.key.value == "notes")
         left = sum(c.get_render_width(table) for c in table.ordered_columns[:-1])
         assert left + 20 <= 100 and notes.get_render_width(table) >= 30
@@ -59,12 +62,11 @@ async def test_question_mark_lists_the_fleet_keys_and_esc_closes_it():
     app = FleetApp(PrometheusFleet(PromSettings(url="http://127.0.0.1:9"), simulated=True), "f", interval_s=5)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("question_mark")
-        await pilot.pause()
+        await wait_until(pilot, lambda: app.screen.query(KeysPanel), what="the keys panel")
         panel = app.screen.query_one(KeysPanel)
         assert panel.groups[0][0] == "Fleet" and ("x", "XID only") in panel.groups[0][1]
         await pilot.press("escape")
-        await pilot.pause()
-        assert not app.screen.query(KeysPanel)
+        await wait_until(pilot, lambda: not app.screen.query(KeysPanel), what="Esc closing the keys panel")
         assert app.is_running
 
 
@@ -80,16 +82,17 @@ async def test_drill_in_shows_the_whole_note_and_power_without_limit():
 
     app = FleetApp(PrometheusFleet(PromSettings(url="http://127.0.0.1:9"), simulated=True), "f", interval_s=60)
     async with app.run_test(size=(100, 30)) as pilot:
-        for _ in range(50):  # the first (failed) answer from the dead URL, before our sample goes in
-            if app.latest is not None:
-                break
-            await pilot.pause(0.1)
+        # the first (failed) answer from the dead URL, before our sample goes in
+        await wait_until(pilot, lambda: app.latest is not None, what="the first answer from the dead URL")
         gpus = [GPU(index=i, name="NVIDIA B200", power_draw_w=34.0, xid=79 if i == 3 else 0,
                     flags=["xid-79"] if i == 3 else []) for i in range(8)]
         app.latest = FleetSample(taken_at=time.time(), hosts=[Snapshot(gpus=gpus, host="sim-node-09",
                                                                         taken_at=time.time(), source="dcgm")])
         app.push_screen(HostGPUs("sim-node-09"))
-        await pilot.pause()
+        # the history is asked of the (dead) Prometheus in a worker; its failure is added to the note
+        await wait_until(pilot, lambda: isinstance(app.screen, HostGPUs) and app.screen.history_problem
+                         and "no history" in str(app.screen.query_one("#host-note").render()),
+                         what="the note with the history problem")
         note = str(app.screen.query_one("#host-note").render())
         assert "XID 79 on GPU 3" in note and "no history" in note  # the note whole, the history problem too
         power = str(app.screen.query_one(GPUTable).get_cell_at((0, [c.key.value for c in

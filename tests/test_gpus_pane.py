@@ -73,7 +73,8 @@ async def test_error_state_is_shown_instead_of_rows():
         error = pane.query_one("#gpus-error")
         assert error.display and "no-driver" in text_of(error)
         assert not pane.query_one(GPUTable).display
-        assert app.summaries[-1] == "no-driver"
+        # the tab title reaches the app as a message
+        await wait_until(pilot, lambda: app.summaries and app.summaries[-1] == "no-driver", what="the title no-driver")
 
 
 async def test_no_signal_is_marked():
@@ -85,10 +86,11 @@ async def test_no_signal_is_marked():
         snap.taken_at = pane.clock() - 42
         snap.sample_stale, snap.stale_reason = True, "nvidia-smi exited with status 137; retrying in 1 s"
         pane.show_snapshot(snap)
-        await pilot.pause()
         status = text_of(pane.query_one("#gpus-status"))
         assert "NO SIGNAL" in status and "42s ago" in status
-        assert app.summaries[-1] == "8 · 7 STALE · no signal"
+        # the tab title reaches the app as a message
+        await wait_until(pilot, lambda: app.summaries and app.summaries[-1] == "8 · 7 STALE · no signal",
+                         what="the title marking no signal")
 
 
 async def test_fleet_lists_every_profile_and_enter_opens_one():
@@ -99,7 +101,8 @@ async def test_fleet_lists_every_profile_and_enter_opens_one():
         pane = app.query_one(GPUsPane)
         await pilot.press("f")
         fleet = pane.query_one(FleetTable)
-        assert pane.has_class("-fleet") and fleet.row_count >= 2
+        # the pane on its own samples every profile itself: the rows come with the first samples
+        await wait_until(pilot, lambda: pane.has_class("-fleet") and fleet.row_count >= 2, what="the fleet view's rows")
 
         def stale_shown():
             return fleet.row_count and "3" not in str(fleet.get_cell("beta", "stale")) and \
@@ -109,10 +112,10 @@ async def test_fleet_lists_every_profile_and_enter_opens_one():
         assert str(fleet.get_cell("alpha", "gpus")) == "8"
         await pilot.press("down")
         await pilot.press("enter")
-        await pilot.pause()
+        await wait_until(pilot, lambda: app.opened, what="Enter asking to open a host")
         assert app.opened == ["beta"]
         await pilot.press("f")
-        assert not pane.has_class("-fleet") and pane.fleet is None
+        await wait_until(pilot, lambda: not pane.has_class("-fleet") and pane.fleet is None, what="f closing the fleet view")
 
 
 def test_main_view_snapshot(snap_compare):
@@ -150,8 +153,8 @@ async def test_the_fleet_view_calls_a_host_unreachable_when_its_chip_says_its_li
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.query_one(GPUsPane)
         pane.action_toggle_fleet()
-        await pilot.pause()
         fleet = pane.query_one(FleetTable)
+        await wait_until(pilot, lambda: fleet.row_count == 2, what="both hosts in the fleet view")
         assert "yes" in str(fleet.get_cell("up", "reach")) and "no" in str(fleet.get_cell("lost", "reach"))
 
 
@@ -165,10 +168,11 @@ async def test_a_flag_that_widens_its_column_is_drawn_whole_even_if_a_frame_came
     table = GPUTable()
     app = HostApp(table, footer=False)
     async with app.run_test(size=(160, 10)) as pilot:
+        await wait_until(pilot, lambda: table.size.width > 0, what="the table laid out")
         table.show(idle, {})
-        await pilot.pause()
+        await wait_until(pilot, lambda: table.row_count == 2 and "IDLE" in table.render_line(1).text,
+                         what="the idle rows drawn")
         table.show(stale, {})
         table.render_line(1)  # a frame before the idle pass
-        await pilot.pause()
-        row = table.render_line(1).text
-        assert " STALE " in row, row
+        # once the idle pass has run the flag is whole; with the width fixed late it stayed cut for good
+        await wait_until(pilot, lambda: " STALE " in table.render_line(1).text, what="the whole STALE flag")

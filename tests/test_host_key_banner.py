@@ -35,10 +35,12 @@ async def test_changed_host_key_banner_on_every_tab_and_reconnect_now(ssh_profil
         text = str(banner.render())
         assert "host key CHANGED" in text and "--replace" in text
         assert _fingerprint(sshd.host_key_pub) in text  # the fingerprint the host offers now
+        TAB_IDS = {"2": "server", "3": "bench", "4": "roofline", "5": "tasks", "6": "campaign"}
         for tab in "23456":
             await pilot.press(tab)
-            await pilot.pause()
-            assert banner.display and banner.region.height >= 1  # drawn above whichever tab is open
+            await _until(pilot, lambda: app.tabs.active == TAB_IDS[tab], what=f"tab {tab}")
+            await _until(pilot, lambda: banner.region.height >= 1, what="the banner laid out")
+            assert banner.display  # drawn above whichever tab is open
         assert "ctrl+r" in app.active_bindings
         write_atomic(known_hosts_file(), right)  # the operator ran `gpudeck profiles trust testbox --replace`
         await pilot.press("ctrl+r")

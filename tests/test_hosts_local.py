@@ -29,7 +29,7 @@ async def test_timeout_kills_the_process_group(tmp_path):
         await LocalHost().run(["sh", "-c", f"sleep 30 & echo $! > {pidfile}; wait"], timeout=0.5)
     assert info.value.kind == "command-timeout"
     pid = int(pidfile.read_text())
-    deadline = time.monotonic() + 3
+    deadline = time.monotonic() + 15  # a bound for a busy machine, not a speed check
     while _alive(pid) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     assert not _alive(pid), "the grandchild survived the timeout"

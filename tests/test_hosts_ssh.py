@@ -66,7 +66,7 @@ async def test_stream_yields_lines_and_cancel_ends_the_remote_process(ssh_profil
                     break
         assert lines == ["tick 0", "tick 1", "tick 2"]
         pid = int(pidfile.read_text())
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 15  # a bound for a busy machine, not a speed check
         while time.monotonic() < deadline and _alive(pid):
             await asyncio.sleep(0.05)
         assert not _alive(pid), "remote process still running after the stream was closed"
@@ -84,7 +84,7 @@ async def test_cancelling_a_task_reading_a_stream_ends_the_remote_process(ssh_pr
                     pass
 
         task = asyncio.create_task(consume())
-        for _ in range(100):
+        for _ in range(600):  # up to 30 s: the remote shell starts over SSH
             if pidfile.exists() and pidfile.read_text().strip():
                 break
             await asyncio.sleep(0.05)
@@ -93,7 +93,7 @@ async def test_cancelling_a_task_reading_a_stream_ends_the_remote_process(ssh_pr
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 15  # a bound for a busy machine, not a speed check
         while time.monotonic() < deadline and _alive(pid):
             await asyncio.sleep(0.05)
         assert not _alive(pid), "tail -f survived the cancelled stream"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from console.gpus import parse_text
 from tests.gpus_standin import FIXTURES
+from tests.harness import wait_until
 from tests.test_bench_pane import DIED, BenchApp, saved_run
 from tests.test_gpus_pane import PaneApp as GPUsApp
 from tests.test_gpus_pane import local_profile, session_for
@@ -27,7 +28,10 @@ async def _stale_gpus(pilot):
     final = parse_text((FIXTURES / "table-8x-stale-after-crash.txt").read_text())
     final.taken_at = base + 300
     pane.show_snapshot(final)
-    await pilot.pause()
+    table = pane.query_one(GPUTable)
+    # the columns are fitted to the pane's width when it is laid out (on resize), after this draw
+    await wait_until(pilot, lambda: table.size.width > 0 and table.fit == fit_for(table.parent.size.width)
+                     and table.row_count == len(final.gpus), what="the GPU table fitted to 100 columns")
 
 
 async def test_gpu_flags_and_pstate_are_whole_at_100_columns():
@@ -58,10 +62,9 @@ async def test_bench_note_is_not_cut_at_100_columns():
     saved_run(DIED, "sweep-20261129-140000")
     app = BenchApp(url=None)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
         table = app.query_one(BenchLevelTable)
-        await pilot.pause()
-        assert table.narrow
+        # the saved run is read off the UI thread; the columns are fitted once the table is laid out
+        await wait_until(pilot, lambda: table.narrow and table.row_count == 3, what="the saved run in the narrow table")
         keys = [str(k.value) for k in table.columns]
         assert keys[-1] == "note" and "progress" not in keys
         total = sum(c.get_render_width(table) for c in table.columns.values())
@@ -76,8 +79,10 @@ async def test_roofline_table_header_is_whole_at_100_columns(shared_dir, gpudeck
 
     app = RooflineApp(roofline_session(shared_dir, [SWEEP]))
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
         table = app.query_one(RooflineTable)
+        # the roofline is worked out off the UI thread; the narrow class follows the pane's resize
+        await wait_until(pilot, lambda: app.summaries and table.row_count > 0
+                         and app.query_one("RooflinePane").has_class("narrow"), what="the roofline drawn, narrow")
         assert not app.query_one(RooflinePlot).display  # the chart gives way, the numbers stay
         assert table.size.width >= sum(c.get_render_width(table) for c in table.columns.values())
 
@@ -101,13 +106,15 @@ async def test_flags_grow_when_a_later_sample_flags_more():
         app = GPUsApp(None)
         async with app.run_test(size=size) as pilot:
             table = app.query_one(GPUTable)
+            await wait_until(pilot, lambda: table.size.width > 0 and table.fit == fit_for(table.parent.size.width),
+                             what="the GPU table fitted to its width")
             idle = [GPU(index=i, name="NVIDIA RTX PRO 6000 Blackwell Server Edition", flags=["idle"]) for i in range(2)]
             table.show(idle, {})
-            await pilot.pause()
+            await wait_until(pilot, lambda: table.row_count == 2, what="the idle rows")
             stale = [GPU(index=i, name="NVIDIA RTX PRO 6000 Blackwell Server Edition", flags=["stale"])
                      for i in range(2)]
             table.show(stale, {})
-            await pilot.pause()
+            await wait_until(pilot, lambda: "STALE" in str(table.get_row_at(0)[-1]), what="the stale rows")
             flags = table.columns[next(k for k in table.columns if k.value == "flags")]
             assert flags.get_render_width(table) >= len(" STALE ") + 2
 

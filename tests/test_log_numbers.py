@@ -182,9 +182,8 @@ async def test_a_view_opened_late_numbers_the_kept_lines_from_the_file(tmp_path)
     monitor.seen = deque(maxlen=10)  # keeps only the latest ten
     task = asyncio.create_task(monitor._follow_log())
     try:
-        for _ in range(200):
-            if monitor.handed >= len(truth):
-                break
+        deadline = asyncio.get_running_loop().time() + 30  # a bound for a busy machine, not a speed check
+        while monitor.handed < len(truth) and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.05)
         first, kept = monitor.seen_from()
         assert monitor.handed == len(truth) == len(handed)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 
 from console.clip import clip_file, osc52_allowed, save_clip
+from tests.harness import wait_until
 from widgets.log_view import DECISIVE_MARK, DECISIVE_STYLE, MATCH_STYLE, LogView
 
 LINES = [f"line {i} {'ERROR boom' if i in (40, 60) else 'ok'}" for i in range(1, 101)]
@@ -80,15 +81,16 @@ async def test_follow_comes_back_with_one_call_and_the_current_line_is_what_a_co
     async with app.run_test(size=(100, 20)) as pilot:
         view = app.query_one(LogView)
         view.add_lines(LINES)
-        await pilot.pause()
+        await wait_until(pilot, lambda: view.max_scroll_y > 0, what="the 100 lines laid out taller than the view")
         assert view.jump_to_number(40)
         assert view.current_line() == (40, "line 40 ERROR boom")
         assert not view.follow
         view.follow_end()
         view.add_lines(["the newest line"])
-        await pilot.pause()
         assert view.follow and view.current is None
-        assert int(view.scroll_y) == view.max_scroll_y
+        # the log scrolls to its end once the new line is laid out (after the next refresh)
+        await wait_until(pilot, lambda: view.virtual_size.height >= 101 and int(view.scroll_y) == view.max_scroll_y,
+                         what="the view at the end of the log")
         assert view.current_line() == (101, "the newest line")
 
 

@@ -20,7 +20,7 @@ async def test_tail_resumes_from_its_offset_after_sshd_restart(ssh_profile, sshd
 
     task = asyncio.create_task(follow())
     try:
-        for _ in range(100):
+        for _ in range(600):  # up to 30 s: the first lines come over SSH
             if len(seen) >= 100:
                 break
             await asyncio.sleep(0.05)

@@ -292,7 +292,7 @@ async def test_the_roofline_tab_reads_the_launch_scripts_checkpoint(tmp_path, gp
     from console.session import HostSession
     from profiles.profile import profile_from_dict
     from screens.roofline_pane import RooflinePane
-    from tests.harness import HostApp
+    from tests.harness import HostApp, wait_until
 
     write_checkpoint(tmp_path / "model", fp8_experts=True)
     config = tmp_path / "config-copy.json"
@@ -305,10 +305,11 @@ async def test_the_roofline_tab_reads_the_launch_scripts_checkpoint(tmp_path, gp
     app = HostApp(RooflinePane(), HostSession.open(profile), footer=False, title="PaneApp")
     async with app.run_test(size=(200, 45)) as pilot:
         pane = app.query_one(RooflinePane)
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert pane.checkpoint is not None and pane.roof.weights_from() == "from the checkpoint"
+        # the checkpoint is read in a worker started once the first roofline is drawn; it draws again after
+        await wait_until(pilot, lambda: pane.checkpoint is not None and pane.roof is not None
+                         and "weights from the checkpoint" in str(pane.query_one("#rl-assumptions").render()),
+                         what="the roofline redrawn from the checkpoint")
+        assert pane.roof.weights_from() == "from the checkpoint"
         assert "weights from the checkpoint" in str(pane.query_one("#rl-assumptions").render())
 
 

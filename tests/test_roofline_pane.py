@@ -7,7 +7,7 @@ import json
 from console.session import HostSession
 from profiles.profile import profile_from_dict
 from screens.roofline_pane import RooflinePane
-from tests.harness import HostApp
+from tests.harness import HostApp, wait_until
 
 
 def _session(shared_dir, runs: list[dict] | None, config: bool = True):
@@ -28,6 +28,12 @@ def PaneApp(session) -> HostApp:
     return HostApp(RooflinePane(), session, footer=False, title="PaneApp")
 
 
+async def _drawn(pilot, app) -> None:
+    """The runs were read and the roofline worked out off the UI thread, then drawn (each drawing
+    sends the app the tab title)."""
+    await wait_until(pilot, lambda: bool(app.summaries), what="the roofline drawn")
+
+
 SWEEP = {"levels": [{"concurrency": 1, "output_throughput": 10.36, "status": "ok"},
                     {"concurrency": 64, "output_throughput": 540.2, "status": "ok"},
                     {"concurrency": 256, "output_throughput": None, "status": "failed"}]}
@@ -36,7 +42,7 @@ SWEEP = {"levels": [{"concurrency": 1, "output_throughput": 10.36, "status": "ok
 async def test_headline_and_table_from_latest_run(shared_dir):
     app = PaneApp(_session(shared_dir, [SWEEP]))
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.pause()
+        await _drawn(pilot, app)
         pane = app.query_one(RooflinePane)
         sentence = str(pane.query_one("#rl-sentence").render())
         assert "10.36 / 324 tok/s" in sentence and "of the ideal roofline" in sentence
@@ -59,25 +65,25 @@ async def test_a_failed_sweep_does_not_hide_an_earlier_measurement_and_another_r
         os.utime(runs / f"sweep-{i}.json", (1_000_000_000 + i, 1_000_000_000 + i))
     app = PaneApp(session)
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.pause()
+        await _drawn(pilot, app)
         pane = app.query_one(RooflinePane)
         sentence = str(pane.query_one("#rl-sentence").render())
         assert "10.36 / 324 tok/s" in sentence  # the newest run that measured, not the failed one
         await pilot.press("p")
-        await pilot.pause()
-        assert app.screen.__class__.__name__ == "PickRun"
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ == "PickRun", what="the run picker")
         from console.bench.results import list_runs
 
         assert app.screen.runs == list_runs("rtx6000")  # listed as the Bench tab's picker and bench --list list them
         await pilot.press("down", "down", "enter")  # newest first: failed, SWEEP, other
-        await pilot.pause()
-        assert "9.78 / 324 tok/s" in str(pane.query_one("#rl-sentence").render())
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ != "PickRun", what="the picker closed")
+        await wait_until(pilot, lambda: "9.78 / 324 tok/s" in str(pane.query_one("#rl-sentence").render()),
+                         what="the headline against the picked run")
 
 
 async def test_no_runs_says_so_never_zero(shared_dir):
     app = PaneApp(_session(shared_dir, None))
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.pause()
+        await _drawn(pilot, app)
         pane = app.query_one(RooflinePane)
         assert "no measured run yet" in str(pane.query_one("#rl-sentence").render())
         measured = [str(pane.query_one("RooflineTable").get_row(str(b))[3]) for b in (1, 64)]
@@ -87,41 +93,40 @@ async def test_no_runs_says_so_never_zero(shared_dir):
 async def test_unreadable_run_is_reported(shared_dir):
     app = PaneApp(_session(shared_dir, ["{not json", SWEEP]))
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.pause()
+        await _drawn(pilot, app)
         assert "unreadable" in str(app.query_one("#rl-status").render())
 
 
 async def test_whatif_recomputes(shared_dir):
     app = PaneApp(_session(shared_dir, [SWEEP]))
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.pause()
+        await _drawn(pilot, app)
         pane = app.query_one(RooflinePane)
         before = pane.roof.single_stream_realistic
         await pilot.press("w")
-        assert pane.has_class("whatif")
+        await wait_until(pilot, lambda: pane.has_class("whatif"), what="w opening the what-if")
+        # each field's change reaches the pane as a message (the field's, then the form's): wait for the redraw
         pane.query_one("#wi-allreduce_alpha_us").value = "10"
-        await pilot.pause()
-        assert pane.roof.setup.knobs["allreduce_alpha_us"] == 10
+        await wait_until(pilot, lambda: pane.roof is not None and pane.roof.setup.knobs["allreduce_alpha_us"] == 10,
+                         what="the roofline with alpha 10")
         assert pane.roof.single_stream_realistic < before
         pane.query_one("#wi-gpu").value = "B200"
-        await pilot.pause()
-        assert pane.roof.setup.gpu.key == "b200"
+        await wait_until(pilot, lambda: pane.roof is not None and pane.roof.setup.gpu.key == "b200",
+                         what="the roofline on B200")
         pane.query_one("#wi-tp").value = "3"
-        await pilot.pause()
-        assert pane.roof is None  # tp 3 does not divide 8: the headline says why
-        assert "tp 3" in str(pane.query_one("#rl-sentence").render())
+        await wait_until(pilot, lambda: pane.roof is None, what="tp 3 refused")  # tp 3 does not divide 8
+        assert "tp 3" in str(pane.query_one("#rl-sentence").render())  # the headline says why
         pane.query_one("#wi-tp").value = ""
-        await pilot.pause()
+        await wait_until(pilot, lambda: pane.roof is not None, what="the roofline back with tp from the profile")
         pane.query_one("#wi-gpu").focus()
         pane.action_reset()
-        await pilot.pause()
         assert pane.roof.setup.gpu.key == "rtx-pro-6000-blackwell"
 
 
 async def test_profile_without_model_config_explains(shared_dir):
     app = PaneApp(_session(shared_dir, None, config=False))
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.pause()
+        await _drawn(pilot, app)
         sentence = str(app.query_one("#rl-sentence").render())
         assert "gpudeck profiles add rtx6000" in sentence and "--model-config" in sentence
         assert "--gpu" in sentence and "--gpu-count" in sentence and "[model]" not in sentence
@@ -144,7 +149,7 @@ CALIBRATED = {"levels": [
 async def test_calibration_line_and_fitted_column(shared_dir):
     app = PaneApp(_session(shared_dir, [CALIBRATED]))
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.pause()
+        await _drawn(pilot, app)
         pane = app.query_one(RooflinePane)
         text = str(pane.query_one("#rl-calibration").render())
         assert text.startswith("calibration from sweep-0: η ") and "ms/step" in text and "levels 1,2,10" in text

@@ -173,8 +173,9 @@ async def test_switching_hosts_mid_sweep_keeps_the_sweep_on_its_host():
         await wait_until(pilot, lambda: runtime.sweeping and bench.view.levels, 15, "the sweep to run")
         run_id = bench.view.run_id
         await app.switch_host("alpha")
-        await wait_until(pilot, lambda: bench.runtime.name == "alpha", 10, "the Bench tab on alpha")
-        await pilot.pause()
+        # the tab reads alpha's form and latest run off the loop, then shows alpha's view in place of local's
+        await wait_until(pilot, lambda: bench.runtime.name == "alpha" and bench.view is not runtime.sweep_view, 10,
+                         "the Bench tab on alpha, with alpha's view")
         assert bench.proc is None
         assert bench.view.run_id != run_id or not bench.view.running
         assert runtime.sweeping and runtime.sweep_view.run_id == run_id  # still running, on local
@@ -215,7 +216,12 @@ async def test_every_pane_marks_its_data_stale_while_the_host_is_unreachable(ssh
             await wait_until(pilot, lambda: all(stale_lines()), 30, "every pane to say its data is stale")
             first = runtime.down_since
             await app.fleet.ping("testbox", timeout=5)  # a retry fails again: "down since" stays put
-            await pilot.pause()  # the host's status reaches the runtime at once; the panes by message
+            # the host's status reaches the runtime at once; the panes by message, queued by now:
+            # a call queued after it on each pane shows each has handled it
+            handled: set[str] = set()
+            for name, pane in app.panes.items():
+                pane.call_later(lambda n=name: handled.add(n))
+            await wait_until(pilot, lambda: handled == set(app.panes), what="every pane past the retry's status")
             assert runtime.down_since == first
             good = runtime.last_good   # the last reading before the host went down (readings go on until sshd stops)
             assert connected_at <= good <= first
@@ -253,7 +259,10 @@ async def test_unreadable_records_are_named_once(tmp_path):
         server = app.panes["server"]
         await wait_until(pilot, lambda: "loading configs" not in str(server.query_one("#loghead").render()), 15,
                          "the Server tab's records read")
-        await pilot.pause()  # what that look found has reached the app
+        # what that look found reaches the app as a notice; the same three, not named again
+        handled = []
+        app.call_later(lambda: handled.append(True))
+        await wait_until(pilot, lambda: handled, what="the app past the look's events")
         named = sorted(s for s in said if "broken.json" in s)
         assert len(named) == 3, named
         assert [("unreadable run" in s, "unreadable crash record" in s, "unreadable launch record" in s)

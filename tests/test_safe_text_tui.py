@@ -114,7 +114,9 @@ async def test_every_widget_draws_hostile_text_literally():
         form = app.query_one(BenchForm)
         form.set_url(f"http://{MARK}{HOSTILE[0]}")
         form.set_models([f"{MARK} {HOSTILE[1]}", "m2"])  # model ids a server listed
-        await pilot.pause()
+        # the screen is composed on the next refresh: wait until it holds what was put in
+        await wait_until(pilot, lambda: rendered(app)[0].count(MARK) >= len(HOSTILE)
+                         and "[link=file:///etc/passwd]innocent[/link]" in rendered(app)[0], what="the data drawn")
         text = assert_harmless(app, expect_marks=len(HOSTILE))
         assert "[bold red]x.sh" in text  # markup in the data shows as text
         assert "[link=file:///etc/passwd]innocent[/link]" in text

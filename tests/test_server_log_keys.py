@@ -33,9 +33,10 @@ async def test_log_keys(tmp_path, monkeypatch):
         view = pane.query_one(LogView)
         await wait_until(pilot, lambda: len(view.lines) == 100)
         view.focus()
+        await wait_until(pilot, lambda: app.focused is view, what="the log focused")
         # line numbers
         await pilot.press("number_sign")
-        assert view.numbers
+        await wait_until(pilot, lambda: view.numbers, what="# turning line numbers on")
         # search: k/n, then the wrap is said
         def said() -> list[str]:
             return [n.message for n in app._notifications]
@@ -47,7 +48,7 @@ async def test_log_keys(tmp_path, monkeypatch):
                          what="the wrap said")
         # back to following with one key
         await pilot.press("end")
-        assert view.follow and view.current is None
+        await wait_until(pilot, lambda: view.follow and view.current is None, what="End following the log again")
         # j: the decisive line is the current line and marked unlike the other error line
         from console.store.crashes import CrashRecord
 
@@ -69,4 +70,4 @@ async def test_log_keys(tmp_path, monkeypatch):
         await wait_until(pilot, lambda: clip_file("local").read_text().startswith("line 69 ok\nline 70"))
         # f brings follow back after j
         await pilot.press("f")
-        assert view.follow
+        await wait_until(pilot, lambda: view.follow, what="f following the log again")

@@ -47,7 +47,7 @@ async def test_launch_ready_and_kill_from_the_keys(tmp_path):
         assert app.screen.focused.id == "cancel"  # the safe answer is the default
         await pilot.press("enter")  # Cancel
         await wait_until(pilot, lambda: not isinstance(app.screen, Confirm), what="the question closed")
-        await pilot.pause()
+        assert not [w for w in app.workers if w.node is pane and w.group == "action"]  # no kill began
         assert pane.latest["run_smol"].state == "ready"
         await pilot.press("k")
         await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
@@ -63,7 +63,9 @@ async def test_readonly_has_no_launch_or_kill(tmp_path):
         await pilot.press("2")
         await wait_until(pilot, lambda: pane.configs)
         await pilot.press("l")
-        await pilot.pause()
+        # the key is handled: it says the console is read-only
+        await wait_until(pilot, lambda: any("read-only" in n.message for n in app._notifications),
+                         what="the read-only notice")
         assert not [w for w in app.workers if w.node is pane and w.group == "action"]  # no launch began
         assert "run_smol" not in pane.latest
         offered = {key for key, active in app.active_bindings.items() if active.node is pane and active.enabled}

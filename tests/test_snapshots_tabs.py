@@ -167,8 +167,7 @@ def _open_tab(tab: str):
         app._refresh_chips()
         await wait_until(pilot, lambda: all(_loaded(app).values()), what="every tab drawn (see _loaded)")
         await pilot.press(TABS[tab])
-        await pilot.pause()
-        assert app.tabs.active == tab
+        await wait_until(pilot, lambda: app.tabs.active == tab, what=f"the {tab} tab")
         # At 100 columns the tab strip overflows. Textual centres the chosen title after a refresh,
         # from a layout that may predate the last title change, so the strip's offset varies from
         # run to run; the pictures are of the tab's content, so centre it once more, now.
@@ -213,6 +212,8 @@ async def test_footers_fit_a_100_column_split(demo_world):
     palette key (Tasks' pairs share an entry: +- priority)."""
     from textual.widgets._footer import FooterKey
 
+    from widgets.steady_footer import SteadyFooter
+
     app = demo_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_until(pilot, lambda: all(_loaded(app).values()), what="every tab drawn")
@@ -221,7 +222,11 @@ async def test_footers_fit_a_100_column_split(demo_world):
             pane = app.panes[tab]
             await wait_until(pilot, lambda: app.tabs.active == tab and pane.has_focus_within,
                              what=f"the {tab} tab open, with the focus (its keys in the footer)")
-            await pilot.pause()
+            # the footer looks at its keys after a refresh and rebuilds when they changed; then lays them out
+            footer = app.screen.query_one(SteadyFooter)
+            await wait_until(pilot, lambda: not footer._pending and footer._drawn == footer._shown_keys()
+                             and app.screen.query(FooterKey) and app.screen.query(FooterKey).first().region.width > 0,
+                             what=f"the {tab} footer rebuilt and laid out")
             keys = [k for k in app.screen.query(FooterKey) if not k.has_class("-command-palette")]
             palette = app.screen.query_one("FooterKey.-command-palette")
             assert keys[0].key_display == "?"

@@ -243,7 +243,7 @@ async def test_a_real_llama_server_killed_by_a_signal_is_settled_by_the_cli_as_t
         await _monitor_until(monitor, ("ready",))
         _TASKS.pop().cancel()  # nobody watches from here on
         os.kill(record.pid, sig)
-        for _ in range(100):
+        for _ in range(300):
             if not (await lifecycle.probe(session.host, record)).alive:
                 break
             await asyncio.sleep(0.1)
