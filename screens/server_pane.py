@@ -183,13 +183,11 @@ class ServerPane(Pane):
         try:
             view = await runtime.server_view()
         except HostError as exc:
-            if not self.app.is_running:
-                return  # the console closed meanwhile: its widgets are gone
             self.query_one("#loghead", Static).update(safe_text(f"✖ {exc}", style="red"))
             self.set_summary("?")
             return
-        if runtime is not self.runtime or not self.app.is_running:
-            return  # another host meanwhile, or the console closed (its widgets are gone)
+        if runtime is not self.runtime:
+            return
         self.configs = view.configs
         self.latest = view.latest
         self.unmanaged = view.unmanaged
