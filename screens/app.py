@@ -228,11 +228,8 @@ class GpudeckApp(App):
         tab.label = safe_text(f"{tab_digit(tab_id)} {title} {summary}".rstrip())
 
     def action_tab(self, tab_id: str) -> None:
-        pane = self.panes.get(tab_id)
-        if pane is not None and self.tabs.active != tab_id:
-            # the focus moves with the switch, not after it: the new tab, its focused table and
-            # the footer's keys are laid out and drawn in one frame instead of two
-            pane.focus_body()
+        # The focus moves once the tab is drawn (on_tabbed_content_tab_activated), not before:
+        # restyling the focused table and the footer first held the new tab's frame back.
         self.tabs.active = tab_id
 
     def _focus_in(self, pane: Pane) -> bool:
