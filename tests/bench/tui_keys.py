@@ -198,6 +198,16 @@ def _time_keys(probe: Probe, tabs: dict[str, str], count: int, rng: random.Rando
     return out
 
 
+def _time_keys_cpu(probe: Probe, tabs: dict[str, str], count: int, rng: random.Random, pid: int,
+                   idle_cpu: float) -> tuple[list[float], float]:
+    """The keys' latencies, and the CPU seconds one switch costs beyond what the idle app uses
+    (less sensitive to a loaded machine than the latency: it counts work, not waiting)."""
+    c0, t0 = cpu_seconds(pid), time.perf_counter()
+    out = _time_keys(probe, tabs, count, rng)
+    busy = cpu_seconds(pid) - c0 - idle_cpu / 100 * (time.perf_counter() - t0)
+    return out, max(0.0, busy) / count
+
+
 def _cpu_percent(pid: int, seconds: float) -> float:
     c0, t0 = cpu_seconds(pid), time.perf_counter()
     time.sleep(seconds)
@@ -219,7 +229,7 @@ def run_console(cwd: Path, port: int, args, tmp: str, rng: random.Random) -> dic
         pid = _app_pid(probe)
         time.sleep(2)
         idle_cpu = _cpu_percent(pid, args.cpu_s)
-        idle = _time_keys(probe, GPUDECK_TABS, args.keys, rng)
+        idle, switch_cpu = _time_keys_cpu(probe, GPUDECK_TABS, args.keys, rng, pid, idle_cpu)
         probe.send("3")
         probe.wait_for([GPUDECK_TABS["3"]], time.perf_counter())
         time.sleep(1.0)  # the form's models list
@@ -233,7 +243,8 @@ def run_console(cwd: Path, port: int, args, tmp: str, rng: random.Random) -> dic
         probe.send("3")
         probe.wait_for([GPUDECK_TABS["3"]], time.perf_counter())
         still = "■ running" in probe.screen()
-        return {"idle": idle, "sweep": sweep, "idle_cpu": idle_cpu, "sweep_cpu": sweep_cpu, "still_running": still}
+        return {"idle": idle, "sweep": sweep, "idle_cpu": idle_cpu, "sweep_cpu": sweep_cpu, "still_running": still,
+                "switch_cpu": switch_cpu}
     finally:
         probe.close()
 
@@ -247,7 +258,7 @@ def run_peer(port: int, args, tmp: str, rng: random.Random) -> dict:
         pid = _app_pid(probe)
         time.sleep(2)
         idle_cpu = _cpu_percent(pid, args.cpu_s)
-        idle = _time_keys(probe, PEER_TABS, args.keys, rng)
+        idle, switch_cpu = _time_keys_cpu(probe, PEER_TABS, args.keys, rng, pid, idle_cpu)
         env = {**os.environ, "GPUDECK_HOME": os.path.join(tmp, "peer-home"), "TMPDIR": tmp}
         sweep_proc = subprocess.Popen(
             [sys.executable, "-m", "console", "bench", "--url", f"http://127.0.0.1:{port}", "--concurrency",
@@ -259,7 +270,7 @@ def run_peer(port: int, args, tmp: str, rng: random.Random) -> dict:
         sweep_cpu = _cpu_percent(pid, args.cpu_s)
         sweep = _time_keys(probe, PEER_TABS, args.keys, rng)
         return {"idle": idle, "sweep": sweep, "idle_cpu": idle_cpu, "sweep_cpu": sweep_cpu,
-                "still_running": sweep_proc.poll() is None}
+                "still_running": sweep_proc.poll() is None, "switch_cpu": switch_cpu}
     finally:
         if sweep_proc is not None:
             sweep_proc.terminate()
@@ -305,7 +316,8 @@ def main() -> None:
                     print(f"repeat {rep + 1} {kind:8s} idle p50 {_pct(r['idle'], .5) * 1000:5.0f} p99 "
                           f"{_pct(r['idle'], .99) * 1000:5.0f} ms · sweep p50 {_pct(r['sweep'], .5) * 1000:5.0f} "
                           f"p99 {_pct(r['sweep'], .99) * 1000:5.0f} ms · CPU idle {r['idle_cpu']:.1f}% sweep "
-                          f"{r['sweep_cpu']:.1f}%{'' if r['still_running'] else ' (sweep ended early)'}"
+                          f"{r['sweep_cpu']:.1f}% · CPU per idle switch {r['switch_cpu'] * 1000:.0f} ms"
+                          f"{'' if r['still_running'] else ' (sweep ended early)'}"
                           f" · load {load_average()}", flush=True)
     finally:
         source.terminate()
@@ -322,6 +334,9 @@ def main() -> None:
                   f"({_pct(values, .5) / _pct(peer_values, .5):.2f}x peer)  p99 {_pct(values, .99) * 1000:5.0f} ms "
                   f"({_pct(values, .99) / _pct(peer_values, .99):.2f}x peer)  CPU {statistics.median(cpu):.1f}% "
                   f"({min(cpu):.1f}-{max(cpu):.1f})")
+    for kind, rs in results.items():
+        per = [r["switch_cpu"] * 1000 for r in rs]
+        print(f"  {kind:8s} CPU per idle switch {statistics.median(per):5.1f} ms ({min(per):.1f}-{max(per):.1f})")
     print(f"load average at the end: {load_average()}")
 
 
