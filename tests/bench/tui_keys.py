@@ -22,7 +22,8 @@ What runs:
 `--base DIR` runs another checkout's console too (e.g. the code before a
 change). Kinds are alternated, `--repeats` times; the load average is printed
 with each. Reported: p50 and p99 per kind (all repeats pooled), the ratio to
-the peer, and CPU as % of one core.
+the peer, CPU as % of one core, and the CPU seconds one idle tab switch costs
+beyond the idle app (work, not waiting: the steadiest figure on a loaded box).
 
 Figures (2-core VM shared with other engineers' jobs, 2026-12-01; 2 alternated
 repeats x 30 keys pooled, load 2.0-4.1; "before" is --base at the commit before
@@ -32,6 +33,15 @@ this work; the peer is the minimal app):
     sweep  p50  58 ms (4.0x peer)  p99 161 ms (5.2x)   before  87 ms (6.0x), p99 1282 ms (41x)
     CPU, Bench tab on screen during the sweep: 2.0-2.5%  before 5.9-6.1%
     CPU idle: 1.6-1.7%                                before 1.7-2.1%
+
+The footer rewriting its keys in place (and the keys panel looked for among
+the screen's children), 3 alternated repeats x 16 keys, load 3.4-6.1, against
+--base at the commit before it:
+
+    CPU per idle switch  71.5 ms (68.5-77.6)   before 87.2 ms (80.3-105.8)   peer 42.5 ms
+    idle   p50  84 ms (per repeat 56-123)      before 77 ms (61-83)          peer 20 ms
+    sweep  p50  84 ms (per repeat 71-124)      before 138 ms (138-153)       peer 20 ms
+    p99 at that load: 447 / 797 ms, before 797 / 717 ms; the peer's own idle p99 was 442 ms
 
 An earlier run at load 7-10 (the before code only, 3 repeats): idle p50 132 ms,
 p99 543 ms; sweep p50 1296 ms, p99 4798 ms; sweep CPU 5.9-8.5%. On this box
