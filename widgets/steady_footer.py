@@ -8,8 +8,9 @@ leave the footer's keys as they were, and a tab switch mostly changes the
 words of keys that stay in the same places. This one looks first, at most
 once per burst of changes, and then rewrites the keys it already has in
 place: only keys that are new are mounted and only keys that went away are
-removed, so a tab switch restyles no key and the footer is laid out in the
-same frame as the tab it follows.
+removed, so a tab switch restyles no key. (It still looks after the next
+frame, as the stock footer does: looking sooner moved when the tab strip
+settles, and the overflowing strip's picture with it.)
 """
 from __future__ import annotations
 
@@ -85,9 +86,7 @@ class SteadyFooter(Footer):
             return
         if self.is_attached and screen is self.screen and not self._pending:
             self._pending = True
-            # next in the footer's queue, not after the next frame: the keys change in the frame
-            # that shows the focus move or tab switch that changed them, not in one of their own
-            self.call_next(self._rebuild_if_changed)
+            self.call_after_refresh(self._rebuild_if_changed)
 
     async def _rebuild_if_changed(self) -> None:
         self._pending = False
