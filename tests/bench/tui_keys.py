@@ -43,6 +43,12 @@ the screen's children), 3 alternated repeats x 16 keys, load 3.4-6.1, against
     sweep  p50  84 ms (per repeat 71-124)      before 138 ms (138-153)       peer 20 ms
     p99 at that load: 447 / 797 ms, before 797 / 717 ms; the peer's own idle p99 was 442 ms
 
+The same at load 0.6-1.4 (the footer looking after the frame, as committed):
+
+    CPU per idle switch  69.7 ms (67.7-78.4)   before 80.5 ms (78.3-85.8)   peer 39.0 ms
+    idle   p50  40 ms (2.54x peer)  p99 156 ms   before p50 38 ms (2.41x)  p99 168 ms
+    sweep  p50  38 ms (3.10x peer)  p99 202 ms   before p50 43 ms (3.44x)  p99 194 ms
+
 An earlier run at load 7-10 (the before code only, 3 repeats): idle p50 132 ms,
 p99 543 ms; sweep p50 1296 ms, p99 4798 ms; sweep CPU 5.9-8.5%. On this box
 the latency tracks the load: a switch costs 70-100 ms of CPU (Textual laying out
