@@ -232,13 +232,19 @@ class GpudeckApp(OrderlyExit, App):
         tab.label = safe_text(f"{tab_digit(tab_id)} {title} {summary}".rstrip())
 
     def action_tab(self, tab_id: str) -> None:
+        # The focus moves once the tab is drawn (on_tabbed_content_tab_activated), not before:
+        # restyling the focused table and the footer first held the new tab's frame back.
         self.tabs.active = tab_id
+
+    def _focus_in(self, pane: Pane) -> bool:
+        focused = self.focused
+        return focused is not None and (focused is pane or pane in focused.ancestors)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         pane = self.panes.get(event.pane.id or "")
-        if pane is not None:
+        if pane is not None and not self._focus_in(pane):
             pane.focus_body()
-        for panel in self.screen.query(KeysPanel):  # the panel follows the tab on screen
+        for panel in self.screen.query_children(KeysPanel):  # the panel follows the tab on screen
             panel.show(key_groups(self))
 
     def on_key(self, event) -> None:
@@ -272,7 +278,9 @@ class GpudeckApp(OrderlyExit, App):
         self.push_screen(HostSwitcher(self.chips(), self.profile_errors), chosen)
 
     def _help_shown(self) -> bool:
-        return bool(self.screen.query(KeysPanel))
+        # the panel is mounted on the screen itself: looking at its children, not the whole DOM,
+        # keeps this cheap (it is asked for each key binding whenever the footer looks at them)
+        return bool(self.screen.query_children(KeysPanel))
 
     def _in_field(self) -> bool:
         """Whether the focus is in a text field or a drop-down (digits and letters are typed there)."""
@@ -299,7 +307,7 @@ class GpudeckApp(OrderlyExit, App):
             self.screen.mount(KeysPanel(key_groups(self)))
 
     def action_close_help(self) -> None:
-        self.screen.query(KeysPanel).remove()
+        self.screen.query_children(KeysPanel).remove()
 
     def action_leave_field(self) -> None:
         """Esc in a field hands the keys back to the tab (its table or log)."""

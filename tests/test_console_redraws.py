@@ -67,6 +67,57 @@ async def test_footer_keeps_its_keys_when_the_bindings_do_not_change(demo_world)
                          what="the Bench tab's keys in the footer")
 
 
+def _drawn(footer) -> list[tuple]:
+    """The footer's keys and labels in order, as an operator reads them."""
+    from textual.widgets._footer import FooterLabel
+
+    out = []
+    for widget in footer.walk_children():
+        if isinstance(widget, FooterKey):
+            out.append(("key", widget.key_display, widget.description, widget.has_class("-disabled"),
+                        widget.has_class("-command-palette")))
+        elif isinstance(widget, FooterLabel):
+            out.append(("label", str(widget.content)))
+    return out
+
+
+async def test_tab_switch_rewrites_the_footer_keys_in_place(demo_world):
+    """A tab switch changes the footer's words, not its widgets: the keys that stay in number are
+    the same widgets, and the footer reads as a full rebuild would (grouped keys included)."""
+    from textual._context import active_message_pump
+    from textual.compose import compose
+
+    from widgets.steady_footer import SteadyFooter
+
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=(160, 45)) as pilot:
+        footer = app.screen.query_one(SteadyFooter)
+        await wait_until(pilot, lambda: len(app.panes) == 6 and app.screen.focused is not None, what="the tabs")
+        for digit, tab in (("3", "bench"), ("5", "tasks"), ("2", "server"), ("1", "gpus")):
+            keys_before = list(footer.query(FooterKey))
+            await pilot.press(digit)
+            await wait_until(pilot, lambda: app.tabs.active == tab and app.focused is not None
+                             and app.panes[tab] in app.focused.ancestors, what=f"the {tab} tab focused")
+            await pilot.pause()
+            keys_after = list(footer.query(FooterKey))
+            kept = [k for k in keys_after if k in keys_before]
+            assert kept, f"every footer key was rebuilt for the {tab} tab"
+            token = active_message_pump.set(footer)  # composed as the footer itself would
+            try:
+                fresh = compose(footer)
+            finally:
+                active_message_pump.reset(token)
+            expected = []
+            for widget in fresh:
+                for node in [widget, *widget._pending_children]:
+                    if isinstance(node, FooterKey):
+                        expected.append(("key", node.key_display, node.description, node.has_class("-disabled"),
+                                         node.has_class("-command-palette")))
+                    elif type(node).__name__ == "FooterLabel":
+                        expected.append(("label", str(node.content)))
+            assert _drawn(footer) == expected, f"the {tab} tab's footer differs from a rebuilt one"
+
+
 class _Counted(App):
     def compose(self) -> ComposeResult:
         yield Static("shown", id="shown")

@@ -1,17 +1,55 @@
-"""Textual's footer, rebuilt only when the keys it shows change.
+"""Textual's footer, changed only where the keys it shows change.
 
 The stock Footer recomposes (unmounts and mounts every key, then restyles
 them) each time the screen says its bindings may have changed: on every
 focus move and every `refresh_bindings()`, several times per tab switch and
 on each live update of a pane that refreshes its bindings. Most of those
-leave the footer's keys as they were. This one looks first, and rebuilds at
-most once per refresh, and only when the shown keys differ.
+leave the footer's keys as they were, and a tab switch mostly changes the
+words of keys that stay in the same places. This one looks first, at most
+once per burst of changes, and then rewrites the keys it already has in
+place: only keys that are new are mounted and only keys that went away are
+removed, so a tab switch restyles no key. (It still looks after the next
+frame, as the stock footer does: looking sooner moved when the tab strip
+settles, and the overflowing strip's picture with it.)
 """
 from __future__ import annotations
 
+from textual.compose import compose
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+from textual.widgets._footer import FooterKey, FooterLabel
+
+PALETTE = "-command-palette"
+_STATE_CLASSES = frozenset({"-disabled"})  # what a key's update sets itself, not part of its shape
+
+
+def _children(widget: Widget) -> list[Widget]:
+    """A mounted widget's children, or a composed (not yet mounted) one's."""
+    return list(widget.children) if widget.is_attached else list(widget._pending_children)
+
+
+def _shape(widget: Widget) -> tuple:
+    """What must be equal for one widget to be rewritten into another."""
+    return (type(widget), frozenset(widget.classes) - _STATE_CLASSES,
+            tuple(_shape(child) for child in _children(widget)))
+
+
+def _rewrite(old: Widget, new: Widget) -> None:
+    """Give the mounted `old` what the composed `new` shows (both of one shape)."""
+    if isinstance(old, FooterKey):
+        now = (new.key, new.key_display, new.description, new.action, new._disabled)
+        if (old.key, old.key_display, old.description, old.action, old._disabled) != now:
+            old.key, old.key_display, old.description, old.action, old._disabled = now
+            old.set_class(new._disabled, "-disabled")
+            old.refresh(layout=True)
+        if old.tooltip != new.tooltip:
+            old.tooltip = new.tooltip
+    elif isinstance(old, FooterLabel):
+        if old.content != new.content:
+            old.update(new.content)
+    for old_child, new_child in zip(_children(old), _children(new)):
+        _rewrite(old_child, new_child)
 
 
 class SteadyFooter(Footer):
@@ -58,4 +96,31 @@ class SteadyFooter(Footer):
         if shown == self._drawn:
             return
         self._drawn = shown
-        await self.recompose()
+        await self._update_keys()
+
+    async def _update_keys(self) -> None:
+        """Rewrite the keys in place; mount and remove only what differs in number or kind."""
+        old = [w for w in self.children if not w.has_class("-textual-system")]
+        new = compose(self)
+        old_palette = [w for w in old if w.has_class(PALETTE)]
+        new_palette = [w for w in new if w.has_class(PALETTE)]
+        if len(old_palette) != len(new_palette):
+            await self.recompose()
+            return
+        old_body = [w for w in old if not w.has_class(PALETTE)]
+        new_body = [w for w in new if not w.has_class(PALETTE)]
+        same = 0
+        for old_widget, new_widget in zip(old_body, new_body):
+            if _shape(old_widget) != _shape(new_widget):
+                break
+            same += 1
+        async with self.batch():
+            for old_widget, new_widget in zip(old_body[:same] + old_palette, new_body[:same] + new_palette):
+                _rewrite(old_widget, new_widget)
+            if old_body[same:]:
+                await self.remove_children(old_body[same:])
+            if new_body[same:] and self.is_attached:
+                if old_palette:
+                    await self.mount_all(new_body[same:], before=old_palette[0])
+                else:
+                    await self.mount_all(new_body[same:])

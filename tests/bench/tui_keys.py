@@ -22,7 +22,8 @@ What runs:
 `--base DIR` runs another checkout's console too (e.g. the code before a
 change). Kinds are alternated, `--repeats` times; the load average is printed
 with each. Reported: p50 and p99 per kind (all repeats pooled), the ratio to
-the peer, and CPU as % of one core.
+the peer, CPU as % of one core, and the CPU seconds one idle tab switch costs
+beyond the idle app (work, not waiting: the steadiest figure on a loaded box).
 
 Figures (2-core VM shared with other engineers' jobs, 2026-12-01; 2 alternated
 repeats x 30 keys pooled, load 2.0-4.1; "before" is --base at the commit before
@@ -32,6 +33,21 @@ this work; the peer is the minimal app):
     sweep  p50  58 ms (4.0x peer)  p99 161 ms (5.2x)   before  87 ms (6.0x), p99 1282 ms (41x)
     CPU, Bench tab on screen during the sweep: 2.0-2.5%  before 5.9-6.1%
     CPU idle: 1.6-1.7%                                before 1.7-2.1%
+
+The footer rewriting its keys in place (and the keys panel looked for among
+the screen's children), 3 alternated repeats x 16 keys, load 3.4-6.1, against
+--base at the commit before it:
+
+    CPU per idle switch  71.5 ms (68.5-77.6)   before 87.2 ms (80.3-105.8)   peer 42.5 ms
+    idle   p50  84 ms (per repeat 56-123)      before 77 ms (61-83)          peer 20 ms
+    sweep  p50  84 ms (per repeat 71-124)      before 138 ms (138-153)       peer 20 ms
+    p99 at that load: 447 / 797 ms, before 797 / 717 ms; the peer's own idle p99 was 442 ms
+
+The same at load 0.6-1.4 (the footer looking after the frame, as committed):
+
+    CPU per idle switch  69.7 ms (67.7-78.4)   before 80.5 ms (78.3-85.8)   peer 39.0 ms
+    idle   p50  40 ms (2.54x peer)  p99 156 ms   before p50 38 ms (2.41x)  p99 168 ms
+    sweep  p50  38 ms (3.10x peer)  p99 202 ms   before p50 43 ms (3.44x)  p99 194 ms
 
 An earlier run at load 7-10 (the before code only, 3 repeats): idle p50 132 ms,
 p99 543 ms; sweep p50 1296 ms, p99 4798 ms; sweep CPU 5.9-8.5%. On this box
@@ -199,6 +215,16 @@ def _time_keys(probe: Probe, tabs: dict[str, str], count: int, rng: random.Rando
     return out
 
 
+def _time_keys_cpu(probe: Probe, tabs: dict[str, str], count: int, rng: random.Random, pid: int,
+                   idle_cpu: float) -> tuple[list[float], float]:
+    """The keys' latencies, and the CPU seconds one switch costs beyond what the idle app uses
+    (less sensitive to a loaded machine than the latency: it counts work, not waiting)."""
+    c0, t0 = cpu_seconds(pid), time.perf_counter()
+    out = _time_keys(probe, tabs, count, rng)
+    busy = cpu_seconds(pid) - c0 - idle_cpu / 100 * (time.perf_counter() - t0)
+    return out, max(0.0, busy) / count
+
+
 def _cpu_percent(pid: int, seconds: float) -> float:
     c0, t0 = cpu_seconds(pid), time.perf_counter()
     time.sleep(seconds)
@@ -220,7 +246,7 @@ def run_console(cwd: Path, port: int, args, tmp: str, rng: random.Random) -> dic
         pid = _app_pid(probe)
         time.sleep(2)
         idle_cpu = _cpu_percent(pid, args.cpu_s)
-        idle = _time_keys(probe, GPUDECK_TABS, args.keys, rng)
+        idle, switch_cpu = _time_keys_cpu(probe, GPUDECK_TABS, args.keys, rng, pid, idle_cpu)
         probe.send("3")
         probe.wait_for([GPUDECK_TABS["3"]], time.perf_counter())
         time.sleep(1.0)  # the form's models list
@@ -234,7 +260,8 @@ def run_console(cwd: Path, port: int, args, tmp: str, rng: random.Random) -> dic
         probe.send("3")
         probe.wait_for([GPUDECK_TABS["3"]], time.perf_counter())
         still = "■ running" in probe.screen()
-        return {"idle": idle, "sweep": sweep, "idle_cpu": idle_cpu, "sweep_cpu": sweep_cpu, "still_running": still}
+        return {"idle": idle, "sweep": sweep, "idle_cpu": idle_cpu, "sweep_cpu": sweep_cpu, "still_running": still,
+                "switch_cpu": switch_cpu}
     finally:
         probe.close()
 
@@ -248,7 +275,7 @@ def run_peer(port: int, args, tmp: str, rng: random.Random) -> dict:
         pid = _app_pid(probe)
         time.sleep(2)
         idle_cpu = _cpu_percent(pid, args.cpu_s)
-        idle = _time_keys(probe, PEER_TABS, args.keys, rng)
+        idle, switch_cpu = _time_keys_cpu(probe, PEER_TABS, args.keys, rng, pid, idle_cpu)
         env = {**os.environ, "GPUDECK_HOME": os.path.join(tmp, "peer-home"), "TMPDIR": tmp}
         sweep_proc = subprocess.Popen(
             [sys.executable, "-m", "console", "bench", "--url", f"http://127.0.0.1:{port}", "--concurrency",
@@ -260,7 +287,7 @@ def run_peer(port: int, args, tmp: str, rng: random.Random) -> dict:
         sweep_cpu = _cpu_percent(pid, args.cpu_s)
         sweep = _time_keys(probe, PEER_TABS, args.keys, rng)
         return {"idle": idle, "sweep": sweep, "idle_cpu": idle_cpu, "sweep_cpu": sweep_cpu,
-                "still_running": sweep_proc.poll() is None}
+                "still_running": sweep_proc.poll() is None, "switch_cpu": switch_cpu}
     finally:
         if sweep_proc is not None:
             sweep_proc.terminate()
@@ -306,7 +333,8 @@ def main() -> None:
                     print(f"repeat {rep + 1} {kind:8s} idle p50 {_pct(r['idle'], .5) * 1000:5.0f} p99 "
                           f"{_pct(r['idle'], .99) * 1000:5.0f} ms · sweep p50 {_pct(r['sweep'], .5) * 1000:5.0f} "
                           f"p99 {_pct(r['sweep'], .99) * 1000:5.0f} ms · CPU idle {r['idle_cpu']:.1f}% sweep "
-                          f"{r['sweep_cpu']:.1f}%{'' if r['still_running'] else ' (sweep ended early)'}"
+                          f"{r['sweep_cpu']:.1f}% · CPU per idle switch {r['switch_cpu'] * 1000:.0f} ms"
+                          f"{'' if r['still_running'] else ' (sweep ended early)'}"
                           f" · load {load_average()}", flush=True)
     finally:
         source.terminate()
@@ -323,6 +351,9 @@ def main() -> None:
                   f"({_pct(values, .5) / _pct(peer_values, .5):.2f}x peer)  p99 {_pct(values, .99) * 1000:5.0f} ms "
                   f"({_pct(values, .99) / _pct(peer_values, .99):.2f}x peer)  CPU {statistics.median(cpu):.1f}% "
                   f"({min(cpu):.1f}-{max(cpu):.1f})")
+    for kind, rs in results.items():
+        per = [r["switch_cpu"] * 1000 for r in rs]
+        print(f"  {kind:8s} CPU per idle switch {statistics.median(per):5.1f} ms ({min(per):.1f}-{max(per):.1f})")
     print(f"load average at the end: {load_average()}")
 
 
