@@ -5,8 +5,8 @@ them) each time the screen says its bindings may have changed: on every
 focus move and every `refresh_bindings()`, several times per tab switch and
 on each live update of a pane that refreshes its bindings. Most of those
 leave the footer's keys as they were, and a tab switch mostly changes the
-words of keys that stay in the same places. This one looks first, at most
-once per burst of changes, and then rewrites the keys it already has in
+words of keys that stay in the same places. This one looks first, after
+each burst of changes, and then rewrites the keys it already has in
 place: only keys that are new are mounted and only keys that went away are
 removed, so a tab switch restyles no key. (It still looks after the next
 frame, as the stock footer does: looking sooner moved when the tab strip
@@ -58,7 +58,6 @@ class SteadyFooter(Footer):
         # the keys known when it is mounted are drawn in the first frame, not only after a focus move
         self.set_reactive(Footer._bindings_ready, True)
         self._drawn: tuple | None = None  # the keys the footer was last built with
-        self._pending = False
 
     def _shown_keys(self) -> tuple:
         """What compose would draw: the shown bindings with their state, and the palette key."""
@@ -84,12 +83,14 @@ class SteadyFooter(Footer):
         self._bindings_ready = True
         if not screen.app.app_focus:
             return
-        if self.is_attached and screen is self.screen and not self._pending:
-            self._pending = True
+        # Every change asks for a look (a look that finds the keys unchanged costs little). No
+        # "one already asked" flag: the look is queued on whichever screen is on top when it is
+        # handed over, and a confirmation dialog that closes takes its queue with it; a flag
+        # left set then would freeze the footer on the old tab's keys for good.
+        if self.is_attached and screen is self.screen:
             self.call_after_refresh(self._rebuild_if_changed)
 
     async def _rebuild_if_changed(self) -> None:
-        self._pending = False
         if not self.is_attached:
             return
         shown = self._shown_keys()
