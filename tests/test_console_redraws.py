@@ -53,13 +53,13 @@ async def test_footer_keeps_its_keys_when_the_bindings_do_not_change(demo_world)
 
         footer._rebuild_if_changed = counted
         # the first keys are drawn once the start-up focus moves have settled
-        await wait_until(pilot, lambda: footer._drawn == footer._shown_keys() and not footer._pending,
+        await wait_until(pilot, lambda: footer.shows_current_keys(),
                          what="the footer built with the keys it shows")
         before = list(app.screen.query(FooterKey))
         for _ in range(5):
             seen = len(looks)
             app.screen.refresh_bindings()
-            await wait_until(pilot, lambda: len(looks) > seen and not footer._pending,
+            await wait_until(pilot, lambda: len(looks) > seen and footer.shows_current_keys(),
                              what="the footer's look after the refresh")
         assert list(app.screen.query(FooterKey)) == before  # the same widgets: nothing rebuilt
         await pilot.press("3")

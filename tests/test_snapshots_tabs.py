@@ -224,7 +224,7 @@ async def test_footers_fit_a_100_column_split(demo_world):
                              what=f"the {tab} tab open, with the focus (its keys in the footer)")
             # the footer looks at its keys after a refresh and rebuilds when they changed; then lays them out
             footer = app.screen.query_one(SteadyFooter)
-            await wait_until(pilot, lambda: not footer._pending and footer._drawn == footer._shown_keys()
+            await wait_until(pilot, lambda: footer.shows_current_keys()
                              and app.screen.query(FooterKey) and app.screen.query(FooterKey).first().region.width > 0,
                              what=f"the {tab} footer rebuilt and laid out")
             keys = [k for k in app.screen.query(FooterKey) if not k.has_class("-command-palette")]

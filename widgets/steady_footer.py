@@ -58,6 +58,7 @@ class SteadyFooter(Footer):
         # the keys known when it is mounted are drawn in the first frame, not only after a focus move
         self.set_reactive(Footer._bindings_ready, True)
         self._drawn: tuple | None = None  # the keys the footer was last built with
+        self._updating = False            # while the keys are being rewritten
 
     def _shown_keys(self) -> tuple:
         """What compose would draw: the shown bindings with their state, and the palette key."""
@@ -97,7 +98,15 @@ class SteadyFooter(Footer):
         if shown == self._drawn:
             return
         self._drawn = shown
-        await self._update_keys()
+        self._updating = True
+        try:
+            await self._update_keys()
+        finally:
+            self._updating = False
+
+    def shows_current_keys(self) -> bool:
+        """Whether the footer is built with the keys the focus gives now (and is not mid-rewrite)."""
+        return not self._updating and self._drawn == self._shown_keys()
 
     async def _update_keys(self) -> None:
         """Rewrite the keys in place; mount and remove only what differs in number or kind."""
