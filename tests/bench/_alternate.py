@@ -41,3 +41,9 @@ def times_peer(values: list[float], peer: list[float] | float) -> float:
     """The median of `values` over the peer's (a list's median, or one figure already taken)."""
     base = statistics.median(peer) if isinstance(peer, list) else peer
     return statistics.median(values) / base
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-quantile (0-1) of `values`: the nearest order statistic, no interpolation."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]

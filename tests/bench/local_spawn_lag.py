@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tmux_probe import load_average  # noqa: E402
+from _alternate import load_average, pct  # noqa: E402
 
 from console.hosts.local import LocalHost  # noqa: E402
 
@@ -72,11 +72,6 @@ async def _one(kind: str, commands: int) -> list[float]:
     return lateness
 
 
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)
@@ -89,15 +84,15 @@ def main() -> None:
         for kind in (["gpudeck", "peer"] if rep % 2 == 0 else ["peer", "gpudeck"]):
             lateness = asyncio.run(_one(kind, args.commands))
             results[kind] += lateness
-            print(f"repeat {rep + 1} {kind:8s} loop late p50 {_pct(lateness, .5) * 1000:5.1f} p99 "
-                  f"{_pct(lateness, .99) * 1000:6.1f} max {max(lateness) * 1000:6.1f} ms · load {load_average()}",
+            print(f"repeat {rep + 1} {kind:8s} loop late p50 {pct(lateness, .5) * 1000:5.1f} p99 "
+                  f"{pct(lateness, .99) * 1000:6.1f} max {max(lateness) * 1000:6.1f} ms · load {load_average()}",
                   flush=True)
     del ballast
     peer = results["peer"]
     print(f"\nevent-loop lateness while {args.commands} commands run, {args.repeats} alternated repeats pooled:")
     for kind, values in results.items():
-        print(f"  {kind:8s} p50 {_pct(values, .5) * 1000:5.1f} ms  p99 {_pct(values, .99) * 1000:6.1f} ms "
-              f"({_pct(values, .99) / _pct(peer, .99):.2f}x peer)  max {max(values) * 1000:6.1f} ms "
+        print(f"  {kind:8s} p50 {pct(values, .5) * 1000:5.1f} ms  p99 {pct(values, .99) * 1000:6.1f} ms "
+              f"({pct(values, .99) / pct(peer, .99):.2f}x peer)  max {max(values) * 1000:6.1f} ms "
               f"({max(values) / max(peer):.2f}x peer)")
     print(f"load average at the end: {load_average()}")
 

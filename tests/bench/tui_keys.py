@@ -71,7 +71,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _alternate import alternate, load_average  # noqa: E402
+from _alternate import alternate, load_average, pct  # noqa: E402
 from tmux_probe import Probe, cpu_seconds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -295,11 +295,6 @@ def run_peer(port: int, args, tmp: str, rng: random.Random) -> dict:
         probe.close()
 
 
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)
@@ -330,9 +325,9 @@ def main() -> None:
                     else:
                         r = run_console(Path(args.base).resolve() if kind == "base" else ROOT, port, args, tmp, rng)
                     results[kind].append(r)
-                    print(f"repeat {rep + 1} {kind:8s} idle p50 {_pct(r['idle'], .5) * 1000:5.0f} p99 "
-                          f"{_pct(r['idle'], .99) * 1000:5.0f} ms · sweep p50 {_pct(r['sweep'], .5) * 1000:5.0f} "
-                          f"p99 {_pct(r['sweep'], .99) * 1000:5.0f} ms · CPU idle {r['idle_cpu']:.1f}% sweep "
+                    print(f"repeat {rep + 1} {kind:8s} idle p50 {pct(r['idle'], .5) * 1000:5.0f} p99 "
+                          f"{pct(r['idle'], .99) * 1000:5.0f} ms · sweep p50 {pct(r['sweep'], .5) * 1000:5.0f} "
+                          f"p99 {pct(r['sweep'], .99) * 1000:5.0f} ms · CPU idle {r['idle_cpu']:.1f}% sweep "
                           f"{r['sweep_cpu']:.1f}% · CPU per idle switch {r['switch_cpu'] * 1000:.0f} ms"
                           f"{'' if r['still_running'] else ' (sweep ended early)'}"
                           f" · load {load_average()}", flush=True)
@@ -347,9 +342,9 @@ def main() -> None:
             values = [v for r in rs for v in r[phase]]
             peer_values = [v for r in peer for v in r[phase]]
             cpu = [r[f"{phase}_cpu"] for r in rs]
-            print(f"  {kind:8s} {phase:5s} p50 {_pct(values, .5) * 1000:5.0f} ms "
-                  f"({_pct(values, .5) / _pct(peer_values, .5):.2f}x peer)  p99 {_pct(values, .99) * 1000:5.0f} ms "
-                  f"({_pct(values, .99) / _pct(peer_values, .99):.2f}x peer)  CPU {statistics.median(cpu):.1f}% "
+            print(f"  {kind:8s} {phase:5s} p50 {pct(values, .5) * 1000:5.0f} ms "
+                  f"({pct(values, .5) / pct(peer_values, .5):.2f}x peer)  p99 {pct(values, .99) * 1000:5.0f} ms "
+                  f"({pct(values, .99) / pct(peer_values, .99):.2f}x peer)  CPU {statistics.median(cpu):.1f}% "
                   f"({min(cpu):.1f}-{max(cpu):.1f})")
     for kind, rs in results.items():
         per = [r["switch_cpu"] * 1000 for r in rs]
