@@ -24,6 +24,7 @@ from .keys_help import key_groups
 from .orderly_exit import OrderlyExit
 from .palette import KeysProvider
 from .pane import Pane
+from .quiet_heap import QuietHeap
 from .tabs import TABS, tab_digit
 
 FIRST_TAB = "gpus"  # on screen at start; the other tabs' panes are built after the first frame
@@ -37,7 +38,7 @@ def _build_pane(tab_id: str, title: str, module: str, cls: str) -> Pane:
     return pane
 
 
-class GpudeckApp(OrderlyExit, App):
+class GpudeckApp(OrderlyExit, QuietHeap, App):
     TITLE = "gpudeck"
     CSS_PATH = "app.tcss"
     ENABLE_COMMAND_PALETTE = True
@@ -113,6 +114,7 @@ class GpudeckApp(OrderlyExit, App):
                 self.fleet.runtime(name).subscribe(self._forward)
             await self.fleet.start_all()
             await self._open(self.current)
+            self.settle_heap()  # what the tabs and hosts built leaves the collector's walk
             self.started.set()
         for line in self.profile_errors:
             self.notify(line, severity="error", timeout=15)
