@@ -19,6 +19,7 @@ from widgets.host_chips import Chip, HostChips
 from widgets.keys_panel import KeysPanel
 from widgets.steady_footer import SteadyFooter
 
+from .deck_screen import DeckScreen
 from .host_switcher import HostSwitcher
 from .keys_help import key_groups
 from .orderly_exit import OrderlyExit
@@ -79,6 +80,9 @@ class GpudeckApp(OrderlyExit, QuietHeap, App):
         self.summaries: dict[str, str] = {}
         self.chip_bar = HostChips(id="chips")
         self.tabs: TabbedContent | None = None
+
+    def get_default_screen(self) -> DeckScreen:
+        return DeckScreen(id="_default")
 
     def compose(self) -> ComposeResult:
         yield self.chip_bar
