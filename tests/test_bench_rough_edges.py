@@ -34,11 +34,13 @@ def test_latency_pairs_fit_their_column_whole():
     assert tpot == "12.3 / 100.0"
 
 
-async def test_requests_field_says_what_1c_means_at_100_columns():
+async def test_every_field_label_is_shown_whole_at_100_columns():
+    """Each label is its field's border title: at 100 columns every one reads in full (none cut to
+    '…'), with the requests field saying what 1c means, and the Start button is on screen."""
     from textual.app import App
-    from textual.widgets import Input, Label
+    from textual.widgets import Input
 
-    from widgets.bench_form import BenchForm
+    from widgets.bench_form import FIELDS, BenchForm
 
     class FormApp(App):
         def compose(self):
@@ -49,10 +51,14 @@ async def test_requests_field_says_what_1c_means_at_100_columns():
         form = app.query_one(BenchForm)
         form.set_defaults({"num_prompts": "1c"})
         box = form.query_one("#bf-num_prompts", Input)
-        label = box.parent.query_one(Label)
+        start = form.query_one("#bf-start")
         await wait_until(pilot, lambda: box.region.width > 0 and box.value == "1c", what="the field laid out with 1c")
-        assert "2c = 2×streams" in str(label.render())
-        assert box.region.right <= 100 and box.value == "1c"
+        screen = "\n".join("".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips())
+        for _, label, *_ in FIELDS:
+            assert f" {label} " in screen, label
+        assert "requests (2c = 2×streams)" in screen and "…" not in screen
+        assert " model " in screen and " API " in screen and "Start" in screen
+        assert start.region.right <= 100 and box.value == "1c"
 
 
 async def test_a_sweep_that_never_started_keeps_the_earlier_result(tmp_path, monkeypatch):

@@ -8,34 +8,35 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Button, Input, Label, Select
+from textual.widgets import Button, Input, Select
 
 from console.safe_text import clean_line, safe_text
 
 from widgets.field_select import FieldSelect
 
-FIELDS = (  # id, label, default, width, placeholder
+FIELDS = (  # id, label, default, width, placeholder; label and placeholder fit in the width less 6
     ("url", "server URL", "", 32, "http://127.0.0.1:30000"),
-    ("levels", "concurrency levels (streams)", "1,2,10,64,256,512", 28, "1,2,10,64"),
-    ("request_rate", "or request rates (req/s)", "", 25, "open loop: 1,4,inf"),
-    ("max_concurrency", "max in flight (rates)", "", 22, "no cap"),
-    ("input_len", "prompt tokens", "1024", 15, ""),
-    ("output_len", "output tokens", "256", 15, ""),
-    ("num_prompts", "requests (2c = 2×streams)", "", 26, "8×streams, min 32"),
-    ("shared_prefix_len", "shared prefix tokens", "", 21, "0: all unique"),
-    ("dataset", "dataset file (JSONL/ShareGPT)", "", 30, "random prompts"),
-    ("temperature", "temperature", "", 12, "0"),
-    ("burstiness", "burstiness (rates)", "", 19, "1: Poisson"),
-    ("range_ratio", "length spread ±", "", 16, "0: exact"),
-    ("api_key_env", "API key env variable", "", 22, "none"),
+    ("levels", "concurrency (streams)", "1,2,10,64,256,512", 28, "1,2,10,64"),
+    ("request_rate", "or rates (req/s)", "", 24, "open loop: 1,4,inf"),
+    ("max_concurrency", "max in flight", "", 19, "no cap"),
+    ("input_len", "prompt tokens", "1024", 19, ""),
+    ("output_len", "output tokens", "256", 19, ""),
+    ("num_prompts", "requests (2c = 2×streams)", "", 31, "8×streams, min 32"),
+    ("shared_prefix_len", "shared prefix tokens", "", 26, "0: all unique"),
+    ("dataset", "dataset (JSONL/ShareGPT)", "", 30, "random prompts"),
+    ("temperature", "temperature", "", 17, "0"),
+    ("burstiness", "burstiness", "", 16, "1: Poisson"),
+    ("range_ratio", "length spread ±", "", 21, "0: exact"),
+    ("api_key_env", "API key env", "", 17, "none"),
 )
+# Each field's label is the title in its top border: one widget a field, three lines a row.
 # Four rows, each under 98 columns, so a 100-column split shows every field and the Start button:
-# where and what; the workload's shape; open-loop rates; the rest. ("model", "api" and "start"
-# are the two drop-downs and the button.)
+# where and what; the workload's shape; open-loop rates, sampling and the key; the prompts' source.
+# ("model", "api" and "start" are the two drop-downs and the button.)
 ROWS = (("url", "levels", "model"),
-        ("input_len", "output_len", "num_prompts", "api", "temperature"),
-        ("request_rate", "max_concurrency", "burstiness", "range_ratio"),
-        ("dataset", "shared_prefix_len", "api_key_env", "start"))
+        ("input_len", "output_len", "num_prompts", "api"),
+        ("request_rate", "max_concurrency", "burstiness", "temperature", "api_key_env"),
+        ("dataset", "shared_prefix_len", "range_ratio", "start"))
 KEYS = tuple(f[0] for f in FIELDS)
 
 
@@ -43,11 +44,9 @@ class BenchForm(Vertical):
     DEFAULT_CSS = """
     BenchForm { height: auto; padding: 0 1; }
     BenchForm Horizontal { height: auto; }
-    BenchForm .field { width: auto; height: auto; margin-right: 1; }
-    BenchForm Label { color: $text-muted; }
+    BenchForm Input, BenchForm FieldSelect { margin-right: 1; border-title-color: $text-muted; }
     BenchForm #bf-model { width: 34; }
     BenchForm #bf-api { width: 22; }
-    BenchForm #bf-start { margin-top: 1; }
     """
 
     class Submitted(Message):
@@ -62,23 +61,18 @@ class BenchForm(Vertical):
                 for key in row:
                     if key == "start":
                         yield Button("Start", id="bf-start", variant="primary")
-                        continue
-                    with Vertical(classes="field"):
-                        if key == "model":
-                            yield Label("model")
-                            yield FieldSelect([], id="bf-model", prompt="(from /v1/models)", allow_blank=True)
-                        elif key == "api":
-                            yield Label("API")
-                            yield FieldSelect([("completions", "completions"), ("chat", "chat")], id="bf-api",
-                                         value="completions", allow_blank=False)
-                        else:
-                            _, label, default, _, placeholder = spec[key]
-                            yield Label(label)
-                            yield Input(default, id=f"bf-{key}", placeholder=placeholder)
-
-    def on_mount(self) -> None:
-        for key, _, _, width, _ in FIELDS:
-            self.query_one(f"#bf-{key}", Input).styles.width = width
+                    elif key == "model":
+                        yield FieldSelect([], id="bf-model", prompt="(from /v1/models)", allow_blank=True,
+                                          title="model")
+                    elif key == "api":
+                        yield FieldSelect([("completions", "completions"), ("chat", "chat")], id="bf-api",
+                                          value="completions", allow_blank=False, title="API")
+                    else:
+                        _, label, default, width, placeholder = spec[key]
+                        field = Input(default, id=f"bf-{key}", placeholder=placeholder)
+                        field.border_title = label
+                        field.styles.width = width
+                        yield field
 
     def set_url(self, url: str | None) -> None:
         if url:

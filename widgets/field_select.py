@@ -3,6 +3,8 @@
 Textual's Select lets a letter it does not use fall through to the tab and the app, so
 `q` on a focused drop-down quit the console and `s` stopped a sweep. Here a letter opens
 the list and searches it; Esc leaves the drop-down, and only then do letters act again.
+
+It can carry its label as the title of its top border, as the Bench form's text fields do.
 """
 from __future__ import annotations
 
@@ -11,6 +13,14 @@ from textual.widgets import Select
 
 
 class FieldSelect(Select):
+    def __init__(self, *args, title: str | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._title = title
+
+    def on_mount(self) -> None:
+        if self._title:  # the label in the top border of the closed drop-down, as a text field has it
+            self.query_one("SelectCurrent").border_title = self._title
+
     def check_consume_key(self, key: str, character: str | None = None) -> bool:
         return character is not None and character.isprintable() and character != " "
 
