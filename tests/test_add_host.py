@@ -12,31 +12,27 @@ from screens.confirm import Confirm
 from tests.harness import wait_until
 
 
-async def _until(pilot, predicate, seconds=30.0, what="the condition"):
-    await wait_until(pilot, predicate, seconds, what)
-
-
 async def test_add_trust_check_and_open(sshd, gpudeck_home):
     app = GpudeckApp()
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         await pilot.press("H")
         await pilot.press("a")
-        await _until(pilot, lambda: isinstance(app.screen, AddHost), what="the form")
+        await wait_until(pilot, lambda: isinstance(app.screen, AddHost), what="the form")
         form = app.screen
         for key, value in (("name", "newbox"), ("target", f"{sshd.user}@127.0.0.1:{sshd.port}"),
                            ("identity", str(sshd.client_key))):
             form.query_one(f"#ah-{key}").value = value
         form.query_one("#ah-name").focus()
         await pilot.press("enter")
-        await _until(pilot, lambda: isinstance(app.screen, Confirm), what="the trust question")
+        await wait_until(pilot, lambda: isinstance(app.screen, Confirm), what="the trust question")
         assert "Trust 127.0.0.1" in str(app.screen.query("Static").first().render())
         await pilot.press("y")
         status = form.query_one("#ah-status")
-        await _until(pilot, lambda: "reachable in" in str(status.render()), what="the check")
+        await wait_until(pilot, lambda: "reachable in" in str(status.render()), what="the check")
         assert str(sshd.port) in known_hosts_file().read_text()
         await pilot.press("enter")
-        await _until(pilot, lambda: app.current == "newbox", what="the new host opened")
+        await wait_until(pilot, lambda: app.current == "newbox", what="the new host opened")
         assert "newbox" in app.fleet.names()
 
 

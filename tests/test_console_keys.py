@@ -13,10 +13,6 @@ from widgets.roofline_table import RooflineTable
 from tests.harness import wait_until
 
 
-async def _until(pilot, predicate, seconds=30.0, what="the condition"):
-    await wait_until(pilot, predicate, seconds, what)
-
-
 def _shown_keys(app) -> dict[str, str]:
     """Key -> description of what the footer offers now."""
     return {key: b.binding.description for key, b in app.active_bindings.items() if b.binding.show and b.enabled}
@@ -27,13 +23,13 @@ async def test_question_mark_and_escape_close_the_keys_panel(demo_world):
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         await pilot.press("question_mark")
-        await _until(pilot, lambda: app.screen.query("KeysPanel"), what="? opening the keys panel")
+        await wait_until(pilot, lambda: app.screen.query("KeysPanel"), what="? opening the keys panel")
         await pilot.press("question_mark")  # the panel is removed after the key is handled
-        await _until(pilot, lambda: not app.screen.query("KeysPanel"), what="? closing the keys panel")
+        await wait_until(pilot, lambda: not app.screen.query("KeysPanel"), what="? closing the keys panel")
         await pilot.press("question_mark")
-        await _until(pilot, lambda: app.screen.query("KeysPanel"), what="? opening the keys panel again")
+        await wait_until(pilot, lambda: app.screen.query("KeysPanel"), what="? opening the keys panel again")
         await pilot.press("escape")
-        await _until(pilot, lambda: not app.screen.query("KeysPanel"), what="Esc closing the keys panel")
+        await wait_until(pilot, lambda: not app.screen.query("KeysPanel"), what="Esc closing the keys panel")
 
 
 async def test_bench_form_hidden_keeps_its_keys(demo_world):
@@ -41,18 +37,18 @@ async def test_bench_form_hidden_keeps_its_keys(demo_world):
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.panes["bench"]
         await pilot.press("3")
-        await _until(pilot, lambda: app.tabs.active == "bench", what="the Bench tab")
+        await wait_until(pilot, lambda: app.tabs.active == "bench", what="the Bench tab")
         url = pane.query_one("#bf-url", Input)
         app.set_focus(url)
-        await _until(pilot, lambda: app.focused is url, what="the URL field focused")
+        await wait_until(pilot, lambda: app.focused is url, what="the URL field focused")
         await pilot.press("escape")  # leave the field: the pane's keys work again
         await pilot.press("f")
-        await _until(pilot, lambda: pane.has_class("hide-form") and isinstance(app.focused, BenchLevelTable),
+        await wait_until(pilot, lambda: pane.has_class("hide-form") and isinstance(app.focused, BenchLevelTable),
                      what="f hiding the form, the table focused")
         shown = _shown_keys(app)
         assert {"f", "r", "c"} <= set(shown)
         await pilot.press("f")
-        await _until(pilot, lambda: not pane.has_class("hide-form"), what="f showing the form again")
+        await wait_until(pilot, lambda: not pane.has_class("hide-form"), what="f showing the form again")
         assert {"f", "r", "c"} <= set(_shown_keys(app))
 
 
@@ -61,12 +57,12 @@ async def test_ctrl_u_clears_the_whole_field(demo_world):
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.panes["bench"]
         await pilot.press("3")
-        await _until(pilot, lambda: app.tabs.active == "bench", what="the Bench tab")
+        await wait_until(pilot, lambda: app.tabs.active == "bench", what="the Bench tab")
         box = pane.query_one("#bf-levels", Input)
         app.set_focus(box)
-        await _until(pilot, lambda: app.focused is box, what="the levels field focused")
+        await wait_until(pilot, lambda: app.focused is box, what="the levels field focused")
         await pilot.press("home", "ctrl+u", "1", "comma", "2", "comma", "4")
-        await _until(pilot, lambda: box.value == "1,2,4", what="the field holding 1,2,4")
+        await wait_until(pilot, lambda: box.value == "1,2,4", what="the field holding 1,2,4")
         assert app.panes["bench"] is pane and app.tabs.active == "bench"  # the digits typed, no tab switch
 
 
@@ -75,23 +71,23 @@ async def test_digits_type_in_fields_and_select_and_switch_tabs_elsewhere(demo_w
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.panes["bench"]
         await pilot.press("3")
-        await _until(pilot, lambda: app.tabs.active == "bench", what="the Bench tab")
+        await wait_until(pilot, lambda: app.tabs.active == "bench", what="the Bench tab")
         assert _shown_keys(app).get("1") == "tabs"  # the footer says digits switch tabs here
         api = pane.query_one("#bf-api", Select)
         app.set_focus(api)
-        await _until(pilot, lambda: app.focused is api, what="the API drop-down focused")
+        await wait_until(pilot, lambda: app.focused is api, what="the API drop-down focused")
         await pilot.press("1")
-        await _until(pilot, lambda: api.expanded, what="the digit opening the list")
+        await wait_until(pilot, lambda: api.expanded, what="the digit opening the list")
         assert app.tabs.active == "bench"  # the drop-down keeps the digit
         shown = _shown_keys(app)
         assert "1" not in shown
         await pilot.press("escape")  # the digit opened the list: Esc closes it (the top layer) first
-        await _until(pilot, lambda: not api.expanded and app.focused is api, what="Esc closing the list")
+        await wait_until(pilot, lambda: not api.expanded and app.focused is api, what="Esc closing the list")
         assert "leave field" in _shown_keys(app).get("escape", "")
         await pilot.press("escape")
-        await _until(pilot, lambda: not isinstance(app.focused, (Input, Select)), what="Esc leaving the field")
+        await wait_until(pilot, lambda: not isinstance(app.focused, (Input, Select)), what="Esc leaving the field")
         await pilot.press("1")
-        await _until(pilot, lambda: app.tabs.active == "gpus", what="1 opening the GPUs tab")
+        await wait_until(pilot, lambda: app.tabs.active == "gpus", what="1 opening the GPUs tab")
 
 
 async def test_roofline_whatif_validates_as_typed_and_escape_returns_to_the_table(demo_world):
@@ -99,20 +95,20 @@ async def test_roofline_whatif_validates_as_typed_and_escape_returns_to_the_tabl
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.panes["roofline"]
         await pilot.press("4")
-        await _until(pilot, lambda: app.tabs.active == "roofline", what="the Roofline tab")
+        await wait_until(pilot, lambda: app.tabs.active == "roofline", what="the Roofline tab")
         await pilot.press("w")
-        await _until(pilot, lambda: pane.has_class("whatif") and getattr(app.focused, "id", None) == "wi-gpu",
+        await wait_until(pilot, lambda: pane.has_class("whatif") and getattr(app.focused, "id", None) == "wi-gpu",
                      what="the what-if open")
         tp = pane.query_one("#wi-tp", Input)
         app.set_focus(tp)
-        await _until(pilot, lambda: app.focused is tp, what="the TP field focused")
+        await wait_until(pilot, lambda: app.focused is tp, what="the TP field focused")
         tp.value = ""
         await pilot.press("4", "z", "2")  # the 2 landing right after the 4 shows the z was refused
-        await _until(pilot, lambda: tp.value.endswith("2"), what="the 2 typed")
+        await wait_until(pilot, lambda: tp.value.endswith("2"), what="the 2 typed")
         assert tp.value == "42"
         assert "escape" in _shown_keys(app)  # the footer is not empty inside the editor
         await pilot.press("escape")
-        await _until(pilot, lambda: isinstance(app.focused, RooflineTable) and "w" in _shown_keys(app),
+        await wait_until(pilot, lambda: isinstance(app.focused, RooflineTable) and "w" in _shown_keys(app),
                      what="Esc back on the table with w offered")
 
 
@@ -121,15 +117,15 @@ async def test_server_diff_names_both_configs_and_escape_leaves_it(demo_world):
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.panes["server"]
         await pilot.press("2")
-        await _until(pilot, lambda: len(pane.configs) == 3, what="configs")
+        await wait_until(pilot, lambda: len(pane.configs) == 3, what="configs")
         table = pane.query_one("#flags")
         await pilot.press("d")
-        await _until(pilot, lambda: pane.diffing, what="d opening the diff")
+        await wait_until(pilot, lambda: pane.diffing, what="d opening the diff")
         labels = [str(c.label) for c in table.columns.values()]
         assert labels == ["flag", pane.selected, labels[2]] and labels[2] != pane.selected
         assert labels[2] in [c.name for c in pane.configs]
         await pilot.press("escape")
-        await _until(pilot, lambda: not pane.diffing, what="Esc leaving the diff")
+        await wait_until(pilot, lambda: not pane.diffing, what="Esc leaving the diff")
         assert [str(c.label) for c in table.columns.values()] == ["flag", "script", "effective (log)"]
 
 
@@ -138,10 +134,10 @@ async def test_r_on_the_server_tab_puts_the_log_head_back(demo_world):
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.panes["server"]
         await pilot.press("2")
-        await _until(pilot, lambda: len(pane.configs) == 3, what="configs")
+        await wait_until(pilot, lambda: len(pane.configs) == 3, what="configs")
         head = pane.query_one("#loghead")
         await pilot.press("R")
-        await _until(pilot, lambda: "loading configs" not in str(head.render()), what="the log head back")
+        await wait_until(pilot, lambda: "loading configs" not in str(head.render()), what="the log head back")
         assert "never launched" in str(head.render())
 
 
@@ -152,7 +148,7 @@ async def test_confirmation_shows_y_and_n_and_keeps_cancel_focused(demo_world):
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         app.push_screen(Confirm("Kill demo?", [f"pid 42  {command}"], "Kill"), answers.append)
-        await _until(pilot, lambda: isinstance(app.screen, Confirm) and app.screen.focused is not None
+        await wait_until(pilot, lambda: isinstance(app.screen, Confirm) and app.screen.focused is not None
                      and app.screen.query(".line") and app.screen.query(".line").first().size.height > 0,
                      what="the dialog laid out with a focus")
         assert app.screen.focused.id == "cancel"
@@ -162,12 +158,12 @@ async def test_confirmation_shows_y_and_n_and_keeps_cancel_focused(demo_world):
         assert line.size.height >= 2  # the whole command, wrapped, not cut at the dialog's edge
         assert command.strip() in str(line.render()).replace("\n", "")
         await pilot.press("n")
-        await _until(pilot, lambda: answers == [False] and not isinstance(app.screen, Confirm), what="n answering no")
+        await wait_until(pilot, lambda: answers == [False] and not isinstance(app.screen, Confirm), what="n answering no")
         app.push_screen(Confirm("Kill demo?", ["x"], "Kill"), answers.append)
-        await _until(pilot, lambda: isinstance(app.screen, Confirm) and app.screen.focused is not None,
+        await wait_until(pilot, lambda: isinstance(app.screen, Confirm) and app.screen.focused is not None,
                      what="the second dialog focused")
         await pilot.press("y")
-        await _until(pilot, lambda: len(answers) == 2, what="y answering")
+        await wait_until(pilot, lambda: len(answers) == 2, what="y answering")
     assert answers == [False, True]
 
 
@@ -184,13 +180,13 @@ async def test_every_tab_key_is_in_the_command_palette(demo_world):
         from textual.command import CommandPalette
 
         await pilot.press("ctrl+p")
-        await _until(pilot, lambda: isinstance(app.screen, CommandPalette) and app.screen.query("CommandInput")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette) and app.screen.query("CommandInput")
                      and app.focused is app.screen.query_one("CommandInput"), what="the palette's input focused")
         await pilot.press(*"fleet view")
-        await _until(pilot, lambda: app.screen.query("CommandList") and
+        await wait_until(pilot, lambda: app.screen.query("CommandList") and
                      app.screen.query_one("CommandList").option_count > 0, what="palette hits")
         await pilot.press("enter")
-        await _until(pilot, lambda: app.panes["gpus"].has_class("-fleet"), what="fleet view")
+        await wait_until(pilot, lambda: app.panes["gpus"].has_class("-fleet"), what="fleet view")
 
 
 async def test_readonly_palette_has_no_destructive_commands(demo_world):
@@ -210,7 +206,7 @@ async def test_toasts_go_within_five_seconds_and_sit_at_the_top(demo_world):
         await pilot.pause()
         app.notify("something went wrong [b]here[/b]", severity="error", timeout=20)
         app.query_one("#pane-server").notify("pid 7 [not ours]", timeout=15)  # a pane's toast, with brackets
-        await _until(pilot, lambda: len(app._notifications) >= 2, what="both notices posted")
+        await wait_until(pilot, lambda: len(app._notifications) >= 2, what="both notices posted")
         notes = list(app._notifications)
         assert len(notes) == 2 and all(n.timeout <= 5 for n in notes)
         assert not any(n.markup for n in notes)
@@ -239,14 +235,14 @@ async def test_server_flags_are_whole_at_100_columns(demo_world):
     async with app.run_test(size=(100, 30)) as pilot:
         pane = app.panes["server"]
         await pilot.press("2")
-        await _until(pilot, lambda: len(pane.configs) == 3, what="configs")
+        await wait_until(pilot, lambda: len(pane.configs) == 3, what="configs")
         flags = pane.query_one("#flags")
 
         def flags_fit() -> bool:
             return 0 < sum(c.get_render_width(flags) for c in flags.columns.values()) <= flags.size.width
 
         # the narrow class and the columns follow the resize, drawn after the layout
-        await _until(pilot, lambda: pane.has_class("narrow") and flags_fit(), what="the flags fitting the width")
+        await wait_until(pilot, lambda: pane.has_class("narrow") and flags_fit(), what="the flags fitting the width")
         configs = pane.query_one("#configs")
         state = [c for c in configs.columns.values() if str(c.label) == "state"][0]
         name = [c for c in configs.columns.values() if str(c.label) == "config"][0]

@@ -16,10 +16,6 @@ def _fingerprint(pub) -> str:
     return out.split()[1]
 
 
-async def _until(pilot, predicate, seconds=30.0, what="the condition"):
-    await wait_until(pilot, predicate, seconds, what)
-
-
 async def test_changed_host_key_banner_on_every_tab_and_reconnect_now(ssh_profile, sshd, tmp_path):
     right = known_hosts_file().read_text()
     other = tmp_path / "other_ed25519"
@@ -31,19 +27,19 @@ async def test_changed_host_key_banner_on_every_tab_and_reconnect_now(ssh_profil
     app = GpudeckApp(profile_name="testbox")
     async with app.run_test(size=(160, 45)) as pilot:
         banner = app.query_one("#host-alert")
-        await _until(pilot, lambda: banner.display, what="the banner")
+        await wait_until(pilot, lambda: banner.display, what="the banner")
         text = str(banner.render())
         assert "host key CHANGED" in text and "--replace" in text
         assert _fingerprint(sshd.host_key_pub) in text  # the fingerprint the host offers now
         TAB_IDS = {"2": "server", "3": "bench", "4": "roofline", "5": "tasks", "6": "campaign"}
         for tab in "23456":
             await pilot.press(tab)
-            await _until(pilot, lambda: app.tabs.active == TAB_IDS[tab], what=f"tab {tab}")
-            await _until(pilot, lambda: banner.region.height >= 1, what="the banner laid out")
+            await wait_until(pilot, lambda: app.tabs.active == TAB_IDS[tab], what=f"tab {tab}")
+            await wait_until(pilot, lambda: banner.region.height >= 1, what="the banner laid out")
             assert banner.display  # drawn above whichever tab is open
         assert "ctrl+r" in app.active_bindings
         write_atomic(known_hosts_file(), right)  # the operator ran `gpudeck profiles trust testbox --replace`
         await pilot.press("ctrl+r")
-        await _until(pilot, lambda: app.fleet.hosts["testbox"].status.state == "connected", seconds=8,
+        await wait_until(pilot, lambda: app.fleet.hosts["testbox"].status.state == "connected", seconds=8,
                      what="the reconnect")
-        await _until(pilot, lambda: not banner.display, seconds=3, what="the banner to go")
+        await wait_until(pilot, lambda: not banner.display, seconds=3, what="the banner to go")

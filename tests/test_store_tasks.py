@@ -39,3 +39,23 @@ def test_a_fifo_in_place_of_the_board_is_refused_not_waited_on():
     assert problem.reason == "not a regular file"
     board = TaskBoard.for_profile("local")
     assert board.readonly and "not a regular file" in str(board.error)
+
+
+async def test_the_console_names_a_broken_board_with_the_other_unreadable_records(gpudeck_home):
+    """The runtime's store scan (one toast per unreadable record) reads the board too."""
+    from console.runtime import events as ev
+    from console.runtime.host_runtime import HostRuntime
+    from console.session import HostSession
+    from profiles import store
+    from profiles.profile import profile_from_dict
+
+    path = tasks_file("local")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("version = 1\nnext_id = 0\n")
+    store.save(profile_from_dict("local", {"transport": "local"}))
+    runtime = HostRuntime(HostSession.open(store.load("local")))
+    seen: list[ev.RuntimeEvent] = []
+    runtime.subscribe(seen.append)
+    await runtime._report_problems()
+    lines = [line for e in seen if isinstance(e, ev.StoreProblems) for line in e.lines]
+    assert lines == [f"{path}: unreadable task board ('next_id' must be a positive integer)"]

@@ -586,11 +586,13 @@ class HostRuntime:
         """Unreadable records, each named once per console (StoreProblems; the App shows them)."""
         from ..store.runs import read_runs
         from ..store.scan import first_time
+        from ..store.tasks import read_tasks
 
         def scan() -> list[str]:
             lines = [u.line for u in read_runs(self.name).unreadable]
             lines += [u.line for u in read_crashes(self.name).unreadable]
             lines += [u.line for u in launches.read_launches(self.name).unreadable]
+            lines += [u.line for u in read_tasks(self.name).unreadable]
             return first_time(lines)
         lines = await asyncio.to_thread(scan)
         if lines:
