@@ -40,6 +40,8 @@ class FakeServer:
                 `drop_reused`, dropped when a second request comes on it)
     echo-401:   401 with the request's Authorization header echoed in the body
     echo-sse:   200, then an SSE error event echoing the Authorization header
+    abort:      two content chunks, then the last event vLLM and sglang send for a request
+                they give up (shutting down): finish_reason "abort", usage, [DONE]
     Any mode with `models_trickle` makes /v1/models send its head and then
     one byte every 0.2 s, for ever.
     """
@@ -114,6 +116,13 @@ class FakeServer:
                 event = b"data: " + json.dumps({"error": {"message": echoed}}).encode() + b"\n\n"
                 writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked"
                              b"\r\n\r\n" + _chunked(event) + _chunked(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+            await writer.drain()
+            return True
+        if self.mode == "abort" and path.startswith("/v1/") and path != "/v1/models":
+            last = (b'data: {"choices":[{"index":0,"text":"","finish_reason":"abort"}],'
+                    b'"usage":{"prompt_tokens":8,"completion_tokens":2,"total_tokens":10}}\n\n')
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         + _chunked(CHUNK) * 2 + _chunked(last) + _chunked(b"data: [DONE]\n\n") + b"0\r\n\r\n")
             await writer.drain()
             return True
         if self.mode == "whole" and path.startswith("/v1/") and path != "/v1/models":
@@ -230,6 +239,17 @@ async def test_client_closes_a_connection_the_server_closed(fake):
     assert record.error == "stream cut off mid-response"
     # the server sees our FIN: nothing stays in CLOSE-WAIT on our side
     assert await asyncio.to_thread(server.client_closed.wait, 30)
+
+
+async def test_a_request_the_server_aborted_is_its_error_not_a_success(fake):
+    """A stream that ends in order but with finish_reason "abort" (vLLM aborting its in-flight
+    requests after a SIGTERM) is the server's error: never counted ok, never its tokens' ITL."""
+    server = fake("abort")
+    async with StreamClient(server.url) as client:
+        record = await client.send(0, request_body("completions", None, "hi", 900))
+    assert not record.ok
+    assert record.error == 'server error: the server aborted the request (finish_reason "abort")'
+    assert len(record.chunk_times) == 2
 
 
 async def test_every_request_has_an_overall_deadline(fake):

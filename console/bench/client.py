@@ -30,7 +30,11 @@ from .redact import Redactor
 
 _COMPACT = (b'"text":"', b'"content":"', b'"reasoning_content":"')
 _SPACED = (b'"text": "', b'"content": "', b'"reasoning_content": "')
-_FULL_DECODE = (b'"usage":{', b'"usage": {', b'"timings"', b'"error"')
+# lines decoded whole: usage, llama.cpp's timings, an error, and a request the server aborted
+# (vLLM and sglang end a stream they abort, e.g. shutting down after a SIGTERM, with an
+# ordinary-looking last event whose finish_reason is "abort", then [DONE])
+_FULL_DECODE = (b'"usage":{', b'"usage": {', b'"timings"', b'"error"', b'"abort"')
+ABORTED = 'server error: the server aborted the request (finish_reason "abort")'
 STOPPED = "stopped by the operator"
 HUNG = "server hung"
 
@@ -147,6 +151,13 @@ class _SSE:
             if key in block:
                 self.tail.extend(decode_tail(block))
                 break
+
+
+def _aborted(doc: dict) -> bool:
+    """An event whose choice ended with finish_reason "abort": the server gave the request up."""
+    choices = doc.get("choices")
+    return isinstance(choices, list) and any(
+        isinstance(choice, dict) and choice.get("finish_reason") == "abort" for choice in choices)
 
 
 class _Stale(Exception):
@@ -309,6 +320,8 @@ class StreamClient:
                 redactor = getattr(self, "redactor", None)
                 message = redactor.text(str(message)) if redactor is not None else str(message)
                 record.error = f"server error: {message[:160]}"
+            elif record.error is None and _aborted(doc):
+                record.error = ABORTED
             usage = doc.get("usage")
             if isinstance(usage, dict):
                 if isinstance(usage.get("completion_tokens"), int):
