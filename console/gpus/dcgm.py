@@ -246,10 +246,11 @@ def _gpu(dev: _Device) -> GPU:
             read[attr] = _number(value, attr)
     gpu = GPU(index=index, uuid=uuid, name=model, bus_id=bus, workloads=list(workloads),
               memory_total_mib=_total(values), **read)
-    gpu.mig_devices = [MIGDevice(gpu_index=gpu.index, gi=int(k) if k.isdigit() else k, ci=NA, dev=NA,
-                                 memory_used_mib=_number(m.get("DCGM_FI_DEV_FB_USED"), "memory_used_mib"),
-                                 profile=m.get("profile") or NA)
-                       for k, m in sorted(dev.mig.items())]
+    if dev.mig:
+        gpu.mig_devices = [MIGDevice(gpu_index=gpu.index, gi=int(k) if k.isdigit() else k, ci=NA, dev=NA,
+                                     memory_used_mib=_number(m.get("DCGM_FI_DEV_FB_USED"), "memory_used_mib"),
+                                     profile=m.get("profile") or NA)
+                           for k, m in sorted(dev.mig.items())]
     return gpu
 
 
