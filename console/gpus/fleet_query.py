@@ -11,8 +11,8 @@ kinds of rows instead:
 - one *value* row per (GPU, field), carrying only the key and the field's
   short name (`gpudeck_f="GPU_UTIL"`).
 
-Reading puts the identity's labels back on each value, so `fold` sees the same
-series as from a plain answer and every number is what it was. A key is
+Reading gives each GPU's values its identity's labels, so `fold` sees the same
+GPUs as from a plain answer and every number is what it was. A key is
 trusted only when it is its identity row's labels joined; two GPUs whose
 labels join to the same key (a `|` inside a label) are ambiguous: their values
 are counted unreadable, never given to the wrong GPU, and each GPU is still
@@ -27,11 +27,11 @@ refresh asks again at once, identities included, so the GPU is shown
 complete), and at least every `IDENTITY_EVERY_S`. In between only value rows
 come, and each is given the labels its key had when identities were last
 asked. What every refresh still answers for itself: which GPUs exist (one
-with no value row is gone from that refresh on) and each number. What may lag
-by up to `IDENTITY_EVERY_S` (plus the refresh interval): a label outside the
-key that changed under the same key (a pod or namespace, a model name, a bus
-id), and a clash of keys between identities (two GPUs joining to one key)
-that began or ended since. A key that an answer with identities left without
+with no value row is gone from that refresh on) and each number. What may lag,
+by `IDENTITY_EVERY_S` at most (or one refresh, where refreshes are spaced out
+further than that): a label outside the key that changed under the same key
+(a pod or namespace, a model name, a bus id), and a clash of keys between
+identities (two GPUs joining to one key) that began or ended since. A key that an answer with identities left without
 one (only a broken peer sends such values) is counted unreadable on each
 refresh until the next identity refresh, without asking again.
 """
