@@ -26,13 +26,14 @@ has not seen (a GPU added, an exporter restarted under a new address: that
 refresh asks again at once, identities included, so the GPU is shown
 complete), and at least every `IDENTITY_EVERY_S`. In between only value rows
 come, and each is given the labels its key had when identities were last
-asked. What every refresh still answers for itself: which GPUs exist (one
-with no value row is gone from that refresh on) and each number. What may lag,
-by `IDENTITY_EVERY_S` and one refresh interval at most: a label outside the key that changed under the same key
-(a pod or namespace, a model name, a bus id), and a clash of keys between
-identities (two GPUs joining to one key) that began or ended since. A key that an answer with identities left without
-one (only a broken peer sends such values) is counted unreadable on each
-refresh until the next identity refresh, without asking again.
+asked. What every refresh still answers for itself: which GPUs exist (one with
+no value row is gone from that refresh on) and each number. What may lag, by
+`IDENTITY_EVERY_S` and one refresh interval at most: a label outside the key
+that changed under the same key (a pod or namespace, a model name, a bus id),
+and a clash of keys between identities (two GPUs joining to one key) that
+began or ended since. A key that an answer with identities left without one
+(only a broken peer sends such values) is counted unreadable on each refresh
+until the next identity refresh, without asking again.
 """
 from __future__ import annotations
 
