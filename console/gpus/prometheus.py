@@ -8,9 +8,10 @@ Cost is bounded by the fleet, not the GPU count: one instant query per
 refresh (fleet_query.py: short value rows, each GPU's labels only every
 half minute or when a GPU is new) brings every GPU series of every host
 together with each target's `up` and the time of its last scrape
-(`timestamp(up)`), so staleness is judged per target. Server state is a second query. Targets that are down
-are named with the host they last reported and the time they went down
-(read once from `up`'s history, then tracked).
+(`timestamp(up)`), so staleness is judged per target. Server state is a
+second query. Targets that are down are named with the host they last
+reported and the time they went down (read once from `up`'s history, then
+tracked).
 
 Unknown stays unknown: a missing series is NA, a target that is down is
 UNREACHABLE with its time, a target whose last scrape is older than two
