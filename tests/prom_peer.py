@@ -92,9 +92,10 @@ def big_fleet(hosts: int, gpus: int, *, at: float | None = None, down: set[int] 
     return out
 
 
-def compact(result: list) -> list:
+def compact(result: list, identities: bool = True) -> list:
     """What Prometheus answers to gpudeck's DCGM query (console/gpus/fleet_query.py) over the series
-    of `result`, a plain answer: its PromQL done by hand (label_join, count by, max by)."""
+    of `result`, a plain answer: its PromQL done by hand (label_join, count by, max by); without
+    the identity rows when the query did not ask for them."""
     from console.gpus.dcgm import ID_LABELS, SERIES_NAMES
     from console.gpus.fleet_query import FIELD, KEY, KEY_LABELS, PREFIX, SEP
 
@@ -115,19 +116,21 @@ def compact(result: list) -> list:
         kept = values.setdefault((key, short), {"metric": {KEY: key, FIELD: short}, "value": [at, text]})
         if float(text) > float(kept["value"][1]):
             kept["value"][1] = text
-    return [*identities.values(), *values.values(), *rest]
+    return [*(identities.values() if identities else ()), *values.values(), *rest]
 
 
 def fresh_answer(hosts: int, gpus: int):
     """A callable answer for `big_fleet`: the series encoded once in each shape (plain, and compact
-    when the query is gpudeck's), the scrape times new on every request."""
+    when the query is gpudeck's, its identity rows only when asked), the scrape times new on every
+    request."""
     plain = big_fleet(hosts, gpus, at=0.0)[:-hosts]
-    shapes = {False: json.dumps(plain).encode()[:-1], True: json.dumps(compact(plain)).encode()[:-1]}
+    shapes = {"plain": json.dumps(plain).encode()[:-1], "whole": json.dumps(compact(plain)).encode()[:-1],
+              "values": json.dumps(compact(plain, identities=False)).encode()[:-1]}
 
     def answer(expr: str) -> bytes:
         from console.gpus.fleet_query import KEY
 
-        series = shapes[KEY in expr]
+        series = shapes["plain" if KEY not in expr else "whole" if "count by" in expr else "values"]
         at = NOW()
         scraped = [{"metric": {"instance": fleet_instance(h), "job": "dcgm", "gpudeck_scrape_ts": "1"},
                     "value": [at, str(at - 0.5)]} for h in range(hosts)]

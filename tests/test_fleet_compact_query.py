@@ -6,21 +6,25 @@ queries are asked of one Prometheus at one evaluation time, over simulated
 exporters plus a page with the shapes the simulator lacks (MIG instances with
 no whole-GPU row, Kubernetes pod labels, a field missing); every host and GPU
 must come out the same, attribute for attribute. Labels that join to one key
-(a `|` inside them) must not lend one GPU's numbers to another.
+(a `|` inside them) must not lend one GPU's numbers to another. Identities are
+asked only now and then: a refresh between reads value rows alone, yet sees a
+GPU added (asking its identity at once) or removed, and a label changed under
+the same key within `IDENTITY_EVERY_S`.
 """
 from __future__ import annotations
 
 import threading
 import time
+from dataclasses import astuple
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
 
-from console.gpus import prom_answer
 from console.gpus.dcgm import SERIES_NAMES, fold
-from console.gpus.fleet_query import TS_LABEL, gpu_query, read_rows
+from console.gpus.fleet_query import IDENTITY_EVERY_S, TS_LABEL, FleetReader, gpu_query, read_answer
 from console.gpus.model import NA
+from console.gpus.prometheus import PrometheusFleet, PromSettings
 from tests.prometheus_part import Prometheus, SimExporters
 
 PLAIN = ('{__name__=~"' + "|".join(SERIES_NAMES) + '|up"} or label_replace(timestamp({__name__="up"}), "'
@@ -45,11 +49,12 @@ PAGE = "\n".join([
     f'DCGM_FI_DEV_GPU_UTIL{{{CLASH_A}}} 11',
     f'DCGM_FI_DEV_GPU_UTIL{{{CLASH_B}}} 99',
 ]) + "\n"
+EXTRA: list[str] = []     # lines a test adds to the page for a while (a GPU that comes and goes)
 
 
 class _Page(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-        body = PAGE.encode()
+        body = (PAGE + "".join(EXTRA)).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain; version=0.0.4")
         self.send_header("Content-Length", str(len(body)))
@@ -77,13 +82,12 @@ def prom(tmp_path_factory):
         page.server_close()
 
 
-def _read(url: str, expr: str, at: float):
+def _read(url: str, expr: str, at: float, reader: FleetReader | None = None):
     doc = httpx.get(url + "/api/v1/query", params={"query": expr, "time": at}, timeout=10).json()
     assert doc["status"] == "success", doc
-    counted = prom_answer.vector(doc["data"])
     hosts: dict[str, str] = {}
-    read = read_rows(counted.rows, at, hosts)
-    return fold(read.series, taken_at=at), read, hosts, counted.unreadable
+    read = read_answer(doc["data"], at, hosts) if reader is None else reader.read(doc["data"], at, hosts)
+    return fold(read.series, gpus=read.gpus, taken_at=at), read, hosts, read.unreadable
 
 
 EXPECTED = {"mig-node", "k8s-node", "clash", "clash|0", "sim-node-00", "sim-node-01"}
@@ -108,7 +112,8 @@ def test_the_compact_answer_reads_to_the_same_hosts_gpus_and_targets(prom):
         assert repr(compact[host]) == repr(plain[host]), host
     assert set(compact) == set(plain)
     assert compact_read.ups == plain_read.ups and compact_read.scraped == plain_read.scraped
-    assert compact_hosts.keys() == plain_hosts.keys() and bad == 0
+    assert compact_hosts.keys() == plain_hosts.keys()
+    assert bad == 1         # the clashing pair's one value row (below), nothing else
 
     mig = compact["mig-node"].gpus[0]
     assert mig.memory_used_mib == 3000 and mig.temperature_c == 51 and mig.util_gpu_pct is NA
@@ -124,3 +129,88 @@ def test_labels_that_join_to_one_key_lend_no_numbers_and_are_counted(prom):
     for host in ("clash", "clash|0"):                                      # the compact one cannot: unknown
         assert [g.util_gpu_pct for g in compact[host].gpus] == [NA], host
     assert compact_read.unreadable >= 1
+
+
+def test_a_value_only_answer_reads_to_what_the_whole_one_did(prom):
+    (plain, *_), _ = _both(prom.url)
+    at = time.time() - 1.0
+    reader = FleetReader()
+    assert "count by" in reader.query("") and reader.asks_identities
+    whole, whole_read, *_ = _read(prom.url, reader.query(""), at, reader)
+    expr = reader.query("")
+    assert "count by" not in expr and not reader.asks_identities
+    values, values_read, *_ = _read(prom.url, expr, at, reader)
+    assert set(values) == set(whole) == set(plain)
+    for host in whole:            # MIG, pods, a field missing, the clash: the same, number for number
+        assert repr(values[host]) == repr(whole[host]), host
+    assert values_read.unreadable == whole_read.unreadable == 1
+    assert values_read.ups == whole_read.ups and values_read.scraped == whole_read.scraped
+
+
+LATE = 'Hostname="late-node",gpu="0",UUID="GPU-late-0",device="nvidia0",modelName="NVIDIA L40S",namespace="llm"'
+
+
+def _page_holds(url: str, expr: str, count: int) -> None:
+    """Until Prometheus answers `expr` with `count` series (it scrapes every second)."""
+    deadline = time.monotonic() + 30
+    while True:
+        doc = httpx.get(url + "/api/v1/query", params={"query": expr}, timeout=10).json()
+        if len(doc["data"]["result"]) == count:
+            return
+        assert time.monotonic() < deadline, f"Prometheus never held {count} of {expr}"
+        time.sleep(0.2)
+
+
+def _gpus(sample) -> dict:
+    return {(h.host, g.uuid): g for h in sample.hosts for g in h.gpus}
+
+
+async def test_later_refreshes_ask_values_only_yet_see_gpus_come_and_go(prom):
+    asked: list[bool] = []      # per DCGM query sent: whether it asked for identities
+
+    class Recording(httpx.AsyncHTTPTransport):
+        async def handle_async_request(self, request):
+            expr = request.url.params.get("query", "")
+            if TS_LABEL in expr:
+                asked.append("count by" in expr)
+            return await super().handle_async_request(request)
+
+    clock = [0.0]
+    fleet = PrometheusFleet(PromSettings(url=prom.url), transport=Recording())
+    fleet._reader = FleetReader(clock=lambda: clock[0])
+
+    async def sample(asks: list[bool]) -> dict:
+        asked.clear()
+        taken = await fleet.sample()
+        assert taken.error is None and asked == asks
+        return _gpus(taken)
+
+    try:
+        first = await sample([True])
+        second = await sample([False])
+        assert {k: astuple(g)[:4] for k, g in second.items()} == {k: astuple(g)[:4] for k, g in first.items()}
+        assert {"clash", "clash|0"} <= {host for host, _ in second}
+
+        EXTRA[:] = [f'DCGM_FI_DEV_GPU_UTIL{{{LATE},pod="job-a"}} 42\n']
+        _page_holds(prom.url, 'DCGM_FI_DEV_GPU_UTIL{Hostname="late-node"}', 1)
+        added = await sample([False, True])       # a key never seen: its identity asked at once
+        late = added[("late-node", "GPU-late-0")]
+        assert late.util_gpu_pct == 42 and late.name == "NVIDIA L40S" and late.workloads == ["llm/job-a"]
+        assert set(added) == set(first) | {("late-node", "GPU-late-0")}
+
+        EXTRA[:] = [f'DCGM_FI_DEV_GPU_UTIL{{{LATE},pod="job-b"}} 43\n']     # same key, another pod
+        _page_holds(prom.url, 'DCGM_FI_DEV_GPU_UTIL{Hostname="late-node",pod="job-b"}', 1)
+        _page_holds(prom.url, 'DCGM_FI_DEV_GPU_UTIL{Hostname="late-node"}', 1)
+        moved = (await sample([False]))[("late-node", "GPU-late-0")]
+        assert moved.util_gpu_pct == 43 and moved.workloads == ["llm/job-a"]    # numbers now, labels lag
+        clock[0] += IDENTITY_EVERY_S
+        moved = (await sample([True]))[("late-node", "GPU-late-0")]
+        assert moved.util_gpu_pct == 43 and moved.workloads == ["llm/job-b"]    # ...for IDENTITY_EVERY_S at most
+
+        EXTRA.clear()
+        _page_holds(prom.url, 'DCGM_FI_DEV_GPU_UTIL{Hostname="late-node"}', 0)
+        removed = await sample([False])
+        assert set(removed) == set(first)
+    finally:
+        EXTRA.clear()
+        await fleet.close()

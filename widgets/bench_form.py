@@ -44,7 +44,8 @@ class BenchForm(Vertical):
     DEFAULT_CSS = """
     BenchForm { height: auto; padding: 0 1; }
     BenchForm Horizontal { height: auto; }
-    BenchForm Input, BenchForm FieldSelect { margin-right: 1; border-title-color: $text-muted; }
+    BenchForm Input, BenchForm FieldSelect { margin-right: 1; }
+    BenchForm Input, BenchForm SelectCurrent { border-title-color: $text-muted; }
     BenchForm #bf-model { width: 34; }
     BenchForm #bf-api { width: 22; }
     """

@@ -134,49 +134,76 @@ _PLAN = {name: (attr, *RANGES[attr], attr in INTEGER) for name, attr in GPU_FIEL
 _DEVICE_WIDE_NAMES = frozenset(name for name, attr in GPU_FIELDS.items() if attr in DEVICE_WIDE)
 
 
-def fold(series: Iterable[tuple[str, dict, float]], *, taken_at: float | None = None,
-         simulated: bool = False) -> dict[str, Snapshot]:
+def fold(series: Iterable[tuple[str, dict, float]] = (), *, gpus: Iterable[tuple[dict, dict]] = (),
+         taken_at: float | None = None, simulated: bool = False) -> dict[str, Snapshot]:
     """Series (`Series` or plain `(name, labels, value)` tuples) of any number of hosts -> one
-    Snapshot per host (ordered by host name)."""
+    Snapshot per host (ordered by host name).
+
+    `gpus` is the same kind of input already grouped: (labels, {series name: value}) for each label
+    set, every name one fold reads (`SERIES_NAMES`); each dict is fold's to keep. It is what the
+    fleet's compact answer reads to (fleet_query.py), placed once per GPU rather than once per value."""
     hosts: dict[str, str] = {}                       # raw Hostname/instance -> its cleaned name
     devices: dict[str, dict[tuple, _Device]] = {}
+
+    def place(labels: dict) -> _Device:
+        raw = labels.get("Hostname") or labels.get("instance") or "?"
+        host = hosts.get(raw)
+        if host is None:
+            host = hosts[raw] = clean(raw)
+            devices.setdefault(host, {})
+        # the index is unique on a host; UUIDs may be masked ("GPU-********") in pasted output
+        gpu_key = (labels.get("gpu") or labels.get("device") or "?", labels.get("UUID") or "")
+        on_host = devices[host]
+        dev = on_host.get(gpu_key)
+        if dev is None:
+            dev = on_host[gpu_key] = _Device(labels=labels)
+        return dev
+
     last = dev = instance = None      # the previous series' labels object, its device and MIG instance
     for name, labels, value in series:
         if name not in _WANTED and not name.startswith("DCGM_FI_"):
             continue
         if labels is not last:        # a GPU's series that share one labels object are placed once
             last = labels
-            raw = labels.get("Hostname") or labels.get("instance") or "?"
-            host = hosts.get(raw)
-            if host is None:
-                host = hosts[raw] = clean(raw)
-                devices.setdefault(host, {})
-            # the index is unique on a host; UUIDs may be masked ("GPU-********") in pasted output
-            gpu_key = (labels.get("gpu") or labels.get("device") or "?", labels.get("UUID") or "")
-            on_host = devices[host]
-            dev = on_host.get(gpu_key)
-            if dev is None:
-                dev = on_host[gpu_key] = _Device(labels=labels)
+            dev = place(labels)
             instance = labels.get("GPU_I_ID")
         if name not in _WANTED:
             continue    # another DCGM field: it proves the GPU exists, nothing more
         if instance:
-            profile = labels.get("GPU_I_PROFILE")
-            mig = dev.mig.setdefault(clean(instance), {"profile": clean(profile) if profile else NA})
-            mig[name] = value
-            if name in _DEVICE_WIDE_NAMES:
-                dev.values.setdefault(name, value)
+            _put_mig(dev, instance, labels, name, value)
         else:
             dev.values[name] = value
             if not dev.whole:       # the whole-GPU row's labels describe the GPU (no instance labels)
                 dev.labels, dev.whole = labels, True
+    for labels, values in gpus:
+        dev = place(labels)
+        instance = labels.get("GPU_I_ID")
+        if instance:
+            for name, value in values.items():
+                _put_mig(dev, instance, labels, name, value)
+        elif values:
+            if dev.values:
+                dev.values.update(values)
+            else:
+                dev.values = values
+            if not dev.whole:
+                dev.labels, dev.whole = labels, True
     out: dict[str, Snapshot] = {}
     for host in sorted(devices):
-        gpus = [_gpu(dev) for dev in devices[host].values()]
-        gpus.sort(key=_gpu_order)
-        out[host] = Snapshot(state=OK, gpus=gpus, processes=[], processes_known=False, taken_at=taken_at,
+        gpus_on = [_gpu(dev) for dev in devices[host].values()]
+        gpus_on.sort(key=_gpu_order)
+        out[host] = Snapshot(state=OK, gpus=gpus_on, processes=[], processes_known=False, taken_at=taken_at,
                              host=host, source="dcgm", simulated=simulated)
     return out
+
+
+def _put_mig(dev: _Device, instance: str, labels: dict, name: str, value: float) -> None:
+    """One value of a MIG instance; the values the whole device shares are the device's too."""
+    profile = labels.get("GPU_I_PROFILE")
+    mig = dev.mig.setdefault(clean(instance), {"profile": clean(profile) if profile else NA})
+    mig[name] = value
+    if name in _DEVICE_WIDE_NAMES:
+        dev.values.setdefault(name, value)
 
 
 def _gpu_order(g: GPU) -> tuple:
@@ -219,10 +246,11 @@ def _gpu(dev: _Device) -> GPU:
             read[attr] = _number(value, attr)
     gpu = GPU(index=index, uuid=uuid, name=model, bus_id=bus, workloads=list(workloads),
               memory_total_mib=_total(values), **read)
-    gpu.mig_devices = [MIGDevice(gpu_index=gpu.index, gi=int(k) if k.isdigit() else k, ci=NA, dev=NA,
-                                 memory_used_mib=_number(m.get("DCGM_FI_DEV_FB_USED"), "memory_used_mib"),
-                                 profile=m.get("profile") or NA)
-                       for k, m in sorted(dev.mig.items())]
+    if dev.mig:
+        gpu.mig_devices = [MIGDevice(gpu_index=gpu.index, gi=int(k) if k.isdigit() else k, ci=NA, dev=NA,
+                                     memory_used_mib=_number(m.get("DCGM_FI_DEV_FB_USED"), "memory_used_mib"),
+                                     profile=m.get("profile") or NA)
+                           for k, m in sorted(dev.mig.items())]
     return gpu
 
 

@@ -87,7 +87,17 @@ def _results(data: Any, kind: str, asked: str) -> list:
 
 
 def vector(data: Any) -> Counted:
-    """An instant query's `data` -> rows of (labels, value, evaluation time).
+    """An instant query's `data` -> rows of (labels, value, evaluation time)."""
+    return vector_items(instant_results(data))
+
+
+def instant_results(data: Any) -> list:
+    """An instant query's `data` -> its list of results, each still to be checked (`vector_items`)."""
+    return _results(data, "vector", "an instant query")
+
+
+def vector_items(items: list) -> Counted:
+    """An instant query's results -> rows of (labels, value, evaluation time).
 
     Runs once per series of a fleet every second: the common shape (text
     labels, `[time, "number"]`) takes the short path, anything else the
@@ -96,7 +106,7 @@ def vector(data: Any) -> Counted:
     append = out.rows.append
     isfinite, join = math.isfinite, _join
     finite_at = None     # an instant query's rows share one evaluation time: checked once
-    for item in _results(data, "vector", "an instant query"):
+    for item in items:
         if type(item) is dict:
             labels, pair = item.get("metric"), item.get("value")
             if type(labels) is dict and type(pair) is list and len(pair) == 2:

@@ -5,12 +5,13 @@ already scrapes NVIDIA's DCGM exporter on each node and the inference
 servers' own `/metrics`. This reads that engine through its HTTP API.
 
 Cost is bounded by the fleet, not the GPU count: one instant query per
-refresh (fleet_query.py: each GPU's labels once, then short value rows)
-brings every GPU series of every host together with each target's `up` and
-the time of its last scrape (`timestamp(up)`), so staleness is judged per
-target. Server state is a second query. Targets that are down
-are named with the host they last reported and the time they went down
-(read once from `up`'s history, then tracked).
+refresh (fleet_query.py: short value rows, each GPU's labels only every
+half minute or when a GPU is new) brings every GPU series of every host
+together with each target's `up` and the time of its last scrape
+(`timestamp(up)`), so staleness is judged per target. Server state is a
+second query. Targets that are down are named with the host they last
+reported and the time they went down (read once from `up`'s history, then
+tracked).
 
 Unknown stays unknown: a missing series is NA, a target that is down is
 UNREACHABLE with its time, a target whose last scrape is older than two
@@ -36,7 +37,7 @@ from console.safe_text import clean_line
 from ..fmt import clock
 from . import prom_answer
 from .dcgm import CANNOT_SHOW, clean, fold
-from .fleet_query import gpu_query, read_rows, selector
+from .fleet_query import FleetReader, selector
 from .fleet_table import HostRow, host_row
 from .flags import FlagTracker
 from ..gc_pause import collector_paused
@@ -239,6 +240,17 @@ class PromClient:
 
         return await self._get("/api/v1/query", {"query": expr}, read)
 
+    async def query_answer(self, expr: str, reader) -> Any:
+        """Instant vector, its `data` read by `reader` itself (the fleet's DCGM answer, whose rows are
+        checked and sorted out in one pass); the answer's shape refused is a PrometheusError."""
+        def read(data: Any) -> Any:
+            try:
+                return reader(data)
+            except AnswerShapeError as exc:
+                raise PrometheusError(f"{self.base}: {exc}") from None
+
+        return await self._get("/api/v1/query", {"query": expr}, read)
+
     async def query_range(self, expr: str, start: float, end: float, step: float) -> list[tuple[dict, list]]:
         return await self._get("/api/v1/query_range", {"query": expr, "start": start, "end": end, "step": step},
                                partial(self._counted, prom_answer.matrix))
@@ -343,6 +355,7 @@ class PrometheusFleet:
         self.client = PromClient(settings, transport)
         self.matchers = settings.matchers
         self._trackers: dict[str, FlagTracker] = {}
+        self._reader = FleetReader()
         self._host_of_instance: dict[str, str] = {}
         self._down_since: dict[str, float] = {}
         self._intervals: dict[str, float] = {}
@@ -380,8 +393,11 @@ class PrometheusFleet:
         now = time.time()
         self.client.take_unreadable()
         try:
-            snaps, ups, scraped, count = await self.client.query(gpu_query(self.matchers),
-                                                                 then=lambda rows: self._fold_rows(rows, now))
+            folded = await self._ask_gpus(now)
+            if folded is None:     # a GPU whose identity is not known yet: asked again, identities included
+                self.client.take_unreadable()
+                folded = await self._ask_gpus(now)
+            snaps, ups, scraped, count = folded
             await self._refresh_intervals(now)
         except PrometheusError as exc:
             return FleetSample(taken_at=now, error=str(exc), simulated=self.simulated)
@@ -413,12 +429,19 @@ class PrometheusFleet:
                            simulated=self.simulated, unreadable=unreadable + self._server_unreadable,
                            rows=host_rows)
 
-    def _fold_rows(self, rows: list, now: float) -> tuple[dict[str, Snapshot], dict, dict, int]:
-        """The DCGM query's rows -> (one Snapshot per host, each target's `up` and job, its last
-        scrape, how many rows there were)."""
-        read = read_rows(rows, now, self._host_of_instance)
+    async def _ask_gpus(self, now: float):
+        return await self.client.query_answer(self._reader.query(self.matchers),
+                                              lambda data: self._fold_answer(data, now))
+
+    def _fold_answer(self, data: Any, now: float) -> tuple[dict[str, Snapshot], dict, dict, int] | None:
+        """The DCGM query's answer -> (one Snapshot per host, each target's `up` and job, its last
+        scrape, how many rows there were); None when it names a GPU whose identity must be asked."""
+        read = self._reader.read(data, now, self._host_of_instance)
+        if read is None:
+            return None
         self.client.unreadable += read.unreadable
-        return fold(read.series, taken_at=now, simulated=self.simulated), read.ups, read.scraped, len(rows)
+        snaps = fold(read.series, gpus=read.gpus, taken_at=now, simulated=self.simulated)
+        return snaps, read.ups, read.scraped, read.rows
 
     def _finish(self, snaps: dict[str, Snapshot], targets: list[Target], now: float) -> tuple[list, list]:
         """Flags and staleness marked, down targets added: the hosts in name order and their rows."""
