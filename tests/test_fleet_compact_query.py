@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from console.gpus.dcgm import SERIES_NAMES, fold
-from console.gpus.fleet_query import IDENTITY_EVERY_S, TS_LABEL, FleetReader, gpu_query, read_answer
+from console.gpus.fleet_query import IDENTITY_EVERY_S, TS_LABEL, FleetReader, gpu_query
 from console.gpus.model import NA
 from console.gpus.prometheus import PrometheusFleet, PromSettings
 from tests.prometheus_part import Prometheus, SimExporters
@@ -63,6 +63,13 @@ class _Page(BaseHTTPRequestHandler):
 
     def log_message(self, *args) -> None:
         pass
+
+
+def read_answer(data, now: float, host_of_instance: dict[str, str]):
+    """One answer with identities (gpu_query's), read on its own."""
+    read = FleetReader().read(data, now, host_of_instance)
+    assert read is not None      # an answer read as one with identities is always read
+    return read
 
 
 @pytest.fixture(scope="module")

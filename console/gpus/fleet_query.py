@@ -231,13 +231,6 @@ class FleetReader:
         return known
 
 
-def read_answer(data: Any, now: float, host_of_instance: dict[str, str]) -> Read:
-    """One answer with identities (gpu_query's), read on its own."""
-    read = FleetReader().read(data, now, host_of_instance)
-    assert read is not None      # an answer read as one with identities is always read
-    return read
-
-
 def _note_host(labels: dict, host_of_instance: dict[str, str]) -> None:
     instance = labels.get("instance", "?")
     if instance not in host_of_instance:
