@@ -9,7 +9,7 @@ import os
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
-from textual.widgets import Input, Select, Static, TabbedContent, TabPane
+from textual.widgets import Input, Select, Static, TabbedContent
 
 from console.runtime.fleet import Fleet
 from console.runtime import events as ev
@@ -20,6 +20,7 @@ from widgets.keys_panel import KeysPanel
 from widgets.steady_footer import SteadyFooter
 
 from .deck_screen import DeckScreen
+from .deck_tabs import DeckTabPane, DeckTabs
 from .host_switcher import HostSwitcher
 from .keys_help import key_groups
 from .orderly_exit import OrderlyExit
@@ -87,9 +88,9 @@ class GpudeckApp(OrderlyExit, QuietHeap, App):
     def compose(self) -> ComposeResult:
         yield self.chip_bar
         yield Static("", id="host-alert", markup=False)
-        with TabbedContent(id="tabs", initial=FIRST_TAB) as self.tabs:
+        with DeckTabs(id="tabs", initial=FIRST_TAB) as self.tabs:
             for tab_id, title, module, cls in TABS:
-                with TabPane(f"{tab_digit(tab_id)} {title}", id=tab_id):
+                with DeckTabPane(f"{tab_digit(tab_id)} {title}", id=tab_id):
                     if tab_id == FIRST_TAB:  # the others are built after the first frame (on_mount)
                         pane = _build_pane(tab_id, title, module, cls)
                         self.panes[tab_id] = pane

@@ -33,6 +33,7 @@ class StaleLine(Static):
 class Pane(Vertical):
     """Base class of the five tab bodies."""
 
+    BLANK = True  # a container: only its background shows between its widgets (screens/deck_tabs.py)
     TAB_TITLE = "?"
     # first in every tab's footer, so the way to every other key is never cut off a narrow footer
     BINDINGS = [Binding("question_mark", "app.help", "keys")]

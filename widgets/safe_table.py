@@ -7,12 +7,12 @@ this one, so each cell passes `safe_cell` however it was built.
 """
 from __future__ import annotations
 
-from textual.widgets import DataTable
-
 from console.safe_text import safe_cell
 
+from .drawn_cells import DrawnCellTable
 
-class SafeDataTable(DataTable):
+
+class SafeDataTable(DrawnCellTable):
     def add_row(self, *cells, **kwargs):
         return super().add_row(*(safe_cell(c) for c in cells), **kwargs)
 
