@@ -18,6 +18,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..free_port import free_port
+
 DEMO_PORT_ENV = "GPUDECK_SIM_PORT"
 
 SCRIPTS = {
@@ -159,15 +161,6 @@ def simulated_process(command: str, port: int | None) -> bool:
     if not SIM_COMMAND.search(command):
         return False
     return port is None or re.search(rf"--port[ =]{port}\b", command) is not None
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on now (the demo's simulators bind it next)."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _write_exec(path: Path, text: str) -> None:
