@@ -348,6 +348,9 @@ def test_quitting_the_demo_ends_a_launch_caught_before_its_pgid_was_saved(tmp_pa
     server = subprocess.Popen(["sleep", "300"], start_new_session=True,
                               env={**os.environ, "GPUDECK_LAUNCH_ID": "run_tp8_cds16-1"})
     stranger = subprocess.Popen(["sleep", "300"], start_new_session=True)   # not the world's
+    elsewhere = subprocess.Popen(["sleep", "300"], start_new_session=True,    # another world's launch
+                                 env={**os.environ, "GPUDECK_LAUNCH_ID": "run_tp8_cds16-1",
+                                      "GPUDECK_LAUNCH_PERMIT": str(tmp_path / "other" / "launch-permit")})
     exit_file = tmp_path / "demo" / "logs" / "run_tp8_cds16-1.log.exit"
     try:
         launches.save("demo", launches.LaunchRecord(id="run_tp8_cds16-1", config="run_tp8_cds16", script=None,
@@ -356,9 +359,9 @@ def test_quitting_the_demo_ends_a_launch_caught_before_its_pgid_was_saved(tmp_pa
         Path(f"{exit_file}.pgid").write_text(f"{stranger.pid}\n")   # a file names it: no proof
         world.stop()
         assert server.wait(timeout=10) == -signal.SIGKILL
-        assert stranger.poll() is None
+        assert stranger.poll() is None and elsewhere.poll() is None
     finally:
-        for proc in (server, stranger):
+        for proc in (server, stranger, elsewhere):
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
