@@ -38,7 +38,10 @@ def gpudeck_home(tmp_path_factory, monkeypatch) -> Path:
     """Every test gets its own GPUDECK_HOME: the real home is never touched."""
     home = tmp_path_factory.mktemp("gpudeck-home")
     monkeypatch.setenv("GPUDECK_HOME", str(home))
-    return home
+    yield home
+    # a demo world a test built names its launch permit here; gone with the world, it must not
+    # refuse the next test's launches
+    os.environ.pop("GPUDECK_LAUNCH_PERMIT", None)
 
 
 @pytest.fixture(scope="session")

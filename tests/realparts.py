@@ -11,7 +11,6 @@ A missing part is a test failure that says what to install, never a skip.
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import signal
 import socket
@@ -22,38 +21,10 @@ from pathlib import Path
 
 import pytest
 
+from console.free_port import free_port  # noqa: F401 - one owner; the tests import it from here
+
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = Path(os.environ.get("GPUDECK_TEST_ASSETS", ROOT / ".cache" / "test-assets"))
-
-
-_GIVEN: set[int] = set()      # ports handed out in this process: never handed out twice
-
-
-def _ephemeral_low() -> int:
-    try:
-        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 32768
-
-
-def free_port() -> int:
-    """A port nothing listens on, for a server a test starts, picked outside the kernel's
-    ephemeral range. A port found by binding to 0 comes from that range, and until the server
-    binds it any process's own socket may take it: srun's I/O listener once did, and the test
-    then polled srun for /health while the server failed with "Address already in use"."""
-    low = _ephemeral_low()
-    for _ in range(500):
-        port = random.randrange(10000, max(low, 10001))
-        if port in _GIVEN:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("", port))     # every address: a listener on any one of them counts
-            except OSError:
-                continue
-        _GIVEN.add(port)
-        return port
-    raise RuntimeError(f"no free port below {low}")
 
 
 def wait_port(port: int, timeout: float = 10.0, proc: subprocess.Popen | None = None) -> bool:

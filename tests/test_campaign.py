@@ -337,29 +337,34 @@ def test_quitting_the_demo_stops_its_running_campaign_and_servers(tmp_path, monk
 
 def test_quitting_the_demo_ends_a_launch_caught_before_its_pgid_was_saved(tmp_path, monkeypatch):
     """A driver killed between a launch's first save and its pgid leaves a record with no group;
-    the launch wrapper's `.pgid` file (written a moment later) still lets the demo end it."""
-    import threading
-
+    the demo still ends the launch's server: it carries the launch's mark and the world's permit
+    in its environment, which is what proves it the world's (a pgid file is never taken on trust)."""
     from console import demo
     from console.store import launches
 
     monkeypatch.setenv("PATH", os.environ["PATH"])
     monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
     world = demo.setup(tmp_path / "demo")
-    server = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    server = subprocess.Popen(["sleep", "300"], start_new_session=True,
+                              env={**os.environ, "GPUDECK_LAUNCH_ID": "run_tp8_cds16-1"})
+    stranger = subprocess.Popen(["sleep", "300"], start_new_session=True)   # not the world's
+    elsewhere = subprocess.Popen(["sleep", "300"], start_new_session=True,    # another world's launch
+                                 env={**os.environ, "GPUDECK_LAUNCH_ID": "run_tp8_cds16-1",
+                                      "GPUDECK_LAUNCH_PERMIT": str(tmp_path / "other" / "launch-permit")})
     exit_file = tmp_path / "demo" / "logs" / "run_tp8_cds16-1.log.exit"
     try:
         launches.save("demo", launches.LaunchRecord(id="run_tp8_cds16-1", config="run_tp8_cds16", script=None,
                                                   log=None, exit_file=str(exit_file)))
         assert launches.load_all("demo")[0].pgid is None
-        late = threading.Timer(0.5, lambda: Path(f"{exit_file}.pgid").write_text(f"{server.pid}\n"))
-        late.start()
+        Path(f"{exit_file}.pgid").write_text(f"{stranger.pid}\n")   # a file names it: no proof
         world.stop()
-        late.join()
         assert server.wait(timeout=10) == -signal.SIGKILL
+        assert stranger.poll() is None and elsewhere.poll() is None
     finally:
-        if server.poll() is None:
-            server.kill()
+        for proc in (server, stranger, elsewhere):
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
         world.close()
 
 

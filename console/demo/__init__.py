@@ -3,6 +3,7 @@
 - `host`    one simulated 8-GPU host replaying a real optimisation campaign (the default demo)
 - `sglang`  the demo's `sglang` command: sglang's flags in, the simulator out
 - `fleet`   `gpudeck demo --fleet`: 16 simulated hosts behind a real Prometheus
+- `world_processes` the processes a world started, proven by their environment, ended on quit
 """
 from __future__ import annotations
 

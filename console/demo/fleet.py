@@ -19,11 +19,11 @@ from pathlib import Path
 
 import httpx
 
+from ..free_port import free_port
 from ..gpus.prometheus import PromSettings
 from ..sim.dcgm import host_dir
 from ..sim.hardware import find_gpu
 from ..sim.state import gpu_rows, write_state
-from .host import free_port
 
 HOSTS, GPUS = 16, 8
 GPU = "RTX PRO 6000 Blackwell"

@@ -18,7 +18,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..free_port import free_port
+
 DEMO_PORT_ENV = "GPUDECK_SIM_PORT"
+PERMIT_NAME = "launch-permit"   # in the world's root: see Demo.permit
 
 SCRIPTS = {
     "run_tp8_cds16.sh": ("TP8, CUDA graphs up to bs 16: the healthy baseline", "", "--mem-fraction-static 0.85"),
@@ -74,78 +77,64 @@ class Demo:
     state_dir: Path
     port: int
 
+    @property
+    def permit(self) -> Path:
+        """The world's launch permit (`console.servers.launch_permit`): while it exists, the
+        demo's launches may start their servers; its path is also what proves a process the
+        world's (`world_processes`)."""
+        return self.root / PERMIT_NAME
+
     def stop(self) -> None:
-        """Stop every simulator the demo launched (kept or not, nothing may outlive the demo).
-        Safe to call from a signal handler: plain system calls, no event loop."""
+        """Stop every simulator the demo launched, and any launch still starting, so nothing
+        outlives the demo. Safe to call from a signal handler: plain system calls, no event loop.
+
+        In this order: the permit is revoked, so no launch starts a server from now on (not one
+        still in flight in the console or the driver, nor one between the wrapper's fork and
+        its process group); the campaign driver is killed, so it launches nothing more; then
+        every process that carries a launch mark and this world's permit is killed, with its
+        group, until none is left. Nothing is signalled on the word of a pid or pgid file."""
         import signal
 
-        from ..store import campaigns as campaign_state
-        from ..store import launches
-
-        found = campaign_state.read_campaigns("demo").records
         from ..campaign.driver import signal_driver
+        from ..servers import launch_permit
+        from ..store import campaigns as campaign_state
+        from . import world_processes
 
-        for campaign in found:   # first the campaign driver, so it launches nothing more
+        launch_permit.revoke(self.permit)
+        for campaign in campaign_state.read_campaigns("demo").records:
             try:
                 signal_driver(campaign.driver_pid, campaign.driver_start, campaign.driver_token, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        for record in launches.load_all("demo"):
-            pgid = record.pgid or _wrapper_pgid(record)  # whatever its last known state
-            if pgid and pgid > 1:
-                try:
-                    os.killpg(pgid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+        world_processes.end_servers(str(self.permit))
 
     def close(self, wait_s: float = 3.0) -> None:
         """Stop the simulators, then remove every trace.
 
         A launch wrapper writes `<log>.exit` once its server dies, a moment after the kill: a
         removal running meanwhile would miss that file and leave the folder behind. So the
-        wrappers are given time to write it first, and a late file is removed on a second pass."""
+        wrappers are given time to write it and end (those still running then are killed), and
+        a late file is removed on a second pass."""
         import time
 
-        from ..servers.pgid_file import pgid_path
-        from ..store import launches
+        from ..servers import launch_permit
+        from . import world_processes
 
         self.stop()
-        exits = [Path(r.exit_file) for r in launches.load_all("demo")
-                 if r.exit_file and Path(pgid_path(r.exit_file)).exists()]
-        deadline = time.monotonic() + wait_s
-        while any(not p.exists() for p in exits) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        world_processes.end_wrappers(str(self.permit), wait_s)
+        world_processes.end_servers(str(self.permit))   # none should be left: a last look
         for _ in range(int(wait_s / 0.1)):
             shutil.rmtree(self.root, ignore_errors=True)
             if not self.root.exists():
-                return
+                break
             time.sleep(0.1)
+        launch_permit.forget(self.permit)
 
     def written(self) -> list[Path]:
         """What the operator made in the demo that a removal would lose: reports, for now."""
         from profiles.paths import profile_data_dir
 
         return sorted(p for p in profile_data_dir("demo").glob("*.md") if p.is_file())
-
-
-def _wrapper_pgid(record, wait_s: float = 2.0) -> int | None:
-    """The process group of a launch caught between its first save and its pgid: the launch
-    wrapper (in the demo's own folder) writes the group to `<exit file>.pgid` right after it
-    starts the script. A driver killed in between never records it, so read it here."""
-    import time
-
-    from ..servers.pgid_file import read_local
-
-    if not record.live or not record.exit_file:
-        return None
-    deadline = time.monotonic() + wait_s
-    while True:
-        group = read_local(record.exit_file)
-        if group is not None:
-            return group
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(0.05)
 
 
 SIM_COMMAND = re.compile(r"console\.demo\.sglang|\b(gpudeck|console) sim serve")
@@ -159,15 +148,6 @@ def simulated_process(command: str, port: int | None) -> bool:
     if not SIM_COMMAND.search(command):
         return False
     return port is None or re.search(rf"--port[ =]{port}\b", command) is not None
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on now (the demo's simulators bind it next)."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _write_exec(path: Path, text: str) -> None:
@@ -191,6 +171,9 @@ def setup(root: Path | None = None, port: int | None = None) -> Demo:
     os.environ["GPUDECK_HOME"] = str(home)
     os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
     os.environ["GPUDECK_SIM_STATE_DIR"] = str(state_dir)
+    from ..servers import launch_permit
+
+    launch_permit.grant(root / PERMIT_NAME)   # revoked first thing by Demo.stop
 
     python = shlex.quote(sys.executable)
     from ..sim.shim import install_shim

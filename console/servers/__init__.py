@@ -5,6 +5,7 @@
 - `records`   what gpudeck remembers about each launch (for re-attach after a restart)
 - `lifecycle` launch detached, poll state, readiness, clean kill, adopt
 - `signals`   signal a server and only the server
+- `launch_permit` a file a launch needs to start its server, when the console names one (the demo)
 - `monitor`   one launched server followed: log, readiness, end, and why it ended
 - `logtail`   follow a log by byte offset through the Host, resuming after drops
 - `procs`     inference processes, ports and GPU memory already in use on the host

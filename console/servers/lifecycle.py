@@ -2,8 +2,9 @@
 
 The server runs under a small wrapper started with `setsid`, so it outlives
 the console and the SSH connection. The wrapper starts the script in a
-process group of its own, writes that group's id beside the log, and writes
-the exit status to `<log>.exit` when the script ends. Killing the group
+process group of its own (whose leader writes the group's id beside the log
+once the group exists), and writes the exit status to `<log>.exit` when the
+script ends. Killing the group
 therefore never kills the wrapper, and the exit status is always recorded.
 The server's environment carries `GPUDECK_LAUNCH_ID`, so a process that left
 the group (a `setsid` inside the script) is still found after a stop.
@@ -18,19 +19,25 @@ from ..hosts import Host, HostError
 from ..session import HostSession
 from ..store import launches
 from ..store.launches import LaunchRecord
-from . import pgid_file
+from . import launch_permit, pgid_file
 from .launching import DEFAULT_LOG_DIR, LaunchError, StopResult, Survivor, absolute, safe_stem
+
+# The server half (after `setsid`, in its own group, carrying the launch mark) writes its group's
+# id itself, so `<exit file>.pgid` never names a group that does not exist yet: written by the
+# wrapper right after the fork, a kill read from it could land before the group was made, miss,
+# and leave the server to start unsupervised. It then checks the launch permit, and only then
+# becomes the script (same pid: the group's leader).
+SERVER_HALF = 'echo $$ > "$1.pgid" || exit 96; ' + launch_permit.SHELL_CHECK + '; shift; exec "$@"'
+assert "'" not in SERVER_HALF   # it goes into the wrapper between single quotes
 
 WRAPPER = r"""
 script=$1; log=$2; exitf=$3; launch=$4
 cd "$(dirname -- "$script")" || exit 97
 if [ -x "$script" ]; then set -- "$script"; else set -- sh -- "$script"; fi
-GPUDECK_LAUNCH_ID=$launch setsid "$@" >> "$log" 2>&1 < /dev/null &
-child=$!
-echo "$child" > "$exitf.pgid"
-wait "$child"
+GPUDECK_LAUNCH_ID=$launch setsid sh -c 'SERVER_HALF' gpudeck-server "$exitf" "$@" >> "$log" 2>&1 < /dev/null &
+wait $!
 echo $? > "$exitf.tmp" && mv "$exitf.tmp" "$exitf"
-"""
+""".replace("SERVER_HALF", SERVER_HALF)
 
 @dataclass
 class PreflightWarning:
