@@ -36,6 +36,15 @@ was about 20 ms), and asyncssh is imported without ctypes running the compiler a
 to look for liboqs (console/hosts/ssh_import.py: 60-170 ms on a busy machine). What is left
 beyond the peer is Python's start with asyncssh's imports (about 130 ms), the handshake in
 Python, and the stand-in started twice (the process list, then the GPUs).
+
+nvidia-smi answers one selective query per run, so the process list and the GPUs are two runs;
+since 2026-12-02 they start together in the one session (console/gpus/apps_first.py) instead of
+one after the other. Same VM, bytecode compiled, 9 alternated runs, "base" the commit before:
+
+    the stand-in as is (its start is Python's, CPU-bound on 2 cores; load 0.4-0.8):
+      the peer 325 ms · gpudeck gpus -p 422 ms, 1.30x · base 430 ms, 1.32x
+    --smi-start-ms 100 (each run waits 100 ms on "the driver", as nvidia-smi does; load 0.7-0.8):
+      the peer 425 ms · gpudeck gpus -p 515 ms, 1.21x · base 632 ms, 1.49x
 """
 from __future__ import annotations
 
