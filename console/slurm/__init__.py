@@ -10,5 +10,6 @@ profile's host (the login node, local or over SSH), always under `timeout`
   jobs.py      `scontrol show job -o` parsed; sbatch, scancel
   ending.py    a job's end (state, exit code, who cancelled) as process evidence
   launch.py    a launch script as a job: submit, follow, stop
+  unanswered.py  a live job Slurm did not answer about: unknown, never taken for ended
   ranks.py     per-rank logs of a multi-node job, readiness and crash per rank
 """
