@@ -25,6 +25,7 @@ from ..servers.triage import TriageResult, classify_text
 from ..servers.triage.verdict import CAUSES
 from ..session import HostSession
 from . import directives, unanswered
+from .accounting import accounted_end
 from .ending import JobEnd, job_end
 from .fields import null, parse_record
 from .jobs import JobInfo, cancel, parse_sbatch, show_job
@@ -162,19 +163,16 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
     s = record.slurm
     job = await show_job(session.host, s["job_id"])
     unanswered.clear(record)
-    if job is None:  # Slurm no longer knows it (past MinJobAge): its end is unknown
-        end = JobEnd("UNKNOWN", None, None, record.kill_requested, "stopped" if record.kill_requested else "unknown",
-                     "Slurm no longer knows the job; its end state is unknown")
-        await _ended(session, record, None, end)
+    if job is None:  # the controller no longer knows it (past MinJobAge): accounting may
+        _stop_asked_elsewhere(session, record)
+        await _ended(session, record, None, await _forgotten_end(session, record))
     else:
         s.update(state=job.state, nodes=job.nodes, batch_host=job.batch_host, num_tasks=job.num_tasks,
                  num_nodes=job.num_nodes, gpus=job.gpus)
         if job.live:
             await _running(session, record, job)
         else:
-            on_disk = launches.get(session.name, record.id)  # a stop asked by another process counts too
-            if on_disk is not None and on_disk.kill_requested:
-                record.kill_requested = True
+            _stop_asked_elsewhere(session, record)
             end = job_end(job.state, job.exit_status, job.exit_signal, record.kill_requested)
             await _ended(session, record, job, end)
     after = json.dumps(record.to_json(), sort_keys=True, default=str)
@@ -182,6 +180,24 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
         launches.save(session.name, record)
         return True
     return False
+
+
+def _stop_asked_elsewhere(session: HostSession, record: LaunchRecord) -> None:
+    """A stop asked for by another process (a CLI call, another console) counts too."""
+    on_disk = launches.get(session.name, record.id)
+    if on_disk is not None and on_disk.kill_requested:
+        record.kill_requested = True
+
+
+async def _forgotten_end(session: HostSession, record: LaunchRecord) -> JobEnd:
+    """How a job the controller has forgotten ended: accounting's state and ExitCode where the
+    cluster keeps accounting, else unknown (a stop we asked for is still a stop)."""
+    found = await accounted_end(session.host, record.slurm["job_id"])
+    end = job_end(found.state, found.exit_status, found.exit_signal, record.kill_requested) if found else None
+    if end is not None:
+        return end
+    return JobEnd("UNKNOWN", None, None, record.kill_requested, "stopped" if record.kill_requested else "unknown",
+                  "Slurm no longer knows the job and its accounting gave no end; its end state is unknown")
 
 
 async def _running(session: HostSession, record: LaunchRecord, job: JobInfo) -> None:
