@@ -10,7 +10,7 @@ meanwhile the last sample is re-issued marked `sample_stale`, with its time.
 A one-shot reading (`sample_once`) asks for the process list in the GPU
 stream's own session instead (`apps_first`): every session pays the host's
 login shell, which on many hosts costs more than nvidia-smi itself. Both
-queries start together there (`apps_first.command`).
+queries start together there (`one_shot.command`).
 """
 from __future__ import annotations
 
@@ -22,9 +22,8 @@ from typing import AsyncIterator, Sequence
 
 from console.hosts import Host, HostError, LocalHost
 
-from . import apps_first as one_shot
 from . import fields as F
-from . import values
+from . import one_shot, values
 from .errors import not_found_message, recognise, smi_missing
 from .flags import STALE_SAMPLES, FlagTracker
 from .model import GPU, NO_DRIVER, OK, UNPARSED, UNREACHABLE, GPUProcess, Snapshot, known
@@ -159,8 +158,8 @@ class Sampler:
                             continue
                         if not line.strip():
                             continue
-                        if self.apps_first and one_shot.exit_status(line) is not None:
-                            smi_status = one_shot.exit_status(line)
+                        if self.apps_first and (ended := one_shot.exit_status(line)) is not None:
+                            smi_status = ended
                             continue
                         try:
                             gpu, count = self._read_row(line)

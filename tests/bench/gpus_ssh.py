@@ -38,7 +38,7 @@ beyond the peer is Python's start with asyncssh's imports (about 130 ms), the ha
 Python, and the stand-in started twice (the process list, then the GPUs).
 
 nvidia-smi answers one selective query per run, so the process list and the GPUs are two runs;
-since 2026-12-02 they start together in the one session (console/gpus/apps_first.py) instead of
+since 2026-12-02 they start together in the one session (console/gpus/one_shot.py) instead of
 one after the other. Same VM, bytecode compiled, 9 alternated runs, "base" the commit before:
 
     the stand-in as is (its start is Python's, CPU-bound on 2 cores; load 0.4-0.8):
