@@ -317,6 +317,8 @@ def _unanswered(session: HostSession, record: LaunchRecord, exc: Exception) -> b
     on_disk = launches.get(session.name, record.id)
     if on_disk is not None and on_disk.kill_requested and not record.kill_requested:
         record.kill_requested, record.state = True, on_disk.state
+        if not record.live:   # that stop has already ended it
+            unanswered.clear(record)
     launches.save(session.name, record)
     return True
 
