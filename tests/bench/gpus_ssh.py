@@ -41,10 +41,10 @@ nvidia-smi answers one selective query per run, so the process list and the GPUs
 since 2026-12-02 they start together in the one session (console/gpus/one_shot.py) instead of
 one after the other. Same VM, bytecode compiled, 9 alternated runs, "base" the commit before:
 
-    the stand-in as is (its start is Python's, CPU-bound on 2 cores; load 0.4-0.8):
-      the peer 325 ms · gpudeck gpus -p 422 ms, 1.30x · base 430 ms, 1.32x
+    the stand-in as is (its start is Python's, CPU-bound on 2 cores; load 0.4-0.8, two benches):
+      the peer 307-325 ms · gpudeck gpus -p 407-422 ms, 1.30-1.33x · base 413-430 ms, 1.32-1.34x
     --smi-start-ms 100 (each run waits 100 ms on "the driver", as nvidia-smi does; load 0.7-0.8):
-      the peer 425 ms · gpudeck gpus -p 515 ms, 1.21x · base 632 ms, 1.49x
+      the peer 414-425 ms · gpudeck gpus -p 511-515 ms, 1.21-1.24x · base 632-647 ms, 1.49-1.56x
 """
 from __future__ import annotations
 
