@@ -29,6 +29,7 @@ from .pane import Pane
 STATE_BADGE = {
     "launching": ("◌ launching", "yellow"), "loading": ("◌ loading", "yellow"), "ready": ("● ready", "green"),
     "stopping": ("◌ stopping", "yellow"), "stopped": ("○ stopped", "grey50"), "crashed": ("✖ crashed", "bold red"),
+    "unknown": ("? unknown", "yellow"),   # a live Slurm job Slurm has not answered about
 }
 # the tab title counts each config's newest launch by its mark, in this order
 SUMMARY_MARKS = (("●", ("ready",)), ("◌", ("launching", "loading", "stopping")), ("✖", ("crashed",)))

@@ -7,15 +7,15 @@ as its last row arrives. Processes come from a slower `--query-compute-apps`
 poll. When the stream dies or goes silent it is restarted with backoff, and
 meanwhile the last sample is re-issued marked `sample_stale`, with its time.
 
-A one-shot reading (`sample_once`) asks for the process list at the head of
-the same session instead (`apps_first`): every session pays the host's login
-shell, which on many hosts costs more than nvidia-smi itself.
+A one-shot reading (`sample_once`) asks for the process list in the GPU
+stream's own session instead (`apps_first`): every session pays the host's
+login shell, which on many hosts costs more than nvidia-smi itself. Both
+queries start together there (`one_shot.command`).
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import shlex
 import time
 from dataclasses import replace
 from typing import AsyncIterator, Sequence
@@ -23,7 +23,7 @@ from typing import AsyncIterator, Sequence
 from console.hosts import Host, HostError, LocalHost
 
 from . import fields as F
-from . import values
+from . import one_shot, values
 from .errors import not_found_message, recognise, smi_missing
 from .flags import STALE_SAMPLES, FlagTracker
 from .model import GPU, NO_DRIVER, OK, UNPARSED, UNREACHABLE, GPUProcess, Snapshot, known
@@ -32,7 +32,7 @@ from .parse_csv import SEP, BadLine, parse_app_line, parse_gpu_line
 BACKOFF_START_S = 0.5
 BACKOFF_MAX_S = 30.0
 MISSING_RETRY_S = 300.0  # no nvidia-smi on the host: someone has to install it; look again rarely
-APPS_END = "--gpudeck-apps-end--"  # ends the process list at the head of an apps-first stream
+APPS_END = one_shot.APPS_END  # ends the process list at the head of an apps-first stream
 
 
 def backoff_delay(failures: int) -> float:
@@ -44,8 +44,8 @@ class Sampler:
 
     `smi_command` replaces the `nvidia-smi` argv (a stand-in, a container
     wrapper). `use_nvml=None` means: NVML for a LocalHost when it loads.
-    `apps_first`: read the process list once, in the GPU stream's own session,
-    before its first sample, rather than polling it in sessions of its own.
+    `apps_first`: read the process list once, in the GPU stream's own session and
+    started with it, before its first sample, rather than polling it in sessions of its own.
     """
 
     def __init__(self, host: Host, interval_s: float = 1.0, *, smi_command: Sequence[str] | None = None,
@@ -115,7 +115,7 @@ class Sampler:
         gpus = self.smi + ["--query-gpu=" + ",".join(self.fields), "--format=csv,noheader,nounits", "-lms", str(ms)]
         if not self.apps_first:
             return gpus
-        return ["sh", "-c", f"{shlex.join(self.apps_argv())}; echo {APPS_END}; exec {shlex.join(gpus)}"]
+        return one_shot.command(self.apps_argv(), gpus)
 
     def apps_argv(self) -> list[str]:
         return self.smi + ["--query-compute-apps=" + ",".join(F.APPS_FIELDS), "--format=csv,noheader,nounits"]
@@ -132,6 +132,8 @@ class Sampler:
             got_sample = False
             stream = None
             apps: list[str] | None = [] if self.apps_first else None   # the head's process list, until APPS_END
+            smi_status: int | None = None   # apps-first: the GPU query's own status, from its last line
+            status: int | None = None       # nvidia-smi's exit status, when it ended by itself
             try:
                 stream = self.host.stream(self.stream_argv())
                 async with stream as lines:
@@ -156,6 +158,9 @@ class Sampler:
                             continue
                         if not line.strip():
                             continue
+                        if self.apps_first and (ended := one_shot.exit_status(line)) is not None:
+                            smi_status = ended
+                            continue
                         try:
                             gpu, count = self._read_row(line)
                         except BadLine:
@@ -170,8 +175,10 @@ class Sampler:
                             got_sample = True
                             yield self._emit(group)
                             group = []
-                if stream.returncode is not None:
-                    reason = f"nvidia-smi exited with status {stream.returncode}"
+                # apps-first, the session's status is its pass-through's: nvidia-smi's came in a line
+                status = smi_status if self.apps_first else stream.returncode
+                if status is not None:
+                    reason = f"nvidia-smi exited with status {status}"
             except HostError as exc:
                 reason = str(exc)
                 other_lines.append(reason)
@@ -187,7 +194,7 @@ class Sampler:
                 continue
             failures = 0 if got_sample else failures + 1
             error = recognise(tail)
-            if not got_sample and smi_missing(stream.returncode if stream is not None else None, tail):
+            if not got_sample and smi_missing(status, tail):
                 message = not_found_message(self.host.name) if self.smi == ["nvidia-smi"] \
                     else f"{self.smi[0]} not found on {self.host.name}"
                 self.next_retry_s = self.missing_retry_s

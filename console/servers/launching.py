@@ -102,7 +102,9 @@ def where(record) -> str:
     s = record.slurm
     nodes = ",".join(n for n in s.get("nodes") or [] if isinstance(n, str)) or "no node yet"
     rank = f" · rank {s['failed_rank']} on {s.get('failed_node')}" if isinstance(s.get("failed_rank"), int) else ""
-    return f"job {jid} ({s.get('state')}) on {nodes}{rank}"
+    from ..slurm.unanswered import describe
+
+    return f"job {jid} ({s.get('state')}) on {nodes}{rank}{describe(record)}"
 
 
 def stop_line(record, result: StopResult) -> str:

@@ -9,6 +9,8 @@ profile's host (the login node, local or over SSH), always under `timeout`
   nodes.py     `scontrol show node -o -d` + `squeue` parsed into node rows
   jobs.py      `scontrol show job -o` parsed; sbatch, scancel
   ending.py    a job's end (state, exit code, who cancelled) as process evidence
+  accounting.py  a forgotten job's end from `sacct`, where the cluster keeps accounting
   launch.py    a launch script as a job: submit, follow, stop
+  unanswered.py  a live job Slurm did not answer about: unknown, never taken for ended
   ranks.py     per-rank logs of a multi-node job, readiness and crash per rank
 """

@@ -24,7 +24,8 @@ from ..store.launches import LaunchRecord
 from ..servers.triage import TriageResult, classify_text
 from ..servers.triage.verdict import CAUSES
 from ..session import HostSession
-from . import directives
+from . import directives, unanswered
+from .accounting import accounted_end
 from .ending import JobEnd, job_end
 from .fields import null, parse_record
 from .jobs import JobInfo, cancel, parse_sbatch, show_job
@@ -161,19 +162,17 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
     before = json.dumps(record.to_json(), sort_keys=True, default=str)
     s = record.slurm
     job = await show_job(session.host, s["job_id"])
-    if job is None:  # Slurm no longer knows it (past MinJobAge): its end is unknown
-        end = JobEnd("UNKNOWN", None, None, record.kill_requested, "stopped" if record.kill_requested else "unknown",
-                     "Slurm no longer knows the job; its end state is unknown")
-        await _ended(session, record, None, end)
+    unanswered.clear(record)
+    if job is None:  # the controller no longer knows it (past MinJobAge): accounting may
+        _stop_asked_elsewhere(session, record)
+        await _ended(session, record, None, await _forgotten_end(session, record))
     else:
         s.update(state=job.state, nodes=job.nodes, batch_host=job.batch_host, num_tasks=job.num_tasks,
                  num_nodes=job.num_nodes, gpus=job.gpus)
         if job.live:
             await _running(session, record, job)
         else:
-            on_disk = launches.get(session.name, record.id)  # a stop asked by another process counts too
-            if on_disk is not None and on_disk.kill_requested:
-                record.kill_requested = True
+            _stop_asked_elsewhere(session, record)
             end = job_end(job.state, job.exit_status, job.exit_signal, record.kill_requested)
             await _ended(session, record, job, end)
     after = json.dumps(record.to_json(), sort_keys=True, default=str)
@@ -181,6 +180,24 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
         launches.save(session.name, record)
         return True
     return False
+
+
+def _stop_asked_elsewhere(session: HostSession, record: LaunchRecord) -> None:
+    """A stop asked for by another process (a CLI call, another console) counts too."""
+    on_disk = launches.get(session.name, record.id)
+    if on_disk is not None and on_disk.kill_requested:
+        record.kill_requested = True
+
+
+async def _forgotten_end(session: HostSession, record: LaunchRecord) -> JobEnd:
+    """How a job the controller has forgotten ended: accounting's state and ExitCode where the
+    cluster keeps accounting, else unknown (a stop we asked for is still a stop)."""
+    found = await accounted_end(session.host, record.slurm["job_id"])
+    end = job_end(found.state, found.exit_status, found.exit_signal, record.kill_requested) if found else None
+    if end is not None:
+        return end
+    return JobEnd("UNKNOWN", None, None, record.kill_requested, "stopped" if record.kill_requested else "unknown",
+                  "Slurm no longer knows the job and its accounting gave no end; its end state is unknown")
 
 
 async def _running(session: HostSession, record: LaunchRecord, job: JobInfo) -> None:
@@ -284,11 +301,26 @@ async def crash_verdict(session: HostSession, record: LaunchRecord, end: JobEnd)
 
 
 async def poll(session: HostSession, record: LaunchRecord) -> bool:
-    """One look for a monitor: True when the record changed; a Slurm or host outage changes nothing."""
+    """One look for a monitor: True when the record changed. A Slurm or host outage ends nothing:
+    the job's state is unknown until Slurm answers again (`unanswered`)."""
     try:
         return await refresh(session, record)
-    except (SlurmError, HostError):
+    except (SlurmError, HostError) as exc:
+        return _unanswered(session, record, exc)
+
+
+def _unanswered(session: HostSession, record: LaunchRecord, exc: Exception) -> bool:
+    """Note the outage on the record (saved when the note is new); a stop another process asked
+    for meanwhile is kept, not overwritten by this copy."""
+    if not unanswered.mark(record, str(exc)):
         return False
+    on_disk = launches.get(session.name, record.id)
+    if on_disk is not None and on_disk.kill_requested and not record.kill_requested:
+        record.kill_requested, record.state = True, on_disk.state
+        if not record.live:   # that stop has already ended it
+            unanswered.clear(record)
+    launches.save(session.name, record)
+    return True
 
 
 async def monitor_poll(monitor) -> None:
@@ -308,14 +340,17 @@ async def monitor_poll(monitor) -> None:
 
 
 async def reattach(session: HostSession) -> list[LaunchRecord]:
-    """Refresh every live job record of the profile (what `lifecycle.reattach` does for processes)."""
+    """Refresh every live job record of the profile (what `lifecycle.reattach` does for processes).
+
+    A job Slurm did not answer about is returned too, still live and marked unknown, so a console
+    watches it and its end is seen once Slurm answers again."""
     changed = []
     for record in launches.load_all(session.name):
         if record.live and job_id(record):
             try:
                 await refresh(session, record)
-            except (SlurmError, HostError):
-                continue
+            except (SlurmError, HostError) as exc:
+                _unanswered(session, record, exc)
             changed.append(record)
     return changed
 

@@ -71,8 +71,13 @@ class LaunchRecord:
     @property
     def shown_state(self) -> str:
         """The state every view shows: `crashed` also for a server alive but judged dead by its log
-        or its silence (a hang, an engine error), so the row, the tab title and the chip agree."""
-        return "crashed" if self.live and self.crash_class else self.state
+        or its silence (a hang, an engine error), so the row, the tab title and the chip agree;
+        `unknown` for a live Slurm job Slurm has not answered about (console.slurm.unanswered)."""
+        if self.live and self.crash_class:
+            return "crashed"
+        if self.live and isinstance(self.slurm, dict) and isinstance(self.slurm.get("unanswered"), dict):
+            return "unknown"
+        return self.state
 
     @property
     def time_to_ready_s(self) -> float | None:

@@ -8,11 +8,14 @@ and gpudeck once, in alternating order, as fresh processes; the figure is the
 ratio of their medians, with the load average.
 
     .venv/bin/python tests/bench/gpus_ssh.py [--runs 7] [--ticks ticks-busy-8x.csv] [--base CHECKOUT] [--cold]
+                                             [--smi-start-ms N]
 
 `--base` runs another checkout's gpudeck in the same rounds (before/after). Each checkout's
 bytecode is compiled once first, as an installed gpudeck has it; `--cold` skips that (with
 PYTHONDONTWRITEBYTECODE=1 and no __pycache__, as on the VM the earlier figures came from, every
-run then compiles gpudeck's own modules from source).
+run then compiles gpudeck's own modules from source). `--smi-start-ms N` makes each stand-in run
+wait N ms before it answers, as a real nvidia-smi waits on the driver without using a core (the
+stand-in's own start is Python's, CPU-bound on a busy 2-core machine, unlike nvidia-smi's).
 
 Figures (2-core VM shared with other jobs, 2026-12-01, median and range of 9 alternated runs;
 "before" is --base at the commit before this work):
@@ -33,6 +36,15 @@ was about 20 ms), and asyncssh is imported without ctypes running the compiler a
 to look for liboqs (console/hosts/ssh_import.py: 60-170 ms on a busy machine). What is left
 beyond the peer is Python's start with asyncssh's imports (about 130 ms), the handshake in
 Python, and the stand-in started twice (the process list, then the GPUs).
+
+nvidia-smi answers one selective query per run, so the process list and the GPUs are two runs;
+since 2026-12-02 they start together in the one session (console/gpus/one_shot.py) instead of
+one after the other. Same VM, bytecode compiled, 9 alternated runs, "base" the commit before:
+
+    the stand-in as is (its start is Python's, CPU-bound on 2 cores; load 0.4-0.8, two benches):
+      the peer 307-325 ms · gpudeck gpus -p 407-422 ms, 1.30-1.33x · base 413-430 ms, 1.32-1.34x
+    --smi-start-ms 100 (each run waits 100 ms on "the driver", as nvidia-smi does; load 0.7-0.8):
+      the peer 414-425 ms · gpudeck gpus -p 511-515 ms, 1.21-1.24x · base 632-647 ms, 1.49-1.56x
 """
 from __future__ import annotations
 
@@ -90,6 +102,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--ticks", default="ticks-busy-8x.csv", help="the stand-in's sample file (tests/fixtures/nvidia-smi)")
     ap.add_argument("--base", help="another checkout, run in the same rounds")
+    ap.add_argument("--smi-start-ms", type=int, default=0,
+                    help="each stand-in run waits this long before answering (nvidia-smi waiting on the driver)")
     ap.add_argument("--cold", action="store_true",
                     help="do not compile the checkouts' bytecode first (with PYTHONDONTWRITEBYTECODE=1 and no "
                          "__pycache__ there, every run then compiles gpudeck's modules from source)")
@@ -101,7 +115,8 @@ def main() -> None:
     sshd.start()
     try:
         real = shutil.which("nvidia-smi")
-        smi = ["nvidia-smi"] if real else standin_command(args.ticks, "apps-none.csv")
+        start = ["--start-ms", str(args.smi_start_ms)] if args.smi_start_ms else []
+        smi = ["nvidia-smi"] if real else standin_command(args.ticks, "apps-none.csv", *start)
         home = base_dir / "home"
         home.mkdir()
         _profile(home, sshd, [] if real else smi)
@@ -127,7 +142,8 @@ def main() -> None:
                     figures[name].append(_timed([sys.executable, "-m", "console", "gpus", "-p", "bench"],
                                                 dict(env, PYTHONPATH=str(tree)), tree))
         print(load_line(loads))
-        print(f"nvidia-smi on the host: {'the real one' if real else 'the stand-in replaying ' + args.ticks}")
+        waits = f", waiting {args.smi_start_ms} ms per run" if args.smi_start_ms and not real else ""
+        print(f"nvidia-smi on the host: {'the real one' if real else 'the stand-in replaying ' + args.ticks}{waits}")
         for name, values in figures.items():
             label = "raw ssh + nvidia-smi (the peer)" if name == "peer" else f"gpudeck gpus -p [{name}]"
             print(f"{label}: median {statistics.median(values) * 1000:.0f} ms, min {min(values) * 1000:.0f} ms "
