@@ -9,8 +9,10 @@ What runs:
   runs `--num-prompts` 12 a stream, about a minute);
 - gpudeck: the demo world (`console.demo.setup`) with its Bench form
   remembered as one 512-stream level against that source, the console in tmux
-  160x45. Idle: digit keys 1-6 in a shuffled order, each timed from the key to
-  the end of the output burst after which the screen shows that tab's body
+  160x45. First each tab is shown once, in order, and timed apart: a tab's
+  first showing lays out and draws its widgets for the first time. Idle: digit
+  keys 1-6 in a shuffled order, each timed from the key to the end of the
+  output burst after which the screen shows that tab's body
   (tests/bench/tmux_probe.py). Then `3 r y` starts the sweep from the Bench
   tab; the console's CPU is read from /proc over `--cpu-s` seconds with the
   Bench tab on screen, then the keys are timed again while the sweep runs;
@@ -233,6 +235,20 @@ def _time_keys(probe: Probe, tabs: dict[str, str], count: int, rng: random.Rando
     return out
 
 
+def _first_visits(probe: Probe, tabs: dict[str, str]) -> list[float]:
+    """Each tab shown once, from the first: a tab's first showing lays out and draws its widgets
+    for the first time (charts sized, tables measured), so it is timed apart from the steady state."""
+    out = []
+    for key in [*list(tabs)[1:], next(iter(tabs))]:
+        t0 = probe.send(key)
+        try:
+            out.append(probe.wait_for([tabs[key]], t0, timeout=30))
+        except TimeoutError:
+            out.append(float("inf"))
+        time.sleep(0.3)
+    return out
+
+
 def _time_keys_cpu(probe: Probe, tabs: dict[str, str], count: int, rng: random.Random, pid: int,
                    idle_cpu: float) -> tuple[list[float], float]:
     """The keys' latencies, and the CPU seconds one switch costs beyond what the idle app uses
@@ -263,6 +279,7 @@ def run_console(cwd: Path, port: int, args, tmp: str, rng: random.Random) -> dic
         probe.wait_for(["1 GPUs", GPUDECK_TABS["1"]], time.perf_counter(), timeout=60)
         pid = _app_pid(probe)
         time.sleep(2)
+        first = _first_visits(probe, GPUDECK_TABS)
         idle_cpu = _cpu_percent(pid, args.cpu_s)
         idle, switch_cpu = _time_keys_cpu(probe, GPUDECK_TABS, args.keys, rng, pid, idle_cpu)
         probe.send("3")
@@ -278,8 +295,8 @@ def run_console(cwd: Path, port: int, args, tmp: str, rng: random.Random) -> dic
         probe.send("3")
         probe.wait_for([GPUDECK_TABS["3"]], time.perf_counter())
         still = "■ running" in probe.screen()
-        return {"idle": idle, "sweep": sweep, "idle_cpu": idle_cpu, "sweep_cpu": sweep_cpu, "still_running": still,
-                "switch_cpu": switch_cpu}
+        return {"first": first, "idle": idle, "sweep": sweep, "idle_cpu": idle_cpu, "sweep_cpu": sweep_cpu,
+                "still_running": still, "switch_cpu": switch_cpu}
     finally:
         probe.close()
 
@@ -292,6 +309,7 @@ def run_peer(port: int, args, tmp: str, rng: random.Random) -> dict:
         probe.wait_for([PEER_TABS["1"]], time.perf_counter(), timeout=60)
         pid = _app_pid(probe)
         time.sleep(2)
+        first = _first_visits(probe, PEER_TABS)
         idle_cpu = _cpu_percent(pid, args.cpu_s)
         idle, switch_cpu = _time_keys_cpu(probe, PEER_TABS, args.keys, rng, pid, idle_cpu)
         env = {**os.environ, "GPUDECK_HOME": os.path.join(tmp, "peer-home"), "TMPDIR": tmp}
@@ -304,7 +322,7 @@ def run_peer(port: int, args, tmp: str, rng: random.Random) -> dict:
         time.sleep(args.output_len * args.interval_ms / 1000 + 3)
         sweep_cpu = _cpu_percent(pid, args.cpu_s)
         sweep = _time_keys(probe, PEER_TABS, args.keys, rng)
-        return {"idle": idle, "sweep": sweep, "idle_cpu": idle_cpu, "sweep_cpu": sweep_cpu,
+        return {"first": first, "idle": idle, "sweep": sweep, "idle_cpu": idle_cpu, "sweep_cpu": sweep_cpu,
                 "still_running": sweep_proc.poll() is None, "switch_cpu": switch_cpu}
     finally:
         if sweep_proc is not None:
@@ -349,7 +367,7 @@ def main() -> None:
                     else:
                         r = run_console(Path(args.base).resolve() if kind == "base" else ROOT, port, args, tmp, rng)
                     results[kind].append(r)
-                    print(f"repeat {rep + 1} {kind:8s} idle p50 {pct(r['idle'], .5) * 1000:5.0f} p99 "
+                    print(f"repeat {rep + 1} {kind:8s} first visits max {max(r['first']) * 1000:4.0f} ms · idle p50 {pct(r['idle'], .5) * 1000:5.0f} p99 "
                           f"{pct(r['idle'], .99) * 1000:5.0f} ms · sweep p50 {pct(r['sweep'], .5) * 1000:5.0f} "
                           f"p99 {pct(r['sweep'], .99) * 1000:5.0f} ms · CPU idle {r['idle_cpu']:.1f}% sweep "
                           f"{r['sweep_cpu']:.1f}% · CPU per idle switch {r['switch_cpu'] * 1000:.0f} ms"
@@ -370,6 +388,9 @@ def main() -> None:
                   f"({_ratio(values, peer_values, .5)} peer)  p99 {pct(values, .99) * 1000:5.0f} ms "
                   f"({_ratio(values, peer_values, .99)} peer)  CPU {statistics.median(cpu):.1f}% "
                   f"({min(cpu):.1f}-{max(cpu):.1f})")
+    for kind, rs in results.items():
+        first = [v for r in rs for v in r["first"]]
+        print(f"  {kind:8s} first visit of each tab: p50 {pct(first, .5) * 1000:5.0f} ms, max {max(first) * 1000:5.0f} ms")
     for kind, rs in results.items():
         per = [r["switch_cpu"] * 1000 for r in rs]
         print(f"  {kind:8s} CPU per idle switch {statistics.median(per):5.1f} ms ({min(per):.1f}-{max(per):.1f})")
