@@ -56,6 +56,7 @@ class LaunchRecord:
     escaped: list[int] = field(default_factory=list)  # pids still alive after the stop (left the group)
     effective: dict | None = None  # the flags the server's log says it runs with, once seen
     slurm: dict | None = None  # a Slurm job: job id, nodes, batch host, rank logs (console.slurm.launch)
+    unreached: dict | None = None  # live, but its host did not answer the last look (console.servers.unreached)
 
     def __post_init__(self) -> None:
         if self.crash_class is not None:
@@ -72,10 +73,13 @@ class LaunchRecord:
     def shown_state(self) -> str:
         """The state every view shows: `crashed` also for a server alive but judged dead by its log
         or its silence (a hang, an engine error), so the row, the tab title and the chip agree;
-        `unknown` for a live Slurm job Slurm has not answered about (console.slurm.unanswered)."""
+        `unknown` for a live Slurm job Slurm has not answered about (console.slurm.unanswered) and
+        for a live launch whose host did not answer the last look (console.servers.unreached)."""
         if self.live and self.crash_class:
             return "crashed"
         if self.live and isinstance(self.slurm, dict) and isinstance(self.slurm.get("unanswered"), dict):
+            return "unknown"
+        if self.live and isinstance(self.unreached, dict):
             return "unknown"
         return self.state
 
@@ -110,7 +114,7 @@ class LaunchRecord:
 _TEXT = {"script", "log", "exit_file", "crash_class", "crash_record", "command", "state"}
 _WHOLE = {"pid", "pgid", "exit_status", "port"}
 _TIME = {"started_at", "ready_at", "stopped_at"}
-_TABLE = {"flags", "effective", "slurm"}
+_TABLE = {"flags", "effective", "slurm", "unreached"}
 _FLAG = {"adopted", "kill_requested"}
 
 
