@@ -223,6 +223,8 @@ class ServerPane(Pane):
             self._draw_configs()
 
     def _since(self, record: LaunchRecord, now: float) -> str:
+        if record.shown_state == "unknown":  # it may have ended meanwhile: how long it runs is not known
+            return duration(None)
         if record.live:
             return duration(now - record.started_at)
         return clock(record.stopped_at or record.started_at)

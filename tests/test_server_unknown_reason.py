@@ -35,7 +35,8 @@ async def _reason_on_screen(app: GpudeckApp, pilot, config: str, says: str) -> s
     await wait_until(pilot, lambda: pane.selected == config and line.display and says in str(line.render()),
                      what=f"the reason {config} is unknown")
     assert line.region.height >= 1, "the reason line takes no room on screen"
-    assert str(pane.query_one("#configs").get_row(config)[1]) == "? unknown"  # the row's state mark
+    row = [str(cell) for cell in pane.query_one("#configs").get_row(config)]
+    assert row[1:] == ["? unknown", "N/A"], "an unknown launch's row reads as running for a known time"
     return str(line.render())
 
 
@@ -75,3 +76,53 @@ async def test_a_slurm_job_slurm_does_not_answer_about_shows_unknown_and_why(tmp
     assert "? unknown · Slurm not answering since " in shown
     assert "Unable to contact slurm" in shown and "controller" in shown
     assert is_clean(shown) and "\x1b" not in shown and "\x07" not in shown, "the error's controls reached the screen"
+
+
+async def test_the_tab_follows_a_launch_through_an_outage_to_its_end(ssh_profile, sshd, tmp_path):
+    """Real sshd: launched over SSH, the sshd stops before the console starts, the server ends during
+    the outage; once the sshd is back the row reads crashed (the exit file's status 3), the reason
+    goes, and the configs come from the host again (one the records never named among them)."""
+    from pathlib import Path
+
+    from console.servers import lifecycle
+    from console.session import HostSession
+
+    scripts, go = tmp_path / "scripts", tmp_path / "go"
+    scripts.mkdir()
+    ssh_profile.server.scripts_dir = str(scripts)
+    ssh_profile.server.log_dir = str(tmp_path / "logs")
+    store.save(ssh_profile)
+    script = scripts / "short.sh"
+    script.write_text(f"#!/bin/sh\nwhile [ ! -e {go} ]; do sleep 0.1; done\nexit 3\n")
+    script.chmod(0o755)
+    session = HostSession.open(ssh_profile)
+    try:
+        record = await lifecycle.launch(session, "short", str(script))
+    finally:
+        await session.host.close()
+    (scripts / "other.sh").write_text("#!/bin/sh\nexec sleep 300\n")
+    sshd.stop()
+    try:
+        app = GpudeckApp(profile_name=ssh_profile.name)
+        async with app.run_test(size=(160, 45)) as pilot:
+            pane = app.panes["server"]
+            line = pane.query_one("#metrics")
+            try:
+                shown = await _reason_on_screen(app, pilot, "short", "connection refused")
+                assert [c.name for c in pane.configs] == ["short"]  # named by the launch record alone
+                go.touch()
+                await wait_until(pilot, lambda: Path(record.exit_file).exists(), what="the exit file")
+                assert str(pane.query_one("#configs").get_row("short")[1]) == "? unknown"
+            finally:
+                sshd.start()
+            await pilot.press("ctrl+r")  # the operator's "reconnect now": no wait for the backoff
+            await wait_until(pilot, lambda: str(pane.query_one("#configs").get_row("short")[1]) == "✖ crashed",
+                             seconds=60, what="the ended launch's row")
+            await wait_until(pilot, lambda: [c.name for c in pane.configs] == ["other", "short"],
+                             what="the configs read from the host again")
+            assert pane.latest["short"].exit_status == 3
+            await wait_until(pilot, lambda: not line.display or "unknown" not in str(line.render()),
+                             what="the reason gone")
+    finally:
+        go.touch()
+    assert "host not answering since " in shown
