@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,11 @@ def scripts_profile(ssh_profile, tmp_path):
     ssh_profile.server.log_dir = str(tmp_path / "logs")
     store.save(ssh_profile)
     return ssh_profile, scripts
+
+
+def gpudeck(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True,
+                          env=dict(os.environ), timeout=120, stdin=subprocess.DEVNULL)
 
 
 async def until(test, timeout: float = 30.0, what: str = "the condition") -> None:
@@ -58,6 +65,7 @@ async def test_a_launch_that_ends_while_its_host_is_down_gets_its_end_from_the_e
     assert record.live and record.pgid
 
     sshd.stop()
+    status = gpudeck("server", "status", "-p", profile.name)  # a one-shot look, before any console
     runtime = HostRuntime(HostSession.open(store.load(profile.name)), monitor_poll_s=0.2)
     ended = asyncio.Event()
     runtime.subscribe(lambda e: ended.set() if isinstance(e, ev.ServerStateChanged)
@@ -83,6 +91,9 @@ async def test_a_launch_that_ends_while_its_host_is_down_gets_its_end_from_the_e
         if not Path(record.exit_file).exists():  # the test failed before the server could end
             go.touch()
 
+    lines = [line for line in status.stdout.splitlines() if line.startswith("short ")]
+    assert status.returncode == 1 and len(lines) == 1 and " unknown " in lines[0], status.stdout
+    assert "host not answering since " in lines[0] and "connection refused" in lines[0]
     assert seen["shown"] == ("unknown", "unknown", "loading"), "a launch its host hid was shown as current"
     assert seen["why"].startswith("host not answering since ") and "connection refused" in seen["why"]
     assert seen["still"] == ("unknown", "unknown"), "an ended launch was taken for ended before the host said so"
@@ -91,3 +102,49 @@ async def test_a_launch_that_ends_while_its_host_is_down_gets_its_end_from_the_e
     assert final.unreached is None and final.shown_state == "crashed"
     assert runtime.launches["short"].state == "crashed" and runtime.launches["short"].exit_status == 3
     assert os.path.exists(record.exit_file)
+
+
+async def test_a_watched_launch_reads_unknown_while_its_host_drops_and_current_once_it_is_back(
+        scripts_profile, sshd, tmp_path):
+    profile, scripts = scripts_profile
+    go = tmp_path / "go"
+    script = scripts / "steady.sh"
+    script.write_text(f"#!/bin/sh\necho loading model\nwhile [ ! -e {go} ]; do sleep 0.1; done\nexit 3\n")
+    script.chmod(0o755)
+    runtime = HostRuntime(HostSession.open(store.load(profile.name)), monitor_poll_s=0.2)
+    shown: list[str] = []
+    unknown, back, ended = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    def follow(e) -> None:
+        if not isinstance(e, ev.ServerStateChanged) or e.record.config != "steady":
+            return
+        shown.append(e.record.shown_state)
+        if e.record.shown_state == "unknown":
+            unknown.set()
+        elif unknown.is_set() and e.record.live:
+            back.set()
+        elif not e.record.live:
+            ended.set()
+    runtime.subscribe(follow)
+    try:
+        record = await lifecycle.launch(runtime.session, "steady", str(script))
+        await runtime.start(gpus=False, servers=True, watch=False)
+        await until(lambda: record.id in runtime.monitors, what="the launch watched")
+        try:
+            sshd.stop()
+            await asyncio.wait_for(unknown.wait(), 30)
+            why = why_unknown(runtime.monitors[record.id].record)
+        finally:
+            sshd.start()
+        await asyncio.wait_for(back.wait(), 60)
+        current = runtime.monitors[record.id].record.shown_state
+        go.touch()
+        await asyncio.wait_for(ended.wait(), 30)
+    finally:
+        go.touch()
+        await runtime.close()
+    assert why.startswith("host not answering since ")
+    assert current == "loading" and launches.get(profile.name, record.id).unreached is None
+    assert shown.index("unknown") < shown.index("loading", shown.index("unknown")) < len(shown) - 1
+    final = launches.get(profile.name, record.id)
+    assert final.state == "crashed" and final.exit_status == 3
