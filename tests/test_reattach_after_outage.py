@@ -148,3 +148,18 @@ async def test_a_watched_launch_reads_unknown_while_its_host_drops_and_current_o
     assert shown.index("unknown") < shown.index("loading", shown.index("unknown")) < len(shown) - 1
     final = launches.get(profile.name, record.id)
     assert final.state == "crashed" and final.exit_status == 3
+
+
+def test_a_note_read_from_disk_is_checked_and_its_reason_made_safe():
+    from console.safe_text import is_clean
+    from console.store.launches import LaunchRecord
+    from tests.hostile_text import HOSTILE
+
+    base = {"id": "a-1", "config": "a", "state": "ready", "pgid": 7}
+    assert LaunchRecord.from_doc(base | {"unreached": "junk"}).unreached is None  # the launch still reads
+    record = LaunchRecord.from_doc(base | {"unreached": {"since": "soon", "error": "".join(HOSTILE)}})
+    why = why_unknown(record)
+    assert record.shown_state == "unknown" and why.startswith("host not answering since N/A: ")
+    assert is_clean(why) and "\n" not in why
+    record.state = "stopped"
+    assert record.shown_state == "stopped" and why_unknown(record) == ""  # an ended launch's note says nothing

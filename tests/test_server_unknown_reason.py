@@ -41,10 +41,6 @@ async def _reason_on_screen(app: GpudeckApp, pilot, config: str, says: str) -> s
 
 
 async def test_a_launch_on_a_host_that_does_not_answer_shows_unknown_and_why(tmp_path):
-    from profiles.atomic import write_atomic
-    from profiles.paths import known_hosts_file
-
-    write_atomic(known_hosts_file(), "")
     closed = free_port()  # nothing listens there: every connection is refused
     store.save(profile_from_dict("deadbox", {
         "transport": "ssh", "ssh": {"host": "127.0.0.1", "port": closed, "user": "nobody", "connect_timeout_s": 5},

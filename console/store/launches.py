@@ -114,7 +114,7 @@ class LaunchRecord:
 _TEXT = {"script", "log", "exit_file", "crash_class", "crash_record", "command", "state"}
 _WHOLE = {"pid", "pgid", "exit_status", "port"}
 _TIME = {"started_at", "ready_at", "stopped_at"}
-_TABLE = {"flags", "effective", "slurm", "unreached"}
+_TABLE = {"flags", "effective", "slurm"}
 _FLAG = {"adopted", "kill_requested"}
 
 
@@ -143,6 +143,8 @@ def _checked(key: str, value: Any) -> Any:
         return {"job_id": None}   # still a job, with no id to act on: console.slurm.launch.job_id refuses it
     if key == "effective" and not isinstance(value, dict):
         return None               # the flags the log reports: not seen yet
+    if key == "unreached" and not isinstance(value, dict):
+        return None               # a note gone wrong hides no launch: the next look writes it again
     if key in _TABLE and not isinstance(value, dict):
         raise ValueError(f"{key}: expected a table, got {type(value).__name__}")
     return value
