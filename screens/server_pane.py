@@ -18,6 +18,7 @@ from console.safe_text import safe_text
 from console.servers import configs as cfgs
 from console.servers import lifecycle
 from console.servers.launching import stop_line, where
+from console.servers.unreached import why_unknown
 from console.store.launches import LaunchRecord
 from console.store.crashes import CrashRecord
 from widgets.log_view import LogView
@@ -29,7 +30,7 @@ from .pane import Pane
 STATE_BADGE = {
     "launching": ("◌ launching", "yellow"), "loading": ("◌ loading", "yellow"), "ready": ("● ready", "green"),
     "stopping": ("◌ stopping", "yellow"), "stopped": ("○ stopped", "grey50"), "crashed": ("✖ crashed", "bold red"),
-    "unknown": ("? unknown", "yellow"),   # a live Slurm job Slurm has not answered about
+    "unknown": ("? unknown", "yellow"),   # a live launch its host (or Slurm) has not answered about
 }
 # the tab title counts each config's newest launch by its mark, in this order
 SUMMARY_MARKS = (("●", ("ready",)), ("◌", ("launching", "loading", "stopping")), ("✖", ("crashed",)))
@@ -121,6 +122,7 @@ class ServerPane(Pane):
         self.since_column = None
         self.diff_index = -1
         self.diffing = False
+        self.unreached = False  # the last load could not reach the host: configs from launch records
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top"):
@@ -186,12 +188,14 @@ class ServerPane(Pane):
         except HostError as exc:
             self.query_one("#loghead", Static).update(safe_text(f"✖ {exc}", style="red"))
             self.set_summary("?")
+            self.unreached = True
             return
         if runtime is not self.runtime:
             return
         self.configs = view.configs
         self.latest = view.latest
         self.unmanaged = view.unmanaged
+        self.unreached = not view.reached  # reloaded when the host answers again
         self.last_crash = runtime.last_crash
         self._draw_configs()
         if self.configs and self.selected is None:
@@ -219,6 +223,8 @@ class ServerPane(Pane):
             self._draw_configs()
 
     def _since(self, record: LaunchRecord, now: float) -> str:
+        if record.shown_state == "unknown":  # it may have ended meanwhile: how long it runs is not known
+            return duration(None)
         if record.live:
             return duration(now - record.started_at)
         return clock(record.stopped_at or record.started_at)
@@ -362,21 +368,30 @@ class ServerPane(Pane):
         elif isinstance(event, ev.ServerMetricsSampled):
             if event.record_id == self.shown_record:
                 self._draw_metrics()
+        elif isinstance(event, ev.HostConnection):
+            if event.reachable and self.unreached:
+                self.action_reload()  # the configs themselves, now that the host answers
         elif isinstance(event, ev.CrashRecorded):
             self.last_crash = event.crash
             self.notify(f"✖ {event.crash.config} crashed: {event.crash.cls}", severity="error", timeout=15)
 
     def _draw_metrics(self) -> None:
-        """The shown launch's own /metrics, as the runtime last polled them; hidden when never polled."""
+        """The shown launch's own /metrics, as the runtime last polled them, under the reason its state
+        is unknown when it is (host or Slurm not answering); hidden when there is neither."""
         from widgets.server_metrics import metrics_line
 
         line = self.query_one("#metrics", Static)
         runtime = self.runtime
         event = runtime.server_metrics.get(self.shown_record) if runtime and self.shown_record else None
-        if event is None:
+        record = next((r for r in self.latest.values() if r.id == self.shown_record), None)
+        why = why_unknown(record) if record is not None and record.shown_state == "unknown" else ""
+        if event is None and not why:
             line.remove_class("shown")
             return
-        line.update(metrics_line(event, time.time(), simulated=runtime.session.profile.ui.simulated))
+        parts = [safe_text(f"? unknown · {why}", style="yellow")] if why else []
+        if event is not None:
+            parts.append(metrics_line(event, time.time(), simulated=runtime.session.profile.ui.simulated))
+        line.update(Text("\n").join(parts))
         line.add_class("shown")
 
     def _state_changed(self, record: LaunchRecord) -> None:
@@ -391,6 +406,8 @@ class ServerPane(Pane):
             self._draw_flags(self._selected_config())
             if self.shown_record != record.id:
                 self._select(record.config, force=True)
+            else:
+                self._draw_metrics()  # the reason its state is unknown, or no longer
         if record.state == "ready" and (before is None or before.state != "ready" or before.id != record.id):
             self.notify(f"{record.config} ready in {record.time_to_ready_s}s", timeout=5)
 

@@ -93,6 +93,7 @@ class SSHHost(Host):
         self._lock = asyncio.Lock()
         self._failures = 0
         self._next_try = 0.0
+        self._last_failure: tuple[float, HostError] | None = None  # when the latest attempt failed, and why
         self._wake = asyncio.Event()  # set by retry_now: a backoff wait ends early
         self._tunnels: dict[tuple[str, int], Tunnel] = {}  # local listeners; they outlive connections
         self._closing = False
@@ -109,9 +110,15 @@ class SSHHost(Host):
     async def _connection(self):
         if self._conn is not None and not self._conn.is_closed():
             return self._conn
+        asked = time.monotonic()
         async with self._lock:
             if self._conn is not None and not self._conn.is_closed():
                 return self._conn
+            failed = self._last_failure
+            if failed is not None and failed[0] >= asked:
+                # an attempt made while this call waited for the lock failed: that is this call's answer
+                # too (else each waiter would sit out a longer backoff in turn: 0.5 + 1 + 2 + 4 + 8 s)
+                raise failed[1].with_traceback(None)
             wait = self._next_try - time.monotonic()
             if wait > 0:
                 self._wake.clear()
@@ -132,6 +139,7 @@ class SSHHost(Host):
                 self._failures += 1
                 self._next_try = time.monotonic() + min(30.0, 0.5 * 2 ** (self._failures - 1))
                 self._set_status(DOWN, str(error))
+                self._last_failure = (time.monotonic(), error)
                 raise error from None
             self._failures = 0
             self._next_try = 0.0

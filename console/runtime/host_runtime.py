@@ -41,6 +41,7 @@ class ServerView:
     latest: dict[str, LaunchRecord] = field(default_factory=dict)
     unmanaged: list = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    reached: bool = True  # False: the host did not answer; configs are named by the launch records alone
 
 
 class HostRuntime:
@@ -146,6 +147,10 @@ class HostRuntime:
             if self.down_since is None:
                 self.down_since = status.since or now  # the first failure, not the latest retry
         elif status.state == CONNECTED:
+            if self.down_since is not None and not self._closed and "servers" in self._tasks:
+                # back after an outage: look at every live launch of the host again (one that
+                # could not be reached before gets its monitor; one that ended, its end)
+                self._spawn("reattach", self.refresh_launches())
             self.down_since = None
             self.last_good = now
         self.emit(ev.HostConnection(self.name, status.state, self.down_since is None,
@@ -201,13 +206,24 @@ class HostRuntime:
             self._crashed(crash)
 
     async def server_view(self) -> ServerView:
-        """Configs from the host, the newest launch of each, servers gpudeck did not launch."""
+        """Configs from the host, the newest launch of each, servers gpudeck did not launch; a host that
+        does not answer still gives its launches, under configs named by them (`reached` False)."""
         from ..servers import configs as cfgs
 
         await self.refresh_launches()
         view = ServerView()
-        view.configs = await cfgs.discover(self.session)
-        view.unmanaged, view.problems = await self._unmanaged()
+        try:
+            if not self.reachable:  # known down: asking now would only wait out its reconnect backoff
+                raise HostError("unreachable", self.session.host.status.error or f"{self.name} is not reachable")
+            view.configs = await cfgs.discover(self.session)
+            view.unmanaged, view.problems = await self._unmanaged()
+        except HostError as exc:
+            if not self.launches:
+                raise
+            # the host does not answer: its launches still show (a live one as unknown, with why)
+            view.configs = [cfgs.ServerConfig(name=name, script=r.script or r.command or "")
+                            for name, r in sorted(self.launches.items())]
+            view.unmanaged, view.problems, view.reached = [], [str(exc)], False
         view.latest = dict(self.launches)
         return view
 

@@ -4,7 +4,7 @@ The states are current only if the host answered: then ended launches are
 settled first (their crash records written, once, whoever sees them first),
 the processes a stop left behind are looked for again, and each ready
 server's own `/metrics` is read. An unreachable host gives the last known
-states, from the launch records, and says so.
+states, from the launch records, and says so; a live one shows `unknown`.
 """
 from __future__ import annotations
 
@@ -39,6 +39,12 @@ async def launch_status(session: HostSession) -> LaunchStatus:
     launches, unreadable = found.records, [u.line for u in found.unreadable]
     status = LaunchStatus(reached, why, launches, unreadable)
     if not reached:
+        from ..servers import unreached
+        from ..slurm import unanswered
+
+        for r in launches:  # their state is unknown now, not the last one written (nothing is saved)
+            unreached.mark(r, why or f"{session.name} did not answer")
+            unanswered.mark(r, why or f"{session.name} did not answer")  # a Slurm job's login node
         return status
     for r in launches:
         if r.escaped and not r.live:  # still running after its stop? look again

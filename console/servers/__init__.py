@@ -7,6 +7,7 @@
 - `signals`   signal a server and only the server
 - `launch_permit` a file a launch needs to start its server, when the console names one (the demo)
 - `monitor`   one launched server followed: log, readiness, end, and why it ended
+- `unreached` a live launch whose host did not answer: unknown, never taken for ended
 - `logtail`   follow a log by byte offset through the Host, resuming after drops
 - `procs`     inference processes, ports and GPU memory already in use on the host
 - `owners`    which launch config owns a GPU process

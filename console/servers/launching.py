@@ -98,7 +98,10 @@ def where(record) -> str:
     failing rank's node after a crash)."""
     jid = job_id(record)
     if not jid:
-        return f"pgid {record.pgid}"
+        from .unreached import why_unknown
+
+        why = why_unknown(record)
+        return f"pgid {record.pgid}" + (f" · {why}" if why else "")
     s = record.slurm
     nodes = ",".join(n for n in s.get("nodes") or [] if isinstance(n, str)) or "no node yet"
     rank = f" · rank {s['failed_rank']} on {s.get('failed_node')}" if isinstance(s.get("failed_rank"), int) else ""

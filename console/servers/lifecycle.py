@@ -181,7 +181,12 @@ def settle(record: LaunchRecord, state: ProbeState) -> bool:
 
 
 async def reattach(session: HostSession) -> list[LaunchRecord]:
-    """On start: refresh every record that was live when the last console closed."""
+    """On start (and when the host is back): refresh every record that was live when last seen.
+
+    A launch whose host does not answer is returned too, still live and marked unknown
+    (`unreached`), so a console watches it and reads its end once the host answers again."""
+    from . import unreached
+
     if session.profile.is_slurm:  # launches there are jobs: Slurm says how they are
         from ..slurm.launch import reattach as reattach_jobs
 
@@ -190,13 +195,21 @@ async def reattach(session: HostSession) -> list[LaunchRecord]:
     for record in launches.load_all(session.name):
         if record.live:
             try:
+                status = session.host.status
+                if status.stale:  # known down: asking now would only wait out its reconnect backoff
+                    raise HostError("unreachable", status.error or f"{session.name} is not reachable")
                 state = await await_exit_status(session.host, record, await probe(session.host, record))
-            except HostError:
+            except HostError as exc:
+                unreached.note_outage(session.name, record, exc)
+                changed.append(record)
                 continue
+            answered = unreached.clear(record)
             if settle(record, state):
                 from .engine_death import recheck_clean_exit
 
                 await recheck_clean_exit(session.host, record)  # an engine death that exited 0
+                launches.save(session.name, record)
+            elif answered:
                 launches.save(session.name, record)
             changed.append(record)
     return changed

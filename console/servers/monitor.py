@@ -13,6 +13,7 @@ from .triage import Triage, classify_text
 from .triage.process import ProcessEvidence, judge
 from ..store import crashes, launches
 from .engine_death import evidence, recheck_clean_exit
+from . import unreached
 from .lifecycle import await_exit_status, probe, settle
 from .logtail import LogTail
 from ..store.launches import LaunchRecord
@@ -153,8 +154,13 @@ class ServerMonitor:
             return await monitor_poll(self)
         try:
             state = await await_exit_status(self.session.host, record, await probe(self.session.host, record))
-        except HostError:
-            return  # the host is down; its chip says so; keep the last known state
+        except HostError as exc:  # the host is down: the launch's state is unknown until it answers
+            if unreached.note_outage(self.session.name, record, exc):
+                self.on_state(record)
+            return
+        if unreached.clear(record):  # the host answers again; the exit file below says if it ended
+            launches.save(self.session.name, record)
+            self.on_state(record)
         self._check_log_verdict()
         if record.state == "loading" and await self._health_ok():
             record.state = "ready"

@@ -56,6 +56,7 @@ class LaunchRecord:
     escaped: list[int] = field(default_factory=list)  # pids still alive after the stop (left the group)
     effective: dict | None = None  # the flags the server's log says it runs with, once seen
     slurm: dict | None = None  # a Slurm job: job id, nodes, batch host, rank logs (console.slurm.launch)
+    unreached: dict | None = None  # live, but its host did not answer the last look (console.servers.unreached)
 
     def __post_init__(self) -> None:
         if self.crash_class is not None:
@@ -72,10 +73,13 @@ class LaunchRecord:
     def shown_state(self) -> str:
         """The state every view shows: `crashed` also for a server alive but judged dead by its log
         or its silence (a hang, an engine error), so the row, the tab title and the chip agree;
-        `unknown` for a live Slurm job Slurm has not answered about (console.slurm.unanswered)."""
+        `unknown` for a live Slurm job Slurm has not answered about (console.slurm.unanswered) and
+        for a live launch whose host did not answer the last look (console.servers.unreached)."""
         if self.live and self.crash_class:
             return "crashed"
         if self.live and isinstance(self.slurm, dict) and isinstance(self.slurm.get("unanswered"), dict):
+            return "unknown"
+        if self.live and isinstance(self.unreached, dict):
             return "unknown"
         return self.state
 
@@ -139,6 +143,8 @@ def _checked(key: str, value: Any) -> Any:
         return {"job_id": None}   # still a job, with no id to act on: console.slurm.launch.job_id refuses it
     if key == "effective" and not isinstance(value, dict):
         return None               # the flags the log reports: not seen yet
+    if key == "unreached" and not isinstance(value, dict):
+        return None               # a note gone wrong hides no launch: the next look writes it again
     if key in _TABLE and not isinstance(value, dict):
         raise ValueError(f"{key}: expected a table, got {type(value).__name__}")
     return value

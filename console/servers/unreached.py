@@ -1,0 +1,78 @@
+"""A live launch whose host did not answer: its state is unknown now, never taken for ended.
+
+The process-side twin of `console.slurm.unanswered`. When the look at a live
+launch's process group fails because the host cannot be reached (an SSH
+outage, at console start or later), the record keeps its last state but
+carries `unreached = {"since": when, "error": why}`, so every view shows it
+as `unknown` (`LaunchRecord.shown_state`) and says why; the next look that
+reaches the host removes it, and the wrapper's exit file then says how the
+launch ended if it ended meanwhile. The record is saved only when the note
+appears or its reason changes, not on every failed look.
+"""
+from __future__ import annotations
+
+import time
+
+from ..fmt import clock
+from ..safe_text import clean_line
+from ..store import launches
+from ..store.launches import LaunchRecord
+
+MAX_ERROR = 300
+
+
+def note(record: LaunchRecord) -> dict | None:
+    """The record's note, its fields checked (the file is read as untrusted); None when it has none."""
+    found = record.unreached
+    if not isinstance(found, dict):
+        return None
+    since = found.get("since")
+    since = since if isinstance(since, (int, float)) and not isinstance(since, bool) and 0 < since < 1e11 else None
+    error = found.get("error")
+    return {"since": since, "error": clean_line(error)[:MAX_ERROR] if isinstance(error, str) else ""}
+
+
+def mark(record: LaunchRecord, why: str) -> bool:
+    """Note that the host did not answer about this live launch; True when the record changed."""
+    if not record.live or record.slurm:  # a Slurm job's outage is console.slurm.unanswered's
+        return False
+    why = clean_line(why)[:MAX_ERROR]
+    before = note(record)
+    if before is not None and before["error"] == why:
+        return False
+    since = before["since"] if before is not None and before["since"] else time.time()
+    record.unreached = {"since": since, "error": why}
+    return True
+
+
+def clear(record: LaunchRecord) -> bool:
+    """The host answered: the note goes. True when there was one (the record must be saved)."""
+    had = record.unreached is not None
+    record.unreached = None
+    return had
+
+
+def note_outage(profile: str, record: LaunchRecord, exc: Exception) -> bool:
+    """Mark the record and save it when the note is new; a stop another process asked for
+    meanwhile is kept, not overwritten by this copy. True when the record changed."""
+    if not mark(record, str(exc) or type(exc).__name__):
+        return False
+    on_disk = launches.get(profile, record.id)
+    if on_disk is not None and on_disk.kill_requested and not record.kill_requested:
+        record.kill_requested, record.state = True, on_disk.state
+    launches.save(profile, record)
+    return True
+
+
+def why_unknown(record: LaunchRecord) -> str:
+    """One line saying why a launch shows `unknown` (its host, or Slurm, not answering), or nothing."""
+    if not record.live:
+        return ""
+    found = note(record)
+    if found is not None:
+        return f"host not answering since {clock(found['since'])}: {found['error'] or 'no reason given'}"
+    if record.slurm:
+        from ..slurm.unanswered import describe
+
+        return describe(record).removeprefix(" · ")
+    return ""
