@@ -19,10 +19,31 @@ footer) in the same terminal. `--base DIR` runs another checkout's demo too
 (the code before a change). Kinds are alternated `--repeats` times; the load
 average is printed with each run.
 
-Figures (2-core VM shared with other engineers' jobs, 2026-12-02, 3 alternated
-repeats, 30 s a tab; "base" is integ2 b4a2da1, before the process list was
-read on a memory move): see the commit that added this file and the lines
-below it, filled in from the run.
+Figures (2-core VM shared with other engineers' jobs, 2026-12-02, load 0.6-2.7;
+3 alternated repeats x 30 s a tab, median (min-max), % of one core; "base" is
+integ2 b4a2da1, before this work):
+
+    GPUs tab   gpudeck  process 1.47 (1.43-1.50)  reaped 0.47 (0.43-0.47)  live 0.13  total 2.03
+               base     process 2.03 (1.83-2.13)  reaped 3.07 (2.87-3.10)  live 0.10  total 5.23
+               peer     process 0.13 (0.10-0.13)                                      total 0.13
+    Bench tab  gpudeck  process 1.03 (0.97-1.03)  reaped 0.50 (0.47-1.27)  live 0.13  total 1.67
+               base     process 1.17 (1.13-1.20)  reaped 3.07 (2.90-4.03)  live 0.13  total 4.43
+               peer     process 0.13 (0.10-0.13)                                      total 0.13
+
+Where base's went: the demo has two simulated hosts (`demo`, and `local`, whose
+PATH finds the stand-in too), each sampled through one long-lived
+`nvidia-smi -lms 1000` (0.1% together: no process per sample), but each also
+read its process list every 5 s with a one-shot `nvidia-smi
+--query-compute-apps`, in the demo a Python start of the simulator (60-70 ms of
+CPU): 0.4 starts a second, the 3% of reaped children. Now the list is read when
+a GPU's memory moves and at least every 30 s (console/gpus/sampler.py): two
+reads in 30 s, the 0.47% left. On the GPUs tab each sample also laid the whole
+screen out four times (the process table shown then hidden again, the
+"Processes" label and the status line set again): py-spy put 33% of the
+main thread's busy samples in Screen._refresh_layout; now the status line's
+new age is a repaint and nothing is laid out (busy samples 194 -> 80 in 30 s).
+The Server tab, hidden, listed the host's processes (`ps`) every 5 s for rows
+nobody saw; now only while it is on screen.
 """
 from __future__ import annotations
 
