@@ -22,6 +22,7 @@ from console.safe_text import clean_line, safe_text
 from widgets.gpu_fleet import FleetTable
 from widgets.gpu_processes import GPUProcessTable
 from widgets.gpu_table import SPARK_WIDTH, GPUTable
+from widgets.static_text import show
 
 from .pane import Pane
 from .throttle import Throttle, on_screen
@@ -158,13 +159,15 @@ class GPUsPane(Pane):
         label = self.query_one("#gpus-proc-label", Static)
         warning = self.query_one("#gpus-warning", Static)
         if snap.state != OK:
-            error.update(Text.assemble(("✖ ", "bold red"), (snap.state, "bold red"), "  ", clean_line(snap.message or "")))
+            show(error, Text.assemble(("✖ ", "bold red"), (snap.state, "bold red"), "  ",
+                                      clean_line(snap.message or "")))
             error.display = True
             for widget in (table, procs, label, warning):
                 widget.display = False
         else:
             error.display = False
-            table.display = procs.display = label.display = True
+            # each set once a sample: showing the process table only to hide it again laid the screen out twice
+            table.display = label.display = True
             now = snap.taken_at or self.clock()
             sparks = {str(g.key): self.history.buckets(g.key, SPARK_WIDTH, now) for g in snap.gpus}
             table.show(snap.gpus, sparks)
@@ -174,11 +177,11 @@ class GPUsPane(Pane):
                 text += f" (server {crash.config} crashed {crash.clock}: {crash.cls})"
             warning.display = bool(text)
             if text:
-                warning.update(safe_text(text))  # names a crashed config: literal text
+                show(warning, safe_text(text))  # names a crashed config: literal text
             if not snap.processes_known:
-                label.update("Processes  (unknown: the process list could not be read)")
+                show(label, Text("Processes  (unknown: the process list could not be read)"), fixed_size=True)
             else:
-                label.update("Processes" + ("  (none)" if not snap.processes else ""))
+                show(label, Text("Processes" + ("  (none)" if not snap.processes else "")), fixed_size=True)
             procs.show(snap.processes, self.owners)
             procs.display = bool(snap.processes)
         self._tick()
@@ -204,7 +207,7 @@ class GPUsPane(Pane):
             parts.append(safe_text(f" · {snap.state}" + (f" · {retry}" if retry else ""), style="bold red"))
         if snap.simulated:
             parts.append(Text(" · SIMULATED", style="bold magenta"))
-        status.update(Text.assemble(*parts))
+        show(status, Text.assemble(*parts), fixed_size=True)  # one line across the pane (height 1)
         if self.fleet_shown:
             self._show_fleet()
 

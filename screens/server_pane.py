@@ -26,6 +26,7 @@ from widgets.safe_table import SafeDataTable
 
 from .confirm import Confirm
 from .pane import Pane
+from .throttle import on_screen
 
 STATE_BADGE = {
     "launching": ("◌ launching", "yellow"), "loading": ("◌ loading", "yellow"), "ready": ("● ready", "green"),
@@ -59,7 +60,7 @@ def state_badge(record: LaunchRecord | None) -> tuple[str, str]:
 
 
 FLAG_COLUMNS = ("flag", "script", "effective (log)")
-UNMANAGED_EVERY_S = 5.0  # how often rows for servers not started here are checked against the host
+UNMANAGED_EVERY_S = 5.0  # how often rows for servers not started here are checked against the host, on screen
 
 
 class ServerPane(Pane):
@@ -206,11 +207,16 @@ class ServerPane(Pane):
             self.query_one("#loghead", Static).update(safe_text(
                 f"{runtime.name}: no launch configs — set [server] scripts_dir or configs in its profile"))
 
+    def on_show(self) -> None:
+        self._recheck_unmanaged()  # rows a hidden tab did not look at, brought up to date as it is shown
+
     @work(group="unmanaged", exclusive=True)
     async def _recheck_unmanaged(self) -> None:
-        """Servers not started here come and go on their own: look again, redraw on a change."""
+        """Servers not started here come and go on their own: look again, redraw on a change.
+        Only while the tab is on screen: each look lists the host's processes (a `ps`), and the
+        rows are all it feeds (the tab's title counts gpudeck's own launches)."""
         runtime = self.runtime
-        if runtime is None or not self.is_mounted or not runtime.reachable:
+        if runtime is None or not self.is_mounted or not runtime.reachable or not on_screen(self):
             return
         try:
             now = await runtime.unmanaged_now()

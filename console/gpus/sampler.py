@@ -3,9 +3,15 @@
 Over SSH (and locally when NVML is not usable) the GPUs come from ONE
 long-lived `nvidia-smi --query-gpu=… -lms <interval>` stream, never an exec
 per poll. Each line carries the GPU `count`, so a sample is complete as soon
-as its last row arrives. Processes come from a slower `--query-compute-apps`
-poll. When the stream dies or goes silent it is restarted with backoff, and
-meanwhile the last sample is re-issued marked `sample_stale`, with its time.
+as its last row arrives. Processes come from a `--query-compute-apps` read of
+their own, a process each time, so it is not repeated while nothing moved:
+every compute process holds memory on its GPU, so the list is read again when
+a GPU's memory reading changes (a process came, went or grew; at most once per
+`apps_min_gap_s`), and at least every `apps_max_age_s` whatever the readings
+say. A GPU whose memory reads N/A can't tell, so then it is read every
+`apps_min_gap_s`. When the stream dies or goes silent it is restarted with
+backoff, and meanwhile the last sample is re-issued marked `sample_stale`,
+with its time.
 
 A one-shot reading (`sample_once`) asks for the process list in the GPU
 stream's own session instead (`apps_first`): every session pays the host's
@@ -33,6 +39,9 @@ BACKOFF_START_S = 0.5
 BACKOFF_MAX_S = 30.0
 MISSING_RETRY_S = 300.0  # no nvidia-smi on the host: someone has to install it; look again rarely
 APPS_END = one_shot.APPS_END  # ends the process list at the head of an apps-first stream
+APPS_MIN_GAP_S = 5.0    # the process list is read no more often than this
+APPS_MAX_AGE_S = 30.0   # ... and at least this often, even when no GPU's memory moved
+_NO_SAMPLE = object()   # the memory readings before the first sample
 
 
 def backoff_delay(failures: int) -> float:
@@ -46,16 +55,20 @@ class Sampler:
     wrapper). `use_nvml=None` means: NVML for a LocalHost when it loads.
     `apps_first`: read the process list once, in the GPU stream's own session and
     started with it, before its first sample, rather than polling it in sessions of its own.
+    `apps_min_gap_s` / `apps_max_age_s`: the process list's reads, see the module's docstring.
     """
 
     def __init__(self, host: Host, interval_s: float = 1.0, *, smi_command: Sequence[str] | None = None,
-                 apps_interval_s: float = 5.0, stale_after: int = STALE_SAMPLES,
+                 apps_min_gap_s: float = APPS_MIN_GAP_S, apps_max_age_s: float = APPS_MAX_AGE_S,
+                 stale_after: int = STALE_SAMPLES,
                  use_nvml: bool | None = None, silence_s: float | None = None, simulated: bool = False,
                  apps_first: bool = False):
         self.host = host
         self.interval_s = max(0.05, float(interval_s))
         self.smi = list(smi_command) if smi_command else ["nvidia-smi"]
-        self.apps_interval_s = apps_interval_s
+        self.apps_min_gap_s = apps_min_gap_s
+        self.apps_max_age_s = max(apps_min_gap_s, apps_max_age_s)
+        self.apps_reads = 0            # process-list reads started (each one a command on the host)
         self.silence_s = silence_s if silence_s is not None else max(10.0, 5 * self.interval_s)
         self.simulated = simulated
         self.apps_first = apps_first
@@ -67,7 +80,9 @@ class Sampler:
         self._field_choice = 0
         self._processes: list[GPUProcess] = []
         self._processes_known = False
-        self._apps_wakeup = asyncio.Event()
+        self._apps_wakeup = asyncio.Event()   # set when the GPUs' memory moved, and to stop
+        self._memory: object = _NO_SAMPLE        # the latest sample's memory readings (None: one is N/A)
+        self._apps_memory: object = _NO_SAMPLE   # those readings when the process list was last read
         self._stopping = False
         self.last: Snapshot | None = None
         self.missing_retry_s = MISSING_RETRY_S
@@ -224,7 +239,17 @@ class Sampler:
                         host=self.host.name, source=self.source, simulated=self.simulated)
         self.tracker.apply(snap)
         self.last = snap
+        self._note_memory(gpus)
         return snap
+
+    def _note_memory(self, gpus: list[GPU]) -> None:
+        """Wake the process-list reader when a GPU's memory differs from what its last read saw."""
+        memory = tuple((g.key, g.memory_used_mib) for g in gpus)
+        self._memory = memory if all(known(m) for _, m in memory) else None
+        if self._apps_memory is _NO_SAMPLE:   # read with the first sample: that sample is its picture
+            self._apps_memory = self._memory
+        if self._memory is None or self._memory != self._apps_memory:
+            self._apps_wakeup.set()
 
     def _down(self, state: str, reason: str, failures: int, replace_rows: bool = False) -> Snapshot:
         """What to show while there is no live sample.
@@ -255,16 +280,28 @@ class Sampler:
 
     async def _poll_apps(self) -> None:
         while not self._stopping:
+            read_at = time.monotonic()
+            self._apps_memory = self._memory
             await self.read_apps()
-            if self._stopping:
-                return
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._apps_wakeup.wait(), self.apps_interval_s)
-            self._apps_wakeup.clear()
+            if not self._processes_known:   # no list: look again as soon as the gap allows
+                self._apps_wakeup.set()
+            # until a GPU's memory moves (or the list is too old), then no sooner than the gap allows
+            await self._apps_wait(self.apps_max_age_s)
+            while not self._stopping and (rest := self.apps_min_gap_s - (time.monotonic() - read_at)) > 0:
+                await self._apps_wait(rest)
+
+    async def _apps_wait(self, seconds: float) -> None:
+        """Until the wake-up (a move of memory, or the stop) or `seconds`, whichever comes first."""
+        if self._stopping:
+            return
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._apps_wakeup.wait(), seconds)
+        self._apps_wakeup.clear()
 
     async def read_apps(self) -> None:
+        self.apps_reads += 1
         try:
-            result = await self.host.run(self.apps_argv(), timeout=max(10.0, self.apps_interval_s * 2))
+            result = await self.host.run(self.apps_argv(), timeout=max(10.0, self.apps_min_gap_s * 2))
         except HostError:
             self._processes_known = False
             return
