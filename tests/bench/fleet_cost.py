@@ -33,6 +33,11 @@ peer has read 2.9%, 3.05%, 4.3% and 5.5% of a core, so compare each line against
       31 s windows, each holding one refresh that asks identities (load 1.9-2.8): peer 4.29%, 43 ms
         engine   3.93% (3.69-4.28), 0.92x the peer, 39 ms per refresh   before 4.82%, 1.12x, 48 ms
         view     5.71% (5.44-5.74), 1.33x the peer                      before 6.40%, 1.49x
+    2026-12-02 later, a quiet machine (load 0.5-1.7), the same code, 10 s windows: peer 3.19%, 32 ms
+        engine   2.89% (2.81-3.09), 0.90x the peer, 27 ms per refresh
+        view     3.69% (3.68-3.76), 1.16x the peer
+      10,000 GPUs: gpudeck gpus -p FLEET 0.66 s (bare plain query 0.53 s, 1.25x); keys in the view
+      p50 136 ms, p99 553 ms (1,024 GPUs: 105 / 201 ms); peak RSS 191 MB
     (2026-12-01, load 4.9-6.1, peer 3.05%: engine 4.75% -> 3.49%, view 6.01% -> 4.57%;
      an earlier session, load 3.6-4.0, peer 2.9%: engine 6.9% -> 4.2%, view 10.3% -> 5.0%)
     10,000 GPUs, stand-in Prometheus (load 3.2-5.1; neither checkout with cached bytecode):
