@@ -11,37 +11,24 @@ appears or its reason changes, not on every failed look.
 """
 from __future__ import annotations
 
-import time
-
-from ..fmt import clock
-from ..safe_text import clean_line
+from .. import outage_note
 from ..store import launches
 from ..store.launches import LaunchRecord
-
-MAX_ERROR = 300
 
 
 def note(record: LaunchRecord) -> dict | None:
     """The record's note, its fields checked (the file is read as untrusted); None when it has none."""
-    found = record.unreached
-    if not isinstance(found, dict):
-        return None
-    since = found.get("since")
-    since = since if isinstance(since, (int, float)) and not isinstance(since, bool) and 0 < since < 1e11 else None
-    error = found.get("error")
-    return {"since": since, "error": clean_line(error)[:MAX_ERROR] if isinstance(error, str) else ""}
+    return outage_note.checked(record.unreached)
 
 
 def mark(record: LaunchRecord, why: str) -> bool:
     """Note that the host did not answer about this live launch; True when the record changed."""
     if not record.live or record.slurm:  # a Slurm job's outage is console.slurm.unanswered's
         return False
-    why = clean_line(why)[:MAX_ERROR]
-    before = note(record)
-    if before is not None and before["error"] == why:
+    renewed = outage_note.renewed(record.unreached, why)
+    if renewed is None:
         return False
-    since = before["since"] if before is not None and before["since"] else time.time()
-    record.unreached = {"since": since, "error": why}
+    record.unreached = renewed
     return True
 
 
@@ -70,7 +57,7 @@ def why_unknown(record: LaunchRecord) -> str:
         return ""
     found = note(record)
     if found is not None:
-        return f"host not answering since {clock(found['since'])}: {found['error'] or 'no reason given'}"
+        return outage_note.line("host", found)
     if record.slurm:
         from ..slurm.unanswered import describe
 
