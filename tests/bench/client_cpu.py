@@ -32,6 +32,9 @@ in-place read path and uvloop):
         the median ITL gpudeck measured: 19.8-20.1 ms at the 20 ms source, every variant
         a 1 ms sleep before each poll (tried, left out), 256 streams, --spread 10:
                                    0.40 (0.38-0.49) against 0.37 (0.34-0.43) without
+    2026-12-02, a quiet machine (load 0.0-0.2), asyncio loop (uvloop not installed), 512 streams:
+                                   0.29 (0.28-0.31), 0.087-0.100 CPU s/10k tok against
+                                   vllm-style 0.305-0.319; ITL p50 20.3-20.6 ms
     unpaced, 256 streams (load 12-15):
         64 tokens x 10 rounds:     uvloop 0.29 (0.28-0.30), asyncio 0.29 (0.28-0.31),
                                    before 0.29 (0.27-0.30): no significant difference;
