@@ -317,8 +317,12 @@ class ServerPane(Pane):
         else:
             self._show_old_log(record)
 
+    def _shown(self) -> LaunchRecord | None:
+        """The launch whose log (and metrics) the tab shows."""
+        return next((r for r in self.latest.values() if r.id == self.shown_record), None)
+
     def _update_loghead(self) -> None:
-        record = next((r for r in self.latest.values() if r.id == self.shown_record), None)
+        record = self._shown()
         if record is None:
             return
         log = self.query_one(LogView)
@@ -389,7 +393,7 @@ class ServerPane(Pane):
         line = self.query_one("#metrics", Static)
         runtime = self.runtime
         event = runtime.server_metrics.get(self.shown_record) if runtime and self.shown_record else None
-        record = next((r for r in self.latest.values() if r.id == self.shown_record), None)
+        record = self._shown()
         why = why_unknown(record) if record is not None and record.shown_state == "unknown" else ""
         if event is None and not why:
             line.remove_class("shown")

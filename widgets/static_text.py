@@ -14,10 +14,12 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
+from .drawn_cells import text_key
+
 
 def _same(a, b) -> bool:
     if isinstance(a, Text) and isinstance(b, Text):
-        return a.plain == b.plain and a.spans == b.spans and a.style == b.style
+        return text_key(a) == text_key(b)
     return type(a) is type(b) and a == b
 
 

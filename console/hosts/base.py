@@ -68,6 +68,11 @@ class HostStatus:
     def copy(self) -> "HostStatus":
         return dataclasses.replace(self)
 
+    def down_error(self, name: str) -> "HostError":
+        """The answer to give at once while the host is known down: asking it again would only
+        wait out its reconnect backoff."""
+        return HostError("unreachable", self.error or f"{name} is not reachable")
+
     def describe(self) -> str:
         """One line for a pane's stale mark: "reconnecting since 06:38:04 · last good reading 06:37:58"."""
         from ..fmt import clock

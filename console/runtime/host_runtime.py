@@ -213,8 +213,8 @@ class HostRuntime:
         await self.refresh_launches()
         view = ServerView()
         try:
-            if not self.reachable:  # known down: asking now would only wait out its reconnect backoff
-                raise HostError("unreachable", self.session.host.status.error or f"{self.name} is not reachable")
+            if not self.reachable:
+                raise self.session.host.status.down_error(self.name)
             view.configs = await cfgs.discover(self.session)
             view.unmanaged, view.problems = await self._unmanaged()
         except HostError as exc:

@@ -195,9 +195,8 @@ async def reattach(session: HostSession) -> list[LaunchRecord]:
     for record in launches.load_all(session.name):
         if record.live:
             try:
-                status = session.host.status
-                if status.stale:  # known down: asking now would only wait out its reconnect backoff
-                    raise HostError("unreachable", status.error or f"{session.name} is not reachable")
+                if session.host.status.stale:
+                    raise session.host.status.down_error(session.name)
                 state = await await_exit_status(session.host, record, await probe(session.host, record))
             except HostError as exc:
                 unreached.note_outage(session.name, record, exc)

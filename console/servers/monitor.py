@@ -170,8 +170,7 @@ class ServerMonitor:
         if not state.alive and record.live and not record.kill_requested:
             # another process (a campaign, the CLI, a second console) may have stopped it:
             # its stop is on disk, and a stop is not a crash
-            on_disk = launches.get(self.session.name, record.id)
-            if on_disk is not None and on_disk.kill_requested:
+            if launches.stop_asked_elsewhere(self.session.name, record) is not None:
                 record.kill_requested = True
         if settle(record, state):
             # vLLM exits 0 after its engine dies: the log says which it was

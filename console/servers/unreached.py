@@ -44,9 +44,9 @@ def note_outage(profile: str, record: LaunchRecord, exc: Exception) -> bool:
     meanwhile is kept, not overwritten by this copy. True when the record changed."""
     if not mark(record, str(exc) or type(exc).__name__):
         return False
-    on_disk = launches.get(profile, record.id)
-    if on_disk is not None and on_disk.kill_requested and not record.kill_requested:
-        record.kill_requested, record.state = True, on_disk.state
+    stopped = launches.stop_asked_elsewhere(profile, record)
+    if stopped is not None:
+        record.kill_requested, record.state = True, stopped.state
     launches.save(profile, record)
     return True
 

@@ -184,8 +184,7 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
 
 def _stop_asked_elsewhere(session: HostSession, record: LaunchRecord) -> None:
     """A stop asked for by another process (a CLI call, another console) counts too."""
-    on_disk = launches.get(session.name, record.id)
-    if on_disk is not None and on_disk.kill_requested:
+    if launches.stop_asked_elsewhere(session.name, record) is not None:
         record.kill_requested = True
 
 
@@ -314,9 +313,9 @@ def _unanswered(session: HostSession, record: LaunchRecord, exc: Exception) -> b
     for meanwhile is kept, not overwritten by this copy."""
     if not unanswered.mark(record, str(exc)):
         return False
-    on_disk = launches.get(session.name, record.id)
-    if on_disk is not None and on_disk.kill_requested and not record.kill_requested:
-        record.kill_requested, record.state = True, on_disk.state
+    stopped = launches.stop_asked_elsewhere(session.name, record)
+    if stopped is not None:
+        record.kill_requested, record.state = True, stopped.state
         if not record.live:   # that stop has already ended it
             unanswered.clear(record)
     launches.save(session.name, record)

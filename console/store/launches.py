@@ -181,6 +181,15 @@ def get(profile_name: str, record_id: str | None) -> LaunchRecord | None:
     return next((r for r in load_all(profile_name) if r.id == record_id), None)
 
 
+def stop_asked_elsewhere(profile_name: str, record: LaunchRecord) -> LaunchRecord | None:
+    """The record as saved, when another process (a CLI call, a campaign, another console) asked it
+    to stop after this copy was read: a stop is not a crash, and this copy must not overwrite it."""
+    if record.kill_requested:
+        return None
+    on_disk = get(profile_name, record.id)
+    return on_disk if on_disk is not None and on_disk.kill_requested else None
+
+
 def latest_per_config(profile_name: str, found: list[LaunchRecord] | None = None) -> dict[str, LaunchRecord]:
     """The newest record of each config (from `found`, if the caller has already read them)."""
     latest: dict[str, LaunchRecord] = {}
