@@ -70,6 +70,20 @@ def ssh_profile(sshd, gpudeck_home):
     return profile
 
 
+@pytest.fixture
+def scripts_profile(ssh_profile, tmp_path):
+    """`ssh_profile` with its launch scripts and logs in folders of the test's own; the profile and
+    the scripts folder."""
+    from profiles import store
+
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    ssh_profile.server.scripts_dir = str(scripts)
+    ssh_profile.server.log_dir = str(tmp_path / "logs")
+    store.save(ssh_profile)
+    return ssh_profile, scripts
+
+
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory) -> LlamaServer:
     """A real llama.cpp server with SmolLM2-135M, shared by the session."""

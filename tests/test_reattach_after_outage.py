@@ -12,8 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from console.runtime import events as ev
 from console.runtime.host_runtime import HostRuntime
 from console.servers import lifecycle
@@ -21,16 +19,6 @@ from console.servers.unreached import why_unknown
 from console.session import HostSession
 from console.store import launches
 from profiles import store
-
-
-@pytest.fixture
-def scripts_profile(ssh_profile, tmp_path):
-    scripts = tmp_path / "scripts"
-    scripts.mkdir()
-    ssh_profile.server.scripts_dir = str(scripts)
-    ssh_profile.server.log_dir = str(tmp_path / "logs")
-    store.save(ssh_profile)
-    return ssh_profile, scripts
 
 
 def gpudeck(*args: str) -> subprocess.CompletedProcess:

@@ -32,16 +32,6 @@ from tests.realparts import free_port, llama_server_binary, smollm_model, start_
 LOGS = Path(__file__).parent / "fixtures" / "logs"
 
 
-@pytest.fixture
-def remote_profile(ssh_profile, tmp_path):
-    scripts = tmp_path / "scripts"
-    scripts.mkdir()
-    ssh_profile.server.scripts_dir = str(scripts)
-    ssh_profile.server.log_dir = str(tmp_path / "logs")
-    store.save(ssh_profile)
-    return ssh_profile, scripts
-
-
 @pytest.fixture(autouse=True)
 async def _kill_leftovers():
     """Whatever a test launched dies with it, pass or fail."""
@@ -99,8 +89,8 @@ def _alive_here(pid: int) -> bool:
         return fh.read().split()[2] != "Z"
 
 
-async def test_launch_sweep_through_a_drop_and_kill_leaves_nothing(remote_profile, sshd):
-    profile, scripts = remote_profile
+async def test_launch_sweep_through_a_drop_and_kill_leaves_nothing(scripts_profile, sshd):
+    profile, scripts = scripts_profile
     port = free_port()
     _script(scripts, "smol remote.sh", f"exec {shlex.quote(str(llama_server_binary()))} "
             f"-m {shlex.quote(str(smollm_model()))} --host 127.0.0.1 --port {port} -c 1024 -np 2 -t 1")
@@ -196,8 +186,8 @@ async def test_a_link_that_does_not_return_in_time_marks_the_level_interrupted(s
         await session.host.close()
 
 
-async def test_a_crashing_script_gives_one_crash_record_and_one_suggestion(remote_profile):
-    profile, scripts = remote_profile
+async def test_a_crashing_script_gives_one_crash_record_and_one_suggestion(scripts_profile):
+    profile, scripts = scripts_profile
     _script(scripts, "crashy.sh", f"cat {shlex.quote(str(LOGS / 'sglang-illegal-address-cascade.log'))}; "
             "sleep 0.3; exit 1")
     session = HostSession.open(profile)
@@ -221,8 +211,8 @@ async def test_a_crashing_script_gives_one_crash_record_and_one_suggestion(remot
     assert len(suggestions) == 1 and suggestions[0].text.startswith("Investigate cuda-illegal-address in crashy")
 
 
-async def test_a_server_that_really_dies_mid_level_is_a_death_checked_over_ssh(remote_profile):
-    profile, scripts = remote_profile
+async def test_a_server_that_really_dies_mid_level_is_a_death_checked_over_ssh(scripts_profile):
+    profile, scripts = scripts_profile
     port = free_port()
     _script(scripts, "doomed.sh", f"exec {shlex.quote(str(llama_server_binary()))} "
             f"-m {shlex.quote(str(smollm_model()))} --host 127.0.0.1 --port {port} -c 1024 -np 2 -t 1")

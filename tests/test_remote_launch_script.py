@@ -8,8 +8,6 @@ import os
 import shlex
 from pathlib import Path
 
-import pytest
-
 from console.servers.launch import compare, effective_from_log, parse_script
 from console.report.sections import configs_section
 from console.servers import configs as cfgs
@@ -17,18 +15,7 @@ from console.servers import lifecycle
 from console.store import launches
 from console.servers.monitor import ServerMonitor
 from console.session import HostSession
-from profiles import store
 from tests.realparts import free_port, llama_server_binary, smollm_model
-
-
-@pytest.fixture
-def scripts_profile(ssh_profile, tmp_path):
-    scripts = tmp_path / "scripts"
-    scripts.mkdir()
-    ssh_profile.server.scripts_dir = str(scripts)
-    ssh_profile.server.log_dir = str(tmp_path / "logs")
-    store.save(ssh_profile)
-    return ssh_profile, scripts
 
 
 def _script(folder: Path, name: str, body: str) -> None:

@@ -74,7 +74,7 @@ async def test_a_slurm_job_slurm_does_not_answer_about_shows_unknown_and_why(tmp
     assert is_clean(shown) and "\x1b" not in shown and "\x07" not in shown, "the error's controls reached the screen"
 
 
-async def test_the_tab_follows_a_launch_through_an_outage_to_its_end(ssh_profile, sshd, tmp_path):
+async def test_the_tab_follows_a_launch_through_an_outage_to_its_end(scripts_profile, sshd, tmp_path):
     """Real sshd: launched over SSH, the sshd stops before the console starts, the server ends during
     the outage; once the sshd is back the row reads crashed (the exit file's status 3), the reason
     goes, and the configs come from the host again (one the records never named among them)."""
@@ -83,11 +83,8 @@ async def test_the_tab_follows_a_launch_through_an_outage_to_its_end(ssh_profile
     from console.servers import lifecycle
     from console.session import HostSession
 
-    scripts, go = tmp_path / "scripts", tmp_path / "go"
-    scripts.mkdir()
-    ssh_profile.server.scripts_dir = str(scripts)
-    ssh_profile.server.log_dir = str(tmp_path / "logs")
-    store.save(ssh_profile)
+    ssh_profile, scripts = scripts_profile
+    go = tmp_path / "go"
     script = scripts / "short.sh"
     script.write_text(f"#!/bin/sh\nwhile [ ! -e {go} ]; do sleep 0.1; done\nexit 3\n")
     script.chmod(0o755)
