@@ -117,29 +117,24 @@ def run_console(cwd: Path, tabs: list[str], seconds: float, tmp: str) -> dict[st
     scratch = tempfile.mkdtemp(prefix="idle-", dir=tmp)
     env = {**os.environ, "TMPDIR": scratch, "GPUDECK_HOME": os.path.join(scratch, "home")}
     probe = Probe(f"exec {shlex.quote(sys.executable)} -m console demo", env=env, cwd=str(cwd))
-    try:
-        probe.wait_for(["1 GPUs", GPUDECK_TABS["1"]], time.perf_counter(), timeout=90)
-        pid = probe.pid()
-        out = {}
-        for tab in tabs:
-            probe.send(tab)
-            probe.wait_for([GPUDECK_TABS[tab]], time.perf_counter())
-            time.sleep(SETTLE_S)
-            out[tab] = measure(pid, seconds)
-        return out
-    finally:
-        probe.close()
+    return _each_tab(probe, ["1 GPUs", GPUDECK_TABS["1"]], GPUDECK_TABS, tabs, seconds, timeout=90)
 
 
 def run_peer(tabs: list[str], seconds: float) -> dict[str, dict[str, float]]:
     probe = Probe(f"exec {shlex.quote(sys.executable)} -c {shlex.quote(PEER)}", cwd=str(ROOT))
+    return _each_tab(probe, [PEER_TABS["1"]], PEER_TABS, tabs, seconds, timeout=60)
+
+
+def _each_tab(probe: Probe, started: list[str], bodies: dict[str, str], tabs: list[str], seconds: float,
+              timeout: float) -> dict[str, dict[str, float]]:
+    """Once the app shows `started`: each tab shown, let settle, then its CPU measured; the probe closed."""
     try:
-        probe.wait_for([PEER_TABS["1"]], time.perf_counter(), timeout=60)
+        probe.wait_for(started, time.perf_counter(), timeout=timeout)
         pid = probe.pid()
         out = {}
         for tab in tabs:
             probe.send(tab)
-            probe.wait_for([PEER_TABS[tab]], time.perf_counter())
+            probe.wait_for([bodies[tab]], time.perf_counter())
             time.sleep(SETTLE_S)
             out[tab] = measure(pid, seconds)
         return out
