@@ -153,8 +153,11 @@ class FleetHostsTable(SafeDataTable):
         """Select the host at `index` in `hosts`, moving the window as little as needed."""
         self._draw(index)
 
-    def _draw(self, cursor: int) -> None:
-        total, window, was = len(self.hosts), self.window, self.top
+    def _draw(self, cursor: int, was: int | None = None) -> None:
+        """Fill the window so that it holds host `cursor`; `was`: where the window started before a
+        move that set `top` itself (a page), so that the move is still told."""
+        total, window = len(self.hosts), self.window
+        was = self.top if was is None else was
         cursor = max(0, min(cursor, total - 1))
         if cursor < self.top:
             self.top = cursor
@@ -198,14 +201,10 @@ class FleetHostsTable(SafeDataTable):
         self.go_to(self.position - 1)
 
     def action_page_down(self) -> None:
-        line = self.cursor_row
-        self.top += self.window
-        self.go_to(min(self.top + line, len(self.hosts) - 1))
+        self._scroll(self.window)
 
     def action_page_up(self) -> None:
-        line = self.cursor_row
-        self.top = max(0, self.top - self.window)
-        self.go_to(self.top + line)
+        self._scroll(-self.window)
 
     def action_scroll_top(self) -> None:
         self.go_to(0)
@@ -216,16 +215,18 @@ class FleetHostsTable(SafeDataTable):
     def _on_mouse_scroll_down(self, event) -> None:
         event.stop()
         event.prevent_default()
-        line = self.cursor_row
-        self.top += 3
-        self.go_to(min(self.top + line, len(self.hosts) - 1))
+        self._scroll(3)
 
     def _on_mouse_scroll_up(self, event) -> None:
         event.stop()
         event.prevent_default()
-        line = self.cursor_row
-        self.top = max(0, self.top - 3)
-        self.go_to(self.top + line)
+        self._scroll(-3)
+
+    def _scroll(self, by: int) -> None:
+        """Move the window `by` hosts, the cursor keeping its line on screen."""
+        line, was = self.cursor_row, self.top
+        self.top = max(0, self.top + by)
+        self._draw(min(self.top + line, len(self.hosts) - 1), was)
 
     @property
     def selected_host(self) -> str | None:

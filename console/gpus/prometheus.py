@@ -40,6 +40,7 @@ from .dcgm import CANNOT_SHOW, clean, fold
 from .fleet_query import FleetReader, selector
 from .fleet_table import HostRow, host_row
 from .flags import FlagTracker
+from .. import stepwise_json
 from ..gc_pause import collector_paused
 from .model import UNREACHABLE, Snapshot
 from .prom_answer import AnswerShapeError
@@ -171,7 +172,7 @@ class PromClient:
         return self._read(path, body, status, reader)
 
     def _read_big(self, path: str, body: bytearray, status: int, reader) -> Any:
-        return self.off_loop(self._read, path, body, status, reader)
+        return self.off_loop(self._read, path, body, status, reader, stepwise_json.loads)
 
     def off_loop(self, fn, *args):
         """`fn(*args)` as run on a worker thread: the collector paused, its time counted."""
@@ -182,8 +183,8 @@ class PromClient:
         finally:
             self.worker_busy_s += time.perf_counter() - started
 
-    def _read(self, path: str, body: bytearray, status: int, reader) -> Any:
-        data = self._decode(path, body, status)
+    def _read(self, path: str, body: bytearray, status: int, reader, loads=json.loads) -> Any:
+        data = self._decode(path, body, status, loads)
         return data if reader is None else reader(data)
 
     async def _fetch(self, path: str, params: dict | None) -> tuple[bytearray, int]:
@@ -208,9 +209,9 @@ class PromClient:
             raise PrometheusError(f"{self.base}: cannot connect ({_reason(exc)})") from None
         return body, status
 
-    def _decode(self, path: str, body: bytearray, status: int) -> Any:
+    def _decode(self, path: str, body: bytearray, status: int, loads=json.loads) -> Any:
         try:
-            doc = json.loads(body)     # bytearray as it came: no copy
+            doc = loads(body)     # bytearray as it came: no copy
         except (ValueError, RecursionError):
             raise PrometheusError(f"{self.base}{path}: HTTP {status}, not a Prometheus API answer "
                                   "(is this the Prometheus URL?)") from None
