@@ -40,7 +40,6 @@ from .dcgm import CANNOT_SHOW, clean, fold
 from .fleet_query import FleetReader, selector
 from .fleet_table import HostRow, host_row
 from .flags import FlagTracker
-from .. import stepwise_json
 from ..gc_pause import collector_paused
 from .model import UNREACHABLE, Snapshot
 from .prom_answer import AnswerShapeError
@@ -172,7 +171,7 @@ class PromClient:
         return self._read(path, body, status, reader)
 
     def _read_big(self, path: str, body: bytearray, status: int, reader) -> Any:
-        return self.off_loop(self._read, path, body, status, reader, stepwise_json.loads)
+        return self.off_loop(self._read, path, body, status, reader)
 
     def off_loop(self, fn, *args):
         """`fn(*args)` as run on a worker thread: the collector paused, its time counted."""
@@ -183,8 +182,8 @@ class PromClient:
         finally:
             self.worker_busy_s += time.perf_counter() - started
 
-    def _read(self, path: str, body: bytearray, status: int, reader, loads=json.loads) -> Any:
-        data = self._decode(path, body, status, loads)
+    def _read(self, path: str, body: bytearray, status: int, reader) -> Any:
+        data = self._decode(path, body, status)
         return data if reader is None else reader(data)
 
     async def _fetch(self, path: str, params: dict | None) -> tuple[bytearray, int]:
@@ -209,9 +208,9 @@ class PromClient:
             raise PrometheusError(f"{self.base}: cannot connect ({_reason(exc)})") from None
         return body, status
 
-    def _decode(self, path: str, body: bytearray, status: int, loads=json.loads) -> Any:
+    def _decode(self, path: str, body: bytearray, status: int) -> Any:
         try:
-            doc = loads(body)     # bytearray as it came: no copy
+            doc = json.loads(body)     # bytearray as it came: no copy
         except (ValueError, RecursionError):
             raise PrometheusError(f"{self.base}{path}: HTTP {status}, not a Prometheus API answer "
                                   "(is this the Prometheus URL?)") from None
