@@ -13,14 +13,16 @@ Prometheus in its own process (tests/prom_peer.py) answers with a fleet that
 size, label for label what Prometheus returns for DCGM exporters.
   - `gpudeck gpus -p FLEET` wall time against a bare `python -c` asking the
     plain query and decoding it;
-  - key latency in the fleet view (re-sort, page down, down, end, home) while
-    it refreshes, against the same keys over 128 GPUs, and the process's peak
-    RSS.
+  - key latency in the fleet view while it refreshes, against the same keys
+    over 1,024 GPUs, and the process's peak RSS. The view runs in tmux
+    (tests/bench/tmux_probe.py); random keys (re-sort, reverse, page down,
+    end, home), each timed from the key to the end of the output after which
+    the title shows its effect (the sort, or the rows on screen).
 Every figure runs in a fresh process; the rounds alternate the order of the
 peer and the checkouts (--base: another checkout measured in the same rounds,
 for before/after), and the load average is printed.
 
-    python tests/bench/fleet_cost.py [--rounds 3] [--seconds 10] [--base CHECKOUT] [--skip-prometheus]
+    python tests/bench/fleet_cost.py [--rounds 3] [--seconds 10] [--keys 40] [--base CHECKOUT] [--skip-prometheus]
 
 Figures (2-core VM shared with other jobs, 3 alternated rounds, medians; "before" is --base at
 the commit before each change). This VM's speed drifts from one session to the next: the same
@@ -37,7 +39,16 @@ peer has read 2.9%, 3.05%, 4.3% and 5.5% of a core, so compare each line against
         engine   2.89% (2.81-3.09), 0.90x the peer, 27 ms per refresh
         view     3.69% (3.68-3.76), 1.16x the peer
       10,000 GPUs: gpudeck gpus -p FLEET 0.66 s (bare plain query 0.53 s, 1.25x); keys in the view
-      p50 136 ms, p99 553 ms (1,024 GPUs: 105 / 201 ms); peak RSS 191 MB
+      p50 136 ms, p99 553 ms (1,024 GPUs: 105 / 201 ms); peak RSS 191 MB. Those key figures were
+      Pilot's `press` and `wait_for_scheduled_animations`, which wait until the whole process is
+      idle (its CPU time, every thread's): that is, for the refresh being read to end, not for the
+      screen. Keys are now timed in tmux, to the screen:
+    2026-12-02, keys in tmux, key to title (load 0.1-0.6), 3 alternated rounds x 40 keys pooled,
+    "before" is --base 9487f6e, the code before a page key told the title its move at once:
+      10,000 GPUs   p50 54 ms, p99 143 ms, max 143 ms   before p50 55 ms, p99 792 ms, max 1,009 ms
+      1,024 GPUs    p50 43 ms, p99 101 ms, max 101 ms   before p50 44 ms, p99 811 ms, max 980 ms
+      peak RSS at 10,000 GPUs 209 MB (before 193 MB: no memory code changed; it moves with
+      when the refreshes fall); gpudeck gpus -p FLEET 0.61 s either way (bare query 0.48 s, 1.25x)
     (2026-12-01, load 4.9-6.1, peer 3.05%: engine 4.75% -> 3.49%, view 6.01% -> 4.57%;
      an earlier session, load 3.6-4.0, peer 2.9%: engine 6.9% -> 4.2%, view 10.3% -> 5.0%)
     10,000 GPUs, stand-in Prometheus (load 3.2-5.1; neither checkout with cached bytecode):
@@ -52,14 +63,18 @@ compact answer with identities and under half those of the plain one. Per refres
 (quiet): the HTTP exchange and gunzip about 6 ms on the event loop, JSON decoding 8-9 ms, one pass
 checking and grouping the rows by GPU 5 ms, building the GPUs 7 ms, flags and host rows 3 ms. At 10,000 GPUs a refresh
 reads on a worker thread, so the refreshes space out when reading takes long (PACE_SHARE in
-console/gpus/prometheus.py) and a key that lands while the JSON decoder holds the interpreter waits
-for it (the p99).
+console/gpus/prometheus.py). A key that lands while the JSON decoder holds the interpreter (one C
+call, 65-75 ms at 10,000 GPUs on a quiet machine) waits for it: such keys read p50 80 ms (8 of 120)
+against 50 ms for the rest. Decoding the answer a run of members at a time cut the longest hold to
+17 ms, yet those keys still read p50 76 ms (11 of 120) and the p99 did not move (140 against 138
+ms), so it was dropped.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -74,7 +89,7 @@ from _alternate import alternate, load_line, times_peer  # noqa: E402  (this scr
 
 # ------------------------------------------------------------------ workers (one process each)
 
-KEYS = ("o", "pagedown", "down", "end", "home", "O")
+KEYS = ("o", "O", "PageDown", "End", "Home")   # tmux key names
 # The peer's query: every DCGM series gpudeck reads, with all their labels, every `up` and each
 # target's last scrape time (what gpudeck asked before it asked for the compact shape).
 PLAIN_QUERY = ('{__name__=~"DCGM_FI_DEV_GPU_UTIL|DCGM_FI_DEV_MEM_COPY_UTIL|DCGM_FI_DEV_FB_USED|DCGM_FI_DEV_GPU_TEMP|'
@@ -88,12 +103,6 @@ def _cpu() -> float:
 
     use = resource.getrusage(resource.RUSAGE_SELF)
     return use.ru_utime + use.ru_stime
-
-
-def _rss_mb() -> float:
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 async def _bare(url: str, seconds: float) -> dict:
@@ -158,33 +167,64 @@ async def _stop_polling(app, pilot) -> None:
     await pilot.pause(0.2)
 
 
-async def _keys(url: str, seconds: float) -> dict:
-    """Each key's time from press to the screen updated, while the view refreshes; peak RSS."""
-    from console.gpus.prometheus import PrometheusFleet, PromSettings
-    from screens.fleet_app import FleetApp
-
-    app = FleetApp(PrometheusFleet(PromSettings(url=url)), "bench", interval_s=1.0)
-    latencies: list[float] = []
-    async with app.run_test(size=(160, 45)) as pilot:
-        while app.latest is None:
-            await pilot.pause(0.1)
-        start = time.monotonic()
-        while time.monotonic() - start < seconds:
-            for key in KEYS:
-                began = time.monotonic()
-                await pilot.press(key)
-                await pilot.wait_for_scheduled_animations()
-                latencies.append((time.monotonic() - began) * 1000)
-                await pilot.pause(0.3)
-        await _stop_polling(app, pilot)
-    return {"keys_ms": latencies, "rss_mb": _rss_mb(), "hosts": len(app.latest.hosts)}
-
-
 def worker(kind: str, url: str, seconds: float) -> None:
     import asyncio
 
-    fn = {"bare": _bare, "engine": _engine, "view": _view, "keys": _keys}[kind]
+    fn = {"bare": _bare, "engine": _engine, "view": _view}[kind]
     print(json.dumps(asyncio.run(fn(url, seconds))), flush=True)
+
+
+# ------------------------------------------------------------------ keys, timed in tmux
+
+def _expected(key: str, screen: str, sort: str, descending: bool) -> tuple[list[str], str, bool] | None:
+    """What the title says once `key` took effect (the sort and the rows on screen), or None for a
+    key that would change nothing here (End on the last page)."""
+    from console.gpus.fleet_table import SORT_KEYS
+
+    rows = re.search(r"rows (\d+)-(\d+);", screen)
+    total = int(re.search(r"showing (\d+)", screen)[1])
+    first, last = (int(rows[1]), int(rows[2])) if rows else (1, total)
+    height = last - first + 1
+    if key == "o":
+        sort = SORT_KEYS[(SORT_KEYS.index(sort) + 1) % len(SORT_KEYS)]
+    if key == "O":
+        descending = not descending
+    marks = [f"sort {sort} {'↓' if descending else '↑'}"]
+    if key in ("PageDown", "End", "Home"):
+        to = {"PageDown": min(first + height, total - height + 1), "End": total - height + 1, "Home": 1}[key]
+        if to == first:
+            return None
+        marks.append(f"rows {to}-{to + height - 1};")
+    return marks, sort, descending
+
+
+def _keys_in_tmux(profile: str, home: Path, tree: Path, count: int, seed: int) -> dict:
+    """`count` random keys in the fleet view (tmux, 160x45), each timed from the key to the end of
+    the output after which the title shows its effect; the view refreshes meanwhile. Peak RSS."""
+    import random
+
+    from tmux_probe import Probe
+
+    rng = random.Random(seed)
+    probe = Probe(f"exec env GPUDECK_HOME={home} {sys.executable} -m console -p {profile}", cwd=str(tree))
+    try:
+        probe.wait_for(["refreshed"], time.perf_counter(), timeout=300)
+        pid = probe.pid()
+        sort, descending, latencies = "state", False, []
+        while len(latencies) < count:
+            key = rng.choice(KEYS)
+            then = _expected(key, probe.screen(), sort, descending)
+            if then is None:
+                continue
+            marks, sort, descending = then
+            sent = probe.send(key)
+            latencies.append(probe.wait_for(marks, sent) * 1000)
+            time.sleep(rng.uniform(0.2, 0.6))      # keys land anywhere in the refresh cycle
+        with open(f"/proc/{pid}/status") as f:
+            rss = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+        return {"keys_ms": latencies, "rss_mb": rss}
+    finally:
+        probe.close()
 
 
 # ------------------------------------------------------------------ the driver
@@ -258,9 +298,10 @@ def part_big(trees: dict[str, Path], args, loads: list[float]) -> None:
         url, small_url = peer_proc.stdout.readline().strip(), small_proc.stdout.readline().strip()
         home = Path(tempfile.mkdtemp(prefix="gpudeck-fleet-bench-home-"))
         env = dict(os.environ, GPUDECK_HOME=str(home))
-        subprocess.run([sys.executable, "-m", "console", "profiles", "add", "big", "--prometheus", url,
-                        "--max-answer-mb", "256", "--prom-timeout", "120"],
-                       env=env, cwd=ROOT, check=True, capture_output=True)
+        for name, at in (("big", url), ("small", small_url)):
+            subprocess.run([sys.executable, "-m", "console", "profiles", "add", name, "--prometheus", at,
+                            "--max-answer-mb", "256", "--prom-timeout", "120"],
+                           env=env, cwd=ROOT, check=True, capture_output=True)
         bare_cli = [sys.executable, "-c",
                     "import httpx, json, sys; "
                     "json.loads(httpx.get(sys.argv[1] + '/api/v1/query', params={'query': sys.argv[2]}, "
@@ -283,10 +324,11 @@ def part_big(trees: dict[str, Path], args, loads: list[float]) -> None:
         for _i, names in alternate(order, args.rounds, loads):
             for name in names:
                 size, _, tree = name.partition(":")
-                result = _run("keys", url if size == "big" else small_url, args.seconds, trees[tree])
+                result = _keys_in_tmux(size, home, trees[tree], args.keys, seed=_i)
                 keys.setdefault(name, []).extend(result["keys_ms"])
                 rss.setdefault(name, []).append(result["rss_mb"])
-        print(f"  key latency in the fleet view while it refreshes (keys {' '.join(KEYS)}), press to screen:")
+        print(f"  key latency in the fleet view while it refreshes (keys {' '.join(KEYS)}, {args.keys} a run), "
+              "key to the title showing it, in tmux:")
         for tree in trees:
             small = keys[f"small:{tree}"]
             for size in ("small", "big"):
@@ -307,6 +349,7 @@ def main() -> int:
     ap.add_argument("--gpus", type=int, default=8)
     ap.add_argument("--big-hosts", type=int, default=1250)
     ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--keys", type=int, default=40, help="keys timed per run of the fleet view")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--base", help="another checkout, measured in the same rounds")
     ap.add_argument("--skip-prometheus", action="store_true", help="only the 10,000-GPU part")

@@ -10,12 +10,16 @@ reached the terminal. Used by tui_keys.py and first_frame.py.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import queue
 import shutil
 import subprocess
 import threading
 import time
+
+
+_SERVERS = itertools.count()
 
 
 class Probe:
@@ -26,7 +30,8 @@ class Probe:
         tmux = shutil.which("tmux")
         if not tmux:
             raise SystemExit("tmux not found (apt-get install tmux)")
-        self.socket = f"gpudeck-probe-{os.getpid()}-{id(self)}"
+        # a socket of its own: a probe made as the last one closes must not reach that server
+        self.socket = f"gpudeck-probe-{os.getpid()}-{next(_SERVERS)}"
         self.session = "probe"
         self.base = [tmux, "-L", self.socket]
         # the size is the session's own: the control client must not shrink the window to 80x24
