@@ -222,6 +222,9 @@ class BenchPane(Pane):
         def answer(yes: bool | None) -> None:
             if yes and self.runtime is not None and self.runtime.stop_sweep():
                 self.status_note = "stopping: the current level is finishing its records…"
+                # drawn now: the sweep's next report may be a second or more away
+                self._draws.request()
+                self._draws.flush()
 
         done = self.view.finished_levels   # as the tab title counts them
         self.app.push_screen(Confirm("Stop the sweep?", [
