@@ -117,7 +117,9 @@ class CampaignPane(Pane):
             text.append(f"\n now: {clean_line(seen['current'])}", style="bold cyan")
         if seen["note"]:
             text.append(f"\n {clean_line(seen['note'])}", style="yellow")
-        if self.message_while_running and state.status != "running":
+        if self.message_while_running and state.status != "running" and not seen["running"]:
+            # the campaign the line spoke of has ended (a resumed one is still "stopped" until its
+            # new driver writes, but that driver is already alive)
             self.message, self.message_while_running = "", False
         if self.message:
             text.append(f"\n {clean_line(self.message)}", style="yellow")
@@ -149,6 +151,13 @@ class CampaignPane(Pane):
         summary = f"{done}/{len(state.cells)}" + (f" ✖{crashed}" if crashed else "")
         self.set_summary(("▶ " if seen["running"] else "") + summary)
 
+    def _catch_up(self, runtime) -> None:
+        """Take the campaign the runtime has just read (after a start or resume) before saying
+        anything about it: its CampaignChanged is still queued, and the line judged against the
+        campaign shown before (finished, or stopped) went at once."""
+        if runtime is self.runtime:
+            self.state, self.seen = runtime.campaign, runtime.campaign_view
+
     def _say(self, text: str, while_running: bool = False) -> None:
         self.message, self.message_while_running = text, while_running
         self.draw()
@@ -171,6 +180,7 @@ class CampaignPane(Pane):
         try:
             if what == "run":
                 campaign_id, pid = await runtime.start_campaign()
+                self._catch_up(runtime)
                 self._say(f"started {campaign_id} (driver pid {pid}); it keeps running if the console closes",
                           while_running=True)
             elif what == "stop":
@@ -184,6 +194,7 @@ class CampaignPane(Pane):
                 self._say(f"asked {self.state.id} (pid {pid}) to stop: it stops its server and saves")
             else:
                 pid = await runtime.resume_campaign(self.state.id)
+                self._catch_up(runtime)
                 self._say(f"resumed {self.state.id} (driver pid {pid})", while_running=True)
         except (CampaignError, control.ControlError, LockHeld, LookupError, ValueError, OSError) as exc:
             self._say(str(exc))

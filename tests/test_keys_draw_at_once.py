@@ -40,3 +40,68 @@ async def test_bench_stop_says_stopping_before_the_sweep_reports_again():
         pane.runtime.stop_sweep = stop
         assert stop()                                      # now the generator is told, and ends
         await run_to_end(pilot, pane)
+
+
+async def _campaign_key(monkeypatch, saved_status: str, key: str, engine_call: str, make_live) -> str:
+    """Press `key` on the Campaign tab over a saved campaign in `saved_status`; the engine call it
+    makes (`engine_call`) is stood in for by `make_live(runtime, state)`, which saves the campaign
+    its driver would be running and returns (what the engine returns, the driver's pid). The
+    runtime's own reading of the store follows, and a driver is taken as alive when its pid is 4242
+    (its proof is pid, start time and token; no real driver runs here). Returns the title drawn
+    right after the key's work is done."""
+    from console.campaign import control
+    from screens.campaign_pane import CampaignPane
+    from console.session import HostSession
+    from profiles import store
+    from tests.harness import HostApp
+    from tests.test_campaign_tab import _saved
+
+    monkeypatch.setattr(control, "running", lambda state: state.driver_pid == 4242)
+    state = _saved(saved_status)
+    app = HostApp(CampaignPane(), HostSession.open(store.load("box")))
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.pane
+        await wait_until(pilot, lambda: pane.state is not None and pane.state.id == state.id, 5, "the saved campaign")
+        runtime = pane.runtime
+        calls: list[str] = []
+
+        async def stand_in(*_args):
+            calls.append(engine_call)
+            result = make_live(state)
+            await runtime._campaign_update()       # what the runtime does after starting a driver
+            return result
+        monkeypatch.setattr(runtime, engine_call, stand_in)
+        pane.focus()
+        await pilot.press(key)
+        await wait_until(pilot, lambda: calls and not [w for w in pane.workers if w.group == "campaign-action"
+                                                       and w.is_running], 5, f"{key} done")
+        return str(pane.query_one("#camp-title").render())
+
+
+async def test_campaign_resume_says_so_while_its_new_driver_starts(monkeypatch):
+    """R on a stopped campaign: "resumed …" stays on the title. The campaign reads "stopped" until
+    its new driver writes; the line was judged against that and went at once, never seen."""
+    from console.store import campaigns as st
+
+    def resumed(state):
+        state.driver_pid = 4242                    # spawned; the state still says "stopped"
+        st.save(state)
+        return 4242
+    title = await _campaign_key(monkeypatch, "stopped", "R", "resume_campaign", resumed)
+    assert "resumed campaign-" in title and "driver pid 4242" in title and "● driver running" in title
+
+
+async def test_campaign_run_after_a_finished_one_says_started(monkeypatch):
+    """r with a finished campaign on screen: "started …" stays on the title. It was judged against
+    the finished campaign still shown (the new one's event was queued) and went at once."""
+    from console.store import campaigns as st
+
+    def started(old):
+        new = st.CampaignState(id=st.new_id("box"), profile="box", spec=old.spec, cells=[
+            st.Cell(name=c.name, base=c.base) for c in old.cells], driver_pid=4242)
+        new.created_at = old.created_at + 60
+        st.save(new)
+        return new.id, 4242
+    title = await _campaign_key(monkeypatch, "finished", "r", "start_campaign", started)
+    assert "started campaign-" in title and "it keeps running if the console closes" in title
+    assert "● driver running" in title
