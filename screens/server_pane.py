@@ -293,13 +293,16 @@ class ServerPane(Pane):
         if key and not key.startswith("pid:"):
             self._select(key)
 
-    def _select(self, name: str, force: bool = False) -> None:
+    def _select(self, name: str, force: bool = False, flags: bool = True) -> None:
+        """Show config `name`: its flags (unless `flags` is False: a diff on screen stays), its
+        launch's metrics and log."""
         if name == self.selected and not force:
             return
         self.selected = name
         self._pending_jump = None
         config = cfgs.find(self.configs, name)
-        self._draw_flags(config)
+        if flags:
+            self._draw_flags(config)
         record = self.latest.get(name)
         log = self.query_one(LogView)
         log.reset()
@@ -413,9 +416,11 @@ class ServerPane(Pane):
             self.configs.append(cfgs.ServerConfig(name=record.config, script=record.script or record.command or ""))
         self._draw_configs()
         if record.config == self.selected:
-            self._draw_flags(self._selected_config())
+            # the operator's diff (d) stays until Esc or d: Esc draws the flags as they are then
+            if not self.diffing:
+                self._draw_flags(self._selected_config())
             if self.shown_record != record.id:
-                self._select(record.config, force=True)
+                self._select(record.config, force=True, flags=not self.diffing)
             else:
                 self._draw_metrics()  # the reason its state is unknown, or no longer
         if record.state == "ready" and (before is None or before.state != "ready" or before.id != record.id):

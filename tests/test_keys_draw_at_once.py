@@ -105,3 +105,46 @@ async def test_campaign_run_after_a_finished_one_says_started(monkeypatch):
     title = await _campaign_key(monkeypatch, "finished", "r", "start_campaign", started)
     assert "started campaign-" in title and "it keeps running if the console closes" in title
     assert "● driver running" in title
+
+
+async def test_server_diff_stays_through_the_selected_servers_state_changes(tmp_path):
+    """d: the diff stays on screen while the selected config's server moves on (launching,
+    loading, ready); each state change used to put the flags back in its place."""
+    import time
+
+    from console.session import HostSession
+    from console.store.launches import LaunchRecord
+    from profiles import store
+    from profiles.profile import profile_from_dict
+    from screens.pane import Pane
+    from screens.server_pane import FLAG_COLUMNS, ServerPane
+    from tests.harness import HostApp
+
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    for name, ctx in (("a", 2048), ("b", 4096)):
+        (scripts / f"{name}.sh").write_text(f"#!/bin/sh\nexec llama-server -m /models/{name}.gguf --port 8001 -c {ctx}\n")
+    store.save(profile_from_dict("local", {"transport": "local", "server": {
+        "scripts_dir": str(scripts), "log_dir": str(tmp_path / "logs")}}))
+    app = HostApp(ServerPane(id="pane-server"), HostSession.open(store.load("local")))
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.pane
+        await wait_until(pilot, lambda: [c.name for c in pane.configs] == ["a", "b"] and pane.selected == "a",
+                         what="the two configs")
+        flags = pane.query_one("#flags")
+        headers = lambda: tuple(str(c.label) for c in flags.columns.values())  # noqa: E731
+        pane.query_one("#configs").focus()
+        await pilot.press("d")
+        assert pane.diffing and headers() == ("flag", "a", "b")
+        record = LaunchRecord(id="a-1", config="a", script=str(scripts / "a.sh"), log=None, exit_file=None,
+                              started_at=time.time())
+        for state in ("launching", "loading", "ready"):
+            record.state = state
+            pane.post_message(Pane.Runtime(ev.ServerStateChanged("local", record)))
+            await wait_until(pilot, lambda: pane.latest.get("a") is record and pane.shown_record == "a-1"
+                             and record.state in str(pane.query_one("#configs").get_row("a")[1]),
+                             what=f"the {state} state drawn")
+            assert pane.diffing and headers() == ("flag", "a", "b"), state
+            assert "diff: a  vs  b" in str(pane.query_one("#promise").render())
+        await pilot.press("escape")
+        assert not pane.diffing and headers() == FLAG_COLUMNS
