@@ -201,6 +201,10 @@ class GpudeckApp(OrderlyExit, QuietHeap, App):
 
     async def _open(self, name: str) -> None:
         self.current = name
+        # the header names the chosen host now, not once every tab has read it (the slowest,
+        # the Roofline tab working out the model's ceiling, takes a fifth of a second or more)
+        self._refresh_chips()
+        self.sub_title = name
         await asyncio.to_thread(store.set_last_used, name)
         runtime = self.fleet.runtime(name)
         self.summaries.clear()
@@ -208,7 +212,6 @@ class GpudeckApp(OrderlyExit, QuietHeap, App):
             self._set_tab_label(tab_id, "")
             await pane.set_session(runtime)
         self._refresh_chips()
-        self.sub_title = name
 
     async def switch_host(self, name: str) -> None:
         await self.started.wait()   # a host chosen while the tabs are still being built opens after them

@@ -148,3 +148,55 @@ async def test_server_diff_stays_through_the_selected_servers_state_changes(tmp_
             assert "diff: a  vs  b" in str(pane.query_one("#promise").render())
         await pilot.press("escape")
         assert not pane.diffing and headers() == FLAG_COLUMNS
+
+
+async def test_the_header_names_the_chosen_host_before_every_tab_has_read_it():
+    """H, Enter on another host: the chip bar makes it the current host at once. It used to wait
+    until all six tabs had read the new host (the Roofline tab's ceiling takes a fifth of a second
+    on the demo host), or for the chip bar's once-a-second redraw, which this app leaves out."""
+    import asyncio
+
+    from textual.widgets import OptionList
+
+    from profiles import store
+    from profiles.profile import profile_from_dict
+    from screens.app import GpudeckApp
+    from screens.host_switcher import HostSwitcher
+    from widgets.host_chips import HostChips
+
+    store.save(profile_from_dict("box", {"transport": "local"}))
+    app = GpudeckApp(profile_name="local")
+    every = app.set_interval
+
+    def no_chip_timer(interval, callback=None, **kwargs):
+        if callback == app._refresh_chips:
+            return None               # the chips are drawn by what happens, never by the clock
+        return every(interval, callback, **kwargs)
+    app.set_interval = no_chip_timer
+    entered, release = asyncio.Event(), asyncio.Event()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.started.is_set(), what="the console started")
+        chips = app.query_one(HostChips)
+        assert chips.line_text().plain.startswith(" gpudeck  local")
+        roofline = app.panes["roofline"]
+        reads = roofline.set_session
+
+        async def slow_read(target):
+            entered.set()
+            await release.wait()      # a tab still reading the new host
+            await reads(target)
+        roofline.set_session = slow_read
+        await pilot.press("H")
+        await wait_until(pilot, lambda: isinstance(app.screen, HostSwitcher) and app.screen.query(OptionList),
+                         what="the host switcher")
+        hosts = app.screen.query_one(OptionList)
+        hosts.highlighted = next(i for i in range(hosts.option_count) if hosts.get_option_at_index(i).id == "box")
+        hosts.action_select()         # Enter (the switch then holds the app's queue: no pilot waits here)
+        try:
+            await asyncio.wait_for(entered.wait(), 10)
+            assert chips.line_text().plain.startswith(" gpudeck  box"), chips.line_text().plain
+            assert app.sub_title == "box"
+        finally:
+            release.set()             # or the app, still switching, could never close
+        await wait_until(pilot, lambda: all(p.session is not None and p.session.name == "box"
+                                            for p in app.panes.values()), what="every tab on box")
