@@ -200,3 +200,40 @@ async def test_the_header_names_the_chosen_host_before_every_tab_has_read_it():
             release.set()             # or the app, still switching, could never close
         await wait_until(pilot, lambda: all(p.session is not None and p.session.name == "box"
                                             for p in app.panes.values()), what="every tab on box")
+
+
+async def test_fleet_title_names_the_rows_on_screen_as_the_filter_line_opens_and_closes():
+    """/ opens the filter line above the hosts and Enter closes it: the table shrinks and grows
+    by the line's height, and the title's "rows 1-N" follows at once. It used to name the rows of
+    before until the view's once-a-second redraw, which this app leaves out (and no refresh comes:
+    the Prometheus here answers nothing)."""
+    import time
+
+    from console.gpus.model import GPU, Snapshot
+    from console.gpus.prometheus import FleetSample, PrometheusFleet, PromSettings
+    from screens.fleet_app import FleetApp, FleetSampled
+    from widgets.fleet_hosts import FleetHostsTable
+
+    app = FleetApp(PrometheusFleet(PromSettings(url="http://127.0.0.1:9"), simulated=True), "f", interval_s=60)
+    every = app.set_interval
+
+    def no_redraw_timer(interval, callback=None, **kwargs):
+        return None if callback == app.redraw else every(interval, callback, **kwargs)
+    app.set_interval = no_redraw_timer
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until(pilot, lambda: app.latest is not None, what="the first answer from the dead URL")
+        now = time.time()
+        app.post_message(FleetSampled(FleetSample(taken_at=now, hosts=[
+            Snapshot(gpus=[GPU(index=0, name="NVIDIA B200")], host=f"node-{i:04d}", taken_at=now, source="dcgm")
+            for i in range(200)])))
+        table = app.query_one(FleetHostsTable)
+        title = lambda: str(app.query_one("#fleet-title").render())  # noqa: E731
+        await wait_until(pilot, lambda: len(table.hosts) == 200 and f"rows 1-{table.window};" in title(),
+                         what="the hosts and their rows in the title")
+        full = table.window
+        await pilot.press("slash")
+        await wait_until(pilot, lambda: table.window < full, what="the filter line taking room from the table")
+        await wait_until(pilot, lambda: f"rows 1-{table.window};" in title(), 5, "the title to follow the table")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: table.window == full, what="the table back to its height")
+        await wait_until(pilot, lambda: f"rows 1-{full};" in title(), 5, "the title to follow the table back")

@@ -87,12 +87,14 @@ class FleetHostsTable(SafeDataTable):
     DEFAULT_WINDOW = 40   # rows held before the table knows its height
 
     class Moved(Message):
-        """The window now starts at another host (whoever says which rows are on screen redraws)."""
+        """The window now starts at another host, or holds another number of them (the table grew
+        or shrank); whoever says which rows are on screen redraws."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.hosts: list[str] = []           # every host, in the order shown
         self.top = 0                         # index in `hosts` of the first row on screen
+        self._drawn_window: int | None = None  # rows the window held when last drawn at a known height
         self._rows: list[HostRow] = []
         self._shown: list[str] = []          # the hosts the table holds now (the window)
         self._cells: dict[str, list] = {}
@@ -158,6 +160,8 @@ class FleetHostsTable(SafeDataTable):
         move that set `top` itself (a page), so that the move is still told."""
         total, window = len(self.hosts), self.window
         was = self.top if was is None else was
+        # the table grew or shrank (the filter line opened or closed): the last row shown moved
+        resized = self._drawn_window is not None and window != self._drawn_window
         cursor = max(0, min(cursor, total - 1))
         if cursor < self.top:
             self.top = cursor
@@ -184,7 +188,8 @@ class FleetHostsTable(SafeDataTable):
         self._cells = cells
         if order and self.cursor_row != cursor - self.top:
             self.move_cursor(row=cursor - self.top, scroll=False)
-        if self.top != was:
+        self._drawn_window = window if self.size.height > 1 else None
+        if self.top != was or resized:
             self.post_message(self.Moved())
 
     def cell_text(self, host: str, column: str) -> str:
