@@ -237,3 +237,35 @@ async def test_fleet_title_names_the_rows_on_screen_as_the_filter_line_opens_and
         await pilot.press("enter")
         await wait_until(pilot, lambda: table.window == full, what="the table back to its height")
         await wait_until(pilot, lambda: f"rows 1-{full};" in title(), 5, "the title to follow the table back")
+
+
+async def test_scrolling_the_server_log_back_says_it_no_longer_follows(tmp_path):
+    """PgUp (or Home, up, the wheel) in a followed log: the view stays where the operator put it
+    as lines come, and the log head turns to "follow ○" at once. It used to keep saying
+    "follow ●" for good, and f then turned following off rather than back on."""
+    from console.session import HostSession
+    from profiles import store
+    from screens.server_pane import ServerPane
+    from tests.harness import HostApp
+    from tests.test_server_log_keys import _old_launch
+    from widgets.log_view import LogView
+
+    _old_launch(tmp_path)
+    app = HostApp(ServerPane(id="pane-server"), HostSession.open(store.load("local")))
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.pane
+        view = pane.query_one(LogView)
+        head = lambda: str(pane.query_one("#loghead").render())  # noqa: E731
+        await wait_until(pilot, lambda: len(view.lines) == 100 and view.is_vertical_scroll_end and "follow ●" in head(),
+                         what="the old launch's log, followed")
+        view.focus()
+        for key, also in (("pageup", "home"), ("home", "up")):
+            await pilot.press(key)
+            assert not view.follow and "follow ○" in head(), key
+            at = view.scroll_y
+            view.add_lines(["one more line"])
+            await pilot.press(also)                   # the view stays where it was put, and so does the head
+            assert view.scroll_y <= at and not view.follow and "follow ○" in head(), also
+            await pilot.press("f")                     # one f: following again, at the end
+            await wait_until(pilot, lambda: view.follow and view.is_vertical_scroll_end and "follow ●" in head(),
+                             what=f"f following again after {key}")

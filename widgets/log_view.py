@@ -249,6 +249,32 @@ class LogView(Log):
         self.follow_end()
         self.post_message(self.FollowChanged())
 
+    # -- the operator scrolling back ----------------------------------------------------
+    # A scroll towards older lines ends following, and says so: the view had stopped moving with
+    # new lines already (the Log keeps a view that is off the end where it is), but the log head
+    # still said "follow ●", and f then turned following off instead of going back to the end.
+    def _leave_end(self) -> None:
+        if self.follow and self.scroll_y > 0:
+            self.follow = False
+            self.post_message(self.FollowChanged())
+
+    def action_scroll_up(self) -> None:
+        self._leave_end()
+        super().action_scroll_up()
+
+    def action_page_up(self) -> None:
+        self._leave_end()
+        super().action_page_up()
+
+    def action_scroll_home(self) -> None:
+        self._leave_end()
+        super().action_scroll_home()
+
+    def _on_mouse_scroll_up(self, event) -> None:
+        if not (event.ctrl or event.shift):   # those scroll sideways
+            self._leave_end()
+        super()._on_mouse_scroll_up(event)
+
     # -- copying ------------------------------------------------------------------------
     def current_line(self) -> tuple[int, str] | None:
         """(line number, text) of the current line, else of the last line in view."""
