@@ -309,15 +309,17 @@ class GpudeckApp(OrderlyExit, QuietHeap, App):
             return host is not None and host.status.state != "connected" and not self.fleet.profiles[self.current].is_local
         return True
 
-    def action_help(self) -> None:
+    async def action_help(self) -> None:
         """`?` opens the keys panel and closes it again."""
         if self._help_shown():
-            self.action_close_help()
+            await self.action_close_help()
         else:
-            self.screen.mount(KeysPanel(key_groups(self)))
+            await self.screen.mount(KeysPanel(key_groups(self)))
+            self.refresh_bindings()   # the footer offers Esc to close it now, not after the next focus move
 
-    def action_close_help(self) -> None:
-        self.screen.query_children(KeysPanel).remove()
+    async def action_close_help(self) -> None:
+        await self.screen.query_children(KeysPanel).remove()
+        self.refresh_bindings()
 
     def action_leave_field(self) -> None:
         """Esc in a field hands the keys back to the tab (its table or log)."""

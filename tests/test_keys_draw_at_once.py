@@ -269,3 +269,26 @@ async def test_scrolling_the_server_log_back_says_it_no_longer_follows(tmp_path)
             await pilot.press("f")                     # one f: following again, at the end
             await wait_until(pilot, lambda: view.follow and view.is_vertical_scroll_end and "follow ●" in head(),
                              what=f"f following again after {key}")
+
+
+async def test_the_footer_offers_esc_as_soon_as_the_keys_panel_opens():
+    """?: the footer offers "Esc close keys" at once, and drops it when ? closes the panel. It used
+    to wait for something else to make the footer look again (a focus move, a tab redrawing its
+    keys): on the GPUs tab nothing does, and the footer never offered it."""
+    from screens.app import GpudeckApp
+    from widgets.keys_panel import KeysPanel
+
+    def offered() -> list[str]:
+        return [str(key.description) for key in app.screen.query("FooterKey")]
+
+    app = GpudeckApp()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.started.is_set() and "keys" in offered(), what="the console and its footer")
+        assert "close keys" not in offered()
+        for _ in range(2):   # twice: the first time, a look the start left queued could still come by
+            await pilot.press("question_mark")
+            await wait_until(pilot, lambda: app.screen.query_children(KeysPanel), what="the keys panel")
+            await wait_until(pilot, lambda: "close keys" in offered(), 5, "the footer to offer Esc")
+            await pilot.press("question_mark")
+            await wait_until(pilot, lambda: not app.screen.query_children(KeysPanel), what="the panel closed")
+            await wait_until(pilot, lambda: "close keys" not in offered(), 5, "the footer to drop Esc")
