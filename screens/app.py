@@ -81,6 +81,8 @@ class GpudeckApp(OrderlyExit, QuietHeap, App):
         self.summaries: dict[str, str] = {}
         self.chip_bar = HostChips(id="chips")
         self.tabs: TabbedContent | None = None
+        # one host switch at a time, in the order chosen: two at once would leave tabs on either host
+        self._switching = asyncio.Lock()
 
     def get_default_screen(self) -> DeckScreen:
         return DeckScreen(id="_default")
@@ -215,16 +217,25 @@ class GpudeckApp(OrderlyExit, QuietHeap, App):
 
     async def switch_host(self, name: str) -> None:
         await self.started.wait()   # a host chosen while the tabs are still being built opens after them
-        if name not in self.fleet.profiles and store.exists(name):  # added from the host switcher
-            self.fleet.add(store.load(name))
-            self._refresh_chips()
-        if name in self.fleet.profiles and name != self.current:
-            await self._open(name)
-            self.notify(f"opened {name}", timeout=2)
+        async with self._switching:
+            if name not in self.fleet.profiles and store.exists(name):  # added from the host switcher
+                self.fleet.add(store.load(name))
+                self._refresh_chips()
+            if name in self.fleet.profiles and name != self.current:
+                await self._open(name)
+                self.notify(f"opened {name}", timeout=2)
 
-    async def on_gpus_pane_open_host(self, message) -> None:
-        await self.switch_host(message.name)
-        self.action_tab("gpus")
+    def _switch_in_background(self, name: str, then=None) -> None:
+        """Switch hosts in a worker: awaited in a handler, the switch held every key (they queue
+        behind it) until all six tabs had read the new host, a fifth of a second on the demo host."""
+        async def switch() -> None:
+            await self.switch_host(name)
+            if then is not None:
+                then()
+        self.run_worker(switch(), group="switch-host")
+
+    def on_gpus_pane_open_host(self, message) -> None:
+        self._switch_in_background(message.name, then=lambda: self.action_tab("gpus"))
 
     def on_pane_summary(self, message: Pane.Summary) -> None:
         tab_id = (message.pane.id or "").removeprefix("pane-")
@@ -283,7 +294,7 @@ class GpudeckApp(OrderlyExit, QuietHeap, App):
     def action_hosts(self) -> None:
         def chosen(name: str | None) -> None:
             if name:
-                self.call_later(self.switch_host, name)
+                self._switch_in_background(name)
 
         self.push_screen(HostSwitcher(self.chips(), self.profile_errors), chosen)
 

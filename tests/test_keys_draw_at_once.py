@@ -292,3 +292,46 @@ async def test_the_footer_offers_esc_as_soon_as_the_keys_panel_opens():
             await pilot.press("question_mark")
             await wait_until(pilot, lambda: not app.screen.query_children(KeysPanel), what="the panel closed")
             await wait_until(pilot, lambda: "close keys" not in offered(), 5, "the footer to drop Esc")
+
+
+async def test_a_key_pressed_during_a_host_switch_is_not_held_until_it_ends():
+    """H, Enter, then 3: the Bench tab opens while the tabs are still reading the new host. The
+    switch ran inside the app's own message handling, so every key queued behind it until all six
+    tabs had read the host (a fifth of a second on the demo host; here, held until released)."""
+    import asyncio
+
+    from textual.widgets import OptionList
+
+    from profiles import store
+    from profiles.profile import profile_from_dict
+    from screens.app import GpudeckApp
+    from screens.host_switcher import HostSwitcher
+
+    store.save(profile_from_dict("box", {"transport": "local"}))
+    app = GpudeckApp(profile_name="local")
+    entered, release = asyncio.Event(), asyncio.Event()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: app.started.is_set(), what="the console started")
+        roofline = app.panes["roofline"]
+        reads = roofline.set_session
+
+        async def slow_read(target):
+            entered.set()
+            await release.wait()      # a tab still reading the new host
+            await reads(target)
+        roofline.set_session = slow_read
+        await pilot.press("H")
+        await wait_until(pilot, lambda: isinstance(app.screen, HostSwitcher) and app.screen.query(OptionList),
+                         what="the host switcher")
+        hosts = app.screen.query_one(OptionList)
+        hosts.highlighted = next(i for i in range(hosts.option_count) if hosts.get_option_at_index(i).id == "box")
+        hosts.action_select()
+        try:
+            await asyncio.wait_for(entered.wait(), 10)
+            await pilot.press("3")
+            await wait_until(pilot, lambda: app.tabs.active == "bench", 5, "3 opening the Bench tab mid-switch")
+            assert not release.is_set() and app.panes["tasks"].session.name == "local"   # the switch is still going
+        finally:
+            release.set()             # or the app, still switching, could never close
+        await wait_until(pilot, lambda: all(p.session is not None and p.session.name == "box"
+                                            for p in app.panes.values()), what="every tab on box")
