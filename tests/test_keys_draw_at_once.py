@@ -335,3 +335,37 @@ async def test_a_key_pressed_during_a_host_switch_is_not_held_until_it_ends():
             release.set()             # or the app, still switching, could never close
         await wait_until(pilot, lambda: all(p.session is not None and p.session.name == "box"
                                             for p in app.panes.values()), what="every tab on box")
+
+
+async def test_the_gpu_process_list_keeps_the_operators_place_when_it_changes():
+    """Tab to the process list, move down it: a new sample in which a process's memory moved keeps
+    the cursor on the same process and the list scrolled as it was. Each such sample used to put
+    the cursor and the list back at the top (the list is rebuilt when it changes)."""
+    from textual.app import App, ComposeResult
+
+    from console.gpus.model import GPUProcess
+    from widgets.gpu_processes import GPUProcessTable
+
+    class Processes(App):
+        def compose(self) -> ComposeResult:
+            yield GPUProcessTable()
+
+    def listed(grown: int | None = None) -> list[GPUProcess]:
+        return [GPUProcess(pid=1000 + i, gpu_index=i % 8, used_memory_mib=2048.0 + (512 if i == grown else 0),
+                           name=f"python worker {i}", type="C") for i in range(30)]
+
+    app = Processes()
+    async with app.run_test(size=(120, 30)) as pilot:
+        table = app.query_one(GPUProcessTable)
+        table.show(listed())
+        table.focus()
+        await pilot.press(*["down"] * 20)
+        assert table.cursor_row == 20 and table.scroll_y > 0
+        top = table.scroll_y
+        table.show(listed(grown=3))                   # one process's memory moved: a new list
+        await pilot.pause()
+        assert table.cursor_row == 20 and str(table.get_row_at(20)[0]).strip() == "1020"
+        assert table.scroll_y == top
+        table.show(listed(grown=3)[1:])               # the first process went: the cursor stays on its process
+        await pilot.pause()
+        assert str(table.get_row_at(table.cursor_row)[0]).strip() == "1020"

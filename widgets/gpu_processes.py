@@ -33,7 +33,15 @@ class GPUProcessTable(SafeDataTable):
                      for p in processes)
         if rows == self._shown:
             return
+        # a new list (a process's memory moved) keeps the operator's place: the cursor on the same
+        # process and the list scrolled as it was, not both back at the top
+        at, top = self.cursor_row, self.scroll_y
+        held = self._shown[at][:2] if 0 <= at < len(self._shown) else None   # (pid, GPU) under the cursor
         self.clear()
         for row in rows:
             self.add_row(*row)
         self._shown = rows
+        if rows and (at > 0 or top > 0):
+            ids = [row[:2] for row in rows]
+            self.move_cursor(row=ids.index(held) if held in ids else min(at, len(rows) - 1), scroll=False)
+            self.scroll_to(y=top, animate=False, immediate=True)
