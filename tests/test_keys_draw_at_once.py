@@ -1,8 +1,10 @@
-"""A key's effect is drawn when the key is handled, not by whatever refresh comes next.
+"""A key's effect is drawn when the key is handled, not by whatever refresh comes next, and no
+later refresh takes it away.
 
 Each test holds back the refresh that used to draw the effect (a sweep that reports nothing, no
-state event, the chip bar's once-a-second timer left out) and looks right after the key: on
-the old code each of these showed nothing new until that refresh came, or lost the effect.
+state event, a once-a-second redraw left out) and looks right after the key, or sends the refresh
+that used to undo it: on the old code each of these showed nothing new until that refresh came,
+never showed it, or lost it.
 """
 from __future__ import annotations
 
