@@ -371,3 +371,35 @@ async def test_the_gpu_process_list_keeps_the_operators_place_when_it_changes():
         table.show(listed(grown=3)[1:])               # the first process went: the cursor stays on its process
         await pilot.pause()
         assert str(table.get_row_at(table.cursor_row)[0]).strip() == "1020"
+
+
+async def test_the_roofline_table_keeps_its_cursor_on_the_batch_when_it_is_redrawn():
+    """Down the Roofline table to a batch: a redraw (a sweep saving a level, a what-if keystroke)
+    keeps the cursor on that batch. Each used to put it back on the first row."""
+    from textual.app import App, ComposeResult
+
+    from console.roofline.compare import Row
+    from widgets.roofline_table import RooflineTable
+
+    class Table(App):
+        def compose(self) -> ComposeResult:
+            yield RooflineTable()
+
+    def rows(measured_at: int | None = None, batches=(1, 2, 4, 8, 16, 32, 64)) -> list[Row]:
+        return [Row(batch=b, ideal_tok_s=100.0 * b, realistic_tok_s=80.0 * b,
+                    measured_tok_s=50.0 * b if b == measured_at else None, measured_status=None,
+                    efficiency_pct=62.5 if b == measured_at else None, bound="memory") for b in batches]
+
+    app = Table()
+    async with app.run_test(size=(120, 30)) as pilot:
+        table = app.query_one(RooflineTable)
+        table.show(rows())
+        table.focus()
+        await pilot.press("down", "down", "down")
+        assert str(table.get_row_at(table.cursor_row)[0]) == "8"
+        table.show(rows(measured_at=8))                 # a level saved: the table redrawn
+        await pilot.pause()
+        assert str(table.get_row_at(table.cursor_row)[0]) == "8"
+        table.show(rows(batches=(4, 8, 16)))            # a what-if with other batches: still on 8
+        await pilot.pause()
+        assert str(table.get_row_at(table.cursor_row)[0]) == "8"

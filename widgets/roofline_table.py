@@ -23,6 +23,10 @@ class RooflineTable(SafeDataTable):
             self.add_column(name, key=name)
 
     def show(self, rows: list[Row]) -> None:
+        """The rows for these inputs; the cursor stays on its batch (a saved level or a what-if
+        keystroke redraws the table, and used to put the cursor back on the first row)."""
+        at = self.cursor_row
+        held = self.ordered_rows[at].key.value if 0 < at < self.row_count else None
         self.clear()
         for r in rows:
             if r.measured_tok_s is not None:
@@ -41,3 +45,6 @@ class RooflineTable(SafeDataTable):
                          Text(f"{r.ideal_tok_s:,.0f}", justify="right"),
                          Text(f"{r.realistic_tok_s:,.0f}", justify="right"),
                          measured, eff, fitted, safe_text(r.bound, style=bound_style), key=str(r.batch))
+        batches = [str(r.batch) for r in rows]
+        if held in batches:
+            self.move_cursor(row=batches.index(held), animate=False)
