@@ -192,3 +192,17 @@ async def test_a_launch_still_on_its_way_when_the_demo_stops_starts_no_server(tm
         left = world_processes(world.root)
         _end(left)
     assert not left, left
+
+
+def test_close_points_this_process_back_where_it_was(tmp_path, monkeypatch):
+    """`demo.setup` points GPUDECK_HOME, PATH and the simulator's state folder at the world; once the
+    world is removed, nothing in this process's environment may still name it."""
+    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "mine"))
+    monkeypatch.setenv("PATH", os.environ["PATH"])
+    monkeypatch.delenv("GPUDECK_SIM_STATE_DIR", raising=False)
+    before = {name: os.environ.get(name) for name in demo.WORLD_ENV}
+    world = demo.setup(tmp_path / "demo")
+    assert all(str(world.root) in os.environ[name] for name in demo.WORLD_ENV)
+    world.close()
+    assert {name: os.environ.get(name) for name in demo.WORLD_ENV} == before
+    assert "GPUDECK_SIM_STATE_DIR" not in os.environ

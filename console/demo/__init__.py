@@ -7,6 +7,6 @@
 """
 from __future__ import annotations
 
-from .host import DEMO_CAMPAIGN, PLAN, SCRIPTS, Demo, free_port, setup, simulated_process
+from .host import DEMO_CAMPAIGN, PLAN, SCRIPTS, WORLD_ENV, Demo, free_port, setup, simulated_process
 
-__all__ = ["DEMO_CAMPAIGN", "PLAN", "SCRIPTS", "Demo", "free_port", "setup", "simulated_process"]
+__all__ = ["DEMO_CAMPAIGN", "PLAN", "SCRIPTS", "WORLD_ENV", "Demo", "free_port", "setup", "simulated_process"]

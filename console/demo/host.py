@@ -15,7 +15,7 @@ import shlex
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..free_port import free_port
@@ -69,6 +69,10 @@ PLAN = [
 ]
 
 
+# What `setup` points at the world in this process's environment; `Demo.close` puts each back.
+WORLD_ENV = ("GPUDECK_HOME", "PATH", "GPUDECK_SIM_STATE_DIR")
+
+
 @dataclass
 class Demo:
     root: Path
@@ -76,6 +80,7 @@ class Demo:
     bin_dir: Path
     state_dir: Path
     port: int
+    env_before: dict[str, str | None] = field(default_factory=dict)   # WORLD_ENV as it was before setup
 
     @property
     def permit(self) -> Path:
@@ -129,6 +134,11 @@ class Demo:
                 break
             time.sleep(0.1)
         launch_permit.forget(self.permit)
+        for name, value in self.env_before.items():   # nothing here points at the removed world now
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
     def written(self) -> list[Path]:
         """What the operator made in the demo that a removal would lose: reports, for now."""
@@ -156,7 +166,8 @@ def _write_exec(path: Path, text: str) -> None:
 
 
 def setup(root: Path | None = None, port: int | None = None) -> Demo:
-    """Build the demo world and point this process's GPUDECK_HOME and PATH at it."""
+    """Build the demo world and point this process's GPUDECK_HOME, PATH and the simulator's state folder
+    at it, until `Demo.close`."""
     if root is None:  # removed on exit: its files need no fsync (profiles/atomic.py)
         root = Path(tempfile.mkdtemp(prefix="gpudeck-demo-"))
         from profiles.atomic import throwaway
@@ -168,6 +179,7 @@ def setup(root: Path | None = None, port: int | None = None) -> Demo:
     for folder in (home, bin_dir, state_dir, scripts_dir, log_dir):
         folder.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
+    env_before = {name: os.environ.get(name) for name in WORLD_ENV}
     os.environ["GPUDECK_HOME"] = str(home)
     os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
     os.environ["GPUDECK_SIM_STATE_DIR"] = str(state_dir)
@@ -231,4 +243,4 @@ def setup(root: Path | None = None, port: int | None = None) -> Demo:
     board = TaskBoard.for_profile("demo")
     for text, priority, status in PLAN:
         board.add(text, priority=priority, status=status)
-    return Demo(root=root, home=home, bin_dir=bin_dir, state_dir=state_dir, port=port)
+    return Demo(root=root, home=home, bin_dir=bin_dir, state_dir=state_dir, port=port, env_before=env_before)
