@@ -115,6 +115,7 @@ class BenchPane(Pane):
         url = await runtime.bench_url()
         if runtime is not self.runtime:
             return  # the operator switched host again meanwhile
+        form.reset()   # this host's settings only, never the last host's
         form.set_url(url)
         bench = session.profile.bench
         form.set_defaults({"levels": bench.concurrency, "input_len": bench.input_len,
