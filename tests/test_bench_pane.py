@@ -400,3 +400,25 @@ async def test_a_host_switch_never_leaves_the_last_hosts_settings_in_the_form():
         defaults = {key: default for key, _label, default, _width, _placeholder in FIELDS}
         assert {key: form.values()[key] for key in defaults} == defaults
         assert form.values()["model"] is None
+
+
+async def test_a_levels_note_goes_when_another_run_is_shown():
+    """Enter on a level writes its note under the table; a new sweep's levels are not that run's,
+    so the note about c=2 of the earlier run must not stay under them."""
+    saved_run(DIED, "sweep-20261129-140000")
+    app = BenchApp()
+    async with app.run_test(size=(100, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        table = pane.query_one(BenchLevelTable)
+        await wait_until(pilot, lambda: table.row_count == 3, what="the saved run's levels")
+        table.focus()
+        table.move_cursor(row=1)
+        await wait_until(pilot, lambda: app.focused is table and table.cursor_row == 1, what="the cursor on c=2")
+        await pilot.press("enter")
+        note = pane.query_one("#bp-note")
+        await wait_until(pilot, lambda: str(note.render()).startswith("c=2: server died"), what="the level's note")
+        pane.launcher = replaying(OK)
+        await press_start(pilot)
+        await run_to_end(pilot, pane)
+        assert pane.view.run_id != "sweep-20261129-140000"
+        assert str(note.render()).strip() == ""
