@@ -79,6 +79,7 @@ class BenchPane(Pane):
         self._chart = Throttle(self, self._draw_chart, 0.0)
         self._charted: tuple | None = None  # what the chart shows now
         self._live = False
+        self._note_run: str | None | bool = False  # whose level the note under the table is about (False: no note)
 
     # Below this height the setup, the chart and the level table do not fit together: a pane that
     # shows a run hides the setup until f (then the chart gives way), so the table stays whole.
@@ -115,6 +116,7 @@ class BenchPane(Pane):
         url = await runtime.bench_url()
         if runtime is not self.runtime:
             return  # the operator switched host again meanwhile
+        form.reset()   # this host's settings only, never the last host's
         form.set_url(url)
         bench = session.profile.bench
         form.set_defaults({"levels": bench.concurrency, "input_len": bench.input_len,
@@ -340,9 +342,13 @@ class BenchPane(Pane):
         note = level.explanation or "no note"
         self.query_one("#bp-note", Static).update(safe_text(f"{level.label or f'c={level.concurrency}'}: {note}",
                                                             newlines=True))
+        self._note_run = self.view.run_id
 
     def _redraw(self) -> None:
         v = self.view
+        if self._note_run is not False and self._note_run != v.run_id:   # a new sweep, or another host's run
+            self.query_one("#bp-note", Static).update("")
+            self._note_run = False
         _update(self.query_one("#bp-head", Static), safe_text(self._headline(v)))
         charted = (tuple(v.series), tuple(v.boundaries), self.overlay and self.overlay[0], v.run_id)
         if charted != self._charted:

@@ -381,3 +381,44 @@ async def test_a_stale_no_models_note_clears_once_the_model_is_found(monkeypatch
         pane.action_models()
         await wait_until(pilot, lambda: pane.query_one("#bf-model").value == "smol", what="the model found")
         assert str(error.render()).strip() == ""
+
+
+async def test_a_host_switch_never_leaves_the_last_hosts_settings_in_the_form():
+    """Host A has a server URL and bench settings; host B has neither. After switching to B the form
+    shows the defaults, not A's URL (a Start there would have benchmarked A's server)."""
+    from widgets.bench_form import FIELDS
+
+    a = profile_from_dict("a", {"server": {"url": "http://127.0.0.1:9"},
+                                "bench": {"concurrency": "3,5", "input_len": 77, "output_len": 11}})
+    app = BenchApp(session=HostSession.open(a))
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        form = pane.query_one("BenchForm")
+        await wait_until(pilot, lambda: form.values()["url"] == "http://127.0.0.1:9", what="host a's URL")
+        assert (form.values()["levels"], form.values()["input_len"]) == ("3,5", "77")
+        await pane.set_session(HostSession.open(profile_from_dict("b", {})))
+        defaults = {key: default for key, _label, default, _width, _placeholder in FIELDS}
+        assert {key: form.values()[key] for key in defaults} == defaults
+        assert form.values()["model"] is None
+
+
+async def test_a_levels_note_goes_when_another_run_is_shown():
+    """Enter on a level writes its note under the table; a new sweep's levels are not that run's,
+    so the note about c=2 of the earlier run must not stay under them."""
+    saved_run(DIED, "sweep-20261129-140000")
+    app = BenchApp()
+    async with app.run_test(size=(100, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        table = pane.query_one(BenchLevelTable)
+        await wait_until(pilot, lambda: table.row_count == 3, what="the saved run's levels")
+        table.focus()
+        table.move_cursor(row=1)
+        await wait_until(pilot, lambda: app.focused is table and table.cursor_row == 1, what="the cursor on c=2")
+        await pilot.press("enter")
+        note = pane.query_one("#bp-note")
+        await wait_until(pilot, lambda: str(note.render()).startswith("c=2: server died"), what="the level's note")
+        pane.launcher = replaying(OK)
+        await press_start(pilot)
+        await run_to_end(pilot, pane)
+        assert pane.view.run_id != "sweep-20261129-140000"
+        assert str(note.render()).strip() == ""

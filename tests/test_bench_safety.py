@@ -525,3 +525,35 @@ def test_a_sharegpt_file_that_is_not_a_list_is_one_line(tmp_path):
         with pytest.raises(ValueError) as info:
             load_dataset(path, "sharegpt")
         assert why in str(info.value) and "\n" not in str(info.value), (text[:40], str(info.value))
+
+
+class _Stream:
+    """What the client's watchdog reads of a stream: when its last byte came, whether any did."""
+
+    def __init__(self, last_bytes: float, answered: bool = False) -> None:
+        self.last_bytes, self.answered, self.ended = last_bytes, answered, None
+
+    def abort(self, message: str) -> None:
+        self.ended = message
+
+
+def test_silent_streams_opened_apart_are_judged_together_as_a_hang():
+    """Two streams to a silent server, the second opened 0.6 s after the first (a busy client):
+    at the first look only the older one is past the stall limit. Ending it alone would send a
+    fresh silent request in its place, over and over, and the hang would never be seen."""
+    client = StreamClient("http://127.0.0.1:9", stall_s=1.0, keep_alive=False)
+    older, younger = _Stream(0.0), _Stream(0.6)
+    client._open = {older: 0.0, younger: 0.6}
+    client.check(1.05)
+    assert (older.ended, younger.ended, client.hung) == (None, None, None)
+    client.check(2.05)
+    assert older.ended == younger.ended == "server hung"
+    assert client.hung == "server hung: no bytes on any of 2 streams for 1 s"
+
+
+def test_a_stream_stalls_alone_while_another_is_answering():
+    client = StreamClient("http://127.0.0.1:9", stall_s=1.0, keep_alive=False)
+    stalled, talking = _Stream(0.0, answered=True), _Stream(1.0, answered=True)
+    client._open = {stalled: 0.0, talking: 0.0}
+    client.check(1.05)
+    assert stalled.ended == "stalled: no bytes for 1 s" and talking.ended is None and client.hung is None

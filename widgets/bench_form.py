@@ -75,6 +75,15 @@ class BenchForm(Vertical):
                         field.styles.width = width
                         yield field
 
+    def reset(self) -> None:
+        """Every field back to its default and no model listed: what the form shows before a host
+        fills it in (a host without a URL or settings of its own must not show the last host's)."""
+        for key, _label, default, _width, _placeholder in FIELDS:
+            self.query_one(f"#bf-{key}", Input).value = default
+        self.query_one("#bf-api", Select).value = "completions"
+        self.query_one("#bf-model", Select).set_options([])
+        self._wanted_model = None
+
     def set_url(self, url: str | None) -> None:
         if url:
             self.query_one("#bf-url", Input).value = clean_line(url)  # an Input draws its value raw

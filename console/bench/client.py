@@ -221,9 +221,14 @@ class StreamClient:
             if self.pool is not None:
                 self.pool.close()
             return
+        # While no stream has had a byte for stall_s, the streams opened since are as silent as the
+        # stalled ones, only younger: they are judged together at a later look (every stream silent:
+        # hung), not the older ones ended one at a time and replaced by new silent requests.
+        heard = any(proto.answered and now - proto.last_bytes <= self.stall_s for proto, _ in open_now)
         for proto, started in open_now:
             if now - proto.last_bytes > self.stall_s:
-                proto.abort(f"stalled: no bytes for {self.stall_s:g} s")
+                if heard:
+                    proto.abort(f"stalled: no bytes for {self.stall_s:g} s")
             elif self.timeout_s and now - started > self.timeout_s:
                 proto.abort(f"timed out after {self.timeout_s:g} s")
 

@@ -284,6 +284,11 @@ class StreamingResponse(asyncio.BufferedProtocol):
         if self.transport is not None:
             self.transport.abort()
 
+    @property
+    def answered(self) -> bool:
+        """Whether any of the response has come (its head, whole or in part)."""
+        return self.status is not None or bool(self._head)
+
     def abort(self, message: str) -> None:
         """Used by the watchdog (stall, timeout) and on cancellation."""
         self._fail(message)
