@@ -348,20 +348,25 @@ async def test_a_sweep_larger_than_any_before_on_the_host_is_asked_about():
         assert [lv.status for lv in pane.view.levels] == ["ok", "ok", "ok"]
 
 
+async def _enter_on_c2_of_a_saved_run(app, pilot):
+    """The saved run's levels (read off the UI thread when the tab opens), Enter on c=2; its note."""
+    pane = app.query_one(BenchPane)
+    table = pane.query_one(BenchLevelTable)
+    await wait_until(pilot, lambda: table.row_count == 3, what="the saved run's levels")
+    table.focus()
+    table.move_cursor(row=1)
+    await wait_until(pilot, lambda: app.focused is table and table.cursor_row == 1, what="the cursor on c=2")
+    await pilot.press("enter")
+    note = pane.query_one("#bp-note")
+    await wait_until(pilot, lambda: str(note.render()).strip() != "", what="the level's note")
+    return note
+
+
 async def test_enter_on_a_level_shows_its_whole_note():
     saved_run(DIED, "sweep-20261129-140000")
     app = BenchApp(url=None)
     async with app.run_test(size=(100, 45)) as pilot:
-        pane = app.query_one(BenchPane)
-        table = pane.query_one(BenchLevelTable)
-        # the saved run is read off the UI thread when the tab opens
-        await wait_until(pilot, lambda: table.row_count == 3, what="the saved run's levels")
-        table.focus()
-        table.move_cursor(row=1)
-        await wait_until(pilot, lambda: app.focused is table and table.cursor_row == 1, what="the cursor on c=2")
-        await pilot.press("enter")
-        note = pane.query_one("#bp-note")
-        await wait_until(pilot, lambda: str(note.render()).strip() != "", what="the level's note")
+        note = await _enter_on_c2_of_a_saved_run(app, pilot)
         assert str(note.render()).startswith("c=2: server died: connection refused from ")
 
 
@@ -408,15 +413,9 @@ async def test_a_levels_note_goes_when_another_run_is_shown():
     saved_run(DIED, "sweep-20261129-140000")
     app = BenchApp()
     async with app.run_test(size=(100, 45)) as pilot:
+        note = await _enter_on_c2_of_a_saved_run(app, pilot)
+        assert str(note.render()).startswith("c=2: server died")
         pane = app.query_one(BenchPane)
-        table = pane.query_one(BenchLevelTable)
-        await wait_until(pilot, lambda: table.row_count == 3, what="the saved run's levels")
-        table.focus()
-        table.move_cursor(row=1)
-        await wait_until(pilot, lambda: app.focused is table and table.cursor_row == 1, what="the cursor on c=2")
-        await pilot.press("enter")
-        note = pane.query_one("#bp-note")
-        await wait_until(pilot, lambda: str(note.render()).startswith("c=2: server died"), what="the level's note")
         pane.launcher = replaying(OK)
         await press_start(pilot)
         await run_to_end(pilot, pane)

@@ -152,18 +152,39 @@ async def test_server_diff_stays_through_the_selected_servers_state_changes(tmp_
         assert not pane.diffing and headers() == FLAG_COLUMNS
 
 
+async def _switch_to_box_holding_the_roofline(app, pilot, entered, release) -> None:
+    """H, then Enter on host `box`, with the Roofline tab held in its read of the new host: `entered`
+    is set once it is, and it goes on when `release` is set (the switch then holds the app's queue
+    on the old code, so nothing here waits on the pilot after Enter)."""
+    from textual.widgets import OptionList
+
+    from screens.host_switcher import HostSwitcher
+
+    roofline = app.panes["roofline"]
+    reads = roofline.set_session
+
+    async def slow_read(target):
+        entered.set()
+        await release.wait()      # a tab still reading the new host
+        await reads(target)
+    roofline.set_session = slow_read
+    await pilot.press("H")
+    await wait_until(pilot, lambda: isinstance(app.screen, HostSwitcher) and app.screen.query(OptionList),
+                     what="the host switcher")
+    hosts = app.screen.query_one(OptionList)
+    hosts.highlighted = next(i for i in range(hosts.option_count) if hosts.get_option_at_index(i).id == "box")
+    hosts.action_select()
+
+
 async def test_the_header_names_the_chosen_host_before_every_tab_has_read_it():
     """H, Enter on another host: the chip bar makes it the current host at once. It used to wait
     until all six tabs had read the new host (the Roofline tab's ceiling takes a fifth of a second
     on the demo host), or for the chip bar's once-a-second redraw, which this app leaves out."""
     import asyncio
 
-    from textual.widgets import OptionList
-
     from profiles import store
     from profiles.profile import profile_from_dict
     from screens.app import GpudeckApp
-    from screens.host_switcher import HostSwitcher
     from widgets.host_chips import HostChips
 
     store.save(profile_from_dict("box", {"transport": "local"}))
@@ -180,20 +201,7 @@ async def test_the_header_names_the_chosen_host_before_every_tab_has_read_it():
         await wait_until(pilot, lambda: app.started.is_set(), what="the console started")
         chips = app.query_one(HostChips)
         assert chips.line_text().plain.startswith(" gpudeck  local")
-        roofline = app.panes["roofline"]
-        reads = roofline.set_session
-
-        async def slow_read(target):
-            entered.set()
-            await release.wait()      # a tab still reading the new host
-            await reads(target)
-        roofline.set_session = slow_read
-        await pilot.press("H")
-        await wait_until(pilot, lambda: isinstance(app.screen, HostSwitcher) and app.screen.query(OptionList),
-                         what="the host switcher")
-        hosts = app.screen.query_one(OptionList)
-        hosts.highlighted = next(i for i in range(hosts.option_count) if hosts.get_option_at_index(i).id == "box")
-        hosts.action_select()         # Enter (the switch then holds the app's queue: no pilot waits here)
+        await _switch_to_box_holding_the_roofline(app, pilot, entered, release)
         try:
             await asyncio.wait_for(entered.wait(), 10)
             assert chips.line_text().plain.startswith(" gpudeck  box"), chips.line_text().plain
@@ -302,32 +310,16 @@ async def test_a_key_pressed_during_a_host_switch_is_not_held_until_it_ends():
     tabs had read the host (a fifth of a second on the demo host; here, held until released)."""
     import asyncio
 
-    from textual.widgets import OptionList
-
     from profiles import store
     from profiles.profile import profile_from_dict
     from screens.app import GpudeckApp
-    from screens.host_switcher import HostSwitcher
 
     store.save(profile_from_dict("box", {"transport": "local"}))
     app = GpudeckApp(profile_name="local")
     entered, release = asyncio.Event(), asyncio.Event()
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: app.started.is_set(), what="the console started")
-        roofline = app.panes["roofline"]
-        reads = roofline.set_session
-
-        async def slow_read(target):
-            entered.set()
-            await release.wait()      # a tab still reading the new host
-            await reads(target)
-        roofline.set_session = slow_read
-        await pilot.press("H")
-        await wait_until(pilot, lambda: isinstance(app.screen, HostSwitcher) and app.screen.query(OptionList),
-                         what="the host switcher")
-        hosts = app.screen.query_one(OptionList)
-        hosts.highlighted = next(i for i in range(hosts.option_count) if hosts.get_option_at_index(i).id == "box")
-        hosts.action_select()
+        await _switch_to_box_holding_the_roofline(app, pilot, entered, release)
         try:
             await asyncio.wait_for(entered.wait(), 10)
             await pilot.press("3")
