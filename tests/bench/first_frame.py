@@ -19,6 +19,8 @@ Figures (2-core VM shared with other jobs, load 2.3-2.4, 2026-12-01; median
     base demo         1264 ms (1256-1281)   5.86x
 
 At load 7-9 the same three read 843-1024 ms, about 700 ms and 1963-3456 ms.
+2026-12-02, load 0.4-0.8, 3 alternated runs: gpudeck demo 370 ms (368-386), 1.86x the
+minimal app's 199 ms (197-201).
 What changed: Textual holds every repaint until the app's on_mount returns, and
 that used to wait for five tabs nobody sees yet, every host's runtime and the
 roofline; now the first frame goes out first (screens/app.py).
