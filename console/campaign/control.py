@@ -13,6 +13,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -114,8 +115,16 @@ def spawn(state: st.CampaignState) -> int:
                                  "--profile", state.profile], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                 start_new_session=True, env={**os.environ, driver.TOKEN_ENV: token})
     state.driver_pid, state.driver_start, state.driver_token = proc.pid, driver.start_ticks(proc.pid), token
+    _reap_when_done(proc)
     st.save(state)
     return proc.pid
+
+
+def _reap_when_done(proc: subprocess.Popen) -> None:
+    """Wait for the driver in a thread of its own: a console that started it lives on after it ends,
+    and an ended child nobody waits for stays a zombie under it for as long as the console runs.
+    The thread is a daemon, so a CLI that started the driver still exits at once (init adopts it)."""
+    threading.Thread(target=proc.wait, name=f"campaign-driver-{proc.pid}", daemon=True).start()
 
 
 def stop(profile_name: str, campaign_id: str) -> int:
