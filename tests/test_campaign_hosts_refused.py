@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from console.campaign import lock as locks
 from console.cli import main
 from console.store import campaigns as st
@@ -73,3 +75,16 @@ def test_one_profile_named_twice_is_refused(tmp_path, capsys):
     assert main(["campaign", "run", str(campaign), "-p", "h1", "--hosts", "h1,h1"]) == 2
     assert "twice" in capsys.readouterr().err
     assert _campaigns("h1", capsys) == []
+
+
+def test_a_start_refused_after_the_campaign_was_made_leaves_no_campaign(tmp_path, capsys):
+    """The Campaign tab (and `campaign run`) make the campaign, then start its driver: a host taken
+    in between refuses the start, and the campaign that never ran goes with the refusal."""
+    from console.campaign import control
+
+    campaign = _setup(tmp_path, {"h1": "http://127.0.0.1:18101", "h2": "http://127.0.0.1:18102"})
+    state = control.create("h1", campaign, hosts="h1,h2")
+    locks.acquire(locks.local_identity(), 18102, "campaign-other", "elsewhere", pid=os.getpid())
+    with pytest.raises(control.ControlError, match="campaign-other"):
+        control.start(state)
+    assert _campaigns("h1", capsys) == [] and not state.dir.exists()

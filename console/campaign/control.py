@@ -103,6 +103,30 @@ def prepare_resume(profile_name: str, campaign_id: str) -> st.CampaignState:
     return state
 
 
+def start(state: st.CampaignState) -> int:
+    """Start the driver of a campaign `create` has just made; returns its pid. When it cannot start
+    (another campaign took a host meanwhile, no log can be opened), the campaign, which never ran,
+    is removed: a refusal leaves no record behind, not one 'running' with no driver."""
+    try:
+        return spawn(state)
+    except (ControlError, OSError):
+        discard(state)
+        raise
+
+
+def discard(state: st.CampaignState) -> None:
+    """Remove the folder of a campaign that never ran (only one inside the profile's campaigns folder)."""
+    import shutil
+
+    if any(c.status != "queued" or c.rounds for c in state.cells):
+        return
+    try:
+        folder = st.inside(state.dir, st.campaigns_dir(state.profile))
+    except (st.PathRefused, st.StateRefused):
+        return
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def spawn(state: st.CampaignState) -> int:
     """Start the detached driver with a fresh token in its environment; returns its pid."""
     check_lock(state.profile, state.spec, state.id)

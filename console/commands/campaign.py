@@ -80,7 +80,7 @@ def _run(args: argparse.Namespace) -> int:
         raise CLIError(str(exc), 2) from None
     except (ControlError, OSError) as exc:     # the host is driven by another campaign; nothing was created
         raise CLIError(str(exc)) from None
-    return _start(args, profile, state)
+    return _start(args, profile, state, new=True)
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -94,13 +94,13 @@ def _resume(args: argparse.Namespace) -> int:
     return _start(args, profile, state)
 
 
-def _start(args, profile, state) -> int:
-    from ..campaign.control import ControlError, spawn
+def _start(args, profile, state, new: bool = False) -> int:
+    from ..campaign.control import ControlError, spawn, start
 
     try:
         if args.foreground:
             return _drive_now(profile, state, echo=True, as_json=args.json)
-        pid = spawn(state)
+        pid = start(state) if new else spawn(state)
     except (ControlError, OSError) as exc:
         raise CLIError(str(exc)) from None
     if args.json:
