@@ -88,3 +88,18 @@ def test_a_start_refused_after_the_campaign_was_made_leaves_no_campaign(tmp_path
     with pytest.raises(control.ControlError, match="campaign-other"):
         control.start(state)
     assert _campaigns("h1", capsys) == [] and not state.dir.exists()
+
+
+def test_an_ssh_alias_and_the_address_behind_it_are_one_server(ssh_profile, sshd, tmp_path, capsys):
+    """The machine is told by its host key: an ~/.ssh/config alias and user@address:port are one host."""
+    from profiles import store
+
+    ssh_profile.server.url = "http://127.0.0.1:18101"
+    store.save(ssh_profile)
+    assert main(["profiles", "add", "byaddr", "--ssh", f"{sshd.user}@127.0.0.1:{sshd.port}",
+                 "--identity-file", str(sshd.client_key), "--url", "http://127.0.0.1:18101"]) == 0
+    campaign = tmp_path / "campaign.toml"
+    campaign.write_text(CAMPAIGN)
+    assert main(["campaign", "run", str(campaign), "-p", "testbox", "--hosts", "testbox,byaddr"]) == 1
+    assert "testbox and byaddr reach the same server" in capsys.readouterr().err
+    assert _campaigns("testbox", capsys) == []

@@ -49,11 +49,12 @@ def check_lock(profile_name: str, spec: dict, campaign_id: str | None = None) ->
     hosts = list(((spec or {}).get("policy") or {}).get("hosts") or [])
     try:
         lanes = [store.load(name) for name in hosts]
+        known: dict[str, str] = {}
         for profile in [store.load(profile_name), *(p for p in lanes if p.name != profile_name)]:
-            identity = locks.local_identity() if profile.transport != "ssh" else \
+            identity = known[profile.name] = locks.local_identity() if profile.transport != "ssh" else \
                 asyncio.run(locks.host_identity(profile))
             locks.check_free(identity, locks.lock_port(profile, spec), profile.name, campaign_id)
-        refused = asyncio.run(clash(lanes, spec)) if lanes else None
+        refused = asyncio.run(clash(lanes, spec, known)) if lanes else None
     except locks.LockHeld as exc:
         raise ControlError(str(exc)) from None
     except (ProfileError, ValueError) as exc:

@@ -13,8 +13,9 @@ from __future__ import annotations
 from . import lock as locks
 
 
-async def clash(profiles: list, spec: dict) -> str | None:
-    """One line naming two lanes that would share a server (or one profile named twice), else None."""
+async def clash(profiles: list, spec: dict, known: dict[str, str] | None = None) -> str | None:
+    """One line naming two lanes that would share a server (or one profile named twice), else None.
+    `known`: machine identities already read, by profile name (each SSH one costs a connection)."""
     seen: dict[tuple[str, int], str] = {}
     names: set[str] = set()
     for profile in profiles:
@@ -24,7 +25,7 @@ async def clash(profiles: list, spec: dict) -> str | None:
         port = locks.lock_port(profile, spec)
         if port is None:
             continue
-        key = (await locks.host_identity(profile), port)
+        key = ((known or {}).get(profile.name) or await locks.host_identity(profile), port)
         if key in seen:
             return (f"--hosts: profiles {seen[key]} and {profile.name} reach the same server (one machine, "
                     f"port {port}); two lanes would fight over it: name one of them")
