@@ -46,3 +46,15 @@ def test_task_text_and_links_cannot_open_markup():
     line = board_markdown([Task(id=1, text="<script>x</script> [a](b)", run="r`un")])
     assert "<script>" not in line and "&lt;script&gt;x&lt;/script&gt; \\[a\\](b)" in line
     assert "run ``r`un``" in line
+
+
+def test_a_note_carrying_outside_text_is_escaped_too(lab):  # noqa: F811
+    from profiles import store
+
+    profile = store.load("h200-lab")
+    profile.model.config = "<svg onload=alert(3)>"   # its error names it back in the roofline's note
+    store.save(profile)
+    out = profile_data_dir("h200-lab") / "findings.md"
+    assert main(["report", "--profile", "h200-lab", "--offline", "--out", str(out)]) == 0
+    roofline = _section(out.read_text(), "## Roofline")
+    assert "<svg" not in roofline and "&lt;svg onload=alert(3)&gt;" in roofline

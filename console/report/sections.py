@@ -64,7 +64,7 @@ def host_section(profile: dict[str, Any], gpus: dict[str, Any] | None, gpus_note
                f" · quant {cell(profile.get('quant'))}")
     out.append("")
     if gpus is None:
-        out.append(f"No live GPU snapshot: {gpus_note or 'not requested'}.")
+        out.append(f"No live GPU snapshot: {cell(gpus_note or 'not requested')}.")
         return "\n".join(out)
     state = gpus.get("state")
     if state != "ok":
@@ -94,7 +94,7 @@ def configs_section(configs: list[dict[str, Any]], source: str) -> str:
     if not configs:
         return ("No launch configs known yet (name them in the profile's `[server]` section, "
                 "or launch one with `gpudeck server launch`).")
-    out = [f"Source: {source}.", ""]
+    out = [f"Source: {cell(source)}.", ""]
     for c in configs:
         out.append(f"### {cell(c.get('name'))}\n")
         if c.get("script"):
@@ -186,10 +186,10 @@ def roofline_section(roof: dict[str, Any] | None, note: str | None,
     """measured: concurrency -> (output tok/s, run name), all from the one run the store's rule compares
     (console.store.measured)."""
     if roof is None:
-        return f"Roofline skipped: {note}."
+        return f"Roofline skipped: {cell(note)}."
     out: list[str] = []
     if note:
-        out.append(note + "\n")
+        out.append(cell(note) + "\n")
     model = roof.get("model") if isinstance(roof.get("model"), dict) else {}
     ideal = roof.get("ideal") if isinstance(roof.get("ideal"), dict) else {}
     real = roof.get("realistic") if isinstance(roof.get("realistic"), dict) else {}
