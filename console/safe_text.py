@@ -136,3 +136,29 @@ class CleanWriter:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.raw, name)
+
+
+# ---- Markdown (the findings report, a task board export) -------------------
+
+# What outside text could use to become markup in a Markdown document read as HTML: raw HTML and
+# entities, links and images, code spans, table pipes, emphasis and strike-through. `_` inside a word
+# (mem_fraction_static) starts nothing, so it stays as written.
+_MD_SPECIAL = re.compile(r"[\\`*\[\]|<>&~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_MD_ENTITY = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+
+
+def markdown_text(text: Any) -> str:
+    """Outside text for one line of a Markdown document: cleaned, then every character that could
+    open markup or raw HTML escaped, so a model name like `<img onerror=…>` reads as written."""
+    line = clean_line(text.replace("\n", " ") if isinstance(text, str) else text)
+    return _MD_SPECIAL.sub(lambda m: _MD_ENTITY.get(m.group(), "\\" + m.group()), line)
+
+
+def markdown_code(text: Any) -> str:
+    """Outside text as a Markdown code span (a path, a file name): its fence is longer than any run
+    of backticks inside, so the text cannot close it; inside a span nothing is markup."""
+    line = clean_line(text)
+    longest = max((len(run) for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if line.startswith("`") or line.endswith("`") else ""
+    return f"{fence}{pad}{line}{pad}{fence}"

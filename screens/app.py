@@ -63,8 +63,13 @@ class GpudeckApp(OrderlyExit, QuietHeap, App):
         Binding("question_mark", "help", "keys"),
     ]
 
-    def __init__(self, profile_name: str = "local", readonly: bool = False, fleet: Fleet | None = None) -> None:
+    def __init__(self, profile_name: str = "local", readonly: bool = False, fleet: Fleet | None = None,
+                 campaigns_end_on_quit: frozenset[str] | set[str] = frozenset()) -> None:
         super().__init__()
+        # profiles whose campaigns end with this console (the demo's: its world is removed on quit),
+        # so q asks first and the Campaign tab does not promise they keep running
+        self.campaigns_end_on_quit = frozenset(campaigns_end_on_quit)
+        self._asking_to_quit = False
         if "TEXTUAL_ANIMATIONS" not in os.environ:
             # No sliding tab underline or smooth scrolls: each animation frame redraws, and on a
             # loaded host those frames are a third of what a tab switch costs. TEXTUAL_ANIMATIONS
@@ -358,6 +363,38 @@ class GpudeckApp(OrderlyExit, QuietHeap, App):
     def _repaint_after_toast(self) -> None:
         if self.screen_stack:  # a toast shown just before quitting: no screen is left to repaint
             self.screen.refresh(layout=True)
+
+    async def action_quit(self) -> None:
+        """q quits; where a running campaign ends with the console (the demo's), it asks first."""
+        if self._asking_to_quit:
+            return
+        running = self._campaigns_ending_here()
+        if not running:
+            self.exit()
+            return
+        from .confirm import Confirm
+
+        lines = [f"Campaign {state.id} is running on {state.profile}. Quitting the demo ends it: its driver is "
+                 "killed and its servers are stopped, with the rest of the demo's world." for state in running]
+
+        def answered(yes: bool | None) -> None:
+            self._asking_to_quit = False
+            if yes:
+                self.exit()
+        self._asking_to_quit = True
+        self.push_screen(Confirm("Quit the demo?", lines, "Quit"), answered)
+
+    def _campaigns_ending_here(self) -> list:
+        """The running campaigns that quitting this console ends (none outside the demo)."""
+        from console.campaign.control import running
+
+        found = []
+        for name in sorted(self.campaigns_end_on_quit):
+            runtime = self.fleet.runtimes.get(name)
+            state = runtime.campaign if runtime is not None else None
+            if state is not None and state.status == "running" and running(state):
+                found.append(state)
+        return found
 
     def action_help_quit(self) -> None:
         """ctrl+c does not quit; say which key does (plain text: toasts take no markup here)."""

@@ -174,6 +174,12 @@ class CampaignPane(Pane):
         if self.runtime is not None and self.state is not None:
             self._act("resume")
 
+    def _after_quit(self, runtime) -> str:
+        """What quitting the console does to the campaign: the demo's goes with its world."""
+        if runtime.name in getattr(self.app, "campaigns_end_on_quit", ()):
+            return "it ends when the demo is quit (q asks first)"
+        return "it keeps running if the console closes"
+
     @work(group="campaign-action")
     async def _act(self, what: str) -> None:
         runtime = self.runtime
@@ -181,7 +187,7 @@ class CampaignPane(Pane):
             if what == "run":
                 campaign_id, pid = await runtime.start_campaign()
                 self._catch_up(runtime)
-                self._say(f"started {campaign_id} (driver pid {pid}); it keeps running if the console closes",
+                self._say(f"started {campaign_id} (driver pid {pid}); {self._after_quit(runtime)}",
                           while_running=True)
             elif what == "stop":
                 done = sum(len(c.rounds) for c in self.state.cells)
@@ -195,6 +201,7 @@ class CampaignPane(Pane):
             else:
                 pid = await runtime.resume_campaign(self.state.id)
                 self._catch_up(runtime)
-                self._say(f"resumed {self.state.id} (driver pid {pid})", while_running=True)
+                self._say(f"resumed {self.state.id} (driver pid {pid}); {self._after_quit(runtime)}",
+                          while_running=True)
         except (CampaignError, control.ControlError, LockHeld, LookupError, ValueError, OSError) as exc:
             self._say(str(exc))

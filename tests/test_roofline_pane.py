@@ -128,8 +128,9 @@ async def test_profile_without_model_config_explains(shared_dir):
     async with app.run_test(size=(160, 45)) as pilot:
         await _drawn(pilot, app)
         sentence = str(app.query_one("#rl-sentence").render())
-        assert "gpudeck profiles add rtx6000" in sentence and "--model-config" in sentence
-        assert "--gpu" in sentence and "--gpu-count" in sentence and "[model]" not in sentence
+        # a command that sets only these keys: `profiles add --force` dropped the profile's [server] section
+        assert "gpudeck profiles set rtx6000 model.config=" in sentence and "--force" not in sentence
+        assert "gpu.name=" in sentence and "gpu.count=" in sentence and "[model]" not in sentence
         assert app.summaries[-1] == "N/A"
 
 

@@ -125,7 +125,9 @@ def test_tasks_list_and_export_print_hostile_text_harmlessly():
         result = _cli(*argv)
         _assert_clean(result)
         assert result.out.count(MARK) == len(HOSTILE)
-        assert "[link=file:///etc/passwd]innocent[/link]" in result.out
+        # read literally: never as rich markup; Markdown's brackets escaped where the output is Markdown
+        literal = "[link=file:///etc/passwd]innocent[/link]"
+        assert (literal.replace("[", "\\[").replace("]", "\\]") if "export" in argv else literal) in result.out
     # one task, one line: a newline or CR in the text cannot forge another row
     listed = [line for line in _cli("tasks", "list").out.splitlines() if MARK in line]
     assert len(listed) == len(HOSTILE)

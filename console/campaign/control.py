@@ -13,6 +13,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -37,34 +38,53 @@ def running(state: st.CampaignState) -> bool:
 
 
 def check_lock(profile_name: str, spec: dict, campaign_id: str | None = None) -> None:
-    """Refuse at once when another campaign drives this host and port, not later in the background."""
+    """Refuse at once when another campaign drives this host and port, not later in the background;
+    with `[policy] hosts`, every host's, and two of its profiles reaching one server."""
     from profiles import store
+    from profiles.profile import ProfileError
 
     from ..hosts import HostError
+    from .endpoints import clash
 
+    hosts = list(((spec or {}).get("policy") or {}).get("hosts") or [])
     try:
-        profile = store.load(profile_name)
-        identity = locks.local_identity() if profile.transport != "ssh" else \
-            asyncio.run(locks.host_identity(profile))
-        locks.check_free(identity, locks.lock_port(profile, spec), profile_name, campaign_id)
+        lanes = [store.load(name) for name in hosts]
+        known: dict[str, str] = {}
+        for profile in [store.load(profile_name), *(p for p in lanes if p.name != profile_name)]:
+            identity = known[profile.name] = locks.local_identity() if profile.transport != "ssh" else \
+                asyncio.run(locks.host_identity(profile))
+            locks.check_free(identity, locks.lock_port(profile, spec), profile.name, campaign_id)
+        refused = asyncio.run(clash(lanes, spec, known)) if lanes else None
     except locks.LockHeld as exc:
         raise ControlError(str(exc)) from None
+    except (ProfileError, ValueError) as exc:
+        raise ControlError(f"cannot load a profile of the campaign: {exc}") from None
     except HostError as exc:
-        raise ControlError(f"cannot tell which machine {profile_name} is (for the campaign lock): {exc}") from None
+        raise ControlError(f"cannot tell which machine a profile of the campaign is (for the campaign lock): "
+                           f"{exc}") from None
+    if refused:
+        raise ControlError(refused)
 
 
-def create(profile_name: str, file: Path | str | None = None, max_cells: int | None = None) -> st.CampaignState:
+def create(profile_name: str, file: Path | str | None = None, max_cells: int | None = None,
+           hosts: str | None = None) -> st.CampaignState:
     """A new campaign from a file (default: the profile's campaign.toml), saved, not yet running.
-    Everything is checked (the file, its caps, the host lock) before its folder is made."""
+    Everything is checked (the file, its caps, `--hosts`, every host's lock) before its folder is made,
+    so a refusal leaves no campaign behind."""
     path = Path(file) if file else st.campaign_file(profile_name)
     spec = load(path, max_cells=max_cells)   # CampaignError names the file and key
     cells = plan_cells(spec)
-    check_lock(profile_name, spec.to_json())
+    doc = spec.to_json()
+    if hosts:
+        from .parallel import with_hosts
+
+        doc = with_hosts(doc, hosts, str(path))    # ValueError: one line
+    check_lock(profile_name, doc)
     try:
         raw = read_capped(path, limits.MAX_CAMPAIGN_FILE_BYTES)
     except (OSError, FileRefused) as exc:
         raise CampaignError(f"{path}: cannot read: {exc}") from None
-    state = st.CampaignState(id=st.new_id(profile_name), profile=profile_name, spec=spec.to_json(), cells=cells)
+    state = st.CampaignState(id=st.new_id(profile_name), profile=profile_name, spec=doc, cells=cells)
     write_atomic(st.inside(state.dir / "campaign.toml", state.dir), raw)
     st.save(state)
     return state
@@ -84,6 +104,30 @@ def prepare_resume(profile_name: str, campaign_id: str) -> st.CampaignState:
     return state
 
 
+def start(state: st.CampaignState) -> int:
+    """Start the driver of a campaign `create` has just made; returns its pid. When it cannot start
+    (another campaign took a host meanwhile, no log can be opened), the campaign, which never ran,
+    is removed: a refusal leaves no record behind, not one 'running' with no driver."""
+    try:
+        return spawn(state)
+    except (ControlError, OSError):
+        discard(state)
+        raise
+
+
+def discard(state: st.CampaignState) -> None:
+    """Remove the folder of a campaign that never ran (only one inside the profile's campaigns folder)."""
+    import shutil
+
+    if any(c.status != "queued" or c.rounds for c in state.cells):
+        return
+    try:
+        folder = st.inside(state.dir, st.campaigns_dir(state.profile))
+    except (st.PathRefused, st.StateRefused):
+        return
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def spawn(state: st.CampaignState) -> int:
     """Start the detached driver with a fresh token in its environment; returns its pid."""
     check_lock(state.profile, state.spec, state.id)
@@ -96,8 +140,16 @@ def spawn(state: st.CampaignState) -> int:
                                  "--profile", state.profile], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                 start_new_session=True, env={**os.environ, driver.TOKEN_ENV: token})
     state.driver_pid, state.driver_start, state.driver_token = proc.pid, driver.start_ticks(proc.pid), token
+    _reap_when_done(proc)
     st.save(state)
     return proc.pid
+
+
+def _reap_when_done(proc: subprocess.Popen) -> None:
+    """Wait for the driver in a thread of its own: a console that started it lives on after it ends,
+    and an ended child nobody waits for stays a zombie under it for as long as the console runs.
+    The thread is a daemon, so a CLI that started the driver still exits at once (init adopts it)."""
+    threading.Thread(target=proc.wait, name=f"campaign-driver-{proc.pid}", daemon=True).start()
 
 
 def stop(profile_name: str, campaign_id: str) -> int:

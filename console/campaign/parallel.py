@@ -41,8 +41,9 @@ def runner_for(state: st.CampaignState, profile: Profile, say: Callable[[str], N
     return CampaignRunner(state, profile, say)
 
 
-def spread_over(state: st.CampaignState, hosts_text: str) -> None:
-    """`--hosts a,b,c`: check every profile can run servers, then keep the list in the campaign's spec."""
+def with_hosts(spec: dict, hosts_text: str, where: str) -> dict:
+    """`--hosts a,b,c`: check every profile can run servers; the spec with the list in its policy.
+    Nothing is saved: a refused list leaves no campaign behind."""
     from profiles import store
     from profiles.profile import ProfileError
 
@@ -58,11 +59,12 @@ def spread_over(state: st.CampaignState, hosts_text: str) -> None:
             raise ValueError(f"--hosts: {exc}") from None
         if profile.is_prometheus:
             raise ValueError(f"--hosts: profile {name} has no shell to launch servers on")
-    spec = dict(state.spec)
+    if len(set(hosts)) != len(hosts):
+        raise ValueError("--hosts names a profile twice; one lane per profile")
+    spec = dict(spec)
     spec["policy"] = {**(spec.get("policy") or {}), "hosts": hosts}
-    from_dict(spec, str(state.dir / "campaign.toml"))  # the same checks a file gets
-    state.spec = spec
-    st.save(state)
+    from_dict(spec, where)  # the same checks a file gets
+    return spec
 
 
 class SlurmLane(CampaignRunner):
@@ -182,6 +184,13 @@ class HostsRunner(ParallelRunner):
         return next((lane for lane in self.lanes if lane.profile.name == cell.node), self.lanes[0])
 
     async def run(self) -> st.CampaignState:
+        from .endpoints import clash
+
+        refused = await clash([lane.profile for lane in self.lanes], self.state.spec)
+        if refused:   # checked at start too; a profile edited since must not put two lanes on one server
+            for lane in (self, *self.lanes):
+                await lane.session.host.close()
+            raise locks.LockHeld(refused)
         others = [lane.profile for lane in self.lanes if lane.profile.name != self.state.profile]
         taken: list[tuple[str, int | None]] = []
         try:

@@ -75,16 +75,12 @@ def _run(args: argparse.Namespace) -> int:
 
     profile = _profile(args)
     try:
-        state = create(profile.name, args.file, max_cells=args.max_cells)
-        if args.hosts:
-            from ..campaign.parallel import spread_over
-
-            spread_over(state, args.hosts)
+        state = create(profile.name, args.file, max_cells=args.max_cells, hosts=args.hosts)
     except (CampaignError, ValueError) as exc:
         raise CLIError(str(exc), 2) from None
     except (ControlError, OSError) as exc:     # the host is driven by another campaign; nothing was created
         raise CLIError(str(exc)) from None
-    return _start(args, profile, state)
+    return _start(args, profile, state, new=True)
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -98,13 +94,13 @@ def _resume(args: argparse.Namespace) -> int:
     return _start(args, profile, state)
 
 
-def _start(args, profile, state) -> int:
-    from ..campaign.control import ControlError, spawn
+def _start(args, profile, state, new: bool = False) -> int:
+    from ..campaign.control import ControlError, spawn, start
 
     try:
         if args.foreground:
             return _drive_now(profile, state, echo=True, as_json=args.json)
-        pid = spawn(state)
+        pid = start(state) if new else spawn(state)
     except (ControlError, OSError) as exc:
         raise CLIError(str(exc)) from None
     if args.json:
@@ -133,6 +129,7 @@ def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
     from ..campaign.parallel import runner_for
     from ..campaign.spec import CampaignError
 
+    recorded = state.driver_pid
     state.driver_pid, state.driver_host = os.getpid(), socket.gethostname()
     state.driver_start, state.driver_token = driver.start_ticks(os.getpid()), driver.own_token()
     say = (lambda text: print(text, file=sys.stderr if as_json else sys.stdout, flush=True)) if echo else None
@@ -150,6 +147,8 @@ def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
     try:
         final = asyncio.run(main())
     except LockHeld as exc:
+        if recorded in (None, os.getpid()):
+            _refused(state, str(exc))
         raise CLIError(str(exc)) from None
     from ..campaign.compare import compare
     from ..roofline.from_profile import roofline_for
@@ -160,6 +159,18 @@ def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
     else:
         print("\n".join(table_lines(final, roof, note)))
     return 0 if final.status == "finished" else 1
+
+
+def _refused(state, why: str) -> None:
+    """A driver refused its hosts: a campaign that never ran says so, not 'running' with its driver gone."""
+    from ..store import campaigns as st
+
+    if state.status == "running" and not any(c.status != "queued" or c.rounds for c in state.cells):
+        state.status, state.note = "failed", f"refused: {why}"[:400]
+        try:
+            st.save(state)
+        except (OSError, ValueError):
+            pass
 
 
 def _shown(state) -> dict:

@@ -73,7 +73,9 @@ def _demo(args: argparse.Namespace) -> int:
     try:
         from screens.app import GpudeckApp  # the CLI's TUI command may reach up into screens
 
-        GpudeckApp(profile_name="demo", readonly=getattr(args, "readonly", False)).run()
+        # quitting stops the demo's campaign with its world (demo.stop), so q asks first while one runs
+        GpudeckApp(profile_name="demo", readonly=getattr(args, "readonly", False),
+                   campaigns_end_on_quit={"demo"}).run()
     finally:
         demo.stop()
         if args.keep:

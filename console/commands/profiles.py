@@ -8,7 +8,7 @@ from . import prom_profiles, slurm_profiles
 
 
 def register(sub) -> None:
-    p = sub.add_parser("profiles", help="host profiles: list, show, add, rm, trust, check")
+    p = sub.add_parser("profiles", help="host profiles: list, show, add, set, rm, trust, check")
     ps = p.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     ls = ps.add_parser("list", help="every profile, one line each")
@@ -39,6 +39,14 @@ def register(sub) -> None:
     add.add_argument("--force", action="store_true", help="replace an existing profile")
     add.add_argument("--json", action="store_true")
     add.set_defaults(func=_add)
+
+    put = ps.add_parser("set", help="change some keys of a profile, keep the rest of its file",
+                        description="e.g. gpudeck profiles set lab model.config=/models/glm/config.json "
+                                    "gpu.name='H200' gpu.count=8   (KEY= removes a key)")
+    put.add_argument("name")
+    put.add_argument("assignments", nargs="+", metavar="KEY=VALUE")
+    put.add_argument("--json", action="store_true")
+    put.set_defaults(func=_set)
 
     rm = ps.add_parser("rm", help="delete a profile file (its data dir is kept)")
     rm.add_argument("name")
@@ -142,6 +150,7 @@ def _add(args: argparse.Namespace) -> int:
     if server:
         doc["server"] = server
     if args.model_config:
+        _check_local_paths([("model.config", args.model_config)], doc["transport"] == "local")
         doc["model"] = {"config": args.model_config}
     gpu = {k: v for k, v in {"name": args.gpu, "count": args.gpu_count}.items() if v is not None}
     if gpu:
@@ -159,6 +168,57 @@ def _add(args: argparse.Namespace) -> int:
     else:
         print(f"saved {profile.name}: {profile.target} ({path})")
     return 0
+
+
+def _set(args: argparse.Namespace) -> int:
+    from profiles import paths, set_keys
+    from profiles.profile import ProfileError
+
+    try:
+        paths.check_name(args.name)
+        changes = [set_keys.parse(text) for text in args.assignments]
+    except (ProfileError, ValueError) as exc:
+        raise CLIError(str(exc), 2) from None
+    current = load_profile(args.name)
+    _check_local_paths(changes, current.is_local)
+    try:
+        path, profile = set_keys.apply(args.name, changes)
+    except ProfileError as exc:
+        raise CLIError(str(exc), 2) from None
+    except OSError as exc:
+        raise CLIError(_cannot_write(paths.profile_file(args.name), exc)) from None
+    if args.json:
+        emit_json(profile.to_json() | {"path": str(path)})
+    else:
+        shown = ", ".join(key if value is None else f"{key}={value}" for key, value in changes)
+        print(f"saved {profile.name}: {shown} ({path})")
+    return 0
+
+
+# Paths read on this machine, whatever the transport (the roofline reads the model's files here,
+# ssh its key and config); the scripts folder only when the host is this machine.
+_HERE = ("model.config", "model.quant_config", "ssh.identity_file", "ssh.config_file")
+
+
+def _check_local_paths(changes, local: bool) -> None:
+    """A path that does not exist is refused with one line, before anything is written."""
+    from pathlib import Path
+
+    for key, value in changes:
+        if not isinstance(value, str):
+            continue
+        if key == "model.config":
+            from ..roofline.errors import RooflineError
+            from ..roofline.model_lookup import resolve_model
+
+            try:
+                resolve_model(value)   # a config.json, its folder, or a model name found locally
+            except RooflineError as exc:
+                raise CLIError(f"{key}: {exc}", 2) from None
+        elif key in _HERE and not Path(value).expanduser().is_file():
+            raise CLIError(f"{key}: no such file: {value}", 2)
+        elif key == "server.scripts_dir" and local and not Path(value).expanduser().is_dir():
+            raise CLIError(f"{key}: no such folder on this machine: {value}", 2)
 
 
 def _cannot_write(path, exc: OSError) -> str:

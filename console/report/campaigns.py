@@ -6,7 +6,7 @@ from typing import Any
 
 from profiles.atomic import write_atomic
 
-from .sections import cell, fenced, table
+from .sections import cell, code, fenced, table
 from ..fmt import UNKNOWN
 
 
@@ -69,7 +69,7 @@ def campaigns_section(profile: Any, out_dir: Path | None = None) -> str:
             parts.append(picture)
         rows = derived_flags(state)
         if rows:
-            parts.append("Derived scripts (kept in `" + cell(str(state.dir / "scripts")) + "`), with the flags "
+            parts.append("Derived scripts (kept in " + code(state.dir / "scripts") + "), with the flags "
                          "each passes as read back from the script:\n\n"
                          + table(["cell", "base config", "script value of the grid flags", "state"], rows))
     for line in errors or []:

@@ -29,7 +29,7 @@ from profiles.profile import Profile
 from . import sections
 from .campaigns import campaigns_section
 from .tasks import board_markdown
-from ..safe_text import clean
+from ..safe_text import clean, markdown_code
 from ..store.task_board import TaskBoard
 from .. import fmt
 
@@ -217,7 +217,7 @@ def render_sections(data: ReportData, out_dir: Path | None = None) -> dict[str, 
     if board is None:
         tasks_md = "No task board."
     elif board.error is not None:
-        tasks_md = f"The task board file does not parse: `{board.error}`. Fix it to see the board here."
+        tasks_md = f"The task board file does not parse: {markdown_code(board.error)}. Fix it to see the board here."
     else:
         tasks_md = board_markdown(board.tasks, board.suggestions, heading_level=2).rstrip()
     bodies = {

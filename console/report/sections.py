@@ -10,6 +10,7 @@ import re
 from typing import Any, Iterable
 
 from ..fmt import UNKNOWN as NA
+from ..safe_text import markdown_code, markdown_text
 
 
 def num(value: Any, digits: int = 1) -> str:
@@ -19,10 +20,16 @@ def num(value: Any, digits: int = 1) -> str:
 
 
 def cell(value: Any) -> str:
-    """A table cell: no pipes or newlines from the data."""
+    """Data in the document (a table cell, a fact in a line): one line, nothing in it read as markup
+    or HTML. Text from outside (a model name /v1/models gave, a log line) is escaped here, once."""
     if value is None:
         return NA
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return markdown_text(str(value))
+
+
+def code(value: Any) -> str:
+    """A path or name from the data as a code span that its own backticks cannot close."""
+    return markdown_code(str(value))
 
 
 def fenced(lines: Iterable[str]) -> str:
@@ -43,7 +50,7 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
 # ---- host and GPUs --------------------------------------------------------
 
 def host_section(profile: dict[str, Any], gpus: dict[str, Any] | None, gpus_note: str | None) -> str:
-    out = [f"- Profile: `{profile['name']}` ({cell(profile.get('target'))})"]
+    out = [f"- Profile: {code(profile['name'])} ({cell(profile.get('target'))})"]
     if profile.get("description"):
         out.append(f"- Description: {cell(profile['description'])}")
     if profile.get("simulated"):
@@ -57,7 +64,7 @@ def host_section(profile: dict[str, Any], gpus: dict[str, Any] | None, gpus_note
                f" · quant {cell(profile.get('quant'))}")
     out.append("")
     if gpus is None:
-        out.append(f"No live GPU snapshot: {gpus_note or 'not requested'}.")
+        out.append(f"No live GPU snapshot: {cell(gpus_note or 'not requested')}.")
         return "\n".join(out)
     state = gpus.get("state")
     if state != "ok":
@@ -87,11 +94,11 @@ def configs_section(configs: list[dict[str, Any]], source: str) -> str:
     if not configs:
         return ("No launch configs known yet (name them in the profile's `[server]` section, "
                 "or launch one with `gpudeck server launch`).")
-    out = [f"Source: {source}.", ""]
+    out = [f"Source: {cell(source)}.", ""]
     for c in configs:
         out.append(f"### {cell(c.get('name'))}\n")
         if c.get("script"):
-            out.append(f"Script: `{c['script']}`")
+            out.append(f"Script: {code(c['script'])}")
         if c.get("state"):
             out.append(f"Last state: {cell(c['state'])}")
         for warning in c.get("warnings") or []:
@@ -144,7 +151,7 @@ def runs_section(runs: list[dict[str, Any]]) -> str:
         return "No benchmark runs yet (`gpudeck bench --url ... --concurrency 1,2,10,64`)."
     out: list[str] = []
     for run in runs:
-        out.append(f"### {run['name']}\n")
+        out.append(f"### {cell(run['name'])}\n")
         if run.get("error"):
             out.append(f"Not readable: {cell(run['error'])}\n")
             continue
@@ -179,10 +186,10 @@ def roofline_section(roof: dict[str, Any] | None, note: str | None,
     """measured: concurrency -> (output tok/s, run name), all from the one run the store's rule compares
     (console.store.measured)."""
     if roof is None:
-        return f"Roofline skipped: {note}."
+        return f"Roofline skipped: {cell(note)}."
     out: list[str] = []
     if note:
-        out.append(note + "\n")
+        out.append(cell(note) + "\n")
     model = roof.get("model") if isinstance(roof.get("model"), dict) else {}
     ideal = roof.get("ideal") if isinstance(roof.get("ideal"), dict) else {}
     real = roof.get("realistic") if isinstance(roof.get("realistic"), dict) else {}
@@ -241,7 +248,7 @@ def crashes_section(crashes: list[dict[str, Any]]) -> str:
     out: list[str] = []
     for crash in crashes:
         if crash.get("error"):
-            out.append(f"### {crash['name']}\n\nNot readable: {cell(crash['error'])}\n")
+            out.append(f"### {cell(crash['name'])}\n\nNot readable: {cell(crash['error'])}\n")
             continue
         doc = crash["doc"]
         out.append(f"### {cell(doc.get('time'))} · {cell(doc.get('config'))} · {cell(doc.get('class'))}\n")
@@ -252,8 +259,8 @@ def crashes_section(crashes: list[dict[str, Any]]) -> str:
         if doc.get("sweep"):
             out.append(f"- During sweep: {cell(doc['sweep'])}")
         if doc.get("log"):
-            out.append(f"- Log: `{doc['log']}`")
-        out.append(f"- Record: `{crash['name']}`")
+            out.append(f"- Log: {code(doc['log'])}")
+        out.append(f"- Record: {code(crash['name'])}")
         excerpt = doc.get("excerpt")
         if isinstance(excerpt, list) and excerpt:
             out.append("")

@@ -6,20 +6,20 @@ from typing import Iterable
 from profiles.task_model import Task
 from profiles.task_suggestion import Suggestion
 
-from ..safe_text import clean_line
+from ..safe_text import markdown_code, markdown_text
 
 GROUPS = (("in_progress", "In progress"), ("pending", "Pending"),
           ("completed", "Completed"), ("cancelled", "Cancelled"))
 
 
 def _md(text: str) -> str:
-    """Keep operator text from breaking the Markdown around it."""
-    return clean_line(text.replace("|", "\\|").replace("\n", " "))
+    """Keep operator text (and a suggestion's, drawn from logs) from becoming markup or HTML."""
+    return markdown_text(text)
 
 
 def task_line(task: Task) -> str:
     box = "x" if task.status == "completed" else " "
-    links = [f"{name} `{getattr(task, name)}`" for name in ("crash", "run", "config") if getattr(task, name)]
+    links = [f"{name} {markdown_code(getattr(task, name))}" for name in ("crash", "run", "config") if getattr(task, name)]
     tail = f" ({'; '.join(links)})" if links else ""
     strike = ("~~", "~~") if task.status == "cancelled" else ("", "")
     line = f"- [{box}] **{task.priority}** {strike[0]}{_md(task.text)}{strike[1]}{tail} · #{task.id}"
@@ -45,6 +45,6 @@ def board_markdown(tasks: Iterable[Task], suggestions: Iterable[Suggestion] = ()
             out.append("")
     if suggestions:
         out.append(f"{hashes}# Suggested, not yet accepted ({len(suggestions)})\n")
-        out.extend(f"- {_md(s.text)} (`{s.key}`)" for s in suggestions)
+        out.extend(f"- {_md(s.text)} ({markdown_code(s.key)})" for s in suggestions)
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"

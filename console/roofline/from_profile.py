@@ -36,10 +36,10 @@ def inputs_from_profile(profile) -> Inputs:
 
 
 def how_to_set(inputs: Inputs) -> str:
-    """The command that gives a profile its model and GPUs."""
+    """The command that gives a profile its model and GPUs and changes nothing else in it
+    (`profiles add --force` would rebuild the profile from its flags, dropping its [server] section)."""
     name = inputs.profile or "NAME"
-    return (f"gpudeck profiles add {name} --force (--local | --ssh HOST) --model-config PATH/config.json "
-            f"--gpu 'GPU NAME' --gpu-count N")
+    return f"gpudeck profiles set {name} model.config=PATH/config.json gpu.name='GPU NAME' gpu.count=N"
 
 
 _FACTS_CACHE: dict[tuple[str, float, tuple[str, ...]], Any] = {}

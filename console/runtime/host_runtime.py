@@ -521,7 +521,7 @@ class HostRuntime:
 
         def go():
             state = control.create(self.name)
-            return state.id, control.spawn(state)
+            return state.id, control.start(state)
         started = await asyncio.to_thread(go)
         await self._campaign_update()
         return started

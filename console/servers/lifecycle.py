@@ -76,16 +76,17 @@ async def launch(session: HostSession, config: str, script: str, flags: dict | N
     host = session.host
     log_dir = await absolute(host, session.profile.server.log_dir or DEFAULT_LOG_DIR)
     script = await absolute(host, script)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    log = f"{log_dir.rstrip('/')}/{safe_stem(config)}-{stamp}.log"
-    exit_file = log + ".exit"
     check = await host.run(["sh", "-c", 'test -f "$1" || { echo "no such script: $1"; exit 1; }; '
                             'mkdir -p -- "$2" || exit 1', "sh", script, log_dir], timeout=20)
     if not check.ok:
         raise LaunchError((check.stdout + check.stderr).strip() or f"cannot prepare {log_dir}")
-    record = LaunchRecord(id=f"{safe_stem(config)}-{stamp}", config=config, script=script, log=log,
-                          exit_file=exit_file, flags=dict(flags or {}), port=port)
-    launches.save(session.name, record)
+
+    def made(launch_id: str) -> LaunchRecord:   # the log (and its exit and pgid files) named after the id
+        log = f"{log_dir.rstrip('/')}/{launch_id}.log"
+        return LaunchRecord(id=launch_id, config=config, script=script, log=log, exit_file=log + ".exit",
+                            flags=dict(flags or {}), port=port)
+    record = launches.create(session.name, f"{safe_stem(config)}-{time.strftime('%Y%m%d-%H%M%S')}", made)
+    log, exit_file = record.log, record.exit_file
     started = await host.run(
         ["sh", "-c", 'setsid sh -c "$1" gpudeck-wrapper "$2" "$3" "$4" "$5" >/dev/null 2>&1 </dev/null & echo $!',
          "sh", WRAPPER, script, log, exit_file, record.id], timeout=20)

@@ -51,9 +51,16 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
     if not read.ok:
         raise LaunchError(read.stderr.strip() or f"cannot prepare {log_dir}")
     asked = directives.sbatch_options(read.stdout)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    launch_id = f"{safe_stem(config)}-{stamp}"
-    log = f"{log_dir}/{launch_id}.log"
+
+    def made(launch_id: str) -> LaunchRecord:   # the job's logs are named after the id
+        record = LaunchRecord(id=launch_id, config=config, script=script, log=f"{log_dir}/{launch_id}.log",
+                              exit_file=None, flags=dict(flags or {}), port=port)
+        record.slurm = {"job_id": None, "state": "SUBMITTING", "nodes": [], "batch_host": None, "head_addr": None,
+                        "log_dir": log_dir, "nodes_asked": directives.nodes_asked(asked), "ranks": [],
+                        "end": None, "failed_rank": None, "failed_node": None}
+        return record
+    record = launches.create(session.name, f"{safe_stem(config)}-{time.strftime('%Y%m%d-%H%M%S')}", made)
+    launch_id, log = record.id, record.log
     argv = ["sbatch", "--parsable", f"--job-name=gpudeck-{safe_stem(config)}", f"--output={log}",
             f"--chdir={script.rsplit('/', 1)[0] or '/'}",
             f"--export=ALL,GPUDECK_LAUNCH_ID={launch_id},SLURM_STDOUTMODE={rank_pattern(log_dir, launch_id)}"]
@@ -61,12 +68,6 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
         argv.append(f"--partition={profile.slurm.partition}")
     if profile.slurm.account and directives.asks_for(asked, "A", "account") is None:
         argv.append(f"--account={profile.slurm.account}")
-    record = LaunchRecord(id=launch_id, config=config, script=script, log=log, exit_file=None,
-                          flags=dict(flags or {}), port=port)
-    record.slurm = {"job_id": None, "state": "SUBMITTING", "nodes": [], "batch_host": None, "head_addr": None,
-                    "log_dir": log_dir, "nodes_asked": directives.nodes_asked(asked), "ranks": [],
-                    "end": None, "failed_rank": None, "failed_node": None}
-    launches.save(session.name, record)
     try:
         result = await slurm(host, [*argv, script], timeout_s=30)
         record.slurm["job_id"] = parse_sbatch(result.stdout)

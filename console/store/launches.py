@@ -12,14 +12,16 @@ file under a size cap, checks each field's type and names a bad file in one
 from __future__ import annotations
 
 import json
+import os
 import re
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from profiles import paths
-from profiles.atomic import write_atomic
+from profiles.atomic import private_dirs, write_atomic
 
 from .scan import Scan, json_files, read_json, scan_files
 
@@ -160,6 +162,34 @@ def save(profile_name: str, record: LaunchRecord) -> None:
         raise ValueError(f"launch id {record.id[:80]!r}: not a name gpudeck writes")
     doc = asdict(record)
     write_atomic(launches_dir(profile_name) / f"{record.id}.json", json.dumps(doc, indent=2) + "\n")
+
+
+def create(profile_name: str, base_id: str, make: Callable[[str], LaunchRecord]) -> LaunchRecord:
+    """A new launch's first save, under an id nobody holds: `base_id`, else `base_id-2`, `-3`…
+    The record is linked in place, which fails when the name exists, so two launches of one config
+    in the same second never share a record (nor the log and pgid file named after it)."""
+    folder = launches_dir(profile_name)
+    private_dirs(folder)
+    for n in range(1, 1000):
+        record = make(base_id if n == 1 else f"{base_id}-{n}")
+        if not RECORD_ID.fullmatch(record.id):
+            raise ValueError(f"launch id {record.id[:80]!r}: not a name gpudeck writes")
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".launch-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(asdict(record), indent=2) + "\n")
+            os.chmod(tmp, 0o600)
+            try:
+                os.link(tmp, folder / f"{record.id}.json")
+                return record
+            except FileExistsError:
+                continue
+        finally:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    raise OSError(f"no free launch id after {base_id} in {folder}")
 
 
 def read_launches(profile_name: str) -> Scan[LaunchRecord]:

@@ -1,0 +1,53 @@
+"""`gpudeck demo`: its campaign ends with the demo, so the Campaign tab says so and q asks first."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from console import demo
+from console.campaign import control
+from screens.app import GpudeckApp
+from screens.confirm import Confirm
+from tests.harness import wait_until
+
+
+@pytest.fixture
+def world(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", os.environ["PATH"])
+    monkeypatch.setenv("GPUDECK_SIM_STARTUP_S", "0.3")
+    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
+    made = demo.setup(tmp_path / "demo")
+    yield made
+    made.close()
+
+
+async def test_q_asks_before_the_demo_ends_its_running_campaign(world):
+    app = GpudeckApp(profile_name="demo", campaigns_end_on_quit={"demo"})   # as `gpudeck demo` builds it
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, app.started.is_set, 30, what="the console started")
+        await pilot.press("6")
+        pane = app.panes["campaign"]
+        await wait_until(pilot, lambda: pane.runtime is not None, 10, what="the Campaign tab on the demo host")
+        pane.focus()
+        await pilot.press("r")
+        await wait_until(pilot, lambda: "started" in pane.message, 30, what="the campaign started")
+        title = str(pane.query_one("#camp-title").render())
+        assert "ends when the demo is quit" in title and "keeps running" not in title
+        await wait_until(pilot, lambda: pane.runtime.campaign is not None
+                         and control.running(pane.runtime.campaign), 30, what="the driver running")
+
+        await pilot.press("q")
+        await wait_until(pilot, lambda: isinstance(app.screen, Confirm), 10, what="the question before quitting")
+        question = " ".join(app.screen.lines)
+        assert "Quitting the demo ends it" in question and pane.runtime.campaign.id in question
+        await pilot.press("q")   # a second q while asked: still one question
+        assert len([s for s in app.screen_stack if isinstance(s, Confirm)]) == 1
+        await pilot.press("n")
+        await wait_until(pilot, lambda: not isinstance(app.screen, Confirm), 10, what="the question gone")
+        assert app.is_running and control.running(pane.runtime.campaign)   # nothing ended
+
+        await pilot.press("q")
+        await wait_until(pilot, lambda: isinstance(app.screen, Confirm), 10, what="the question again")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: not app.is_running, 10, what="the console to quit")
