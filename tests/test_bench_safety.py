@@ -41,6 +41,7 @@ class FakeServer:
                 `drop_reused`, dropped when a second request comes on it)
     echo-401:   401 with the request's Authorization header echoed in the body
     echo-sse:   200, then an SSE error event echoing the Authorization header
+    done-open:  two content chunks and [DONE], then nothing more (no last chunk), socket kept open
     abort:      two content chunks, then the last event vLLM and sglang send for a request
                 they give up (shutting down): finish_reason "abort", usage, [DONE]
     Any mode with `models_trickle` makes /v1/models send its head and then
@@ -131,6 +132,11 @@ class FakeServer:
                          + _chunked(CHUNK) * 2 + _chunked(last) + _chunked(b"data: [DONE]\n\n") + b"0\r\n\r\n")
             await writer.drain()
             return True
+        if self.mode == "done-open" and path.startswith("/v1/") and path != "/v1/models":
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         + _chunked(CHUNK) * 2 + _chunked(b"data: [DONE]\n\n"))
+            await writer.drain()
+            await asyncio.Event().wait()
         if self.mode == "whole" and path.startswith("/v1/") and path != "/v1/models":
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
                          + _chunked(CHUNK) * 3 + _chunked(b"data: [DONE]\n\n") + b"0\r\n\r\n")
@@ -628,3 +634,22 @@ def test_a_level_against_a_hung_server_ends_within_the_stall_limit_on_a_busy_mac
     assert proc.returncode == 3 and ended is not None
     assert len(server.chunks_sent) == 2, "a stream was replaced by a fresh request"
     assert ended - server.chunks_sent[1] <= 5 + 2, ended - server.chunks_sent[1]
+
+
+async def test_done_ends_a_request_whose_server_holds_the_stream_open(fake):
+    """[DONE] is the end of the answer: a server that sends it and never closes the stream
+    (no last chunk) must not hold the request until its stall or its deadline."""
+    server = fake("done-open")
+    async with StreamClient(server.url, timeout_s=60, stall_s=60) as client:
+        record = await asyncio.wait_for(client.send(0, request_body("completions", None, "hi", 2)), 20)
+    assert record.ok and record.error is None and len(record.chunk_times) == 2
+
+
+def test_a_level_against_a_server_that_holds_the_stream_open_after_done_is_ok(fake):
+    """With --timeout 20 every request was 'timed out' and the level failed, though each answer was whole."""
+    server = fake("done-open")
+    out = bench("--url", server.url, "--concurrency", "2", "--num-prompts", "4", "--warmup", "0",
+                "--input-len", "8", "--output-len", "2", "--timeout", "20", "--json")
+    assert out.returncode == 0, out.stderr
+    level = json.loads(out.stdout)["levels"][0]
+    assert level["status"] == "ok" and level["completed"] == 4, level

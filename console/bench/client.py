@@ -126,11 +126,12 @@ class _SSE:
         self.tail: list[dict] = []
         self.start = start
 
-    def feed(self, data: bytes, now: float) -> None:
+    def feed(self, data: bytes, now: float) -> bool:
+        """Counts the content chunks of the whole lines; true once the `data: [DONE]` line came."""
         cut = data.rfind(b"\n")
         if cut < 0:
             self.pending += data
-            return
+            return False
         if self.pending:
             block = self.pending + data[:cut + 1]
         else:
@@ -154,6 +155,13 @@ class _SSE:
             if key in block:
                 self.tail.extend(decode_tail(block))
                 break
+        return b"[DONE]" in block and _done_line(block)
+
+
+def _done_line(block: bytes) -> bool:
+    """Whether a line of `block` is the stream's end, `data: [DONE]` (never inside a JSON line:
+    a JSON string holds no raw newline)."""
+    return any(line.strip() in (b"data: [DONE]", b"data:[DONE]") for line in block.split(b"\n"))
 
 
 def _aborted(doc: dict) -> bool:
