@@ -38,7 +38,7 @@ from .metrics import RequestRecord, distribution, percentile, summarize
 from .prom import Scraper
 from .results import RunStore
 from .shard import ShardedLevel, plan_workers
-from .workload import Tokenizer, build_workload, dataset_workload, load_dataset
+from .workload import Tokenizer, build_workload, dataset_workload, open_dataset
 
 DEATH_ERRORS = ("connection refused", "server disconnected", "stream cut off mid-response",
                 "connection reset")
@@ -256,7 +256,7 @@ class Sweep:
         cfg = self.config
         if cfg.dataset:
             try:
-                self._dataset = load_dataset(cfg.dataset, cfg.dataset_format)
+                self._dataset = open_dataset(cfg.dataset, cfg.dataset_format)
             except ValueError as exc:
                 raise NotStarted(str(exc)) from None
         async with httpx.AsyncClient(base_url=cfg.url, timeout=10.0, headers=cfg.headers) as control:

@@ -205,16 +205,14 @@ def build_config(opts, profile: str):
         if not Path(opts.dataset).is_file():
             raise BadSetup(f"--dataset {opts.dataset!r}: no such file")
         dataset_format = opts.dataset_format or ("jsonl" if opts.dataset.endswith(".jsonl") else "sharegpt")
-        from .workload import load_dataset
+        from .dataset import open_dataset
 
         try:
-            items = load_dataset(opts.dataset, dataset_format)
+            dataset = open_dataset(opts.dataset, dataset_format)
         except ValueError as exc:
             raise BadSetup(str(exc)) from None
-        if opts.api == "completions" and dataset_format == "jsonl" and \
-                any(isinstance(item.prompt, list) for item in items):
+        if opts.api == "completions" and dataset.has_messages:
             raise BadSetup(f"--dataset {opts.dataset!r} holds chat messages: use --api chat")
-        del items   # the sweep reads it again when it starts
     elif opts.dataset_format:
         raise BadSetup("--dataset-format needs --dataset FILE")
     percentiles = None

@@ -1,0 +1,201 @@
+"""A prompts file, checked whole once and then read a level's prompts at a time.
+
+A 150 MB JSONL file of tiny prompts held as objects cost 1.2 GB, and was read
+twice (the setup's check, then the sweep) before the first request. Here the
+check is one pass that keeps only the number of prompts and whether any is a
+chat; a level then draws its positions and a second pass keeps just those
+prompts. Memory follows a level's prompts, not the file.
+
+Each JSONL line is decoded with the decoder's scanner and its end checked by
+hand: `json.loads` spends most of its time per call matching white space, and
+on millions of short lines that was most of the check.
+
+The bench's setup, the sweep and a campaign all check a file with
+`open_dataset`, so a file one refuses, the others refuse with the same line.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from .limits import MAX_DATASET_BYTES, MAX_DATASET_ITEM_CHARS
+
+_SCAN = json.JSONDecoder().scan_once
+_SPACE = " \t\r\n"
+# The last file checked, by identity and version: the bench's setup checks the file and the sweep,
+# in the same process, opens it again; an unchanged file is not read twice.
+_checked: dict[tuple, "Dataset"] = {}
+
+
+@dataclass(slots=True)
+class DatasetItem:
+    prompt: str | list               # text, or chat messages
+    output_len: int | None = None    # from the file; None: the reply's length or --output-len
+    reply: str | None = None         # ShareGPT: the answer whose length sets output_len
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A checked prompts file: how many prompts it holds; the prompts stay in the file."""
+
+    path: Path
+    kind: str                 # "jsonl" or "sharegpt"
+    count: int
+    has_messages: bool        # a JSONL line holds chat messages (needs --api chat)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def take(self, positions: Iterable[int]) -> list[DatasetItem]:
+        """The prompts at `positions` (0-based among the usable ones, repeats allowed), in that order.
+
+        Only those prompts are decoded. ValueError (one line) when the file no longer holds them
+        as it did when checked.
+        """
+        wanted = list(positions)
+        found = _scan(self.path, self.kind, set(wanted), check=False)[2]
+        if len(found) < len(set(wanted)):
+            raise ValueError(f"dataset {self.path} changed since it was checked: "
+                             f"it no longer holds {self.count:,} prompts")
+        return [found[k] for k in wanted]
+
+
+def open_dataset(path: str | Path, kind: str) -> Dataset:
+    """Check the whole file (every line or conversation, as the sweep reads it); keep no prompt.
+
+    Raises ValueError with a one-line reason for a file that is not a dataset.
+    """
+    path = Path(path)
+    try:
+        st = path.stat()
+        key = (str(path), kind, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    except OSError:
+        key = None
+    if key in _checked:
+        return _checked[key]
+    count, has_messages, _ = _scan(path, kind, set(), check=True)
+    dataset = Dataset(path, kind, count, has_messages)
+    if key is not None:
+        _checked.clear()
+        _checked[key] = dataset
+    return dataset
+
+
+def load_dataset(path: str | Path, kind: str) -> list[DatasetItem]:
+    """Every prompt of the file in memory (for small files; the sweep reads a `Dataset`'s per level)."""
+    found = _scan(Path(path), kind, None, check=True)[2]
+    return list(found.values())
+
+
+def _scan(path: Path, kind: str, keep: set[int] | None, check: bool
+          ) -> tuple[int, bool, dict[int, DatasetItem]]:
+    """(usable prompts, whether one is a chat, the prompts at the positions in `keep`: all when
+    None). `check`: every line is decoded and checked, else only the kept ones (the file was
+    checked before) and the read stops after the last of them."""
+    try:
+        size = path.stat().st_size
+        if not path.is_file():
+            raise ValueError(f"dataset {path} is not a regular file")
+        if size > MAX_DATASET_BYTES:
+            raise ValueError(f"dataset {path} is {size / (1 << 30):.1f} GiB, above gpudeck's limit of "
+                             f"{MAX_DATASET_BYTES >> 30} GiB")
+        with open(path, encoding="utf-8") as fh:   # read as a stream: the file never sits in memory whole
+            found = (_jsonl if kind == "jsonl" else _sharegpt)(fh, path, keep, check)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read dataset {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if check and not found[0]:
+        raise ValueError(f"dataset {path} has no usable prompts")
+    return found
+
+
+def _jsonl(fh, path: Path, keep: set[int] | None, check: bool) -> tuple[int, bool, dict[int, DatasetItem]]:
+    n = k = 0
+    chats = False
+    found: dict[int, DatasetItem] = {}
+    last = max(keep, default=-1) if keep is not None else None
+    scan, limit, readline = _SCAN, MAX_DATASET_ITEM_CHARS, fh.readline
+    while True:
+        line = readline(limit + 1)
+        if not line:
+            break
+        n += 1
+        if len(line) > limit:
+            raise ValueError(f"dataset {path} line {n}: longer than {limit:,} characters")
+        start = 0
+        if line[0] != "{":
+            if not line.strip():
+                continue
+            start = len(line) - len(line.lstrip(_SPACE))
+        kept = keep is None or k in keep
+        if not check and not kept:
+            k += 1
+            continue
+        try:
+            doc, end = scan(line, start)
+        except (StopIteration, ValueError, RecursionError):
+            doc, end = None, -1
+        if end < 0 or (end != len(line) - 1 or line[end] != "\n") and line[end:].strip(_SPACE):
+            raise ValueError(f"dataset {path} line {n}: not JSON")
+        if type(doc) is not dict:
+            raise ValueError(f"dataset {path} line {n}: expected an object with prompt or messages")
+        out_len = doc.get("output_len")
+        if out_len is not None and (type(out_len) is not int or out_len <= 0):
+            raise ValueError(f"dataset {path} line {n}: output_len must be an integer > 0")
+        prompt = doc.get("prompt")
+        if type(prompt) is not str:
+            prompt = doc.get("messages")
+            if not _is_messages(prompt):
+                raise ValueError(f"dataset {path} line {n}: needs \"prompt\" (text) or \"messages\" (a chat)")
+            chats = True
+        if kept:
+            found[k] = DatasetItem(prompt, out_len)
+        if k == last and not check:
+            return k + 1, chats, found
+        k += 1
+    return k, chats, found
+
+
+def _is_messages(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+        for m in value)
+
+
+def _sharegpt(fh, path: Path, keep: set[int] | None, check: bool) -> tuple[int, bool, dict[int, DatasetItem]]:
+    """Each conversation's first two turns, read one conversation at a time (json_stream)."""
+    from .json_stream import iter_json_list
+
+    k = 0
+    found: dict[int, DatasetItem] = {}
+    last = max(keep, default=-1) if keep is not None else None
+    try:
+        for entry in iter_json_list(fh, MAX_DATASET_ITEM_CHARS):
+            item = _sharegpt_item(entry)
+            if item is None:
+                continue
+            if keep is None or k in keep:
+                found[k] = item
+            if k == last and not check:
+                return k + 1, False, found
+            k += 1
+    except ValueError as exc:
+        if str(exc) == "not a JSON list":
+            raise ValueError(f"dataset {path}: ShareGPT format is a JSON list of conversations") from None
+        raise ValueError(f"dataset {path}: {exc} (ShareGPT format is one JSON list)") from None
+    return k, False, found
+
+
+def _sharegpt_item(entry) -> DatasetItem | None:
+    """A conversation's first turn as the prompt and its second as the reply; None when it has neither."""
+    turns = entry.get("conversations") if isinstance(entry, dict) else None
+    if not isinstance(turns, list) or len(turns) < 2:
+        return None
+    first, second = turns[0], turns[1]
+    if not (isinstance(first, dict) and isinstance(second, dict)):
+        return None
+    prompt, reply = first.get("value"), second.get("value")
+    if isinstance(prompt, str) and isinstance(reply, str) and prompt and reply:
+        return DatasetItem(prompt, None, reply)
+    return None
