@@ -62,6 +62,11 @@ class Dataset:
         return [found[k] for k in wanted]
 
 
+def dataset_format(path: str | Path, given: str | None = None) -> str:
+    """The format a file is read in: the one given, else JSONL for a `.jsonl` name and ShareGPT otherwise."""
+    return given or ("jsonl" if str(path).endswith(".jsonl") else "sharegpt")
+
+
 def open_dataset(path: str | Path, kind: str) -> Dataset:
     """Check the whole file (every line or conversation, as the sweep reads it); keep no prompt.
 

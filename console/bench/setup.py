@@ -204,8 +204,9 @@ def build_config(opts, profile: str):
     if opts.dataset:
         if not Path(opts.dataset).is_file():
             raise BadSetup(f"--dataset {opts.dataset!r}: no such file")
-        dataset_format = opts.dataset_format or ("jsonl" if opts.dataset.endswith(".jsonl") else "sharegpt")
-        from .dataset import open_dataset
+        from .dataset import dataset_format as format_of, open_dataset
+
+        dataset_format = format_of(opts.dataset, opts.dataset_format)
 
         try:
             dataset = open_dataset(opts.dataset, dataset_format)
