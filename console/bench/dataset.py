@@ -24,9 +24,6 @@ from .limits import MAX_DATASET_BYTES, MAX_DATASET_ITEM_CHARS
 
 _SCAN = json.JSONDecoder().scan_once
 _SPACE = " \t\r\n"
-# The last file checked, by identity and version: the bench's setup checks the file and the sweep,
-# in the same process, opens it again; an unchanged file is not read twice.
-_checked: dict[tuple, "Dataset"] = {}
 
 
 @dataclass(slots=True)
@@ -73,19 +70,8 @@ def open_dataset(path: str | Path, kind: str) -> Dataset:
     Raises ValueError with a one-line reason for a file that is not a dataset.
     """
     path = Path(path)
-    try:
-        st = path.stat()
-        key = (str(path), kind, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-    except OSError:
-        key = None
-    if key in _checked:
-        return _checked[key]
     count, has_messages, _ = _scan(path, kind, set(), check=True)
-    dataset = Dataset(path, kind, count, has_messages)
-    if key is not None:
-        _checked.clear()
-        _checked[key] = dataset
-    return dataset
+    return Dataset(path, kind, count, has_messages)
 
 
 def load_dataset(path: str | Path, kind: str) -> list[DatasetItem]:

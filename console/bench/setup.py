@@ -201,6 +201,7 @@ def build_config(opts, profile: str):
         if not isinstance(extra_body, dict):
             raise BadSetup("bad --extra-body: a JSON object, e.g. '{\"top_k\": 20}'")
     dataset_format = "random"
+    dataset = None
     if opts.dataset:
         if not Path(opts.dataset).is_file():
             raise BadSetup(f"--dataset {opts.dataset!r}: no such file")
@@ -250,7 +251,7 @@ def build_config(opts, profile: str):
                        server_url=check_url(opts.server_url) if opts.server_url else None, request_rates=rates, burstiness=opts.burstiness,
                        ramp_up=ramp, max_concurrency=opts.max_concurrency,
                        shared_prefix_len=opts.shared_prefix_len, range_ratio=opts.range_ratio,
-                       dataset=opts.dataset, dataset_format=dataset_format,
+                       dataset=opts.dataset, dataset_format=dataset_format, dataset_checked=dataset,
                        fixed_output_len=opts.output_len is not None,
                        temperature=opts.temperature, top_p=opts.top_p, extra_body=extra_body,
                        headers=headers or None, api_key_env=opts.api_key_env, percentiles=percentiles)
