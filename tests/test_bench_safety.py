@@ -673,3 +673,18 @@ def test_a_large_dataset_of_tiny_prompts_costs_its_level_not_its_size(fake, tmp_
     level = json.loads((tmp_path / "out").read_text())["levels"][0]
     assert level["status"] == "ok" and level["completed"] == 4
     assert usage.ru_maxrss / 1024 < 100, f"peak RSS {usage.ru_maxrss / 1024:.0f} MB"
+
+
+def test_text_after_a_sharegpt_list_is_refused(tmp_path):
+    """A ShareGPT file is one JSON list: whatever follows its closing ] (a second list, a
+    half-written one, junk) made the file no dataset, but the reader stopped at the ] and took it."""
+    from console.bench.workload import load_dataset
+
+    good = '[{"conversations": [{"from": "human", "value": "q"}, {"from": "gpt", "value": "a"}]}]'
+    for tail in ("]", ',[{"conversations": [', " x"):
+        path = tmp_path / "tail.json"
+        path.write_text(good + tail)
+        with pytest.raises(ValueError, match=r"not JSON: text after the list's closing \] \(ShareGPT format is one"):
+            load_dataset(path, "sharegpt")
+    path.write_text(good + " \n")
+    assert len(load_dataset(path, "sharegpt")) == 1
