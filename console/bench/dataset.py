@@ -2,9 +2,12 @@
 
 A 150 MB JSONL file of tiny prompts held as objects cost 1.2 GB, and was read
 twice (the setup's check, then the sweep) before the first request. Here the
-check is one pass that keeps only the number of prompts and whether any is a
-chat; a level then draws its positions and a second pass keeps just those
-prompts. Memory follows a level's prompts, not the file.
+check is one pass that keeps the number of prompts, whether any is a chat, and
+where every MARK_EVERY-th prompt's line starts; a level then draws its
+positions and reads back just those prompts, each from the mark before it.
+Memory follows a level's prompts, not the file. A ShareGPT file keeps the two
+turns of each conversation from its check, as before: finding a conversation
+again would mean decoding the list up to it.
 
 Each JSONL line is decoded with the decoder's scanner and its end checked by
 hand: `json.loads` spends most of its time per call matching white space, and
@@ -24,6 +27,7 @@ from .limits import MAX_DATASET_BYTES, MAX_DATASET_ITEM_CHARS
 
 _SCAN = json.JSONDecoder().scan_once
 _SPACE = " \t\r\n"
+MARK_EVERY = 1 << 14      # a JSONL prompt in this many has its line's start noted
 
 
 @dataclass(slots=True)
@@ -35,12 +39,20 @@ class DatasetItem:
 
 @dataclass(frozen=True)
 class Dataset:
-    """A checked prompts file: how many prompts it holds; the prompts stay in the file."""
+    """A checked prompts file: how many prompts it holds, and how to find them again.
+
+    A JSONL file's prompts stay in the file (`marks`: where every MARK_EVERY-th
+    prompt's line starts, so a level reads only the stretches that hold its
+    prompts); a ShareGPT file's are the turns kept when it was checked
+    (`items`), since finding a conversation again means decoding the list up to it.
+    """
 
     path: Path
     kind: str                 # "jsonl" or "sharegpt"
     count: int
     has_messages: bool        # a JSONL line holds chat messages (needs --api chat)
+    marks: tuple = ()
+    items: tuple = ()
 
     def __len__(self) -> int:
         return self.count
@@ -48,15 +60,16 @@ class Dataset:
     def take(self, positions: Iterable[int]) -> list[DatasetItem]:
         """The prompts at `positions` (0-based among the usable ones, repeats allowed), in that order.
 
-        Only those prompts are decoded. ValueError (one line) when the file no longer holds them
-        as it did when checked.
+        ValueError (one line) when the file no longer holds them as it did when checked.
         """
         wanted = list(positions)
-        found = _scan(self.path, self.kind, set(wanted), check=False)[2]
-        if len(found) < len(set(wanted)):
-            raise ValueError(f"dataset {self.path} changed since it was checked: "
-                             f"it no longer holds {self.count:,} prompts")
-        return [found[k] for k in wanted]
+        if self.kind != "jsonl":
+            return [self.items[k] for k in wanted]
+        try:
+            found = _take_jsonl(self, sorted(set(wanted)))
+            return [found[k] for k in wanted]
+        except (OSError, ValueError, KeyError, IndexError):
+            raise ValueError(f"dataset {self.path} changed since it was checked") from None
 
 
 def dataset_format(path: str | Path, given: str | None = None) -> str:
@@ -65,26 +78,29 @@ def dataset_format(path: str | Path, given: str | None = None) -> str:
 
 
 def open_dataset(path: str | Path, kind: str) -> Dataset:
-    """Check the whole file (every line or conversation, as the sweep reads it); keep no prompt.
+    """Check the whole file (every line or conversation, as the sweep reads it); keep no JSONL prompt.
 
     Raises ValueError with a one-line reason for a file that is not a dataset.
     """
     path = Path(path)
-    count, has_messages, _ = _scan(path, kind, set(), check=True)
-    return Dataset(path, kind, count, has_messages)
+    if kind == "jsonl":
+        marks: list[int] = []
+        count, has_messages, _ = _read(path, lambda fh: _jsonl(fh, path, set(), marks))
+        return Dataset(path, kind, count, has_messages, marks=tuple(marks))
+    items = _read(path, lambda fh: _sharegpt(fh, path))
+    return Dataset(path, kind, len(items), False, items=tuple(items))
 
 
 def load_dataset(path: str | Path, kind: str) -> list[DatasetItem]:
-    """Every prompt of the file in memory (for small files; the sweep reads a `Dataset`'s per level)."""
-    found = _scan(Path(path), kind, None, check=True)[2]
-    return list(found.values())
+    """Every prompt of the file in memory (small files; a sweep reads a `Dataset` a level at a time)."""
+    path = Path(path)
+    if kind == "jsonl":
+        return list(_read(path, lambda fh: _jsonl(fh, path, None))[2].values())
+    return _read(path, lambda fh: _sharegpt(fh, path))
 
 
-def _scan(path: Path, kind: str, keep: set[int] | None, check: bool
-          ) -> tuple[int, bool, dict[int, DatasetItem]]:
-    """(usable prompts, whether one is a chat, the prompts at the positions in `keep`: all when
-    None). `check`: every line is decoded and checked, else only the kept ones (the file was
-    checked before) and the read stops after the last of them."""
+def _read(path: Path, reader):
+    """`reader(fh)` over the opened file, within the size cap; a read error is one line."""
     try:
         size = path.stat().st_size
         if not path.is_file():
@@ -93,21 +109,49 @@ def _scan(path: Path, kind: str, keep: set[int] | None, check: bool
             raise ValueError(f"dataset {path} is {size / (1 << 30):.1f} GiB, above gpudeck's limit of "
                              f"{MAX_DATASET_BYTES >> 30} GiB")
         with open(path, encoding="utf-8") as fh:   # read as a stream: the file never sits in memory whole
-            found = (_jsonl if kind == "jsonl" else _sharegpt)(fh, path, keep, check)
+            found = reader(fh)
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"cannot read dataset {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    if check and not found[0]:
+    if not (found[0] if isinstance(found, tuple) else found):
         raise ValueError(f"dataset {path} has no usable prompts")
     return found
 
 
-def _jsonl(fh, path: Path, keep: set[int] | None, check: bool) -> tuple[int, bool, dict[int, DatasetItem]]:
-    n = k = 0
+def _take_jsonl(dataset: Dataset, wanted: list[int]) -> dict[int, DatasetItem]:
+    """The prompts at the sorted positions `wanted`: from the mark before each stretch, read on to its last."""
+    found: dict[int, DatasetItem] = {}
+    with open(dataset.path, encoding="utf-8") as fh:
+        i = 0
+        while i < len(wanted):
+            stretch = wanted[i] // MARK_EVERY
+            first = stretch * MARK_EVERY
+            j = i
+            while j < len(wanted) and wanted[j] < first + MARK_EVERY:   # the stretch's positions
+                j += 1
+            fh.seek(dataset.marks[stretch])
+            found.update(_jsonl(fh, dataset.path, set(wanted[i:j]), first=first, last=wanted[j - 1])[2])
+            i = j
+    return found
+
+
+def _jsonl(fh, path: Path, keep: set[int] | None, marks: list[int] | None = None, first: int = 0,
+           last: int | None = None) -> tuple[int, bool, dict[int, DatasetItem]]:
+    """(usable prompts, whether one is a chat, the prompts at the positions in `keep`: all when None).
+
+    The check of the file (`marks` given) decodes every line and notes where every
+    MARK_EVERY-th prompt starts. A level's read (`last` given, from the mark of position
+    `first`) decodes only the kept lines and stops after `last`.
+    """
+    n, k = 0, first
     chats = False
     found: dict[int, DatasetItem] = {}
-    last = max(keep, default=-1) if keep is not None else None
+    check = last is None
+    next_mark = 0 if marks is not None else -1
     scan, limit, readline = _SCAN, MAX_DATASET_ITEM_CHARS, fh.readline
     while True:
+        if k == next_mark:
+            marks.append(fh.tell())
+            next_mark += MARK_EVERY
         line = readline(limit + 1)
         if not line:
             break
@@ -142,8 +186,8 @@ def _jsonl(fh, path: Path, keep: set[int] | None, check: bool) -> tuple[int, boo
             chats = True
         if kept:
             found[k] = DatasetItem(prompt, out_len)
-        if k == last and not check:
-            return k + 1, chats, found
+        if k == last:
+            break
         k += 1
     return k, chats, found
 
@@ -154,28 +198,21 @@ def _is_messages(value) -> bool:
         for m in value)
 
 
-def _sharegpt(fh, path: Path, keep: set[int] | None, check: bool) -> tuple[int, bool, dict[int, DatasetItem]]:
+def _sharegpt(fh, path: Path) -> list[DatasetItem]:
     """Each conversation's first two turns, read one conversation at a time (json_stream)."""
     from .json_stream import iter_json_list
 
-    k = 0
-    found: dict[int, DatasetItem] = {}
-    last = max(keep, default=-1) if keep is not None else None
+    items = []
     try:
         for entry in iter_json_list(fh, MAX_DATASET_ITEM_CHARS):
             item = _sharegpt_item(entry)
-            if item is None:
-                continue
-            if keep is None or k in keep:
-                found[k] = item
-            if k == last and not check:
-                return k + 1, False, found
-            k += 1
+            if item is not None:
+                items.append(item)
     except ValueError as exc:
         if str(exc) == "not a JSON list":
             raise ValueError(f"dataset {path}: ShareGPT format is a JSON list of conversations") from None
         raise ValueError(f"dataset {path}: {exc} (ShareGPT format is one JSON list)") from None
-    return k, False, found
+    return items
 
 
 def _sharegpt_item(entry) -> DatasetItem | None:

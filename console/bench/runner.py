@@ -112,7 +112,7 @@ class BenchConfig:
 
     def to_json(self) -> dict:
         """The configuration as saved: header values (they may be secrets) are left out."""
-        doc = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        doc = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "dataset_checked"}
         doc["headers"] = sorted(self.headers or {})
         if self.server_url:  # the tunnel's local port is throwaway: the run names the server
             doc["url"] = self.server_url
