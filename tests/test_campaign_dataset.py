@@ -88,23 +88,24 @@ def box(tmp_path):
     return tmp_path
 
 
-def test_a_dataset_spoilt_after_the_campaign_was_made_stops_it_before_any_launch(box):
+@pytest.mark.parametrize("policy", ["", 'hosts = ["box"]\n'], ids=["one-at-a-time", "lanes"])
+def test_a_dataset_spoilt_after_the_campaign_was_made_stops_it_before_any_launch(box, policy):
     """Resume refuses it, and a driver that starts anyway fails with the line, launching nothing."""
     from profiles import store
 
     from console.campaign import control
-    from console.campaign.runner import CampaignRunner
+    from console.campaign.parallel import runner_for
     from console.store import launches
 
     prompts = box / "prompts.jsonl"
     prompts.write_text('{"prompt": "hello"}\n')
     campaign = box / "campaign.toml"
-    campaign.write_text(BODY.format(dataset="prompts.jsonl") + "\n[policy]\nready_timeout_s = 5\n")
+    campaign.write_text(BODY.format(dataset="prompts.jsonl") + f"\n[policy]\nready_timeout_s = 5\n{policy}")
     state = control.create("box", campaign)
     prompts.write_text('{"prompt": "hello"}\nnot json\n')
     with pytest.raises(control.ControlError, match=r"key 'sweep.dataset': dataset .* line 2: not JSON$"):
         control.prepare_resume("box", state.id)
-    ended = asyncio.run(CampaignRunner(state, store.load("box")).run())
+    ended = asyncio.run(runner_for(state, store.load("box")).run())
     assert ended.status == "failed" and ended.note.endswith("line 2: not JSON"), ended.note
     assert launches.load_all("box") == []
     assert all(cell.status == "queued" for cell in ended.cells)

@@ -10,15 +10,15 @@ the time from the process's start to the first completion the server got, and
 the process's peak RSS (wait4). `--base REV` runs the same on that commit's
 tree (a `git archive` into a temporary folder), alternated with this one.
 
-Figures (2-core VM shared with other jobs, 150 MB, 6.04 M lines, 2026-12-04,
-median of 3 alternated runs):
+Figures (2-core VM shared with other jobs, load 2.4-3.8; 150 MB, 6.04 M lines;
+2026-12-04, median of 3 alternated runs):
 
-    before (b78fc27): first request 33.4 s, peak RSS 1,402 MB
-    after:            first request  3.9 s, peak RSS    44 MB
+    before (b78fc27): first request 25.6 s, peak RSS 1,330 MB
+    after:            first request  2.7 s, peak RSS    37 MB
 
-Before, the setup's check held every line as an object (1.3 GB), and the
-sweep then read the file whole once more; now one pass checks the file and
-keeps its count, a level reads back only its own prompts.
+Before, the setup's check held every line as an object, and the sweep then
+read the file whole again; now one pass checks the file and notes where every
+16,384th prompt starts, and a level reads back only its own prompts.
 """
 from __future__ import annotations
 
