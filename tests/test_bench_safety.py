@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -40,14 +41,20 @@ class FakeServer:
                 `drop_reused`, dropped when a second request comes on it)
     echo-401:   401 with the request's Authorization header echoed in the body
     echo-sse:   200, then an SSE error event echoing the Authorization header
+    done-open:  two content chunks and [DONE], then nothing more (no last chunk), socket kept open
     abort:      two content chunks, then the last event vLLM and sglang send for a request
                 they give up (shutting down): finish_reason "abort", usage, [DONE]
     Any mode with `models_trickle` makes /v1/models send its head and then
-    one byte every 0.2 s, for ever.
+    one byte every 0.2 s, for ever. `second_late` holds the second completion's
+    first chunk that many seconds (the client opened it later, on a busy
+    machine); `chunks_sent` is when each first chunk went (time.monotonic).
     """
 
-    def __init__(self, mode: str, models_trickle: bool = False, drop_reused: bool = False):
+    def __init__(self, mode: str, models_trickle: bool = False, drop_reused: bool = False,
+                 second_late: float = 0.0):
         self.mode = mode
+        self.second_late = second_late
+        self.chunks_sent: list[float] = []
         self.drop_reused = drop_reused
         self.connections = 0
         self.dropped = 0
@@ -125,6 +132,11 @@ class FakeServer:
                          + _chunked(CHUNK) * 2 + _chunked(last) + _chunked(b"data: [DONE]\n\n") + b"0\r\n\r\n")
             await writer.drain()
             return True
+        if self.mode == "done-open" and path.startswith("/v1/") and path != "/v1/models":
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         + _chunked(CHUNK) * 2 + _chunked(b"data: [DONE]\n\n"))
+            await writer.drain()
+            await asyncio.Event().wait()
         if self.mode == "whole" and path.startswith("/v1/") and path != "/v1/models":
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
                          + _chunked(CHUNK) * 3 + _chunked(b"data: [DONE]\n\n") + b"0\r\n\r\n")
@@ -155,8 +167,11 @@ class FakeServer:
             if await reader.read(1) == b"":
                 self.client_closed.set()
             return False
+        if self.second_late and len([p for p, _ in self.requests if p == path]) == 2:
+            await asyncio.sleep(self.second_late)
         writer.write(_chunked(CHUNK))
         await writer.drain()
+        self.chunks_sent.append(time.monotonic())
         if self.mode == "trickle":
             while True:
                 await asyncio.sleep(0.2)
@@ -557,3 +572,119 @@ def test_a_stream_stalls_alone_while_another_is_answering():
     client._open = {stalled: 0.0, talking: 0.0}
     client.check(1.05)
     assert stalled.ended == "stalled: no bytes for 1 s" and talking.ended is None and client.hung is None
+
+
+def test_streams_answered_apart_are_not_ended_one_by_one_while_both_fall_silent():
+    """A hung server that sent each stream a token, the second 0.6 s after the first (a busy
+    client opened it later): at the look where only the older one is past the stall limit, the
+    younger one's token is no proof that the server still answers; both are judged at the next look."""
+    client = StreamClient("http://127.0.0.1:9", stall_s=5.0, keep_alive=False)
+    older, younger = _Stream(0.0, answered=True), _Stream(0.6, answered=True)
+    client._open = {older: 0.0, younger: 0.0}
+    for look in (1.3, 2.3, 3.3, 4.3, 5.3):
+        client.check(look)
+    assert (older.ended, younger.ended, client.hung) == (None, None, None)
+    client.check(6.3)
+    assert older.ended == younger.ended == "server hung"
+
+
+def test_a_stalled_stream_ends_alone_when_another_request_finished_since_the_last_look():
+    client = StreamClient("http://127.0.0.1:9", stall_s=5.0, keep_alive=False)
+    stalled, queued = _Stream(0.0, answered=True), _Stream(5.4)
+    client._open = {stalled: 0.0, queued: 5.4}
+    client.check(5.0)
+    client._heard = 5.5          # a request answered in full between the two looks
+    client.check(6.0)
+    assert stalled.ended == "stalled: no bytes for 5 s" and queued.ended is None and client.hung is None
+
+
+@pytest.fixture
+def busy_cpus():
+    """Every core busy with a spinning process (and one more), as on a shared build machine."""
+    spin = "while True: pass"
+    burners = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range((os.cpu_count() or 2) + 1)]
+    yield
+    for proc in burners:
+        proc.kill()
+    for proc in burners:
+        proc.wait(10)
+
+
+def test_a_level_against_a_hung_server_ends_within_the_stall_limit_on_a_busy_machine(fake, busy_cpus):
+    """Headers and one token on each stream, then nothing, the second stream's token 1 s after
+    the first's: the level ends within the stall limit plus one watchdog look (2 s allowed) of the
+    server's last byte, however busy the machine. It took 22 s and 42 s when the older stream was
+    ended alone as stalled and a fresh silent request took its place, pair after pair."""
+    server = fake("silent", second_late=1.0)
+    proc = subprocess.Popen([sys.executable, "-m", "console.bench", "--url", server.url, "--concurrency", "2",
+                             "--num-prompts", "16", "--warmup", "0", "--input-len", "8", "--output-len", "16",
+                             "--stall-timeout", "5", "--events"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ended = None
+    try:
+        for line in proc.stdout:
+            if json.loads(line)["event"] == "level-end":
+                ended = time.monotonic()
+                break
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 3 and ended is not None
+    assert len(server.chunks_sent) == 2, "a stream was replaced by a fresh request"
+    assert ended - server.chunks_sent[1] <= 5 + 2, ended - server.chunks_sent[1]
+
+
+async def test_done_ends_a_request_whose_server_holds_the_stream_open(fake):
+    """[DONE] is the end of the answer: a server that sends it and never closes the stream
+    (no last chunk) must not hold the request until its stall or its deadline."""
+    server = fake("done-open")
+    async with StreamClient(server.url, timeout_s=60, stall_s=60) as client:
+        record = await asyncio.wait_for(client.send(0, request_body("completions", None, "hi", 2)), 20)
+    assert record.ok and record.error is None and len(record.chunk_times) == 2
+
+
+def test_a_level_against_a_server_that_holds_the_stream_open_after_done_is_ok(fake):
+    """With --timeout 20 every request was 'timed out' and the level failed, though each answer was whole."""
+    server = fake("done-open")
+    out = bench("--url", server.url, "--concurrency", "2", "--num-prompts", "4", "--warmup", "0",
+                "--input-len", "8", "--output-len", "2", "--timeout", "20", "--json")
+    assert out.returncode == 0, out.stderr
+    level = json.loads(out.stdout)["levels"][0]
+    assert level["status"] == "ok" and level["completed"] == 4, level
+
+
+def test_a_large_dataset_of_tiny_prompts_costs_its_level_not_its_size(fake, tmp_path, gpudeck_home):
+    """150 MB of one-line prompts cost 1.2 GB before the first request, every line held as an
+    object (and the file read whole twice); a level now keeps its own prompts only."""
+    path = tmp_path / "tiny.jsonl"
+    with open(path, "w") as fh:
+        fh.writelines(f'{{"prompt": "hi {i}"}}\n' for i in range(1_000_000))
+    server = fake("whole")
+    with open(tmp_path / "out", "w") as out, open(tmp_path / "err", "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "console.bench", "--url", server.url, "--dataset", str(path),
+                                 "--dataset-format", "jsonl", "--concurrency", "1", "--num-prompts", "4",
+                                 "--warmup", "0", "--output-len", "3", "--json"],
+                                cwd=ROOT, stdout=out, stderr=err, env=os.environ.copy())
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 0, (tmp_path / "err").read_text()
+    level = json.loads((tmp_path / "out").read_text())["levels"][0]
+    assert level["status"] == "ok" and level["completed"] == 4
+    assert usage.ru_maxrss / 1024 < 100, f"peak RSS {usage.ru_maxrss / 1024:.0f} MB"
+
+
+def test_text_after_a_sharegpt_list_is_refused(tmp_path):
+    """A ShareGPT file is one JSON list: whatever follows its closing ] (a second list, a
+    half-written one, junk) made the file no dataset, but the reader stopped at the ] and took it."""
+    from console.bench.workload import load_dataset
+
+    good = '[{"conversations": [{"from": "human", "value": "q"}, {"from": "gpt", "value": "a"}]}]'
+    for tail in ("]", ',[{"conversations": [', " x"):
+        path = tmp_path / "tail.json"
+        path.write_text(good + tail)
+        with pytest.raises(ValueError, match=r"not JSON: text after the list's closing \] \(ShareGPT format is one"):
+            load_dataset(path, "sharegpt")
+    path.write_text(good + " \n")
+    assert len(load_dataset(path, "sharegpt")) == 1

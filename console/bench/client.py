@@ -15,7 +15,9 @@ How the CPU goal is met (measured by tests/bench/client_cpu.py):
   watchdog task checks every open request once a second.
 - A server that stops sending on every stream at once is `hung`: when no
   open request got a byte for the stall time, the watchdog ends them all
-  together (rather than one stall period after another) and says so.
+  together (rather than one stall period after another) and says so. A
+  stalled request is ended alone only while another one is seen getting
+  bytes since the previous look.
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ _FULL_DECODE = (b'"usage":{', b'"usage": {', b'"timings"', b'"error"', b'"abort"
 ABORTED = 'server error: the server aborted the request (finish_reason "abort")'
 STOPPED = "stopped by the operator"
 HUNG = "server hung"
+LOOK_S = 1.0          # the watchdog looks at every open request this often
 
 
 def default_timeout(output_len: int) -> float:
@@ -123,11 +126,12 @@ class _SSE:
         self.tail: list[dict] = []
         self.start = start
 
-    def feed(self, data: bytes, now: float) -> None:
+    def feed(self, data: bytes, now: float) -> bool:
+        """Counts the content chunks of the whole lines; true once the `data: [DONE]` line came."""
         cut = data.rfind(b"\n")
         if cut < 0:
             self.pending += data
-            return
+            return False
         if self.pending:
             block = self.pending + data[:cut + 1]
         else:
@@ -151,6 +155,13 @@ class _SSE:
             if key in block:
                 self.tail.extend(decode_tail(block))
                 break
+        return b"[DONE]" in block and _done_line(block)
+
+
+def _done_line(block: bytes) -> bool:
+    """Whether a line of `block` is the stream's end, `data: [DONE]` (never inside a JSON line:
+    a JSON string holds no raw newline)."""
+    return any(line.strip() in (b"data: [DONE]", b"data:[DONE]") for line in block.split(b"\n"))
 
 
 def _aborted(doc: dict) -> bool:
@@ -189,6 +200,8 @@ class StreamClient:
         self.hung: str | None = None          # why the server counts as hung, once it does
         self.hung_at: float | None = None     # wall-clock time of the last byte before the hang
         self._open: dict[StreamingResponse, float] = {}
+        self._looked: float | None = None     # the watchdog's last look
+        self._heard = 0.0                     # the last byte of a request that has ended
         self._watchdog: asyncio.Task | None = None
         self.pool = Pool() if keep_alive else None
 
@@ -206,7 +219,7 @@ class StreamClient:
     async def _watch(self) -> None:
         """Once a second: end requests that stalled or ran past their time; spot a hung server."""
         while True:
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(LOOK_S)
             self.check(time.perf_counter())
 
     def check(self, now: float) -> None:
@@ -221,10 +234,15 @@ class StreamClient:
             if self.pool is not None:
                 self.pool.close()
             return
-        # While no stream has had a byte for stall_s, the streams opened since are as silent as the
-        # stalled ones, only younger: they are judged together at a later look (every stream silent:
-        # hung), not the older ones ended one at a time and replaced by new silent requests.
-        heard = any(proto.answered and now - proto.last_bytes <= self.stall_s for proto, _ in open_now)
+        # A stream silent past the limit is ended alone only while the server is seen answering
+        # another one: a byte since the last look. Streams that are only less silent (a busy client
+        # opened them later, or their last token came later) are not proof of life: ending the
+        # stalled one would put a fresh silent request in its place and the hang would be judged one
+        # stall period at a time. Left open, the silent streams are all past the limit at a later
+        # look (hung), or some stream gets a byte and the stalled one is ended then.
+        since = self._looked if self._looked is not None else now - LOOK_S
+        self._looked = now
+        heard = self._heard > since or any(proto.answered and proto.last_bytes > since for proto, _ in open_now)
         for proto, started in open_now:
             if now - proto.last_bytes > self.stall_s:
                 if heard:
@@ -307,7 +325,8 @@ class StreamClient:
                     raise _Stale() from None
                 raise
         finally:
-            self._open.pop(proto, None)
+            if self._open.pop(proto, None) is not None and proto.answered:
+                self._heard = max(self._heard, proto.last_bytes)
             if connect is not None and not connect.done():
                 connect.cancel()
 

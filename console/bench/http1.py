@@ -21,7 +21,10 @@ import time
 from typing import Callable
 from urllib.parse import urlsplit
 
-BodySink = Callable[[bytes, float], None]
+BodySink = Callable[[bytes, float], "bool | None"]   # true: the body says it is whole (SSE [DONE])
+# A body that said it is whole gets this long for its framing's end (the last chunk, the close):
+# a server that sends [DONE] and holds the stream open ends the request here, on a connection not reused.
+WHOLE_GRACE_S = 0.25
 MAX_ERROR_BODY = 4096
 
 
@@ -63,7 +66,8 @@ class StreamingResponse(asyncio.BufferedProtocol):
     """Sends one request; feeds the de-chunked body to `sink` as it arrives."""
 
     __slots__ = ("request", "sink", "done", "transport", "status", "error_body", "last_bytes",
-                 "_head", "_mode", "_need", "_state", "_pending", "_clock", "release", "_reusable")
+                 "_head", "_mode", "_need", "_state", "_pending", "_clock", "release", "_reusable",
+                 "_whole")
 
     def __init__(self, request: bytes, sink: BodySink, done: asyncio.Future):
         self.request = request
@@ -81,6 +85,7 @@ class StreamingResponse(asyncio.BufferedProtocol):
         self._pending = b""
         self.release: Callable[[asyncio.Transport], None] | None = None   # the pool's, when reusing
         self._reusable = False
+        self._whole: asyncio.TimerHandle | None = None   # ends the request once the body said it is whole
 
     # -- asyncio callbacks
     def connection_made(self, transport) -> None:
@@ -127,7 +132,8 @@ class StreamingResponse(asyncio.BufferedProtocol):
             self.data_received(bytes(view[:nbytes]))
             return
         now = self.last_bytes = self._clock()
-        self.sink(body, now)
+        if self.sink(body, now):
+            self._body_whole()
         if pos < nbytes and not self.done.done():
             self._dechunk(bytes(view[pos:nbytes]), now)
 
@@ -262,12 +268,25 @@ class StreamingResponse(asyncio.BufferedProtocol):
         if not data:
             return
         if self.status == 200:
-            self.sink(data, now)
+            if self.sink(data, now):
+                self._body_whole()
         elif len(self.error_body) < MAX_ERROR_BODY:
             self.error_body += data
 
     # -- outcome
+    def _body_whole(self) -> None:
+        """The stream said it is over ([DONE]); the framing's end normally follows at once."""
+        if self._whole is None and not self.done.done():
+            self._whole = self.done.get_loop().call_later(WHOLE_GRACE_S, self._end_whole)
+
+    def _end_whole(self) -> None:
+        """No framing end came after [DONE]: the request is whole all the same; the connection is dropped."""
+        self._reusable = False
+        self._finish()
+
     def _finish(self) -> None:
+        if self._whole is not None:
+            self._whole.cancel()
         if not self.done.done():
             self.done.set_result(self.status)
         transport, self.transport = self.transport, None
@@ -279,6 +298,8 @@ class StreamingResponse(asyncio.BufferedProtocol):
             transport.close()
 
     def _fail(self, message: str) -> None:
+        if self._whole is not None:
+            self._whole.cancel()
         if not self.done.done():
             self.done.set_exception(ResponseError(message))
         if self.transport is not None:

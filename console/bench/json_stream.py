@@ -55,6 +55,9 @@ def iter_json_list(fh: TextIO, max_item_chars: int) -> Iterator[Any]:
     while True:
         char = win.next_char()
         if char == "]":
+            win.pos += 1
+            if win.next_char():   # the file is one list: anything after it is not that
+                raise ValueError("not JSON: text after the list's closing ]")
             return
         if not char:
             raise ValueError("not JSON: the list ends before its closing ]")

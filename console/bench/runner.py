@@ -38,7 +38,8 @@ from .metrics import RequestRecord, distribution, percentile, summarize
 from .prom import Scraper
 from .results import RunStore
 from .shard import ShardedLevel, plan_workers
-from .workload import Tokenizer, build_workload, dataset_workload, load_dataset
+from .dataset import Dataset, open_dataset
+from .workload import Tokenizer, build_workload, dataset_workload
 
 DEATH_ERRORS = ("connection refused", "server disconnected", "stream cut off mid-response",
                 "connection reset")
@@ -88,6 +89,7 @@ class BenchConfig:
     dataset: str | None = None         # path of a JSONL or ShareGPT file
     dataset_format: str = "random"     # random, jsonl, sharegpt
     fixed_output_len: bool = False     # dataset: use output_len for every request
+    dataset_checked: Dataset | None = None   # the setup's check of the file: the sweep does not read it whole again
     temperature: float | None = None
     top_p: float | None = None
     extra_body: dict | None = None
@@ -110,7 +112,7 @@ class BenchConfig:
 
     def to_json(self) -> dict:
         """The configuration as saved: header values (they may be secrets) are left out."""
-        doc = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        doc = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "dataset_checked"}
         doc["headers"] = sorted(self.headers or {})
         if self.server_url:  # the tunnel's local port is throwaway: the run names the server
             doc["url"] = self.server_url
@@ -256,7 +258,8 @@ class Sweep:
         cfg = self.config
         if cfg.dataset:
             try:
-                self._dataset = load_dataset(cfg.dataset, cfg.dataset_format)
+                self._dataset = cfg.dataset_checked if cfg.dataset_checked is not None else \
+                    open_dataset(cfg.dataset, cfg.dataset_format)
             except ValueError as exc:
                 raise NotStarted(str(exc)) from None
         async with httpx.AsyncClient(base_url=cfg.url, timeout=10.0, headers=cfg.headers) as control:

@@ -201,20 +201,20 @@ def build_config(opts, profile: str):
         if not isinstance(extra_body, dict):
             raise BadSetup("bad --extra-body: a JSON object, e.g. '{\"top_k\": 20}'")
     dataset_format = "random"
+    dataset = None
     if opts.dataset:
         if not Path(opts.dataset).is_file():
             raise BadSetup(f"--dataset {opts.dataset!r}: no such file")
-        dataset_format = opts.dataset_format or ("jsonl" if opts.dataset.endswith(".jsonl") else "sharegpt")
-        from .workload import load_dataset
+        from .dataset import dataset_format as format_of, open_dataset
+
+        dataset_format = format_of(opts.dataset, opts.dataset_format)
 
         try:
-            items = load_dataset(opts.dataset, dataset_format)
+            dataset = open_dataset(opts.dataset, dataset_format)
         except ValueError as exc:
             raise BadSetup(str(exc)) from None
-        if opts.api == "completions" and dataset_format == "jsonl" and \
-                any(isinstance(item.prompt, list) for item in items):
+        if opts.api == "completions" and dataset.has_messages:
             raise BadSetup(f"--dataset {opts.dataset!r} holds chat messages: use --api chat")
-        del items   # the sweep reads it again when it starts
     elif opts.dataset_format:
         raise BadSetup("--dataset-format needs --dataset FILE")
     percentiles = None
@@ -251,7 +251,7 @@ def build_config(opts, profile: str):
                        server_url=check_url(opts.server_url) if opts.server_url else None, request_rates=rates, burstiness=opts.burstiness,
                        ramp_up=ramp, max_concurrency=opts.max_concurrency,
                        shared_prefix_len=opts.shared_prefix_len, range_ratio=opts.range_ratio,
-                       dataset=opts.dataset, dataset_format=dataset_format,
+                       dataset=opts.dataset, dataset_format=dataset_format, dataset_checked=dataset,
                        fixed_output_len=opts.output_len is not None,
                        temperature=opts.temperature, top_p=opts.top_p, extra_body=extra_body,
                        headers=headers or None, api_key_env=opts.api_key_env, percentiles=percentiles)

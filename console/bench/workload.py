@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import random
-import json
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Sequence
 
 import httpx
+
+from .dataset import Dataset, DatasetItem, load_dataset, open_dataset   # noqa: F401 - the workload's readers
 
 # Short, common words: most are a single token with a leading space in BPE vocabularies.
 _WORDS = (
@@ -236,125 +237,39 @@ async def _exact_prompt(tokenizer: Tokenizer, window: list[int], input_len: int)
 # ---------------------------------------------------------------- datasets
 
 
-@dataclass
-class DatasetItem:
-    prompt: str | list               # text, or chat messages
-    output_len: int | None = None    # from the file; None: the reply's length or --output-len
-    reply: str | None = None         # ShareGPT: the answer whose length sets output_len
-
-
-def load_dataset(path: str | Path, kind: str) -> list[DatasetItem]:
-    """A JSONL file of {prompt | messages, output_len}, or a ShareGPT-format JSON list.
-
-    Raises ValueError with a one-line reason for a file that is not one.
-    """
-    from .limits import MAX_DATASET_BYTES
-
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-        if not path.is_file():
-            raise ValueError(f"dataset {path} is not a regular file")
-        if size > MAX_DATASET_BYTES:
-            raise ValueError(f"dataset {path} is {size / (1 << 30):.1f} GiB, above gpudeck's limit of "
-                             f"{MAX_DATASET_BYTES >> 30} GiB")
-        with open(path, encoding="utf-8") as fh:   # read as a stream: the file never sits in memory whole
-            items = _jsonl(fh, path) if kind == "jsonl" else _sharegpt(fh, path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read dataset {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    if not items:
-        raise ValueError(f"dataset {path} has no usable prompts")
-    return items
-
-
-def _jsonl(fh, path: Path) -> list[DatasetItem]:
-    from .limits import MAX_DATASET_ITEM_CHARS
-
-    items = []
-    n = 0
-    while True:
-        line = fh.readline(MAX_DATASET_ITEM_CHARS + 1)
-        if not line:
-            break
-        n += 1
-        if len(line) > MAX_DATASET_ITEM_CHARS:
-            raise ValueError(f"dataset {path} line {n}: longer than {MAX_DATASET_ITEM_CHARS:,} characters")
-        if not line.strip():
-            continue
-        try:
-            doc = json.loads(line)
-        except (ValueError, RecursionError):
-            raise ValueError(f"dataset {path} line {n}: not JSON") from None
-        if not isinstance(doc, dict):
-            raise ValueError(f"dataset {path} line {n}: expected an object with prompt or messages")
-        out_len = doc.get("output_len")
-        if out_len is not None and (not isinstance(out_len, int) or isinstance(out_len, bool) or out_len <= 0):
-            raise ValueError(f"dataset {path} line {n}: output_len must be an integer > 0")
-        if isinstance(doc.get("prompt"), str):
-            items.append(DatasetItem(doc["prompt"], out_len))
-        elif _is_messages(doc.get("messages")):
-            items.append(DatasetItem(doc["messages"], out_len))
-        else:
-            raise ValueError(f"dataset {path} line {n}: needs \"prompt\" (text) or \"messages\" (a chat)")
-    return items
-
-
-def _is_messages(value) -> bool:
-    return isinstance(value, list) and bool(value) and all(
-        isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
-        for m in value)
-
-
-def _sharegpt(fh, path: Path) -> list[DatasetItem]:
-    """Each conversation's first two turns, read one conversation at a time (json_stream)."""
-    from .json_stream import iter_json_list
-    from .limits import MAX_DATASET_ITEM_CHARS
-
-    items = []
-    try:
-        for entry in iter_json_list(fh, MAX_DATASET_ITEM_CHARS):
-            item = _sharegpt_item(entry)
-            if item is not None:
-                items.append(item)
-    except ValueError as exc:
-        if str(exc) == "not a JSON list":
-            raise ValueError(f"dataset {path}: ShareGPT format is a JSON list of conversations") from None
-        raise ValueError(f"dataset {path}: {exc} (ShareGPT format is one JSON list)") from None
-    return items
-
-
-def _sharegpt_item(entry) -> DatasetItem | None:
-    """A conversation's first turn as the prompt and its second as the reply; None when it has neither."""
-    turns = entry.get("conversations") if isinstance(entry, dict) else None
-    if not isinstance(turns, list) or len(turns) < 2:
-        return None
-    first, second = turns[0], turns[1]
-    if not (isinstance(first, dict) and isinstance(second, dict)):
-        return None
-    prompt, reply = first.get("value"), second.get("value")
-    if isinstance(prompt, str) and isinstance(reply, str) and prompt and reply:
-        return DatasetItem(prompt, None, reply)
-    return None
+def draw(size: int, count: int, seed: int) -> list[int]:
+    """`count` positions among `size` prompts: all different while the file has enough, else
+    every prompt once in a shuffled order, over and over. Never a list of the whole file's size
+    when it is larger than the level."""
+    rng = random.Random(seed)
+    if count <= size:
+        return rng.sample(range(size), count)
+    order = list(range(size))
+    rng.shuffle(order)
+    return [order[k % size] for k in range(count)]
 
 
 def _text_of(prompt: str | list) -> str:
     return prompt if isinstance(prompt, str) else "\n".join(m["content"] for m in prompt)
 
 
-async def dataset_workload(items: list[DatasetItem], tokenizer: Tokenizer | None, count: int,
+async def dataset_workload(items: "Sequence[DatasetItem] | Dataset", tokenizer: Tokenizer | None, count: int,
                            output_len: int, seed: int = 0, fixed_output: bool = False,
                            parallel: int = 8) -> Workload:
-    """`count` requests drawn from a dataset (shuffled with the seed, cycled when it is short).
+    """`count` requests drawn from a dataset (at random with the seed, cycled when it is short).
 
-    Input lengths are the server's token counts when it tokenizes (for chat
-    messages, the contents without the chat template: approximate); else about
-    4 characters a token, flagged approximate. A ShareGPT reply's length sets
-    the output length unless `fixed_output`.
+    `items` is the prompts themselves or a checked file (`Dataset`), which is
+    read for the drawn prompts only. Input lengths are the server's token
+    counts when it tokenizes (for chat messages, the contents without the chat
+    template: approximate); else about 4 characters a token, flagged
+    approximate. A ShareGPT reply's length sets the output length unless
+    `fixed_output`.
     """
-    rng = random.Random(seed)
-    order = list(range(len(items)))
-    rng.shuffle(order)
-    picked = [items[order[k % len(order)]] for k in range(count)]
+    positions = draw(len(items), count, seed)
+    if isinstance(items, Dataset):
+        picked = await asyncio.to_thread(items.take, positions)
+    else:
+        picked = [items[k] for k in positions]
     exact = tokenizer is not None and tokenizer.dialect is not None
     gate = asyncio.Semaphore(parallel)
 

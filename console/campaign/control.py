@@ -25,7 +25,7 @@ from . import lock as locks
 from ..store import campaigns as st
 from ..store.files import FileRefused, read_capped
 from .runner import plan_cells
-from .spec import CampaignError, load
+from .spec import CampaignError, check_dataset, from_dict, load
 
 
 class ControlError(Exception):
@@ -97,6 +97,10 @@ def prepare_resume(profile_name: str, campaign_id: str) -> st.CampaignState:
     if state.status == "finished":
         raise ControlError(f"campaign {state.id} is finished; nothing to resume")
     check_lock(profile_name, state.spec, state.id)
+    try:   # the prompts file may have changed since the campaign was made
+        check_dataset(from_dict(state.spec, str(state.dir / "campaign.toml")), str(state.dir / "campaign.toml"))
+    except CampaignError as exc:
+        raise ControlError(str(exc)) from None
     for cell in state.cells:   # a cell a stop cut short is redone; one a kill cut short is found mid-way
         if cell.status == "interrupted":
             cell.status, cell.note = "queued", "redone after the campaign was stopped during it"

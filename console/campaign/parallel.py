@@ -27,6 +27,7 @@ from ..store import launches
 from . import lock as locks
 from ..store import campaigns as st
 from .runner import CampaignRunner, CampaignStopped
+from .spec import CampaignError, check_dataset
 
 
 def runner_for(state: st.CampaignState, profile: Profile, say: Callable[[str], None] | None = None):
@@ -110,9 +111,10 @@ class ParallelRunner(CampaignRunner):
     async def run(self) -> st.CampaignState:
         state = self.state
         key = await locks.take(self.profile, state.spec, state.id)
-        state.status, state.note = "running", ""
-        self._save()
         try:
+            check_dataset(self.spec, str(state.dir / "campaign.toml"))   # no launch for a spoilt prompts file
+            state.status, state.note = "running", ""
+            self._save()
             for cell in state.cells:
                 if cell.status in st.IN_PROGRESS:
                     await self._lane_of(cell)._recover(cell)
@@ -127,6 +129,9 @@ class ParallelRunner(CampaignRunner):
             if self.stop_requested.is_set() or any(isinstance(o, CampaignStopped) for o in outcomes):
                 raise CampaignStopped()
             state.status = "finished"
+        except CampaignError as exc:
+            state.status, state.note = "failed", str(exc)
+            self._log(f"campaign failed: {state.note}")
         except CampaignStopped:
             state.status, state.note = "stopped", "stopped by the operator"
             for cell in state.cells:

@@ -31,7 +31,7 @@ from ..store import campaigns as st
 from .conditions import sample as sample_conditions
 from .grid import GridError, derive
 from .order import round_order
-from .spec import CampaignSpec, from_dict
+from .spec import CampaignError, CampaignSpec, check_dataset, from_dict
 
 STEP_RETRIES = 5            # an SSH drop during one step is retried this many times, with backoff
 
@@ -173,10 +173,15 @@ class CampaignRunner:
             await self.session.host.close()
             raise
         try:
+            # the prompts file may have changed since the campaign was made: no launch for a bad one
+            check_dataset(self.spec, str(state.dir / "campaign.toml"))
             state.status, state.note = "running", ""
             self._save()
             await self._visit_all()
             state.status = "finished"
+        except CampaignError as exc:
+            state.status, state.note = "failed", str(exc)
+            self._log(f"campaign failed: {state.note}")
         except CampaignStopped:
             state.status, state.note = "stopped", "stopped by the operator"
             for cell in state.cells:

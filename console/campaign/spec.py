@@ -6,7 +6,8 @@
     output_len = 64
     prompts_per_stream = 2        # or num_prompts = 32
     dataset = "prompts.jsonl"     # fixed prompts instead of input_len (beside this file, or a full path;
-                                  # .jsonl: one {"prompt": ..., "output_len": ...} a line, else ShareGPT)
+                                  # .jsonl: one {"prompt": ..., "output_len": ...} a line, else ShareGPT;
+                                  # read whole when the campaign is made, resumed and driven, before any launch)
     api = "completions"           # or "chat"
     model = "..."                 # default: what /v1/models lists first
     url = "http://127.0.0.1:8080" # default: the profile's [server] url, with the cell's --port
@@ -205,7 +206,26 @@ def load(path: Path | str, max_cells: int | None = None) -> CampaignSpec:
     spec = from_dict(doc, where, max_cells=max_cells)
     if spec.sweep.dataset is not None:
         spec.sweep.dataset = _dataset_file(where, Path(path).parent, spec.sweep.dataset)
+        check_dataset(spec, where)
     return spec
+
+
+def check_dataset(spec: CampaignSpec, where: str) -> None:
+    """The whole prompts file read as every cell's bench will read it (the bench's own reader), so a
+    bad line is one line now, before any server is launched, not a failure of each cell after its
+    server started."""
+    from ..bench.dataset import dataset_format, open_dataset
+
+    name = spec.sweep.dataset
+    if name is None:
+        return
+    try:
+        dataset = open_dataset(name, dataset_format(name))
+    except ValueError as exc:
+        raise CampaignError(f"{where}: key 'sweep.dataset': {exc}") from None
+    if spec.sweep.api == "completions" and dataset.has_messages:
+        raise CampaignError(f"{where}: key 'sweep.dataset': {name} holds chat messages: "
+                            f"set api = \"chat\" in [sweep]")
 
 
 def _dataset_file(where: str, folder: Path, name: str) -> str:
