@@ -11,6 +11,7 @@ its TTFT stays unknown. Anything a server does not expose stays None (shown N/A)
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 from dataclasses import asdict, dataclass
 
@@ -62,7 +63,7 @@ def read_metrics(text: str, stop: threading.Event | None = None) -> LiveMetrics:
             if not family.name.endswith("_created"):  # a counter's creation time, not a series of its own
                 names.add(family.name)
             for sample in family.samples:
-                value = float(sample.value)
+                value = _as_float(sample.value)
                 if sample.name.endswith("_sum"):
                     sums[family.name] = sums.get(family.name, 0.0) + value
                 elif sample.name.endswith("_count"):
@@ -100,6 +101,15 @@ def read_metrics(text: str, stop: threading.Event | None = None) -> LiveMetrics:
                        preemptions=physical("preemptions", first(PREEMPTIONS)),
                        ttft_mean_ms=physical("latency_ms", mean_ms(TTFT)),
                        itl_mean_ms=physical("latency_ms", itl))
+
+
+def _as_float(value) -> float:
+    """A sample's value as a float; an integer too wide for one (`1` and 400 zeros) is infinite,
+    which no range takes, so it reads N/A like +Inf."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 class ParseStopped(ValueError):
@@ -205,6 +215,8 @@ class PageReader:
             return await asyncio.to_thread(parse)
         except ValueError as exc:
             return str(exc)
+        except Exception as exc:  # noqa: BLE001 - a page no parse foresaw must not end the poll
+            return f"/metrics could not be read ({type(exc).__name__})"
 
 
 def summary_line(doc: dict) -> str:
