@@ -170,6 +170,35 @@ async def test_a_line_a_reader_cannot_take_is_skipped_and_following_goes_on(tmp_
         await watched.close()
 
 
+async def test_a_tail_that_fails_is_followed_again_from_its_offset(tmp_path, monkeypatch):
+    """The tail itself raises once, after the first line (any bug in reading a stream): the monitor
+    follows again from where it was, and every line comes once, up to the fatal one."""
+    from console.servers.logtail import LogTail
+
+    real = LogTail.lines
+    failed = []
+
+    async def lines(self, follow=True):
+        async for line in real(self, follow):
+            yield line
+            if not failed:
+                failed.append(line)
+                raise RuntimeError("a stream's own bug")
+
+    monkeypatch.setattr(LogTail, "lines", lines)
+    log_lines = cascade()
+    watched = Appended(store.load("local"), tmp_path)
+    try:
+        watched.write("".join(log_lines).encode())
+        await watched.until(lambda: watched.record.crash_class is not None, "the illegal address")
+        await watched.until(lambda: len(watched.lines) == len(log_lines), "every line")
+        assert watched.record.crash_class == "cuda-illegal-address"
+        assert watched.lines == [line.rstrip("\n") for line in log_lines]
+        assert watched.monitor.tail_failures == 1 and failed == [log_lines[0].rstrip("\n")]
+    finally:
+        await watched.close()
+
+
 # ---- item 3: `server logs -f` and a line over 1 MiB ---------------------------------------------
 
 def test_server_logs_follow_cuts_a_long_line_and_goes_on(tmp_path):

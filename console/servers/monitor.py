@@ -111,7 +111,7 @@ class ServerMonitor:
                 except Exception as exc:  # noqa: BLE001 - the tail again, from its offset
                     self.tail_failures += 1
                     self.last_log_problem = f"log tail failed ({type(exc).__name__}); following again"
-                    await asyncio.sleep(self.tail.retry_s)
+                await asyncio.sleep(self.tail.retry_s)  # never a busy loop, whatever ended the tail
         finally:
             flusher.cancel()
             if pending:
