@@ -115,8 +115,9 @@ SGLANG_NAMES = ("model_path", "tp_size", "ep_size", "dp_size", "pp_size", "mem_f
                 "max_running_requests", "context_length", "port", "enable_ep_moe", "disable_cuda_graph",
                 "cuda_graph_max_bs", "cuda_graph_bs")
 PY_VALUES = st.one_of(
-    NUMBERS, NUMBERS.map(repr), st.sampled_from(["True", "False", "None", "[1, 2]", "{'decode': {'backend': 'disabled'}}",
-                                                  "float('inf')", "[" + "9" * 5000 + "]", "(1e999,)"]),
+    NUMBERS, NUMBERS.map(repr),
+    st.sampled_from(["True", "False", "None", "[1, 2]", "{'decode': {'backend': 'disabled'}}", "float('inf')",
+                     "[" + "9" * 5000 + "]", "(1e999,)"]),
     st.sampled_from(HOSTILE).map(repr))
 
 
