@@ -175,9 +175,9 @@ async def test_an_abandoned_parse_stops_and_the_poll_parses_one_page_at_a_time(p
 
 
 def test_a_line_longer_than_the_cap_is_refused_before_it_is_parsed():
-    page = "vllm:num_requests_running 1\n" + 'vllm:x{a="' + '\\"' * (64 << 10) + '"} 1\n'
+    page = "vllm:num_requests_running 1\n" + 'vllm:x{a="' + '\\"' * (512 << 10) + '"} 1\n'  # 1 MiB
     started = time.process_time()
     with pytest.raises(ValueError) as err:
         live_metrics.read_metrics(page)
     assert "line 2 is longer than" in str(err.value) and "\n" not in str(err.value)
-    assert time.process_time() - started < 1.0   # parsing that line alone took 0.7 s
+    assert time.process_time() - started < 0.5   # parsing that line alone takes about 5 s
