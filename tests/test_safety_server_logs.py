@@ -137,6 +137,7 @@ async def test_the_monitor_reads_past_bad_args_and_a_long_line_to_the_fatal_line
 
         watched.write("".join(lines[1:]).encode())
         await watched.until(lambda: watched.record.crash_class is not None, "the illegal address")
+        await watched.until(lambda: len(watched.lines) == len(lines) + 1, "every line handed on")
         assert watched.record.ready_at is not None
         assert watched.record.crash_class == "cuda-illegal-address"
         assert len(watched.lines) == len(lines) + 1 and watched.lines[2] == lines[1].rstrip("\n")
