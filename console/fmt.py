@@ -5,14 +5,17 @@ Shared by the CLI, the report and the screens, so an unknown value reads
 """
 from __future__ import annotations
 
+import math
 import time
 
 UNKNOWN = "N/A"
 
 
 def number(value: float | None, digits: int = 1, suffix: str = "") -> str:
-    """`1,234.5` with a suffix, or N/A when unknown."""
-    return UNKNOWN if value is None else f"{value:,.{digits}f}{suffix}"
+    """`1,234.5` with a suffix, or N/A when unknown (NaN and infinities are no number either)."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return UNKNOWN
+    return f"{value:,.{digits}f}{suffix}"
 
 
 def clock(epoch: float | None) -> str:

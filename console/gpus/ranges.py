@@ -29,6 +29,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "gen_tok_s": (0, 1e9),
     "gen_tps": (0, 1e9),
     "gen_tokens_total": (0, 1e18),
+    "preemptions": (0, 1e18),                # a counter since the server started
+    "latency_ms": (0, 1e8),                  # a mean TTFT or ITL: over a day is no mean
 }
 
 

@@ -131,12 +131,55 @@ def remote_command(argv: Sequence[str], watchdog: bool = False) -> str:
     return f"sh -c 'eval \"$(echo {b64} | base64 -d)\"'"
 
 
+LINE_LIMIT = 1 << 20  # the longest line a stream hands on whole; a longer one is cut to this
+
+
+def cut_mark(length: int) -> str:
+    """What ends a line cut to LINE_LIMIT: the line's true length, in bytes."""
+    return f" … [line cut: {length:,} bytes, the first {LINE_LIMIT:,} shown]"
+
+
+async def bounded_line(reader) -> tuple[bytes, int, bool]:
+    """The next line of `reader` (an asyncio or asyncssh stream): (the line, whole up to LINE_LIMIT
+    bytes, else its first LINE_LIMIT bytes; its length in the stream; whether it ended in a
+    newline). The rest of a long line is read and dropped, never held; (b"", 0, False) at the end."""
+    kept = bytearray()
+    length = 0
+    while True:
+        try:
+            piece = await reader.readuntil(b"\n")
+            complete = True
+            if not kept and len(piece) <= LINE_LIMIT + 1:
+                return piece, len(piece), True  # the usual line, as it came
+        except asyncio.IncompleteReadError as exc:  # the end; or asyncssh's window full before a newline
+            piece, complete = exc.partial, False
+            if piece and not reader.at_eof():
+                length += len(piece)
+                kept += piece[:max(0, LINE_LIMIT + 1 - len(kept))]
+                continue
+        except asyncio.LimitOverrunError:  # asyncio: no newline within the reader's limit
+            piece, complete = await reader.read(LINE_LIMIT), False
+            if piece:
+                length += len(piece)
+                kept += piece[:max(0, LINE_LIMIT + 1 - len(kept))]
+                continue
+        length += len(piece)
+        kept += piece[:max(0, LINE_LIMIT + 1 - len(kept))]
+        break
+    if length <= LINE_LIMIT + complete:
+        return bytes(kept), length, complete
+    return bytes(kept[:LINE_LIMIT]), length, complete
+
+
 class LineStream:
     """Lines of a running command's stdout; closing it ends the command.
 
     Use as `async with host.stream(argv) as lines: async for line in lines:`.
     After the iteration ends, `returncode` holds the exit status (None if it
     was killed by us) and `stderr_tail` the last lines it wrote to stderr.
+    A line longer than LINE_LIMIT comes cut, ending in `cut_mark`: a server's
+    log may hold one, and it must not end the stream (asyncio's readline
+    raised on it, asyncssh's gave it in pieces).
     """
 
     returncode: int | None = None
@@ -145,6 +188,8 @@ class LineStream:
         self.stderr_tail: list[str] = []
         self.bytes_read = 0  # raw bytes of the lines yielded so far (log tails resume from it)
         self._err_task: asyncio.Task | None = None
+        self._line_length = 0  # the last line's bytes in the stream (more than it kept when cut)
+        self._line_complete: bool | None = None  # whether it ended in a newline (None: look at it)
 
     async def __aenter__(self) -> "LineStream":
         await self.start()
@@ -158,17 +203,27 @@ class LineStream:
 
     async def _lines(self) -> AsyncIterator[str]:
         while True:
+            self._line_length, self._line_complete = 0, None
             raw = await self._readline()
             if not raw:
                 await self._finish()
                 return
-            if not raw.endswith(b"\n"):
+            length = self._line_length or len(raw)
+            complete = raw.endswith(b"\n") if self._line_complete is None else self._line_complete
+            cut = cut_mark(length - complete) if length > len(raw) else ""
+            text = raw.decode("utf-8", errors="replace").rstrip("\r\n") + cut
+            if not complete:
                 # a last line without newline: not counted, so a resumed tail re-reads it whole
                 await self._finish()
-                yield raw.decode("utf-8", errors="replace").rstrip("\r")
+                yield text
                 return
-            self.bytes_read += len(raw)
-            yield raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            self.bytes_read += length
+            yield text
+
+    async def _line_of(self, reader) -> bytes:
+        """The next line of stdout's `reader`, noting its length in the stream and whether it ended."""
+        raw, self._line_length, self._line_complete = await bounded_line(reader)
+        return raw
 
     async def _stderr_done(self) -> None:
         """After the command ended: give its last stderr lines a moment to arrive."""
@@ -182,7 +237,7 @@ class LineStream:
 
     async def _collect_stderr(self, reader) -> None:
         while True:
-            raw = await reader.readline()
+            raw, _, _ = await bounded_line(reader)
             if not raw:
                 return
             self.stderr_tail.append(raw.decode("utf-8", errors="replace").rstrip("\r\n"))

@@ -146,7 +146,7 @@ class _LocalStream(LineStream):
         if self.proc is None:
             await self.start()
         assert self._stdout is not None
-        return await self._stdout.readline()
+        return await self._line_of(self._stdout)
 
     async def _finish(self) -> None:
         assert self.proc

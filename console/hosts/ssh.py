@@ -42,7 +42,7 @@ class _SSHStream(LineStream):
         if self.proc is None:
             await self.start()
         try:
-            raw = await self.proc.stdout.readline()
+            raw = await self._line_of(self.proc.stdout)
         except Exception as exc:
             self.host._connection_failed(exc)
             return b""

@@ -2,13 +2,14 @@
 
 The Server tab shows the server's view of itself (running and waiting requests,
 KV-cache use, preemptions, its TTFT/ITL means) beside what gpudeck measures. The
-host runtime reads it here, through the profile's SSH tunnel for a remote host as
-`server status` does, and hands every poll on as a `ServerMetricsSampled` event,
-so no pane does I/O. One HTTP client per launch (a fresh client costs about 20 ms
-of CPU, ten times a read), one request at a time, each bounded in time
-(REQUEST_S) and bytes (live_metrics.MAX_PAGE). It polls whether or not the host is
-on screen: about 3 ms of CPU per poll for llama.cpp's page, 6-8 ms for vLLM's
-(tests/bench/metrics_poll_cpu.py), under 1% of a core per live server.
+host runtime reads it here, through the profile's SSH tunnel for a remote host and
+with the same reader as `server status` (live_metrics.PageReader), and hands every
+poll on as a `ServerMetricsSampled` event, so no pane does I/O. One reader per
+launch: one request and one parse at a time, each read bounded in time
+(REQUEST_S, from connecting to the page parsed) and bytes (live_metrics.MAX_PAGE).
+It polls whether or not the host is on screen: about 3 ms of CPU per poll for
+llama.cpp's page, 6-8 ms for vLLM's (tests/bench/metrics_poll_cpu.py), under 1%
+of a core per live server.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import Callable
 
 from . import events as ev
 
-REQUEST_S = 3.0      # one read, from connecting to its last byte
+REQUEST_S = 3.0      # one read, from connecting to its page parsed
 STALE_POLLS = 3      # a reading older than this many polls (plus one read's time) is stale
 NO_SERIES = "/metrics has no vllm:, sglang: or llamacpp: series"
 
@@ -29,10 +30,8 @@ async def poll_metrics(host, profile: str, record, alive: Callable[[], bool],
     each poll; when it ends, one last event marks the last reading stale (the server ended).
 
     `record` is the monitor's own LaunchRecord, whose state the monitor keeps current."""
-    import httpx
-
     from ..hosts import HostError
-    from ..servers.live_metrics import LiveMetrics, read_local
+    from ..servers.live_metrics import LiveMetrics, PageReader
 
     stale_after = STALE_POLLS * interval_s + REQUEST_S
     last: LiveMetrics | None = None
@@ -43,7 +42,7 @@ async def poll_metrics(host, profile: str, record, alive: Callable[[], bool],
         emit(ev.ServerMetricsSampled(profile, record.id, record.config, last, taken_at, time.time(),
                                      stale, error, stale_after))
 
-    async with httpx.AsyncClient(timeout=REQUEST_S) as client:
+    async with PageReader(REQUEST_S) as reader:
         while alive():
             if record.state != "ready" or not record.port:
                 await asyncio.sleep(interval_s)
@@ -54,10 +53,7 @@ async def poll_metrics(host, profile: str, record, alive: Callable[[], bool],
             except (HostError, OSError) as exc:
                 found = f"host not reachable: {type(exc).__name__}"
             else:
-                try:
-                    found = await asyncio.wait_for(read_local(local, REQUEST_S, client), REQUEST_S)
-                except asyncio.TimeoutError:
-                    found = f"/metrics did not answer within {REQUEST_S:g}s"
+                found = await reader.read(local)
             if not alive():
                 break  # it ended while we read: the last event below says so
             polled = True

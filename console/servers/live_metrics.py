@@ -11,11 +11,14 @@ its TTFT stays unknown. Anything a server does not expose stays None (shown N/A)
 from __future__ import annotations
 
 import asyncio
+import math
+import threading
 from dataclasses import asdict, dataclass
 
-from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.parser import text_fd_to_metric_families
 
 from ..bench.prom import KV_CACHE, QUEUED, RUNNING
+from ..gpus.ranges import physical
 
 PREEMPTIONS = ("vllm:num_preemptions",)  # a counter: its family name has lost `_total`
 TTFT = ("vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds")
@@ -24,6 +27,8 @@ ITL = ("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds",
 LLAMA_TOKEN_TIME = ("llamacpp:tokens_predicted_seconds", "llamacpp:tokens_predicted")
 PREFIXES = {"vllm:": "vllm", "sglang:": "sglang", "llamacpp:": "llama.cpp"}
 MAX_PAGE = 8 << 20  # a real page is tens of KB; more than this is not read
+MAX_LINE = 64 << 10  # a real line is under 2 KB; one of 64 KB parses in up to 40 ms
+READ_S = 3.0         # one read of a page, from connecting to its last line parsed
 
 
 @dataclass
@@ -41,8 +46,12 @@ class LiveMetrics:
         return asdict(self)
 
 
-def read_metrics(text: str) -> LiveMetrics:
-    """Parse one `/metrics` page; ValueError (one line) when it is not Prometheus text."""
+def read_metrics(text: str, stop: threading.Event | None = None) -> LiveMetrics:
+    """Parse one `/metrics` page; ValueError (one line) when it is not Prometheus text.
+
+    `stop`, once set, ends the parse at its next line (a reader that gave up on the page sets
+    it): a parse on its own thread cannot be cancelled otherwise. No line may be longer than
+    MAX_LINE, so that next line is never far off."""
     if len(text) > MAX_PAGE:
         raise ValueError(f"/metrics page of {len(text)} bytes is larger than {MAX_PAGE} bytes")
     values: dict[str, float] = {}     # family -> summed plain value
@@ -50,17 +59,19 @@ def read_metrics(text: str) -> LiveMetrics:
     counts: dict[str, float] = {}     # histogram family -> summed _count
     names: set[str] = set()
     try:
-        for family in text_string_to_metric_families(_without_ignored_samples(text)):
+        for family in text_fd_to_metric_families(_kept_lines(text, stop)):
             if not family.name.endswith("_created"):  # a counter's creation time, not a series of its own
                 names.add(family.name)
             for sample in family.samples:
-                value = float(sample.value)
+                value = _as_float(sample.value)
                 if sample.name.endswith("_sum"):
                     sums[family.name] = sums.get(family.name, 0.0) + value
                 elif sample.name.endswith("_count"):
                     counts[family.name] = counts.get(family.name, 0.0) + value
                 elif not sample.name.endswith(("_bucket", "_created")):
                     values[family.name] = values.get(family.name, 0.0) + value
+    except ParseStopped:
+        raise
     except (ValueError, TypeError, IndexError) as exc:
         raise ValueError(f"/metrics is not Prometheus text: {str(exc)[:120]}") from None
 
@@ -83,63 +94,129 @@ def read_metrics(text: str) -> LiveMetrics:
     seconds, tokens = (values.get(n) for n in LLAMA_TOKEN_TIME)
     if itl is None and seconds is not None and tokens:
         itl = seconds / tokens * 1000.0
-    return LiveMetrics(server=server, families=families, running=first(RUNNING), waiting=first(QUEUED),
-                       kv_cache_usage=first(KV_CACHE), preemptions=first(PREEMPTIONS),
-                       ttft_mean_ms=mean_ms(TTFT), itl_mean_ms=itl)
+    # NaN, ±Inf and 1e308 are Prometheus text too: a value no server can mean is unknown (N/A)
+    return LiveMetrics(server=server, families=families, running=physical("running", first(RUNNING)),
+                       waiting=physical("waiting", first(QUEUED)),
+                       kv_cache_usage=physical("kv_cache", first(KV_CACHE)),
+                       preemptions=physical("preemptions", first(PREEMPTIONS)),
+                       ttft_mean_ms=physical("latency_ms", mean_ms(TTFT)),
+                       itl_mean_ms=physical("latency_ms", itl))
 
 
-def _without_ignored_samples(text: str) -> str:
-    """The page less its `_bucket` and `_created` samples, which nothing here reads: half a vLLM
-    page's lines are histogram buckets, and dropping them halves the parse (the Server tab's
-    poll reads a page every second)."""
-    def ignored(line: str) -> bool:
-        name = line.split("{", 1)[0].split(None, 1)[0] if line and line[0] != "#" and line.strip() else ""
-        return name.endswith(("_bucket", "_created"))
-    return "".join(line for line in text.splitlines(keepends=True) if not ignored(line))
+def _as_float(value) -> float:
+    """A sample's value as a float; an integer too wide for one (`1` and 400 zeros) is infinite,
+    which no range takes, so it reads N/A like +Inf."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
-async def fetch(host, port: int, timeout: float = 3.0, client=None) -> LiveMetrics | str:
+class ParseStopped(ValueError):
+    """The reader gave up on the page while it was being parsed."""
+
+
+def _kept_lines(text: str, stop: threading.Event | None):
+    """The page's lines less its `_bucket` and `_created` samples, which nothing here reads: half a
+    vLLM page's lines are histogram buckets, and dropping them halves the parse (the Server tab's
+    poll reads a page every second). Ends the parse when `stop` is set; refuses an overlong line,
+    whose parse alone could take seconds (the parser is quadratic in a line's escapes)."""
+    for number, line in enumerate(text.splitlines(keepends=True), 1):
+        if stop is not None and stop.is_set():
+            raise ParseStopped("/metrics parse stopped: its reader gave up")
+        if len(line) > MAX_LINE:
+            raise ValueError(f"line {number} is longer than {MAX_LINE} characters")
+        name = line.split("{", 1)[0].split(None, 1)[0] if line[0] != "#" and line.strip() else ""
+        if not name.endswith(("_bucket", "_created")):
+            yield line
+
+
+async def fetch(host, port: int, timeout: float = READ_S) -> LiveMetrics | str:
     """The live metrics of the server on `port` of `host` (through the SSH tunnel for a remote
-    host), or one line saying why there are none."""
+    host), or one line saying why there are none; the page is read within `timeout` seconds."""
     from ..hosts import HostError
 
     try:
         local = await host.forward_port(port)
     except (HostError, OSError) as exc:
         return f"/metrics not reachable: {type(exc).__name__}"
-    return await read_local(local, timeout, client)
+    async with PageReader(timeout) as reader:
+        return await reader.read(local)
 
 
-async def read_local(local_port: int, timeout: float = 3.0, client=None) -> LiveMetrics | str:
-    """The metrics on `127.0.0.1:local_port` (a server on this machine, or a tunnel's end).
+class PageReader:
+    """The one reader of a launch's `/metrics` (the runtime's poll and `server status`): each read,
+    from connecting to the page parsed, ends by `deadline_s`, however slowly the server answers.
 
-    A caller that reads again and again passes its own `httpx.AsyncClient`: a new client
-    builds a TLS context each time, about 20 ms of CPU, ten times a read."""
-    import httpx
+    httpx's own timeout is per operation, so a server that sends a byte every half second was
+    never cut off. A poll reads again and again through one reader: one HTTP client (a new one
+    builds a TLS context, about 20 ms of CPU, ten times a read) and one parse at a time. A parse
+    runs on a worker thread, which a deadline cannot cancel; the reader tells it to stop instead,
+    and starts no other parse until it has."""
 
-    url = f"http://127.0.0.1:{local_port}/metrics"
-    try:
-        if client is not None:
-            return await _read_page(client, url, timeout)
-        async with httpx.AsyncClient(timeout=timeout) as own:
-            return await _read_page(own, url, timeout)
-    except (httpx.HTTPError, OSError) as exc:
-        return f"/metrics not reachable: {type(exc).__name__}"
+    def __init__(self, deadline_s: float = READ_S) -> None:
+        self.deadline_s = deadline_s
+        self._client = None
+        self._parse_done: threading.Event | None = None   # cleared while a parse runs on its thread
 
+    async def __aenter__(self) -> "PageReader":
+        return self
 
-async def _read_page(client, url: str, timeout: float) -> LiveMetrics | str:
-    async with client.stream("GET", url, timeout=timeout) as response:
-        if response.status_code != 200:
-            return f"/metrics answered HTTP {response.status_code}"
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) > MAX_PAGE:
-                return f"/metrics page larger than {MAX_PAGE} bytes"
-    try:  # a 50 KB vLLM page takes about 6 ms to parse, a page at the cap about a second: off the loop
-        return await asyncio.to_thread(read_metrics, body.decode("utf-8", errors="replace"))
-    except ValueError as exc:
-        return str(exc)
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    @property
+    def parsing(self) -> bool:
+        """A parse given up on is still ending on its thread."""
+        return self._parse_done is not None and not self._parse_done.is_set()
+
+    async def read(self, local_port: int) -> LiveMetrics | str:
+        """The metrics on `127.0.0.1:local_port` (a server on this machine, or a tunnel's end),
+        or one line saying why there are none."""
+        import httpx
+
+        if self.parsing:
+            return "/metrics: the last page's parse has not ended yet"
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=self.deadline_s)
+        stop = threading.Event()
+        try:
+            return await asyncio.wait_for(self._read(f"http://127.0.0.1:{local_port}/metrics", stop),
+                                          self.deadline_s)
+        except asyncio.TimeoutError:
+            return f"/metrics did not answer within {self.deadline_s:g}s"
+        except (httpx.HTTPError, OSError) as exc:
+            return f"/metrics not reachable: {type(exc).__name__}"
+        finally:
+            stop.set()  # a parse still running on its thread ends at its next line
+
+    async def _read(self, url: str, stop: threading.Event) -> LiveMetrics | str:
+        async with self._client.stream("GET", url, timeout=self.deadline_s) as response:
+            if response.status_code != 200:
+                return f"/metrics answered HTTP {response.status_code}"
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > MAX_PAGE:
+                    return f"/metrics page larger than {MAX_PAGE} bytes"
+        done = self._parse_done = threading.Event()
+
+        def parse() -> LiveMetrics:
+            try:
+                return read_metrics(body.decode("utf-8", errors="replace"), stop)
+            finally:
+                done.set()
+        try:  # a 50 KB vLLM page takes about 6 ms to parse, a page at the cap about a second: off the loop
+            return await asyncio.to_thread(parse)
+        except ValueError as exc:
+            return str(exc)
+        except Exception as exc:  # noqa: BLE001 - a page no parse foresaw must not end the poll
+            return f"/metrics could not be read ({type(exc).__name__})"
 
 
 def summary_line(doc: dict) -> str:

@@ -57,6 +57,9 @@ class ServerMonitor:
         self._last_line_at = time.monotonic()
         self._unhealthy_since: float | None = None
         self._log_ready_at: float | None = None
+        self.unreadable_lines = 0  # log lines a reader could not take (skipped; following went on)
+        self.tail_failures = 0     # times the tail itself failed and was started again
+        self.last_log_problem: str | None = None
 
     async def run(self) -> LaunchRecord:
         tail_task = asyncio.create_task(self._follow_log()) if self.tail else None
@@ -80,7 +83,12 @@ class ServerMonitor:
 
     async def _follow_log(self) -> None:
         """Read the log; hand lines on in batches at most every 0.1 s, so a burst of
-        10k lines/s costs the receiver ten calls a second, not ten thousand."""
+        10k lines/s costs the receiver ten calls a second, not ten thousand.
+
+        A log is anyone's text: a line that a reader cannot take (triage, the effective
+        args) is counted in `unreadable_lines` and skipped, and a tail that fails starts
+        again from its offset. Nothing a log holds ends following: a fatal line after it
+        must still be seen."""
         pending: list[str] = []
 
         async def flush_loop() -> None:
@@ -90,27 +98,44 @@ class ServerMonitor:
                     batch = pending[:]
                     pending.clear()
                     self._hand_on(batch)
-                    self._check_log_verdict()
+                    self._guarded(self._check_log_verdict)
 
         flusher = asyncio.create_task(flush_loop())
         try:
-            async for line in self.tail.lines(follow=True):
-                pending.append(line)
-                self._last_line_at = time.monotonic()
-                self.triage.feed(line)
-                if self.effective is None:
-                    self._read_effective(line)
+            while True:
+                try:
+                    async for line in self.tail.lines(follow=True):
+                        pending.append(line)
+                        self._last_line_at = time.monotonic()
+                        self._guarded(self._take_line, line)
+                except Exception as exc:  # noqa: BLE001 - the tail again, from its offset
+                    self.tail_failures += 1
+                    self.last_log_problem = f"log tail failed ({type(exc).__name__}); following again"
+                await asyncio.sleep(self.tail.retry_s)  # never a busy loop, whatever ended the tail
         finally:
             flusher.cancel()
             if pending:
                 self._hand_on(pending[:])
+
+    def _take_line(self, line: str) -> None:
+        self.triage.feed(line)
+        if self.effective is None:
+            self._read_effective(line)
+
+    def _guarded(self, step, *args) -> None:
+        """`step(*args)`; an exception is counted and named, never raised into following."""
+        try:
+            step(*args)
+        except Exception as exc:  # noqa: BLE001 - one line must never end following
+            self.unreadable_lines += 1
+            self.last_log_problem = f"a log line could not be read ({type(exc).__name__})"
 
     def _hand_on(self, batch: list[str]) -> None:
         """Lines go into `seen` only as they are handed on, so a view that starts from
         `seen_from()` and then takes each batch sees every line once, numbered right."""
         self.seen.extend(batch)
         self.handed += len(batch)
-        self.on_lines(batch)
+        self._guarded(self.on_lines, batch)
 
     def seen_from(self) -> tuple[int, list[str]]:
         """(the log line number of the first kept line, the kept lines)."""

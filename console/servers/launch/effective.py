@@ -3,16 +3,18 @@
 sglang prints `server_args=ServerArgs(...)`, vLLM `non-default args: {...}`, and
 llama.cpp's server the model, slots, context, KV type and address as it starts.
 Each becomes the same table a launch script gives, so the script can be checked
-against the effective values.
+against the effective values. A log is anyone's text: a value no flag can hold
+(`tensor_parallel_size: 1e999`, `inf`, 5,000 digits) reads `unreadable` and is
+named in `EffectiveArgs.unreadable`; reading goes on.
 """
 from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...gc_pause import collector_paused
-from .table import DEFAULTS, EFFECTIVE, coerce, empty, sglang_graphs
+from .table import DEFAULTS, EFFECTIVE, UNREADABLE, coerce, empty, sglang_graphs, usable
 
 _SGLANG_ARGS = re.compile(r"server_args=ServerArgs\((.*)")
 # sglang 0.5.2x logs the resolved args as a dict instead: `server_args={'model_path': ...}`.
@@ -26,6 +28,19 @@ class EffectiveArgs:
     line: int
     raw: dict[str, object]
     flags: dict[str, object]
+    unreadable: list[str] = field(default_factory=list)  # the log's names whose values no flag can hold
+
+
+def _found(server: str, line: int, raw: dict[str, object]) -> EffectiveArgs:
+    """The args of one log, with every value no flag can hold made UNREADABLE and named."""
+    bad = [str(k) for k, v in raw.items() if not usable(v)]
+    raw = {str(k): v if usable(v) else UNREADABLE for k, v in raw.items()}
+    table = _llama_table(raw) if server == "llama.cpp" else _effective_table(server, raw)
+    names = EFFECTIVE.get(server, {})
+    bad += [name for name, key in names.items() if table.get(key) == UNREADABLE and name in raw and name not in bad]
+    if server == "llama.cpp":
+        bad += [key for key, value in table.items() if value == UNREADABLE and key not in bad]
+    return EffectiveArgs(server, line, raw, table, bad)
 
 
 def effective_from_log(lines) -> EffectiveArgs | None:
@@ -58,19 +73,19 @@ class EffectiveReader:
             if match:
                 raw = _call_kwargs(match.group(1))
                 if raw:
-                    return EffectiveArgs("sglang", self.number, raw, _effective_table("sglang", raw))
+                    return _found("sglang", self.number, raw)
         if "server_args={" in line:
             match = _SGLANG_DICT.search(line)
             if match:
                 raw = _dict_literal(match.group(1))
                 if raw:
-                    return EffectiveArgs("sglang", self.number, raw, _effective_table("sglang", raw))
+                    return _found("sglang", self.number, raw)
         if "non-default args" in line:
             match = _VLLM_ARGS.search(line)
             if match:
                 raw = _dict_literal(match.group(1))
                 if raw:
-                    return EffectiveArgs("vllm", self.number, raw, _effective_table("vllm", raw))
+                    return _found("vllm", self.number, raw)
         if _LLAMA_HINT.search(line):
             return self._feed_llama(line)
         return None
@@ -84,7 +99,7 @@ class EffectiveReader:
                     self._llama_line = self.number
                 groups = [g for g in match.groups() if g is not None]
                 if name == "listen":
-                    raw["host"], raw["port"] = groups[0].strip("[]"), int(groups[1])
+                    raw["host"], raw["port"] = groups[0].strip("[]"), coerce("port", groups[1])
                 else:
                     raw.setdefault(name, groups[0])
         if raw.get("model") is not None or raw.get("n_slots") is not None:
@@ -96,8 +111,7 @@ class EffectiveReader:
         """What a llama.cpp log has said so far, or None when it said nothing."""
         if not self._llama or self._llama_line is None:
             return None
-        raw = dict(self._llama)
-        return EffectiveArgs("llama.cpp", self._llama_line, raw, _llama_table(raw))
+        return _found("llama.cpp", self._llama_line, dict(self._llama))
 
 
 # What llama.cpp's server prints while it starts: the terse default of recent
@@ -133,7 +147,9 @@ def _llama_table(raw: dict[str, object]) -> dict[str, object]:
     per_slot = _int_or_none(raw.get("n_ctx_slot"))
     if ctx is None and per_slot is not None:
         unified = str(raw.get("kv_unified", "")).lower() in ("true", "1")
-        ctx = per_slot if unified or not slots else per_slot * slots
+        ctx = per_slot if unified or not slots else (
+            coerce("context_length", per_slot * slots) if isinstance(per_slot, int) and isinstance(slots, int)
+            else UNREADABLE)
     table["context_length"] = ctx
     flash = str(raw.get("flash_attn") or "").lower()
     if flash:
@@ -145,10 +161,9 @@ def _llama_table(raw: dict[str, object]) -> dict[str, object]:
 
 
 def _int_or_none(value: object) -> int | None:
-    try:
-        return int(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
+    """A count the log states, or None; UNREADABLE stays so (a number too wide for any count)."""
+    found = coerce("max_running", value)
+    return found if isinstance(found, int) or found == UNREADABLE else None
 
 
 _MAX_NESTING = 60   # deeper brackets than any real server prints: never handed to the parser
@@ -235,7 +250,8 @@ def _effective_table(server: str, raw: dict[str, object]) -> dict[str, object]:
             if table[key] is None:
                 table[key] = default
         if raw.get("enable_expert_parallel"):
-            table["ep"] = (table["tp"] or 1) * (table["dp"] or 1)
+            tp, dp = table["tp"] or 1, table["dp"] or 1
+            table["ep"] = coerce("ep", tp * dp) if isinstance(tp, int) and isinstance(dp, int) else UNREADABLE
         if raw.get("enforce_eager"):
             table["cuda_graph"] = "off"
     return table

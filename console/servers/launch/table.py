@@ -7,6 +7,7 @@ is printed `N/A`, never 0.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from ...fmt import UNKNOWN
@@ -130,14 +131,44 @@ class LaunchConfig:
                 "unresolved": {key: list(names) for key, names in self.unresolved.items()}}
 
 
+# A value that is there but can be no flag's (1e999, inf, NaN, a 5,000-digit number): shown as
+# itself, never compared, never an exception (Python cannot even print such an integer).
+UNREADABLE = "unreadable"
+_WIDEST = 1 << 63  # no count, size or port is wider
+
+
+def usable(value: object, depth: int = 0) -> bool:
+    """Whether a value read from a script or a log can be held, shown and saved: no non-finite
+    float and no integer too wide to print, however deep in a list or dict."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return True
+    if isinstance(value, int):
+        return value.bit_length() <= 64
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, (list, tuple, set, frozenset)) and depth < 100:
+        return all(usable(v, depth + 1) for v in value)
+    if isinstance(value, dict) and depth < 100:
+        return all(usable(k, depth + 1) and usable(v, depth + 1) for k, v in value.items())
+    return not isinstance(value, (list, tuple, set, frozenset, dict, complex))
+
+
 def coerce(key: str, value: object) -> object:
+    """A flag's value in the table's form: counts as integers, fractions as floats, other text as
+    written; UNREADABLE for a number no flag can hold."""
     if value is None or isinstance(value, bool):
         return value
+    if not usable(value):
+        return UNREADABLE
     try:
         if key in INT_KEYS:
-            return int(float(value))  # type: ignore[arg-type]
+            number = float(value)  # type: ignore[arg-type]
+            return int(number) if math.isfinite(number) and abs(number) < _WIDEST else UNREADABLE
         if key in FLOAT_KEYS:
-            return float(value)  # type: ignore[arg-type]
+            number = float(value)  # type: ignore[arg-type]
+            return number if math.isfinite(number) else UNREADABLE
+    except OverflowError:
+        return UNREADABLE
     except (TypeError, ValueError):
         return value
     return value
@@ -194,6 +225,8 @@ class Check:
     def mismatch(self) -> bool:
         if self.script is None or self.effective is None or self.unresolved:
             return False
+        if UNREADABLE in (self.script, self.effective):
+            return False  # as unknown as N/A
         return _same(self.key, self.script, self.effective) is False
 
 
