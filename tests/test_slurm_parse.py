@@ -158,3 +158,22 @@ def test_dcgm_readings_join_the_nodes_by_host_name():
     assert by["n1"].live is None  # nothing matched: unknown, not zero
     live = by["n2"].live
     assert (live["gpus"], live["util_pct"], live["memory_used_mib"], live["xids"]) == (4, 40.0, 6144.0, [79])
+
+
+@pytest.mark.parametrize("text", ["42", "4294967295", "1" * 30, "4294967296", "0", "0042", "٣", "²"])
+def test_one_job_id_rule_for_sbatch_scontrol_and_the_launch_record(text):
+    """A job id sbatch's answer gives is one a record keeps and scontrol's answer names: never one
+    reader taking it and another refusing it (a 30-digit id left the record `launching` for good)."""
+    from console.servers.launching import job_id
+    from console.store.launches import LaunchRecord
+
+    try:
+        from_sbatch = parse_sbatch(f"{text}\n")
+    except SlurmError:
+        from_sbatch = None
+    record = LaunchRecord(id="x", config="x", script=None, log=None, exit_file=None, state="launching",
+                          slurm={"job_id": text})
+    shown = parse_job(f"JobId={text} JobName=x JobState=RUNNING")
+    accepted = {from_sbatch, job_id(record), shown.job_id if shown else None}
+    assert len(accepted) == 1
+    assert accepted == ({text} if text in ("42", "4294967295") else {None})

@@ -89,8 +89,9 @@ class StopResult:
 
 def job_id(record) -> str | None:
     """The record's Slurm job id, if it holds a well-formed one (the file is read as untrusted)."""
-    value = record.slurm.get("job_id") if isinstance(record.slurm, dict) else None
-    return value if isinstance(value, str) and value.isdigit() and len(value) < 20 else None
+    from ..slurm.job_ids import checked
+
+    return checked(record.slurm.get("job_id")) if isinstance(record.slurm, dict) else None
 
 
 def where(record) -> str:

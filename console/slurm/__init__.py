@@ -8,6 +8,7 @@ profile's host (the login node, local or over SSH), always under `timeout`
   hostlist.py  `n[1-3,7]` expanded to node names
   nodes.py     `scontrol show node -o -d` + `squeue` parsed into node rows
   jobs.py      `scontrol show job -o` parsed; sbatch, scancel
+  job_ids.py   the one rule for a job id (sbatch's, scontrol's, a record's)
   ending.py    a job's end (state, exit code, who cancelled) as process evidence
   accounting.py  a forgotten job's end from `sacct`, where the cluster keeps accounting
   launch.py    a launch script as a job: submit, follow, stop

@@ -1,17 +1,16 @@
 """One job as `scontrol show job -o -d` prints it; submitting with sbatch, cancelling with scancel."""
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 
 from ..hosts import Host
 from .fields import exit_code, gres_gpus, null, parse_record
 from .hostlist import HostlistError, expand
+from .job_ids import checked
 from .run import SlurmError, slurm
 
 LIVE_STATES = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED",
                          "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED"})
-_JOB_ID = re.compile(r"^[0-9]+$")
 
 
 @dataclass
@@ -58,8 +57,8 @@ def parse_job(text: str) -> JobInfo | None:
     """The first job in `scontrol show job -o -d` output; None if there is none."""
     for line in text.splitlines()[:64]:
         rec = parse_record(line)
-        job_id = null(rec.get("JobId"))
-        if not job_id or not _JOB_ID.match(job_id):
+        job_id = checked(null(rec.get("JobId")))
+        if not job_id:
             continue
         state = (rec.get("JobState") or "UNKNOWN").split()[0]
         status, sig = exit_code(rec.get("ExitCode"))
@@ -78,15 +77,15 @@ def parse_job(text: str) -> JobInfo | None:
 def parse_sbatch(text: str) -> str:
     """`sbatch --parsable` prints `ID` or `ID;cluster`; anything else is an error."""
     first = text.strip().splitlines()[0] if text.strip() else ""
-    job_id = first.split(";")[0].strip()
-    if not _JOB_ID.match(job_id):
+    job_id = checked(first.split(";")[0].strip())
+    if not job_id:
         raise SlurmError(f"sbatch printed no job id: {first[:120]!r}")
     return job_id
 
 
 async def show_job(host: Host, job_id: str) -> JobInfo | None:
     """The job now; None once Slurm has forgotten it (past MinJobAge) or never knew it."""
-    if not _JOB_ID.match(job_id):
+    if not checked(job_id):
         raise SlurmError(f"not a job id: {job_id[:40]!r}")
     result = await slurm(host, ["scontrol", "show", "job", "-o", "-d", job_id], check=False)
     if not result.ok:
@@ -98,7 +97,7 @@ async def show_job(host: Host, job_id: str) -> JobInfo | None:
 
 async def cancel(host: Host, job_id: str, signal: str | None = None) -> None:
     """`scancel --full` (the batch shell too, not only its steps); with `signal`, that signal only."""
-    if not _JOB_ID.match(job_id):
+    if not checked(job_id):
         raise SlurmError(f"not a job id: {job_id[:40]!r}")
     argv = ["scancel", "--full"]
     if signal:
