@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 
 MAX_LINE = 64 * 1024
+MAX_GPUS_PER_NODE = 1024   # far past any machine built; a larger gres count is junk
+_COUNT = re.compile(r"[0-9]{1,12}")
+_DIGITS = re.compile(r"[0-9]+")
 _KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z_][A-Za-z0-9_/:.]*)=")
 
 
@@ -40,23 +43,59 @@ def null(value: str | None) -> str | None:
     return value.strip()
 
 
-def gres_gpus(value: str | None) -> int | None:
-    """GPUs in a gres string: `gpu:4`, `gpu:h100:8(S:0-1)`, `gpu:a100:2,shard:8` -> count; None if unknown."""
+def count(value: str | None, most: int) -> int | None:
+    """A count Slurm printed, in ASCII digits and at most `most`; None otherwise (junk, or past any
+    plausible size: 10^26 GPUs is no fact to show). `str.isdigit` also takes '²', which int() refuses."""
+    value = null(value)
+    if value is None or not _COUNT.fullmatch(value):
+        return None
+    number = int(value)
+    return number if number <= most else None
+
+
+def _gres_parts(value: str) -> list[str]:
+    """`gpu:a:2(S:0-1),shard:8` -> ['gpu:a:2', 'shard:8']: split at top-level commas, parenthesised
+    parts dropped, in one pass (a regex lookahead per comma was quadratic in the string's length)."""
+    parts, depth, word = [], 0, []
+    for ch in value:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(depth - 1, 0)
+        elif depth:
+            continue
+        elif ch == ",":
+            parts.append("".join(word).strip())
+            word = []
+        else:
+            word.append(ch)
+    parts.append("".join(word).strip())
+    return parts
+
+
+def gres_gpus(value: str | None, most: int = MAX_GPUS_PER_NODE) -> int | None:
+    """GPUs in a gres string: `gpu:4`, `gpu:h100:8(S:0-1)`, `gpu:a100:2,shard:8` -> count; None if
+    unknown, or if a count (or the total) is past `most`."""
     value = null(value)
     if value is None:
         return None
     total, seen = 0, False
-    for part in re.split(r",(?![^()]*\))", value):
-        part = re.sub(r"\(.*?\)", "", part).strip()
+    for part in _gres_parts(value):
         bits = part.split(":")
         if bits[0] != "gpu":
             continue
-        if len(bits) >= 2 and bits[-1].isdigit():
-            total += int(bits[-1])
-            seen = True
-        elif len(bits) == 1:
+        if len(bits) == 1:
             total += 1
-            seen = True
+        elif _DIGITS.fullmatch(bits[-1]):
+            number = count(bits[-1], most)
+            if number is None:
+                return None
+            total += number
+        else:
+            continue
+        seen = True
+        if total > most:
+            return None
     return total if seen else 0
 
 
@@ -66,6 +105,7 @@ def exit_code(value: str | None) -> tuple[int | None, int | None]:
     if not value or ":" not in value:
         return None, None
     a, _, b = value.partition(":")
-    if not (a.isdigit() and b.isdigit()):
+    status, signal = count(a, 255), count(b, 255)
+    if status is None or signal is None:
         return None, None
-    return int(a), int(b)
+    return status, signal

@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from ..hosts import Host
-from .fields import exit_code, gres_gpus, null, parse_record
-from .hostlist import HostlistError, expand
+from .fields import MAX_GPUS_PER_NODE, count, exit_code, gres_gpus, null, parse_record
+from .hostlist import MAX_NODES, HostlistError, expand
 from .job_ids import checked
 from .run import SlurmError, slurm
 
@@ -37,17 +37,23 @@ class JobInfo:
         return asdict(self) | {"live": self.live}
 
 
-def _int(value: str | None) -> int | None:
-    value = null(value)
-    return int(value) if value and value.isdigit() else None
+MAX_COUNT = 1 << 20   # tasks, restarts: past this a number is junk, read as unknown
+MAX_JOB_GPUS = MAX_GPUS_PER_NODE * MAX_NODES
+
+
+def _int(value: str | None, most: int = MAX_COUNT) -> int | None:
+    return count(value, most)
 
 
 def _job_gpus(rec: dict[str, str]) -> int | None:
     """The job's GPU total: JOB_GRES (all nodes together), else TresPerNode x NumNodes."""
-    total = gres_gpus(rec.get("JOB_GRES"))
+    total = gres_gpus(rec.get("JOB_GRES"), MAX_JOB_GPUS)
     if total:
         return total
-    per_node, nodes = gres_gpus((rec.get("TresPerNode") or "").replace("gres:", "")), _int(rec.get("NumNodes"))
+    if total is None and null(rec.get("JOB_GRES")):
+        return None   # a count past any real job's: unknown, not the per-node guess
+    per_node = gres_gpus((rec.get("TresPerNode") or "").replace("gres:", ""))
+    nodes = _int(rec.get("NumNodes"), MAX_NODES)
     if per_node and nodes:
         return per_node * nodes
     return 0 if rec.get("JobState") else None
@@ -68,7 +74,7 @@ def parse_job(text: str) -> JobInfo | None:
             nodes = []
         return JobInfo(job_id=job_id, state=state, reason=null(rec.get("Reason")), exit_status=status,
                        exit_signal=sig, nodes=nodes, batch_host=null(rec.get("BatchHost")),
-                       num_nodes=_int(rec.get("NumNodes")), num_tasks=_int(rec.get("NumTasks")),
+                       num_nodes=_int(rec.get("NumNodes"), MAX_NODES), num_tasks=_int(rec.get("NumTasks")),
                        stdout=null(rec.get("StdOut")), name=null(rec.get("JobName")),
                        restarts=_int(rec.get("Restarts")), gpus=_job_gpus(rec))
     return None
