@@ -4,7 +4,7 @@ gpudeck builds no scheduler: every action is a Slurm command run on the
 profile's host (the login node, local or over SSH), always under `timeout`
 (`sinfo` hangs while `slurmctld` is down).
 
-  run.py       one Slurm command on the login node, bounded in time
+  run.py       one Slurm command on the login node, bounded in time and in output
   hostlist.py  `n[1-3,7]` expanded to node names
   nodes.py     `scontrol show node -o -d` + `squeue` parsed into node rows
   jobs.py      `scontrol show job -o` parsed; sbatch, scancel

@@ -47,7 +47,7 @@ async def accounted_end(host: Host, job_id: str) -> AccountedEnd | None:
     """The job's end as accounting has it; None when there is no accounting or no answer in time."""
     try:
         result = await slurm(host, ["sacct", "-j", job_id, "-X", "-n", "-P", "-o", "JobID,State,ExitCode"],
-                             timeout_s=ACCOUNTING_TIMEOUT_S, check=False)
+                             timeout_s=ACCOUNTING_TIMEOUT_S, check=False, max_bytes=1024 * 1024)
     except SlurmError:
         return None
     return parse_sacct(result.stdout, job_id) if result.ok else None

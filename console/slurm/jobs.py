@@ -37,6 +37,8 @@ class JobInfo:
         return asdict(self) | {"live": self.live}
 
 
+JOB_BYTES = 1024 * 1024      # one job's record; its Command, WorkDir and Comment are its long fields
+SHORT_BYTES = 64 * 1024      # sbatch's and scancel's few lines
 MAX_COUNT = 1 << 20   # tasks, restarts: past this a number is junk, read as unknown
 MAX_JOB_GPUS = MAX_GPUS_PER_NODE * MAX_NODES
 
@@ -93,7 +95,7 @@ async def show_job(host: Host, job_id: str) -> JobInfo | None:
     """The job now; None once Slurm has forgotten it (past MinJobAge) or never knew it."""
     if not checked(job_id):
         raise SlurmError(f"not a job id: {job_id[:40]!r}")
-    result = await slurm(host, ["scontrol", "show", "job", "-o", "-d", job_id], check=False)
+    result = await slurm(host, ["scontrol", "show", "job", "-o", "-d", job_id], check=False, max_bytes=JOB_BYTES)
     if not result.ok:
         if "Invalid job id" in result.stderr:
             return None
@@ -108,4 +110,4 @@ async def cancel(host: Host, job_id: str, signal: str | None = None) -> None:
     argv = ["scancel", "--full"]
     if signal:
         argv.append(f"--signal={signal}")
-    await slurm(host, [*argv, "--", job_id])
+    await slurm(host, [*argv, "--", job_id], max_bytes=SHORT_BYTES)

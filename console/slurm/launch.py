@@ -28,7 +28,7 @@ from . import directives, unanswered
 from .accounting import accounted_end
 from .ending import JobEnd, job_end
 from .fields import null, parse_record
-from .jobs import JobInfo, cancel, parse_sbatch, show_job
+from .jobs import JOB_BYTES, SHORT_BYTES, JobInfo, cancel, parse_sbatch, show_job
 from .ranks import RankLog, failure_class, list_rank_logs, rank_pattern, read_rank, srun_failures
 from .run import SlurmError, slurm
 
@@ -68,7 +68,7 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
                     "end": None, "failed_rank": None, "failed_node": None}
     launches.save(session.name, record)
     try:
-        result = await slurm(host, [*argv, script], timeout_s=30)
+        result = await slurm(host, [*argv, script], timeout_s=30, max_bytes=SHORT_BYTES)
         record.slurm["job_id"] = parse_sbatch(result.stdout)
     except SlurmError as exc:
         record.state = "crashed"
@@ -83,7 +83,7 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
 
 async def head_address(session: HostSession, node: str) -> str | None:
     """The batch (head) node's NodeAddr: where the server's port is reached from the login node."""
-    result = await slurm(session.host, ["scontrol", "show", "node", "-o", node], check=False)
+    result = await slurm(session.host, ["scontrol", "show", "node", "-o", node], check=False, max_bytes=JOB_BYTES)
     for line in result.stdout.splitlines()[:4]:
         rec = parse_record(line, free_text_last="Reason")
         if rec.get("NodeName") == node:
