@@ -106,9 +106,11 @@ def where(record) -> str:
     s = record.slurm
     nodes = ",".join(n for n in s.get("nodes") or [] if isinstance(n, str)) or "no node yet"
     rank = f" · rank {s['failed_rank']} on {s.get('failed_node')}" if isinstance(s.get("failed_rank"), int) else ""
+    from ..safe_text import clean_line
     from ..slurm.unanswered import describe
 
-    return f"job {jid} ({s.get('state')}) on {nodes}{rank}{describe(record)}"
+    reused = f" · {clean_line(s['reused'])[:160]}" if isinstance(s.get("reused"), str) else ""
+    return f"job {jid} ({s.get('state')}) on {nodes}{rank}{reused}{describe(record)}"
 
 
 def stop_line(record, result: StopResult) -> str:

@@ -12,6 +12,7 @@ profile's host (the login node, local or over SSH), always under `timeout`
   ending.py    a job's end (state, exit code, who cancelled) as process evidence
   accounting.py  a forgotten job's end from `sacct`, where the cluster keeps accounting
   launch.py    a launch script as a job: submit, follow, stop
+  ownership.py  whether the job under a record's id is still that launch's (name, user, launch id)
   unanswered.py  a live job Slurm did not answer about: unknown, never taken for ended
   ranks.py     per-rank logs of a multi-node job, readiness and crash per rank
 """

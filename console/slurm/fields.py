@@ -16,9 +16,10 @@ _PARENS = re.compile(r"\([^()]*\)")
 _KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z_][A-Za-z0-9_/:.]*)=")
 
 
-def parse_record(line: str, free_text_last: str | None = None) -> dict[str, str]:
+def parse_record(line: str, free_text_last: str | None = None, repeated: set[str] | None = None) -> dict[str, str]:
     """`Key=value Key2=a b c` -> {'Key': 'value', 'Key2': 'a b c'}; `free_text_last`
-    names a key whose value runs to the end of the line whatever it holds."""
+    names a key whose value runs to the end of the line whatever it holds. The first of a
+    repeated key wins; `repeated` collects such keys (a job name can hold ` UserId=root(0)`)."""
     line = line[:MAX_LINE].rstrip("\n")
     tail: str | None = None
     if free_text_last:
@@ -31,6 +32,8 @@ def parse_record(line: str, free_text_last: str | None = None) -> dict[str, str]
     matches = list(_KEY.finditer(line))
     for i, m in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(line)
+        if m.group(1) in fields and repeated is not None:
+            repeated.add(m.group(1))
         fields.setdefault(m.group(1), line[m.end():end].strip())
     if tail is not None:
         fields[free_text_last] = tail

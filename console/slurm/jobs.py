@@ -28,6 +28,9 @@ class JobInfo:
     name: str | None = None
     restarts: int | None = None  # times Slurm requeued it (a node failed under it, a preemption)
     gpus: int | None = None  # GPUs allocated to the whole job (what a roofline of this server counts)
+    user: str | None = None  # the name in UserId=alice(1001)
+    comment: str | None = None
+    repeated: tuple[str, ...] = ()  # who-it-is keys printed twice: a value that forges one, never read as fact
 
     @property
     def live(self) -> bool:
@@ -39,6 +42,7 @@ class JobInfo:
 
 JOB_BYTES = 1024 * 1024      # one job's record; its Command, WorkDir and Comment are its long fields
 SHORT_BYTES = 64 * 1024      # sbatch's and scancel's few lines
+IDENTITY_KEYS = frozenset({"JobId", "JobName", "UserId", "Comment"})
 MAX_COUNT = 1 << 20   # tasks, restarts: past this a number is junk, read as unknown
 MAX_JOB_GPUS = MAX_GPUS_PER_NODE * MAX_NODES
 
@@ -64,7 +68,8 @@ def _job_gpus(rec: dict[str, str]) -> int | None:
 def parse_job(text: str) -> JobInfo | None:
     """The first job in `scontrol show job -o -d` output; None if there is none."""
     for line in text.splitlines()[:64]:
-        rec = parse_record(line)
+        repeated: set[str] = set()
+        rec = parse_record(line, repeated=repeated)
         job_id = checked(null(rec.get("JobId")))
         if not job_id:
             continue
@@ -78,7 +83,9 @@ def parse_job(text: str) -> JobInfo | None:
                        exit_signal=sig, nodes=nodes, batch_host=null(rec.get("BatchHost")),
                        num_nodes=_int(rec.get("NumNodes"), MAX_NODES), num_tasks=_int(rec.get("NumTasks")),
                        stdout=null(rec.get("StdOut")), name=null(rec.get("JobName")),
-                       restarts=_int(rec.get("Restarts")), gpus=_job_gpus(rec))
+                       restarts=_int(rec.get("Restarts")), gpus=_job_gpus(rec),
+                       user=null((rec.get("UserId") or "").split("(", 1)[0]), comment=null(rec.get("Comment")),
+                       repeated=tuple(sorted(repeated & IDENTITY_KEYS)))
     return None
 
 

@@ -24,7 +24,7 @@ from ..store.launches import LaunchRecord
 from ..servers.triage import TriageResult, classify_text
 from ..servers.triage.verdict import CAUSES
 from ..session import HostSession
-from . import directives, unanswered
+from . import directives, ownership, unanswered
 from .accounting import accounted_end
 from .ending import JobEnd, job_end
 from .fields import null, parse_record
@@ -54,7 +54,12 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
     stamp = time.strftime("%Y%m%d-%H%M%S")
     launch_id = f"{safe_stem(config)}-{stamp}"
     log = f"{log_dir}/{launch_id}.log"
-    argv = ["sbatch", "--parsable", f"--job-name=gpudeck-{safe_stem(config)}", f"--output={log}",
+    try:
+        user = await ownership.login_user(host)
+    except SlurmError as exc:
+        raise LaunchError(f"could not submit {config}: {exc}") from None
+    argv = ["sbatch", "--parsable", f"--job-name={ownership.job_name(config)}",
+            f"--comment={ownership.comment(launch_id)}", f"--output={log}",
             f"--chdir={script.rsplit('/', 1)[0] or '/'}",
             f"--export=ALL,GPUDECK_LAUNCH_ID={launch_id},SLURM_STDOUTMODE={rank_pattern(log_dir, launch_id)}"]
     if profile.slurm.partition and directives.asks_for(asked, "p", "partition") is None:
@@ -65,7 +70,8 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
                           flags=dict(flags or {}), port=port)
     record.slurm = {"job_id": None, "state": "SUBMITTING", "nodes": [], "batch_host": None, "head_addr": None,
                     "log_dir": log_dir, "nodes_asked": directives.nodes_asked(asked), "ranks": [],
-                    "end": None, "failed_rank": None, "failed_node": None}
+                    "end": None, "failed_rank": None, "failed_node": None,
+                    "owner": ownership.owner(config, launch_id, user)}
     launches.save(session.name, record)
     try:
         result = await slurm(host, [*argv, script], timeout_s=30, max_bytes=SHORT_BYTES)
@@ -162,8 +168,12 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
     before = json.dumps(record.to_json(), sort_keys=True, default=str)
     s = record.slurm
     job = await show_job(session.host, s["job_id"])
+    why = await _not_ours(session, record, job)
     unanswered.clear(record)
-    if job is None:  # the controller no longer knows it (past MinJobAge): accounting may
+    if why:
+        _stop_asked_elsewhere(session, record)
+        await _disowned(session, record, why)
+    elif job is None:  # the controller no longer knows it (past MinJobAge): accounting may
         _stop_asked_elsewhere(session, record)
         await _ended(session, record, None, await _forgotten_end(session, record))
     else:
@@ -180,6 +190,24 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
         launches.save(session.name, record)
         return True
     return False
+
+
+async def _not_ours(session: HostSession, record: LaunchRecord, job: JobInfo | None) -> str | None:
+    """Why the job under the record's id is not the launch's own (`ownership`); None when it is, or
+    when Slurm no longer shows a job there."""
+    if job is None:
+        return None
+    kept = isinstance(record.slurm.get("owner"), dict)
+    return ownership.foreign(record, job, "" if kept else await ownership.login_user(session.host))
+
+
+async def _disowned(session: HostSession, record: LaunchRecord, why: str) -> None:
+    """The id now names another job: this launch's own job ended before, how is unknown (accounting
+    by job id would mix the two jobs up). Nothing of the other job is copied into the record."""
+    record.slurm["reused"] = why
+    end = JobEnd("UNKNOWN", None, None, record.kill_requested, "stopped" if record.kill_requested else "unknown",
+                 f"{why}: this launch's own job had ended; how is unknown")
+    await _ended(session, record, None, end)
 
 
 def _stop_asked_elsewhere(session: HostSession, record: LaunchRecord) -> None:
@@ -372,12 +400,22 @@ async def follow(session: HostSession, record: LaunchRecord, timeout_s: float, p
 async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None = None,
                progress=None) -> StopResult:
     """`scancel --full`: SIGTERM to the batch shell and every step now; if the job has not
-    ended after the grace period, SIGKILL to all of it. The job then reads CANCELLED, by us."""
+    ended after the grace period, SIGKILL to all of it. The job then reads CANCELLED, by us.
+
+    Only a job proven the launch's own is signalled (`ownership`)."""
     if session.readonly:
         raise LaunchError("read-only console: stopping is disabled")
     jid = job_id(record)
     if not jid:
         raise LaunchError(f"{record.config}: no Slurm job id recorded")
+    try:
+        why = await _not_ours(session, record, await show_job(session.host, jid))
+    except SlurmError as exc:
+        raise LaunchError(f"{record.config}: {exc}") from None
+    if why:
+        await _disowned(session, record, why)
+        launches.save(session.name, record)
+        raise LaunchError(f"{record.config}: nothing signalled: job {jid} is not this launch's: {why}")
     say = progress or (lambda text: None)
     grace = session.profile.server.kill_grace_s if grace_s is None else grace_s
     record.kill_requested = True
@@ -391,7 +429,7 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
         killed = False
         while True:
             job = await show_job(session.host, jid)
-            if job is None or not job.live:
+            if job is None or not job.live or await _not_ours(session, record, job):
                 break
             elapsed = time.monotonic() - started
             if not killed and elapsed > grace:
