@@ -410,3 +410,87 @@ def test_a_job_name_that_spells_another_user_is_never_read_as_ours():
     honest = parse_job("JobId=7 JobName=gpudeck-run_a UserId=root(0) GroupId=root(0) JobState=RUNNING "
                        "Comment=gpudeck-launch:run_a-1")
     assert foreign(record, honest, "root") is None
+
+
+@pytest.fixture
+def scancel_ignored(slurm, tmp_path, monkeypatch):
+    """gpudeck's `scancel` goes through a stand-in first on PATH: while the returned flag file exists
+    it exits 0 and does nothing (a cancel Slurm accepts that never takes), else it is the real one."""
+    shim, flag = tmp_path / "shim", tmp_path / "scancel-ignored"
+    shim.mkdir()
+    (shim / "scancel").write_text(f'#!/bin/sh\n[ -e "{flag}" ] && exit 0\nexec {slurm.bins["scancel"]} "$@"\n')
+    (shim / "scancel").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    flag.touch()
+    return flag
+
+
+def gpudeck_short_kill_wait(*args: str) -> subprocess.CompletedProcess:
+    """The CLI with one second, not a minute, between the SIGKILL and calling the job still running."""
+    code = ("import sys, console.slurm.launch as l; l.KILL_WAIT_S = 1.0; from console.cli import main; "
+            "raise SystemExit(main(sys.argv[1:]))")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=dict(os.environ),
+                          timeout=300, stdin=subprocess.DEVNULL, cwd=ROOT)
+
+
+def test_a_stop_slurm_does_not_carry_out_reads_still_running_and_fails(cluster_profile, slurm, scancel_ignored):
+    scripts, _ = cluster_profile
+    (scripts / "idle.sh").write_text("#!/bin/sh\necho loading model\nexec sleep 300\n")
+    r = gpudeck("server", "launch", "idle", "-p", "cluster", "--json")
+    assert r.returncode == 0, r.stderr
+    job = json.loads(r.stdout)["slurm"]["job_id"]
+    try:
+        slurm.wait_job(job, {"RUNNING"})
+        stop = gpudeck_short_kill_wait("server", "stop", "idle", "-p", "cluster", "--grace", "1")
+        assert stop.returncode == 1, stop.stdout + stop.stderr
+        assert stop.stdout.startswith(f"stop asked, still running: idle (job {job} ")
+        assert stop.stdout.rstrip().endswith(f"still RUNNING after scancel and SIGKILL")
+        assert f"⚠ job {job} still RUNNING after scancel and SIGKILL" in stop.stderr
+        shown = status()["idle"]
+        assert (shown["shown_state"], shown["slurm"]["state"]) == ("stopping", "RUNNING")
+        assert slurm.wait_job(job, {"RUNNING"})["JobState"] == "RUNNING"
+
+        scancel_ignored.unlink()   # the cancel takes now: the same stop ends it, and only then reads stopped
+        again = gpudeck("server", "stop", "idle", "-p", "cluster", "--grace", "5", "--json")
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout)["record"]["state"] == "stopped" and json.loads(again.stdout)["running"] is None
+    finally:
+        slurm.run(slurm.bins["scancel"], job, check=False)
+
+
+def test_a_campaign_goes_no_further_than_a_cell_whose_job_outlives_its_stop(cluster_profile, slurm, scancel_ignored,
+                                                                             tmp_path):
+    """Cell a never gets ready, so the campaign stops its job; the stop does not take. Cell b is never
+    launched (onto GPUs job a still holds) and the campaign fails, naming the job."""
+    from console.store import launches
+    from profiles import store
+
+    scripts, _ = cluster_profile
+    profile = store.load("cluster")
+    profile.server.kill_grace_s = 1.0
+    store.save(profile)
+    server = tmp_path / "llama-server"   # a server that loads for good: never ready
+    server.write_text("#!/bin/sh\necho loading model\nexec sleep 300\n")
+    server.chmod(0o755)
+    for name in ("a", "b"):
+        (scripts / f"{name}.sh").write_text(f"#!/bin/sh\n#SBATCH --gres=gpu:4\nexec {server} -m /m --port {free_port()}\n")
+    campaign = tmp_path / "campaign.toml"
+    campaign.write_text("[sweep]\nlevels = [1]\ninput_len = 16\noutput_len = 8\nnum_prompts = 2\n"
+                        "url = \"http://127.0.0.1:9\"\n\n"
+                        '[[config]]\nname = "a"\n\n[[config]]\nname = "b"\n\n'
+                        "[policy]\nready_timeout_s = 3\n")
+    try:
+        run = gpudeck_short_kill_wait("campaign", "run", str(campaign), "-p", "cluster", "--foreground", "--json")
+        assert run.returncode != 0 or json.loads(run.stdout)["status"] == "failed", run.stderr[-2000:]
+        doc = json.loads(run.stdout)
+        assert doc["status"] == "failed" and "stop asked, still running" in doc["note"]
+        cells = {c["name"]: c for c in doc["cells"]}
+        assert cells["a"]["status"] == "interrupted" and "still RUNNING after scancel" in cells["a"]["note"]
+        assert cells["b"]["status"] == "queued" and cells["b"]["attempts"] == 0
+        jobs = launches.load_all("cluster")
+        assert [r.config for r in jobs] == ["a"] and jobs[0].state == "stopping"
+        assert slurm.wait_job(jobs[0].slurm["job_id"], {"RUNNING"})["JobState"] == "RUNNING"
+    finally:
+        scancel_ignored.unlink(missing_ok=True)
+        for record in launches.load_all("cluster"):
+            slurm.run(slurm.bins["scancel"], record.slurm["job_id"], check=False)

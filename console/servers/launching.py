@@ -68,21 +68,23 @@ class StopResult:
     survivors: list[Survivor] = field(default_factory=list)
     port_held: str | None = None  # "port 8080 still in use (pid 4242)" after the stop
     port_foreign: bool = False  # ...by processes known not to be the server's (another program)
+    running: str | None = None  # the stop was asked and the server still runs: "job 4343 still RUNNING after ..."
 
     @property
     def clean(self) -> bool:
-        return not self.survivors and (not self.port_held or self.port_foreign)
+        return not self.running and not self.survivors and (not self.port_held or self.port_foreign)
 
     def leftovers(self) -> list[str]:
         """One line per thing of the server still there after the stop (a process that left its
         group, a port still held): what keeps the stop from being clean."""
         left = [f"{s.describe()}: it left the server's process group" for s in self.survivors]
-        return left + ([self.port_held] if self.port_held else [])
+        return ([self.running] if self.running else []) + left + ([self.port_held] if self.port_held else [])
 
     def to_json(self) -> dict:
         return {"signal": self.signal, "seconds": self.seconds, "exit_status": self.exit_status,
                 "gpu_warning": self.gpu_warning, "how": self.how, "refused": self.refused,
                 "survivors": [s.to_json() for s in self.survivors], "port_held": self.port_held,
+                "running": self.running,
                 "port_foreign": self.port_foreign,
                 "clean": self.clean}
 
@@ -124,6 +126,8 @@ def stop_line(record, result: StopResult) -> str:
     else:
         exit_text = UNKNOWN if result.exit_status is None else str(result.exit_status)
         how = f"{result.signal}, {result.seconds}s, exit {exit_text}"
+    if result.running:
+        return f"stop asked, still running: {record.config} ({how}): {result.running}"
     if result.clean:
         return f"stopped {record.config} ({how})"
     left = ", ".join(f"pid {s.pid}" for s in result.survivors) or result.port_held

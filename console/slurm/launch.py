@@ -33,6 +33,7 @@ from .ranks import RankLog, failure_class, list_rank_logs, rank_pattern, read_ra
 from .run import SlurmError, slurm
 
 BATCH_TAIL = 2_000_000
+KILL_WAIT_S = 60.0   # from the SIGKILL to reporting the job still running
 _SCHEDULER = {"timeout", "node-fail", "out-of-memory", "preempted", "cancelled"}
 
 
@@ -402,7 +403,9 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
     """`scancel --full`: SIGTERM to the batch shell and every step now; if the job has not
     ended after the grace period, SIGKILL to all of it. The job then reads CANCELLED, by us.
 
-    Only a job proven the launch's own is signalled (`ownership`)."""
+    Only a job proven the launch's own is signalled (`ownership`). The stop is done when Slurm
+    says the job ended; a job still live KILL_WAIT_S after the SIGKILL (a scancel that did not
+    take, a node that does not answer) leaves the record `stopping` and the result not clean."""
     if session.readonly:
         raise LaunchError("read-only console: stopping is disabled")
     jid = job_id(record)
@@ -436,16 +439,17 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
                 await cancel(session.host, jid, signal="KILL")
                 result.signal, killed = "KILL", True
                 say(f"job {jid} still running after {grace:g}s: SIGKILL sent")
-            elif elapsed > grace + 60:
-                break  # a node that does not answer; Slurm will mark it
+            elif elapsed > grace + KILL_WAIT_S:
+                break  # Slurm still holds it: reported below, never taken for stopped
             await asyncio.sleep(0.2)
         await refresh(session, record)
     except SlurmError as exc:
         raise LaunchError(f"{record.config}: {exc}") from None
-    if record.live:  # Slurm still holds it (COMPLETING on a dead node): it is ours to forget
-        record.state = "stopped"
-        record.stopped_at = time.time()
+    if record.live:  # Slurm says the job still runs (or COMPLETING on a node that does not answer)
+        record.state = "stopping"
         launches.save(session.name, record)
+        result.running = (f"job {jid} still {record.slurm.get('state') or 'live'} after scancel"
+                          + (" and SIGKILL" if killed else ""))
     result.seconds = round(time.monotonic() - started, 2)
     result.exit_status = record.exit_status
     return result
