@@ -368,7 +368,8 @@ def test_a_job_id_that_now_names_another_job_is_not_ours_and_nothing_is_signalle
         shown = status()["run_a"]
         assert shown["shown_state"] == "crashed" and shown["crash_class"] == "unknown"
         assert shown["slurm"]["reused"].startswith("job id reused by another job")
-        assert "job id reused by another job" in gpudeck("server", "status", "-p", "cluster").stdout
+        text = gpudeck("server", "status", "-p", "cluster").stdout
+        assert f"job {job} (UNKNOWN) on n1 · job id reused by another job (JobName=" in text, text
         stop = gpudeck("server", "stop", "run_a", "-p", "cluster", "--grace", "1")
         assert stop.returncode == 1
         assert slurm.wait_job(job, {"RUNNING"})["JobState"] == "RUNNING"

@@ -205,7 +205,7 @@ async def _not_ours(session: HostSession, record: LaunchRecord, job: JobInfo | N
 async def _disowned(session: HostSession, record: LaunchRecord, why: str) -> None:
     """The id now names another job: this launch's own job ended before, how is unknown (accounting
     by job id would mix the two jobs up). Nothing of the other job is copied into the record."""
-    record.slurm["reused"] = why
+    record.slurm["reused"], record.slurm["state"] = why, "UNKNOWN"   # the other job's state is not ours
     end = JobEnd("UNKNOWN", None, None, record.kill_requested, "stopped" if record.kill_requested else "unknown",
                  f"{why}: this launch's own job had ended; how is unknown")
     await _ended(session, record, None, end)
