@@ -102,13 +102,13 @@ def _fake_slurm(tmp_path, monkeypatch, scontrol_body: str, squeue_body: str = ""
 
 
 def test_a_runaway_scontrol_answer_is_cut_on_the_host_and_refused_in_one_line(gpudeck_home, monkeypatch, tmp_path):
-    """40 MB from `scontrol show node` (past the 32 MiB cap) is one line of error, not read whole."""
+    """40 MB from `scontrol show node` (past the 16 MiB cap) is one line of error, not read whole."""
     line = "NodeName=n1 State=IDLE Gres=gpu:4 Partitions=gpu X=" + "a" * 1900
     _fake_slurm(tmp_path, monkeypatch, f"yes '{line}' | head -n 21000")
     assert gpudeck("profiles", "add", "big", "--slurm").returncode == 0
     r = gpudeck("gpus", "-p", "big")
     assert r.returncode == 1, r.stdout[-300:]
-    assert r.stderr == "gpudeck: big: scontrol printed more than 32 MiB; its answer was cut and is not read\n"
+    assert r.stderr == "gpudeck: big: scontrol printed more than 16 MiB; its answer was cut and is not read\n"
 
 
 def test_squeue_host_lists_that_expand_past_every_placement_are_refused_in_one_line(gpudeck_home, monkeypatch,
