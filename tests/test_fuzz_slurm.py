@@ -86,7 +86,8 @@ JOB_LINE = st.builds(lambda jid, name, user, state, a, b, nodes, count, gres, co
     NUMBER, WORD, WORD, STATE, NUMBER, NUMBER, HOSTLIST, NUMBER, GRES, WORD)
 SQUEUE_LINE = st.builds(lambda jid, state, nodes, name, user: "|".join([jid, state, nodes, name, user]),
                         NUMBER, STATE, HOSTLIST, WORD, WORD)
-SACCT_LINE = st.builds(lambda jid, state, a, b: f"{jid}|{state}|{a}:{b}", NUMBER, STATE, NUMBER, NUMBER)
+SACCT_LINE = st.builds(lambda jid, state, a, b, rest: f"{jid}|{state}|{a}:{b}{rest}", NUMBER, STATE, NUMBER, NUMBER,
+                       st.one_of(st.just(""), st.just("|root|gpudeck-a"), st.builds(lambda u, n: f"|{u}|{n}", WORD, WORD)))
 
 
 def _splice(sample: str, edits: list[tuple[int, int, str]]) -> str:
@@ -97,7 +98,7 @@ def _splice(sample: str, edits: list[tuple[int, int, str]]) -> str:
     return out
 
 
-SACCT_SAMPLE = "12|CANCELLED by 0|0:15\n12.batch|CANCELLED|0:15\n13|COMPLETED|0:0\n"
+SACCT_SAMPLE = "12|CANCELLED by 0|0:15|root|gpudeck-a\n12.batch|CANCELLED|0:15|root|batch\n13|COMPLETED|0:0|alice|x\n"
 
 
 def outputs(fixtures: list[str], line: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
@@ -184,11 +185,14 @@ def test_sbatch_sacct_scontrol_and_the_record_take_one_job_id_rule(jid):
 @_settings()
 @given(outputs([SACCT_SAMPLE], SACCT_LINE), NUMBER)
 def test_sacct_reads_a_state_and_an_exit_code_or_nothing(text, jid):
-    found = parse_sacct(text, jid)
-    if found is None:
-        return
-    assert found.state and found.state.replace("_", "").isalpha() and found.state.isupper()
-    assert all(v is None or 0 <= v <= 255 for v in (found.exit_status, found.exit_signal))
+    ours = parse_sacct(text, jid, "gpudeck-a", "root")
+    if ours is not None:   # only from a line of our name and user
+        assert any(line.strip().startswith(f"{jid}|") and line.strip().endswith("|root|gpudeck-a")
+                   for line in text.splitlines())
+    for found in (parse_sacct(text, jid), ours):
+        if found is not None:
+            assert found.state and found.state.replace("_", "").isalpha() and found.state.isupper()
+            assert all(v is None or 0 <= v <= 255 for v in (found.exit_status, found.exit_signal))
 
 
 @_settings()

@@ -220,7 +220,9 @@ def _stop_asked_elsewhere(session: HostSession, record: LaunchRecord) -> None:
 async def _forgotten_end(session: HostSession, record: LaunchRecord) -> JobEnd:
     """How a job the controller has forgotten ended: accounting's state and ExitCode where the
     cluster keeps accounting, else unknown (a stop we asked for is still a stop)."""
-    found = await accounted_end(session.host, record.slurm["job_id"])
+    kept = isinstance(record.slurm.get("owner"), dict)
+    want = ownership.expected(record, "" if kept else await ownership.login_user(session.host))
+    found = await accounted_end(session.host, record.slurm["job_id"], want["name"], want["user"])
     end = job_end(found.state, found.exit_status, found.exit_signal, record.kill_requested) if found else None
     if end is not None:
         return end

@@ -59,7 +59,7 @@ def owner(config: str, launch_id: str, user: str) -> dict:
     return {"name": job_name(config), "user": user, "comment": comment(launch_id)}
 
 
-def _expected(record, user: str) -> dict:
+def expected(record, user: str) -> dict:
     """The record's own `owner`, fields checked (the file is read as untrusted); a record from before
     the comment gets the name its config gave and the login user, and no comment to match."""
     kept = record.slurm.get("owner") if isinstance(record.slurm, dict) else None
@@ -70,7 +70,7 @@ def _expected(record, user: str) -> dict:
 
 def foreign(record, job: JobInfo, user: str) -> str | None:
     """None when `job` is the record's own; else, in one line, whose job it is now."""
-    want = _expected(record, user)
+    want = expected(record, user)
     mismatched = bool(job.repeated) or job.name != want["name"] or job.user != want["user"]
     if want["comment"] is not None and job.comment != want["comment"]:
         mismatched = True
