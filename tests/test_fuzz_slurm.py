@@ -86,8 +86,9 @@ JOB_LINE = st.builds(lambda jid, name, user, state, a, b, nodes, count, gres, co
     NUMBER, WORD, WORD, STATE, NUMBER, NUMBER, HOSTLIST, NUMBER, GRES, WORD)
 SQUEUE_LINE = st.builds(lambda jid, state, nodes, name, user: "|".join([jid, state, nodes, name, user]),
                         NUMBER, STATE, HOSTLIST, WORD, WORD)
+SACCT_TAIL = st.one_of(st.just(""), st.just("|root|gpudeck-a"), st.builds(lambda u, n: f"|{u}|{n}", WORD, WORD))
 SACCT_LINE = st.builds(lambda jid, state, a, b, rest: f"{jid}|{state}|{a}:{b}{rest}", NUMBER, STATE, NUMBER, NUMBER,
-                       st.one_of(st.just(""), st.just("|root|gpudeck-a"), st.builds(lambda u, n: f"|{u}|{n}", WORD, WORD)))
+                       SACCT_TAIL)
 
 
 def _splice(sample: str, edits: list[tuple[int, int, str]]) -> str:
@@ -275,7 +276,8 @@ def test_server_status_of_a_job_shows_any_scontrol_answer_plainly(tmp_path_facto
     _fake_slurm(shim, {"scontrol": job, "sacct": sacct})
     assert _cli("profiles", "add", "cl", "--slurm", path=shim).returncode == 0
     launches.save("cl", LaunchRecord(id="a-1", config="a", script=None, log=None, exit_file=None, state="loading",
-                                     slurm={"job_id": "1", "state": "RUNNING", "nodes": ["n1"], "log_dir": "/nonexistent"}))
+                                     slurm={"job_id": "1", "state": "RUNNING", "nodes": ["n1"],
+                                            "log_dir": "/nonexistent"}))
     shown = _cli("server", "status", "-p", "cl", "--json", path=shim)
     _screen_ok(shown)
     assert [s["config"] for s in json.loads(shown.stdout)["servers"]] == ["a"]

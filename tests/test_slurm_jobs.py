@@ -474,7 +474,8 @@ def test_a_campaign_goes_no_further_than_a_cell_whose_job_outlives_its_stop(clus
     server.write_text("#!/bin/sh\necho loading model\nexec sleep 300\n")
     server.chmod(0o755)
     for name in ("a", "b"):
-        (scripts / f"{name}.sh").write_text(f"#!/bin/sh\n#SBATCH --gres=gpu:4\nexec {server} -m /m --port {free_port()}\n")
+        (scripts / f"{name}.sh").write_text(f"#!/bin/sh\n#SBATCH --gres=gpu:4\n"
+                                            f"exec {server} -m /m --port {free_port()}\n")
     campaign = tmp_path / "campaign.toml"
     campaign.write_text("[sweep]\nlevels = [1]\ninput_len = 16\noutput_len = 8\nnum_prompts = 2\n"
                         "url = \"http://127.0.0.1:9\"\n\n"

@@ -48,7 +48,8 @@ def parse_sacct(text: str, job_id: str, name: str | None = None, user: str | Non
     return None
 
 
-async def accounted_end(host: Host, job_id: str, name: str | None = None, user: str | None = None) -> AccountedEnd | None:
+async def accounted_end(host: Host, job_id: str, name: str | None = None,
+                        user: str | None = None) -> AccountedEnd | None:
     """The job's end as accounting has it (of that name and user, when given); None when there is
     no accounting or no answer in time."""
     try:

@@ -14,7 +14,8 @@ from typing import Sequence
 from ..hosts import Host, HostError, RunResult
 
 DEFAULT_TIMEOUT_S = 15.0
-DEFAULT_MAX_BYTES = 16 * 1024 * 1024   # `scontrol show node -o -d` of 4096 nodes is about 8 MB; 16 MiB parse in under 2 s
+# `scontrol show node -o -d` of 4096 nodes is about 8 MB; the worst 16 MiB parse in under 2 s
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 MAX_STDERR = 64 * 1024
 
 # $1 stdout cap (+1, to see it was passed), $2 stderr cap, $3 seconds, then the command.
