@@ -298,3 +298,201 @@ def test_the_consoles_runtime_launches_and_stops_a_job(cluster_profile, slurm):
     record, result = asyncio.run(go())
     assert result.how == "scancel" and record.state == "stopped"
     assert record.slurm["end"]["state"] == "CANCELLED" and record.slurm["end"]["stopped_by_us"]
+
+
+def _foreign_job(slurm, *sbatch: str) -> str:
+    """A job gpudeck did not start, running, as the one a reused job id now names."""
+    job = slurm.run("sbatch", "--parsable", "-o", "/dev/null", *sbatch, "--wrap", "sleep 300").stdout.strip()
+    slurm.wait_job(job, {"RUNNING"})
+    return job
+
+
+def _record_on(job: str, logs, owner: dict | None, config: str = "run_a") -> None:
+    """A launch record of config run_a whose job id is `job`, as gpudeck saves one (`owner` None: as
+    records were saved before the launch id went into the job's comment)."""
+    from console.store import launches
+    from console.store.launches import LaunchRecord
+
+    part = {"job_id": job, "state": "RUNNING", "nodes": ["n1"], "batch_host": "n1", "head_addr": None,
+            "log_dir": str(logs), "ranks": [], "end": None, "failed_rank": None, "failed_node": None}
+    if owner is not None:
+        part["owner"] = owner
+    launches.save("cluster", LaunchRecord(id=f"{config}-1", config=config, script=None,
+                                          log=str(logs / f"{config}-1.log"), exit_file=None, state="loading",
+                                          slurm=part))
+
+
+def _stop_in_process() -> str:
+    """What the Server tab and a campaign call: lifecycle.stop on the record as saved, no refresh first."""
+    import asyncio
+
+    from console.servers import lifecycle
+    from console.session import HostSession
+    from console.store import launches
+    from profiles import store
+
+    async def go() -> str:
+        session = HostSession.open(store.load("cluster"))
+        try:
+            await lifecycle.stop(session, launches.get("cluster", "run_a-1"), grace_s=1)
+        except lifecycle.LaunchError as exc:
+            return str(exc)
+        finally:
+            await session.host.close()
+        return "stopped"
+
+    return asyncio.run(go())
+
+
+MINE = {"name": "gpudeck-run_a", "user": "root", "comment": "gpudeck-launch:run_a-1"}
+
+
+@pytest.mark.parametrize("sbatch, owner", [
+    (("--job-name=alice-pretrain", "--comment=gpudeck-launch:run_a-1"), MINE),
+    (("--job-name=gpudeck-run_a", "--comment=gpudeck-launch:run_a-1"), MINE | {"user": "alice"}),
+    (("--job-name=gpudeck-run_a", "--comment=gpudeck-launch:run_a-0"), MINE),
+    (("--job-name=gpudeck-run_a",), MINE),
+], ids=["another-name", "another-user", "another-launch-id", "no-launch-id"])
+def test_a_job_id_that_now_names_another_job_is_not_ours_and_nothing_is_signalled(cluster_profile, slurm, sbatch,
+                                                                                  owner):
+    """Job ids come round again: the id a record keeps names someone else's job. Neither a stop nor a
+    look reads it as the launch's server, and the other job runs on untouched."""
+    _, logs = cluster_profile
+    job = _foreign_job(slurm, *sbatch)
+    try:
+        _record_on(job, logs, owner)
+        refused = _stop_in_process()
+        assert refused.startswith(f"run_a: nothing signalled: job {job} is not this launch's: job id reused by "
+                                  "another job (JobName="), refused
+        assert slurm.wait_job(job, {"RUNNING"})["JobState"] == "RUNNING"
+        shown = status()["run_a"]
+        assert shown["shown_state"] == "crashed" and shown["crash_class"] == "unknown"
+        assert shown["slurm"]["reused"].startswith("job id reused by another job")
+        text = gpudeck("server", "status", "-p", "cluster").stdout
+        assert f"job {job} (UNKNOWN) on n1 · job id reused by another job (JobName=" in text, text
+        stop = gpudeck("server", "stop", "run_a", "-p", "cluster", "--grace", "1")
+        assert stop.returncode == 1
+        assert slurm.wait_job(job, {"RUNNING"})["JobState"] == "RUNNING"
+    finally:
+        slurm.run("scancel", job, check=False)
+
+
+def test_a_record_from_before_the_launch_id_keeps_its_job_by_name_and_user_and_no_other(cluster_profile, slurm):
+    """Records saved before gpudeck put the launch id into the job: a job with the config's job name
+    and the login user's is still the launch's (shown, stopped); the comment is not asked of it.
+    Another job under such a record's id is not."""
+    _, logs = cluster_profile
+    job, other = _foreign_job(slurm, "--job-name=gpudeck-run_a"), _foreign_job(slurm, "--job-name=alice-pretrain")
+    try:
+        _record_on(job, logs, None)
+        _record_on(other, logs, None, config="run_b")
+        shown = status()
+        assert shown["run_a"]["shown_state"] == "loading"
+        assert shown["run_b"]["slurm"]["reused"] == "job id reused by another job (JobName=alice-pretrain, UserId=root)"
+        assert _stop_in_process() == "stopped"
+        assert slurm.wait_job(job, {"CANCELLED"})["JobState"] == "CANCELLED"
+        assert status()["run_a"]["shown_state"] == "stopped"
+        assert slurm.wait_job(other, {"RUNNING"})["JobState"] == "RUNNING"
+    finally:
+        slurm.run("scancel", job, other, check=False)
+
+
+def test_a_job_name_that_spells_another_user_is_never_read_as_ours():
+    """A name holding ` UserId=root(0) Comment=...` puts those keys twice on scontrol's line."""
+    from console.slurm.jobs import parse_job
+    from console.slurm.ownership import foreign
+    from console.store.launches import LaunchRecord
+
+    record = LaunchRecord(id="run_a-1", config="run_a", script=None, log=None, exit_file=None, state="loading",
+                          slurm={"job_id": "7", "owner": MINE})
+    forged = parse_job("JobId=7 JobName=gpudeck-run_a UserId=root(0) Comment=gpudeck-launch:run_a-1 "
+                       "UserId=alice(1001) GroupId=alice(1001) JobState=RUNNING")
+    assert foreign(record, forged, "root").startswith("job id reused by another job")
+    honest = parse_job("JobId=7 JobName=gpudeck-run_a UserId=root(0) GroupId=root(0) JobState=RUNNING "
+                       "Comment=gpudeck-launch:run_a-1")
+    assert foreign(record, honest, "root") is None
+
+
+@pytest.fixture
+def scancel_ignored(slurm, tmp_path, monkeypatch):
+    """gpudeck's `scancel` goes through a stand-in first on PATH: while the returned flag file exists
+    it exits 0 and does nothing (a cancel Slurm accepts that never takes), else it is the real one."""
+    shim, flag = tmp_path / "shim", tmp_path / "scancel-ignored"
+    shim.mkdir()
+    (shim / "scancel").write_text(f'#!/bin/sh\n[ -e "{flag}" ] && exit 0\nexec {slurm.bins["scancel"]} "$@"\n')
+    (shim / "scancel").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    flag.touch()
+    return flag
+
+
+def gpudeck_short_kill_wait(*args: str) -> subprocess.CompletedProcess:
+    """The CLI with one second, not a minute, between the SIGKILL and calling the job still running."""
+    code = ("import sys, console.slurm.launch as l; l.KILL_WAIT_S = 1.0; from console.cli import main; "
+            "raise SystemExit(main(sys.argv[1:]))")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=dict(os.environ),
+                          timeout=300, stdin=subprocess.DEVNULL, cwd=ROOT)
+
+
+def test_a_stop_slurm_does_not_carry_out_reads_still_running_and_fails(cluster_profile, slurm, scancel_ignored):
+    scripts, _ = cluster_profile
+    (scripts / "idle.sh").write_text("#!/bin/sh\necho loading model\nexec sleep 300\n")
+    r = gpudeck("server", "launch", "idle", "-p", "cluster", "--json")
+    assert r.returncode == 0, r.stderr
+    job = json.loads(r.stdout)["slurm"]["job_id"]
+    try:
+        slurm.wait_job(job, {"RUNNING"})
+        stop = gpudeck_short_kill_wait("server", "stop", "idle", "-p", "cluster", "--grace", "1")
+        assert stop.returncode == 1, stop.stdout + stop.stderr
+        assert stop.stdout.startswith(f"stop asked, still running: idle (job {job} ")
+        assert stop.stdout.rstrip().endswith(f"still RUNNING after scancel and SIGKILL")
+        assert f"⚠ job {job} still RUNNING after scancel and SIGKILL" in stop.stderr
+        shown = status()["idle"]
+        assert (shown["shown_state"], shown["slurm"]["state"]) == ("stopping", "RUNNING")
+        assert slurm.wait_job(job, {"RUNNING"})["JobState"] == "RUNNING"
+
+        scancel_ignored.unlink()   # the cancel takes now: the same stop ends it, and only then reads stopped
+        again = gpudeck("server", "stop", "idle", "-p", "cluster", "--grace", "5", "--json")
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout)["record"]["state"] == "stopped" and json.loads(again.stdout)["running"] is None
+    finally:
+        slurm.run(slurm.bins["scancel"], job, check=False)
+
+
+def test_a_campaign_goes_no_further_than_a_cell_whose_job_outlives_its_stop(cluster_profile, slurm, scancel_ignored,
+                                                                             tmp_path):
+    """Cell a never gets ready, so the campaign stops its job; the stop does not take. Cell b is never
+    launched (onto GPUs job a still holds) and the campaign fails, naming the job."""
+    from console.store import launches
+    from profiles import store
+
+    scripts, _ = cluster_profile
+    profile = store.load("cluster")
+    profile.server.kill_grace_s = 1.0
+    store.save(profile)
+    server = tmp_path / "llama-server"   # a server that loads for good: never ready
+    server.write_text("#!/bin/sh\necho loading model\nexec sleep 300\n")
+    server.chmod(0o755)
+    for name in ("a", "b"):
+        (scripts / f"{name}.sh").write_text(f"#!/bin/sh\n#SBATCH --gres=gpu:4\n"
+                                            f"exec {server} -m /m --port {free_port()}\n")
+    campaign = tmp_path / "campaign.toml"
+    campaign.write_text("[sweep]\nlevels = [1]\ninput_len = 16\noutput_len = 8\nnum_prompts = 2\n"
+                        "url = \"http://127.0.0.1:9\"\n\n"
+                        '[[config]]\nname = "a"\n\n[[config]]\nname = "b"\n\n'
+                        "[policy]\nready_timeout_s = 3\n")
+    try:
+        run = gpudeck_short_kill_wait("campaign", "run", str(campaign), "-p", "cluster", "--foreground", "--json")
+        assert run.returncode != 0 or json.loads(run.stdout)["status"] == "failed", run.stderr[-2000:]
+        doc = json.loads(run.stdout)
+        assert doc["status"] == "failed" and "stop asked, still running" in doc["note"]
+        cells = {c["name"]: c for c in doc["cells"]}
+        assert cells["a"]["status"] == "interrupted" and "still RUNNING after scancel" in cells["a"]["note"]
+        assert cells["b"]["status"] == "queued" and cells["b"]["attempts"] == 0
+        jobs = launches.load_all("cluster")
+        assert [r.config for r in jobs] == ["a"] and jobs[0].state == "stopping"
+        assert slurm.wait_job(jobs[0].slurm["job_id"], {"RUNNING"})["JobState"] == "RUNNING"
+    finally:
+        scancel_ignored.unlink(missing_ok=True)
+        for record in launches.load_all("cluster"):
+            slurm.run(slurm.bins["scancel"], record.slurm["job_id"], check=False)

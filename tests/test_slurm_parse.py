@@ -158,3 +158,40 @@ def test_dcgm_readings_join_the_nodes_by_host_name():
     assert by["n1"].live is None  # nothing matched: unknown, not zero
     live = by["n2"].live
     assert (live["gpus"], live["util_pct"], live["memory_used_mib"], live["xids"]) == (4, 40.0, 6144.0, [79])
+
+
+@pytest.mark.parametrize("text", ["42", "4294967295", "1" * 30, "4294967296", "0", "0042", "٣", "²"])
+def test_one_job_id_rule_for_sbatch_scontrol_and_the_launch_record(text):
+    """A job id sbatch's answer gives is one a record keeps and scontrol's answer names: never one
+    reader taking it and another refusing it (a 30-digit id left the record `launching` for good)."""
+    from console.servers.launching import job_id
+    from console.store.launches import LaunchRecord
+
+    try:
+        from_sbatch = parse_sbatch(f"{text}\n")
+    except SlurmError:
+        from_sbatch = None
+    record = LaunchRecord(id="x", config="x", script=None, log=None, exit_file=None, state="launching",
+                          slurm={"job_id": text})
+    shown = parse_job(f"JobId={text} JobName=x JobState=RUNNING")
+    accepted = {from_sbatch, job_id(record), shown.job_id if shown else None}
+    assert len(accepted) == 1
+    assert accepted == ({text} if text in ("42", "4294967295") else {None})
+
+
+def test_a_gres_count_past_any_real_node_reads_unknown_not_as_fact():
+    """`Gres=gpu:10^26` is junk (a broken plugin, a hostile answer), never 10^26 GPUs in the fleet."""
+    huge = "1" + "0" * 26
+    text = (f"NodeName=n1 State=IDLE Gres=gpu:{huge} GresUsed=gpu:0 Partitions=gpu\n"
+            "NodeName=n2 State=IDLE Gres=gpu:h100:8(S:0-1) GresUsed=gpu:h100:²,gpu:٣ Partitions=gpu\n")
+    nodes = {n.name: n for n in parse_nodes(text)}
+    assert (nodes["n1"].gpus_total, nodes["n1"].gpus_free) == (None, None)
+    assert nodes["n2"].gpus_total == 8
+    from console.slurm.nodes import Partition
+
+    assert Partition("gpu", list(nodes.values())).gpus_total is None
+    job = parse_job(f"JobId=7 JobName=x JobState=RUNNING NumNodes=2 JOB_GRES=gpu:{huge} TresPerNode=gres:gpu:4")
+    assert job.gpus is None
+    assert parse_job(f"JobId=7 JobState=RUNNING NumNodes={huge} NumTasks=² TresPerNode=gres:gpu:4").num_nodes is None
+    assert gres_gpus("gpu:1024") == 1024 and gres_gpus("gpu:1025") is None and gres_gpus("gpu:512,gpu:513") is None
+    assert exit_code("²:0") == (None, None) and exit_code(f"{huge}:0") == (None, None)

@@ -89,3 +89,34 @@ def test_gpus_watch_prints_one_document_per_look(slurm):
         proc.wait()
     assert [[n["name"] for n in d["nodes"]] for d in docs] == [["n1", "n2"], ["n1", "n2"]]
     assert docs[1]["taken_at"] > docs[0]["taken_at"]
+
+
+def _fake_slurm(tmp_path, monkeypatch, scontrol_body: str, squeue_body: str = "") -> None:
+    """sinfo, scontrol and squeue stand-ins first on PATH, printing what a test gives them."""
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    for name, body in (("sinfo", "printf 'n1\\n'"), ("scontrol", scontrol_body), ("squeue", squeue_body)):
+        (shim / name).write_text(f"#!/bin/sh\n{body}\n")
+        (shim / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}:{os.environ['PATH']}")
+
+
+def test_a_runaway_scontrol_answer_is_cut_on_the_host_and_refused_in_one_line(gpudeck_home, monkeypatch, tmp_path):
+    """40 MB from `scontrol show node` (past the 16 MiB cap) is one line of error, not read whole."""
+    line = "NodeName=n1 State=IDLE Gres=gpu:4 Partitions=gpu X=" + "a" * 1900
+    _fake_slurm(tmp_path, monkeypatch, f"yes '{line}' | head -n 21000")
+    assert gpudeck("profiles", "add", "big", "--slurm").returncode == 0
+    r = gpudeck("gpus", "-p", "big")
+    assert r.returncode == 1, r.stdout[-300:]
+    assert r.stderr == "gpudeck: big: scontrol printed more than 16 MiB; its answer was cut and is not read\n"
+
+
+def test_squeue_host_lists_that_expand_past_every_placement_are_refused_in_one_line(gpudeck_home, monkeypatch,
+                                                                                 tmp_path):
+    """Short lines, huge expansions: 100 jobs each on n[1-4096] are 409,600 job-on-node pairs."""
+    _fake_slurm(tmp_path, monkeypatch, "echo 'NodeName=n1 State=IDLE Gres=gpu:4 Partitions=gpu'",
+                "i=0; while [ $i -lt 100 ]; do echo \"$i|RUNNING|n[1-4096]|x|u\"; i=$((i+1)); done")
+    assert gpudeck("profiles", "add", "wide", "--slurm").returncode == 0
+    r = gpudeck("gpus", "-p", "wide")
+    assert r.returncode == 1
+    assert r.stderr == "gpudeck: wide: squeue placed more than 262144 jobs on nodes; the answer is not read\n"

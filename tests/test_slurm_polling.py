@@ -58,7 +58,9 @@ if [ "$1" = -j ] && grep -qx "$job" "{accounted}"; then
   rec=$({scontrol} show job -o "$job")
   state=$(printf '%s\\n' "$rec" | tr ' ' '\\n' | sed -n 's/^JobState=//p')
   code=$(printf '%s\\n' "$rec" | tr ' ' '\\n' | sed -n 's/^ExitCode=//p')
-  echo "$job|$state|$code"; exit 0
+  user=$(printf '%s\\n' "$rec" | tr ' ' '\\n' | sed -n 's/^UserId=\\([^(]*\\)(.*/\\1/p')
+  name=$(printf '%s\\n' "$rec" | tr ' ' '\\n' | sed -n 's/^JobName=//p')
+  echo "$job|$state|$code|$user|$name"; exit 0
 fi
 exec {sacct} "$@"
 """)
@@ -182,3 +184,13 @@ def test_sacct_lines_are_read_strictly():
     assert parse_sacct("13|COMPLETED|0:0", "12") is None                  # another job's line
     assert parse_sacct("12|$(reboot)|0:0", "12") is None                   # not a state
     assert parse_sacct("", "12") is None and parse_sacct("12|COMPLETED", "12") is None
+
+
+def test_accounting_of_a_job_id_named_twice_gives_our_jobs_end_not_the_others():
+    """After the ids came round again accounting holds two jobs under one id: alice's first."""
+    from console.slurm.accounting import AccountedEnd, parse_sacct
+
+    both = "12|FAILED|1:0|alice|alice-pretrain\n12|CANCELLED by 0|0:15|root|gpudeck-run_a\n"
+    assert parse_sacct(both, "12", "gpudeck-run_a", "root") == AccountedEnd("CANCELLED", 0, 15)
+    assert parse_sacct(both, "12", "gpudeck-run_b", "root") is None
+    assert parse_sacct("12|COMPLETED|0:0|root|a|b\n", "12", "a|b", "root") == AccountedEnd("COMPLETED", 0, 0)

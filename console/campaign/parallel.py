@@ -26,7 +26,7 @@ from profiles.profile import Profile
 from ..store import launches
 from . import lock as locks
 from ..store import campaigns as st
-from .runner import CampaignRunner, CampaignStopped
+from .runner import CampaignRunner, CampaignStopped, ServerStillRunning
 from .spec import CampaignError, check_dataset
 
 
@@ -96,6 +96,7 @@ class ParallelRunner(CampaignRunner):
     def __init__(self, state: st.CampaignState, profile: Profile, say: Callable[[str], None] | None = None):
         super().__init__(state, profile, say)
         self.lanes = self._make_lanes(say)
+        self._halted = False   # a lane's server outlived its stop
 
     def _make_lanes(self, say) -> list[CampaignRunner]:
         return [SlurmLane(self.state, self.profile, say) for _ in range(max(1, self.spec.policy.parallel))]
@@ -152,11 +153,15 @@ class ParallelRunner(CampaignRunner):
 
     async def _lane(self, lane: CampaignRunner, queue: list[st.Cell]) -> None:
         """Take queued cells one after another until none is left, a stop, or an SLO met."""
-        while queue and not self.stop_requested.is_set():
+        while queue and not self.stop_requested.is_set() and not self._halted:
             cell = queue.pop(0)
             if cell.status != "queued" and cell.status not in st.IN_PROGRESS:
                 continue  # skipped meanwhile (an SLO met by another lane's cell)
-            await lane._run_cell(cell)
+            try:
+                await lane._run_cell(cell)
+            except ServerStillRunning:
+                self._halted = True   # the other lanes launch nothing more either
+                raise
             if cell.status == "queued":   # more repeats to come: back of the queue, so rounds interleave
                 queue.append(cell)
                 continue

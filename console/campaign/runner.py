@@ -36,6 +36,10 @@ from .spec import CampaignError, CampaignSpec, check_dataset, from_dict
 STEP_RETRIES = 5            # an SSH drop during one step is retried this many times, with backoff
 
 
+class ServerStillRunning(Exception):
+    """A cell's server outlived its stop (Slurm still shows the job): the campaign goes no further."""
+
+
 class CampaignStopped(Exception):
     """The operator stopped the campaign (`campaign stop`, SIGTERM)."""
 
@@ -248,10 +252,14 @@ class CampaignRunner:
         record = launches.get(self.profile.name, cell.launch_id)
         if record is not None and record.live:
             self._log(f"{cell.name}: stopping the server the interrupted run left ({record.id})")
+            why = None
             try:
-                await lifecycle.stop(self.session, record, grace_s=self.profile.server.kill_grace_s)
+                result = await lifecycle.stop(self.session, record, grace_s=self.profile.server.kill_grace_s)
+                why = result.running
             except (lifecycle.LaunchError, HostError) as exc:
-                cell.note = f"could not stop the interrupted run's server: {exc}"
+                why = str(exc)
+            if record.live:
+                self._still_running(cell, f"the interrupted run's server: {why or record.state}")
         from .cut_runs import mark_interrupted
 
         if cell.status == "sweeping":
@@ -321,13 +329,18 @@ class CampaignRunner:
                 cell.note = f"not ready within {policy.ready_timeout_s:g} s"
         finally:
             # stop first, then save: a save that fails (a full disk) never leaves the server running
+            still = None
             if record.live:
                 cell.status = "stopping"
                 try:
-                    await lifecycle.stop(self.session, record)
+                    still = (await lifecycle.stop(self.session, record)).running
                 except (lifecycle.LaunchError, HostError) as exc:
-                    cell.note = (cell.note + "; " if cell.note else "") + f"stop failed: {exc}"
+                    still = f"stop failed: {exc}"
+                    cell.note = (cell.note + "; " if cell.note else "") + still
                 self._save_quietly()
+            if record.live:   # not a stop until the server is gone: the next cell would land on its GPUs
+                watcher.cancel()
+                self._still_running(cell, still or f"{record.config} is {record.state}")
             try:
                 await asyncio.wait_for(watcher, 30)
             except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - the monitor's end is not the cell's verdict
@@ -364,6 +377,14 @@ class CampaignRunner:
         self._log(f"{cell.name}: {cell.status}{done}" + (f" · {cell.note}" if cell.note else ""))
         if self.stop_requested.is_set():
             raise CampaignStopped()
+
+    def _still_running(self, cell: st.Cell, why: str) -> None:
+        """A server the campaign asked to stop still runs: the cell ends here and so does the campaign."""
+        cell.status, cell.ended_at = "interrupted", time.time()
+        cell.note = f"stop asked, still running: {why}"
+        self._save_quietly()
+        raise ServerStillRunning(f"{cell.name}: stop asked, still running: {why}; no further cell is launched "
+                                 "onto its GPUs")
 
     async def _with_retries(self, step):
         """An SSH drop during a step: retried with backoff, then reported as the step's failure."""

@@ -68,29 +68,32 @@ class StopResult:
     survivors: list[Survivor] = field(default_factory=list)
     port_held: str | None = None  # "port 8080 still in use (pid 4242)" after the stop
     port_foreign: bool = False  # ...by processes known not to be the server's (another program)
+    running: str | None = None  # the stop was asked and the server still runs: "job 4343 still RUNNING after ..."
 
     @property
     def clean(self) -> bool:
-        return not self.survivors and (not self.port_held or self.port_foreign)
+        return not self.running and not self.survivors and (not self.port_held or self.port_foreign)
 
     def leftovers(self) -> list[str]:
         """One line per thing of the server still there after the stop (a process that left its
         group, a port still held): what keeps the stop from being clean."""
         left = [f"{s.describe()}: it left the server's process group" for s in self.survivors]
-        return left + ([self.port_held] if self.port_held else [])
+        return ([self.running] if self.running else []) + left + ([self.port_held] if self.port_held else [])
 
     def to_json(self) -> dict:
         return {"signal": self.signal, "seconds": self.seconds, "exit_status": self.exit_status,
                 "gpu_warning": self.gpu_warning, "how": self.how, "refused": self.refused,
                 "survivors": [s.to_json() for s in self.survivors], "port_held": self.port_held,
+                "running": self.running,
                 "port_foreign": self.port_foreign,
                 "clean": self.clean}
 
 
 def job_id(record) -> str | None:
     """The record's Slurm job id, if it holds a well-formed one (the file is read as untrusted)."""
-    value = record.slurm.get("job_id") if isinstance(record.slurm, dict) else None
-    return value if isinstance(value, str) and value.isdigit() and len(value) < 20 else None
+    from ..slurm.job_ids import checked
+
+    return checked(record.slurm.get("job_id")) if isinstance(record.slurm, dict) else None
 
 
 def where(record) -> str:
@@ -105,9 +108,11 @@ def where(record) -> str:
     s = record.slurm
     nodes = ",".join(n for n in s.get("nodes") or [] if isinstance(n, str)) or "no node yet"
     rank = f" · rank {s['failed_rank']} on {s.get('failed_node')}" if isinstance(s.get("failed_rank"), int) else ""
+    from ..safe_text import clean_line
     from ..slurm.unanswered import describe
 
-    return f"job {jid} ({s.get('state')}) on {nodes}{rank}{describe(record)}"
+    reused = f" · {clean_line(s['reused'])[:160]}" if isinstance(s.get("reused"), str) else ""
+    return f"job {jid} ({s.get('state')}) on {nodes}{rank}{reused}{describe(record)}"
 
 
 def stop_line(record, result: StopResult) -> str:
@@ -121,6 +126,8 @@ def stop_line(record, result: StopResult) -> str:
     else:
         exit_text = UNKNOWN if result.exit_status is None else str(result.exit_status)
         how = f"{result.signal}, {result.seconds}s, exit {exit_text}"
+    if result.running:
+        return f"stop asked, still running: {record.config} ({how}): {result.running}"
     if result.clean:
         return f"stopped {record.config} ({how})"
     left = ", ".join(f"pid {s.pid}" for s in result.survivors) or result.port_held

@@ -18,6 +18,7 @@ from .run import SlurmError, slurm
 
 ACCOUNTING_TIMEOUT_S = 10.0
 MAX_LINES = 64
+FORMAT = "JobID,State,ExitCode,User,JobName"   # the name last: it may hold the separator
 
 
 @dataclass(frozen=True)
@@ -29,11 +30,15 @@ class AccountedEnd:
     exit_signal: int | None   # the B
 
 
-def parse_sacct(text: str, job_id: str) -> AccountedEnd | None:
-    """The line of `job_id` in `sacct -X -n -P -o JobID,State,ExitCode` output; None without one."""
+def parse_sacct(text: str, job_id: str, name: str | None = None, user: str | None = None) -> AccountedEnd | None:
+    """The line of `job_id` in `sacct -X -n -P -o FORMAT` output; None without one. Given a job name
+    and a user, only a line of that name and user counts: accounting keeps every job an id has named,
+    and after the ids came round again the first line can be another person's job."""
     for line in text.splitlines()[:MAX_LINES]:
         cells = line.strip().split("|")
         if len(cells) < 3 or cells[0] != job_id:
+            continue
+        if name is not None and (len(cells) < 5 or cells[3] != user or "|".join(cells[4:]) != name):
             continue
         state = (null(cells[1]) or "").split(" ")[0].upper()
         if not state.replace("_", "").isalpha():
@@ -43,11 +48,13 @@ def parse_sacct(text: str, job_id: str) -> AccountedEnd | None:
     return None
 
 
-async def accounted_end(host: Host, job_id: str) -> AccountedEnd | None:
-    """The job's end as accounting has it; None when there is no accounting or no answer in time."""
+async def accounted_end(host: Host, job_id: str, name: str | None = None,
+                        user: str | None = None) -> AccountedEnd | None:
+    """The job's end as accounting has it (of that name and user, when given); None when there is
+    no accounting or no answer in time."""
     try:
-        result = await slurm(host, ["sacct", "-j", job_id, "-X", "-n", "-P", "-o", "JobID,State,ExitCode"],
-                             timeout_s=ACCOUNTING_TIMEOUT_S, check=False)
+        result = await slurm(host, ["sacct", "-j", job_id, "-X", "-n", "-P", "-o", FORMAT],
+                             timeout_s=ACCOUNTING_TIMEOUT_S, check=False, max_bytes=1024 * 1024)
     except SlurmError:
         return None
-    return parse_sacct(result.stdout, job_id) if result.ok else None
+    return parse_sacct(result.stdout, job_id, name, user) if result.ok else None

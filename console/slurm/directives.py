@@ -48,5 +48,7 @@ def nodes_asked(tokens: list[str]) -> int | None:
     value = asks_for(tokens, "N", "nodes")
     if not value:
         return None
-    first = value.split("-")[0]
-    return int(first) if first.isdigit() else None
+    from .fields import count
+    from .hostlist import MAX_NODES
+
+    return count(value.split("-")[0], MAX_NODES)

@@ -24,15 +24,16 @@ from ..store.launches import LaunchRecord
 from ..servers.triage import TriageResult, classify_text
 from ..servers.triage.verdict import CAUSES
 from ..session import HostSession
-from . import directives, unanswered
+from . import directives, ownership, unanswered
 from .accounting import accounted_end
 from .ending import JobEnd, job_end
 from .fields import null, parse_record
-from .jobs import JobInfo, cancel, parse_sbatch, show_job
+from .jobs import JOB_BYTES, SHORT_BYTES, JobInfo, cancel, parse_sbatch, show_job
 from .ranks import RankLog, failure_class, list_rank_logs, rank_pattern, read_rank, srun_failures
 from .run import SlurmError, slurm
 
 BATCH_TAIL = 2_000_000
+KILL_WAIT_S = 60.0   # from the SIGKILL to reporting the job still running
 _SCHEDULER = {"timeout", "node-fail", "out-of-memory", "preempted", "cancelled"}
 
 
@@ -51,17 +52,23 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
     if not read.ok:
         raise LaunchError(read.stderr.strip() or f"cannot prepare {log_dir}")
     asked = directives.sbatch_options(read.stdout)
+    try:
+        user = await ownership.login_user(host)
+    except SlurmError as exc:
+        raise LaunchError(f"could not submit {config}: {exc}") from None
 
     def made(launch_id: str) -> LaunchRecord:   # the job's logs are named after the id
         record = LaunchRecord(id=launch_id, config=config, script=script, log=f"{log_dir}/{launch_id}.log",
                               exit_file=None, flags=dict(flags or {}), port=port)
         record.slurm = {"job_id": None, "state": "SUBMITTING", "nodes": [], "batch_host": None, "head_addr": None,
                         "log_dir": log_dir, "nodes_asked": directives.nodes_asked(asked), "ranks": [],
-                        "end": None, "failed_rank": None, "failed_node": None}
+                        "end": None, "failed_rank": None, "failed_node": None,
+                        "owner": ownership.owner(config, launch_id, user)}
         return record
     record = launches.create(session.name, f"{safe_stem(config)}-{time.strftime('%Y%m%d-%H%M%S')}", made)
     launch_id, log = record.id, record.log
-    argv = ["sbatch", "--parsable", f"--job-name=gpudeck-{safe_stem(config)}", f"--output={log}",
+    argv = ["sbatch", "--parsable", f"--job-name={ownership.job_name(config)}",
+            f"--comment={ownership.comment(launch_id)}", f"--output={log}",
             f"--chdir={script.rsplit('/', 1)[0] or '/'}",
             f"--export=ALL,GPUDECK_LAUNCH_ID={launch_id},SLURM_STDOUTMODE={rank_pattern(log_dir, launch_id)}"]
     if profile.slurm.partition and directives.asks_for(asked, "p", "partition") is None:
@@ -69,7 +76,7 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
     if profile.slurm.account and directives.asks_for(asked, "A", "account") is None:
         argv.append(f"--account={profile.slurm.account}")
     try:
-        result = await slurm(host, [*argv, script], timeout_s=30)
+        result = await slurm(host, [*argv, script], timeout_s=30, max_bytes=SHORT_BYTES)
         record.slurm["job_id"] = parse_sbatch(result.stdout)
     except SlurmError as exc:
         record.state = "crashed"
@@ -84,7 +91,7 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
 
 async def head_address(session: HostSession, node: str) -> str | None:
     """The batch (head) node's NodeAddr: where the server's port is reached from the login node."""
-    result = await slurm(session.host, ["scontrol", "show", "node", "-o", node], check=False)
+    result = await slurm(session.host, ["scontrol", "show", "node", "-o", node], check=False, max_bytes=JOB_BYTES)
     for line in result.stdout.splitlines()[:4]:
         rec = parse_record(line, free_text_last="Reason")
         if rec.get("NodeName") == node:
@@ -163,8 +170,12 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
     before = json.dumps(record.to_json(), sort_keys=True, default=str)
     s = record.slurm
     job = await show_job(session.host, s["job_id"])
+    why = await _not_ours(session, record, job)
     unanswered.clear(record)
-    if job is None:  # the controller no longer knows it (past MinJobAge): accounting may
+    if why:
+        _stop_asked_elsewhere(session, record)
+        await _disowned(session, record, why)
+    elif job is None:  # the controller no longer knows it (past MinJobAge): accounting may
         _stop_asked_elsewhere(session, record)
         await _ended(session, record, None, await _forgotten_end(session, record))
     else:
@@ -183,6 +194,24 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
     return False
 
 
+async def _not_ours(session: HostSession, record: LaunchRecord, job: JobInfo | None) -> str | None:
+    """Why the job under the record's id is not the launch's own (`ownership`); None when it is, or
+    when Slurm no longer shows a job there."""
+    if job is None:
+        return None
+    kept = isinstance(record.slurm.get("owner"), dict)
+    return ownership.foreign(record, job, "" if kept else await ownership.login_user(session.host))
+
+
+async def _disowned(session: HostSession, record: LaunchRecord, why: str) -> None:
+    """The id now names another job: this launch's own job ended before, how is unknown (accounting
+    by job id would mix the two jobs up). Nothing of the other job is copied into the record."""
+    record.slurm["reused"], record.slurm["state"] = why, "UNKNOWN"   # the other job's state is not ours
+    end = JobEnd("UNKNOWN", None, None, record.kill_requested, "stopped" if record.kill_requested else "unknown",
+                 f"{why}: this launch's own job had ended; how is unknown")
+    await _ended(session, record, None, end)
+
+
 def _stop_asked_elsewhere(session: HostSession, record: LaunchRecord) -> None:
     """A stop asked for by another process (a CLI call, another console) counts too."""
     if launches.stop_asked_elsewhere(session.name, record) is not None:
@@ -192,7 +221,9 @@ def _stop_asked_elsewhere(session: HostSession, record: LaunchRecord) -> None:
 async def _forgotten_end(session: HostSession, record: LaunchRecord) -> JobEnd:
     """How a job the controller has forgotten ended: accounting's state and ExitCode where the
     cluster keeps accounting, else unknown (a stop we asked for is still a stop)."""
-    found = await accounted_end(session.host, record.slurm["job_id"])
+    kept = isinstance(record.slurm.get("owner"), dict)
+    want = ownership.expected(record, "" if kept else await ownership.login_user(session.host))
+    found = await accounted_end(session.host, record.slurm["job_id"], want["name"], want["user"])
     end = job_end(found.state, found.exit_status, found.exit_signal, record.kill_requested) if found else None
     if end is not None:
         return end
@@ -373,12 +404,24 @@ async def follow(session: HostSession, record: LaunchRecord, timeout_s: float, p
 async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None = None,
                progress=None) -> StopResult:
     """`scancel --full`: SIGTERM to the batch shell and every step now; if the job has not
-    ended after the grace period, SIGKILL to all of it. The job then reads CANCELLED, by us."""
+    ended after the grace period, SIGKILL to all of it. The job then reads CANCELLED, by us.
+
+    Only a job proven the launch's own is signalled (`ownership`). The stop is done when Slurm
+    says the job ended; a job still live KILL_WAIT_S after the SIGKILL (a scancel that did not
+    take, a node that does not answer) leaves the record `stopping` and the result not clean."""
     if session.readonly:
         raise LaunchError("read-only console: stopping is disabled")
     jid = job_id(record)
     if not jid:
         raise LaunchError(f"{record.config}: no Slurm job id recorded")
+    try:
+        why = await _not_ours(session, record, await show_job(session.host, jid))
+    except SlurmError as exc:
+        raise LaunchError(f"{record.config}: {exc}") from None
+    if why:
+        await _disowned(session, record, why)
+        launches.save(session.name, record)
+        raise LaunchError(f"{record.config}: nothing signalled: job {jid} is not this launch's: {why}")
     say = progress or (lambda text: None)
     grace = session.profile.server.kill_grace_s if grace_s is None else grace_s
     record.kill_requested = True
@@ -392,23 +435,24 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
         killed = False
         while True:
             job = await show_job(session.host, jid)
-            if job is None or not job.live:
+            if job is None or not job.live or await _not_ours(session, record, job):
                 break
             elapsed = time.monotonic() - started
             if not killed and elapsed > grace:
                 await cancel(session.host, jid, signal="KILL")
                 result.signal, killed = "KILL", True
                 say(f"job {jid} still running after {grace:g}s: SIGKILL sent")
-            elif elapsed > grace + 60:
-                break  # a node that does not answer; Slurm will mark it
+            elif elapsed > grace + KILL_WAIT_S:
+                break  # Slurm still holds it: reported below, never taken for stopped
             await asyncio.sleep(0.2)
         await refresh(session, record)
     except SlurmError as exc:
         raise LaunchError(f"{record.config}: {exc}") from None
-    if record.live:  # Slurm still holds it (COMPLETING on a dead node): it is ours to forget
-        record.state = "stopped"
-        record.stopped_at = time.time()
+    if record.live:  # Slurm says the job still runs (or COMPLETING on a node that does not answer)
+        record.state = "stopping"
         launches.save(session.name, record)
+        result.running = (f"job {jid} still {record.slurm.get('state') or 'live'} after scancel"
+                          + (" and SIGKILL" if killed else ""))
     result.seconds = round(time.monotonic() - started, 2)
     result.exit_status = record.exit_status
     return result

@@ -17,6 +17,7 @@ from .run import SlurmError, slurm
 # squeue's format for running jobs: id | state | node list | name | user
 SQUEUE_FORMAT = "%i|%T|%N|%j|%u"
 MAX_NODES = 4096
+MAX_PLACEMENTS = 64 * MAX_NODES   # running jobs on nodes, all nodes together
 
 
 @dataclass
@@ -96,8 +97,12 @@ def parse_nodes(text: str) -> list[SlurmNode]:
 
 
 def parse_squeue(text: str) -> dict[str, list[str]]:
-    """squeue lines in SQUEUE_FORMAT -> {node: [job ids running or completing there]}."""
+    """squeue lines in SQUEUE_FORMAT -> {node: [job ids running or completing there]}.
+
+    Host lists are short to print and long to expand (`n[1-4096]` is 4096 names): past
+    MAX_PLACEMENTS job-on-node pairs in all the answer is refused (20,000 such lines took 24 s)."""
     on_node: dict[str, list[str]] = {}
+    placed = 0
     for line in text.splitlines()[:100_000]:
         parts = line.split("|")
         if len(parts) < 3 or not parts[0].strip():
@@ -109,6 +114,9 @@ def parse_squeue(text: str) -> dict[str, list[str]]:
             names = expand(nodelist)
         except HostlistError:
             continue
+        placed += len(names)
+        if placed > MAX_PLACEMENTS:
+            raise SlurmError(f"squeue placed more than {MAX_PLACEMENTS} jobs on nodes; the answer is not read")
         for node in names:
             on_node.setdefault(node, []).append(job)
     return on_node
@@ -134,7 +142,7 @@ def join(nodes: list[SlurmNode], names: list[str] | None, jobs: dict[str, list[s
 async def read_partition(host: Host, partition: str | None, timeout_s: float = 15.0) -> Partition:
     """The partition's nodes as they are now; `SlurmError` when Slurm does not answer."""
     part = ["-p", partition] if partition else []
-    listed = await slurm(host, ["sinfo", "-h", "-N", *part, "-o", "%N"], timeout_s)
+    listed = await slurm(host, ["sinfo", "-h", "-N", *part, "-o", "%N"], timeout_s, max_bytes=4 * 1024 * 1024)
     names = parse_sinfo_nodes(listed.stdout)
     if partition and not names:
         raise SlurmError(f"partition {partition!r} has no nodes (or does not exist)")

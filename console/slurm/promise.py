@@ -10,24 +10,25 @@ from __future__ import annotations
 import re
 
 from .directives import asks_for, nodes_asked, sbatch_options
+from .fields import MAX_GPUS_PER_NODE, count
 
 
 def gpus_per_node(tokens: list[str], nodes: int) -> int | None:
     """GPUs each node gets: --gpus-per-node, --gres=gpu[:type]:N, or --gpus/-G spread over the nodes."""
     value = asks_for(tokens, None, "gpus-per-node")
     if value:
-        last = value.split(":")[-1]
-        return int(last) if last.isdigit() else None
+        return count(value.split(":")[-1], MAX_GPUS_PER_NODE)
     gres = asks_for(tokens, None, "gres")
     if gres:
         for part in gres.split(","):
             bits = re.sub(r"\(.*?\)", "", part).split(":")
             if bits[0] == "gpu":
-                return int(bits[-1]) if len(bits) > 1 and bits[-1].isdigit() else 1
+                numbered = len(bits) > 1 and re.fullmatch(r"[0-9]+", bits[-1])
+                return count(bits[-1], MAX_GPUS_PER_NODE) if numbered else 1
     total = asks_for(tokens, "G", "gpus")
     if total:
-        last = total.split(":")[-1]
-        return -(-int(last) // nodes) if last.isdigit() else None
+        gpus = count(total.split(":")[-1], MAX_GPUS_PER_NODE * nodes)
+        return -(-gpus // nodes) if gpus is not None else None
     return None
 
 
@@ -36,7 +37,7 @@ def _int(value) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    return int(value) if isinstance(value, str) and value.isdigit() else None
+    return count(value, 1 << 20) if isinstance(value, str) else None
 
 
 def node_warnings(script_text: str, flags: dict, raw_flags: dict) -> list[str]:
