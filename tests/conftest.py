@@ -31,7 +31,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 def pytest_collection_modifyitems(config, items):
     """Mark each test with the real peers it needs (tests/tiers.py), and `peer` when it needs any."""
     for item in items:
-        peers = tiers.peers_of(item)
+        peers = tiers.peers_of(item) | {m.name for m in item.iter_markers() if m.name in tiers.PEERS}
         for peer in sorted(peers):
             item.add_marker(peer)
         if peers:

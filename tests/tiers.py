@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import types
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -98,7 +99,8 @@ def _reach(thing: Any, seen: dict[int, set[str]]) -> set[str]:
         if _ours(function):
             names = _names(function.__code__)
             for name in names:
-                value = function.__globals__.get(name)
+                # a name a function imports inside itself is no global: its module is in sys.modules
+                value = function.__globals__.get(name, sys.modules.get(name))
                 if isinstance(value, types.ModuleType):
                     if _ours(value):  # `realparts.start_llama_server(...)`: the module's names it uses
                         found |= set().union(*(_reach(getattr(value, n), seen) for n in names
