@@ -69,12 +69,33 @@ class _VersionAction(argparse.Action):
 
 
 def _version() -> str:
+    """The package's version and, from a git checkout, the commit it runs from ('+changes' when
+    the tree differs from it), so a report of a bug names the code that showed it."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("gpudeck")
+        number = version("gpudeck")
     except PackageNotFoundError:
-        return "(not installed)"
+        number = "(not installed)"
+    return f"{number} ({_commit()})"
+
+
+def _commit() -> str:
+    import subprocess
+    from pathlib import Path
+
+    here = str(Path(__file__).resolve().parent)
+    try:
+        head = subprocess.run(["git", "-C", here, "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                              text=True, timeout=5)
+        if head.returncode != 0 or not head.stdout.strip():
+            return "commit unknown: not a git checkout"
+        changed = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+                                 capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return "commit unknown: git did not answer"
+    dirty = "+changes" if changed.returncode == 0 and changed.stdout.strip() else ""
+    return f"commit {head.stdout.strip()}{dirty}"
 
 
 # Commands that hand the terminal to the Textual app: it draws through its own driver.

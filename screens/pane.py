@@ -31,7 +31,7 @@ class StaleLine(Static):
 
 
 class Pane(Vertical):
-    """Base class of the five tab bodies."""
+    """Base class of every tab body (the six of screens/tabs.py)."""
 
     BLANK = True  # a container: only its background shows between its widgets (screens/deck_tabs.py)
     TAB_TITLE = "?"

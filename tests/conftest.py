@@ -10,6 +10,7 @@ from console import demo
 from console.gc_pause import collector_paused
 from tests.realparts import SSHD, LlamaServer, make_sshd, start_llama_server
 from tests.slurm_part import SlurmCluster
+from tests import tiers
 
 
 # Python 3.11 fails an AST build ("AST constructor recursion depth mismatch") when a collection
@@ -25,6 +26,25 @@ def pytest_runtest_makereport(item, call):
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     with collector_paused():
         yield
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark each test with the real peers it needs (tests/tiers.py), and `peer` when it needs any."""
+    for item in items:
+        peers = tiers.peers_of(item) | {m.name for m in item.iter_markers() if m.name in tiers.PEERS}
+        for peer in sorted(peers):
+            item.add_marker(peer)
+        if peers:
+            item.add_marker("peer")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    tiers.running(item)
+    try:
+        yield
+    finally:
+        tiers.running(None)
 
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,8 +17,10 @@ import httpx
 import pytest
 
 from tests.realparts import ROOT, free_port, wait_port
+from tests.tiers import reaches
 
 
+@reaches("prometheus")
 def prometheus_binary() -> str:
     path = shutil.which("prometheus") or ("/usr/bin/prometheus" if os.access("/usr/bin/prometheus", os.X_OK) else None)
     if not path:

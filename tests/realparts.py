@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from console.free_port import free_port  # noqa: F401 - one owner; the tests import it from here
+from tests.tiers import reaches
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = Path(os.environ.get("GPUDECK_TEST_ASSETS", ROOT / ".cache" / "test-assets"))
@@ -43,6 +44,7 @@ def wait_port(port: int, timeout: float = 10.0, proc: subprocess.Popen | None = 
 # ------------------------------------------------------------------ sshd
 
 
+@reaches("sshd")
 def sshd_binary() -> str:
     for candidate in (shutil.which("sshd"), "/usr/sbin/sshd"):
         if candidate and os.access(candidate, os.X_OK):
@@ -147,6 +149,7 @@ Host gpudeck-test
 # ------------------------------------------------------------ llama.cpp
 
 
+@reaches("llama")
 def llama_server_binary() -> Path:
     path = ASSETS / "llama-server" / "llama-server"
     if not path.exists():
@@ -155,6 +158,7 @@ def llama_server_binary() -> Path:
     return path
 
 
+@reaches("llama")
 def smollm_model() -> Path:
     path = ASSETS / "SmolLM2-135M-Instruct.Q4_1.gguf"
     if not path.exists():

@@ -14,6 +14,7 @@ import pytest
 
 from tests.vllm_part import CACHE as VLLM_CACHE
 from tests.vllm_part import MODEL_NAME, exec_script, private_env
+from tests.tiers import reaches
 
 VERSION = "0.5.23"
 CACHE = Path(os.environ.get("GPUDECK_SGLANG_CACHE")
@@ -21,6 +22,7 @@ CACHE = Path(os.environ.get("GPUDECK_SGLANG_CACHE")
 SETTINGS = {"SGLANG_USE_CPU_ENGINE": "1", "HF_HUB_OFFLINE": "1", "SGLANG_DISABLE_USAGE_STATS": "1"}
 
 
+@reaches("sglang")
 def sglang_assets() -> tuple[Path, Path]:
     """(the venv's python, the served model's folder), or the one skip line."""
     if (CACHE / "ready").is_file() and (VLLM_CACHE / "ready").is_file():

@@ -27,12 +27,14 @@ from pathlib import Path
 import pytest
 
 from tests.realparts import free_port
+from tests.tiers import reaches
 
 NODES = ("n1", "n2")
 GPUS_PER_NODE = 4
 _BINARIES = ("munged", "slurmctld", "slurmd", "sinfo", "sbatch", "squeue", "scontrol", "scancel", "srun", "unshare")
 
 
+@reaches("slurm")
 def slurm_binaries() -> dict[str, str]:
     """Every program the cluster needs, by name; a test failure naming the packages if one is missing."""
     found, missing = {}, []

@@ -421,6 +421,7 @@ def test_sigterm_while_the_largest_prompts_are_built_ends_the_bench(fake, gpudec
 
 
 @pytest.mark.parametrize("mode", ["echo-401", "echo-sse"])
+@pytest.mark.slow
 def test_an_api_key_echoed_by_the_server_is_never_printed_or_saved(fake, gpudeck_home, tmp_path, mode):
     server = fake(mode)
     key = "sk-live-0123456789abcdefSECRET"

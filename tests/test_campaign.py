@@ -257,6 +257,7 @@ def test_gpu_memory_not_freed_stops_the_campaign_before_the_next_config(llama_bo
 
 
 @pytest.mark.timeout(420)
+@pytest.mark.slow
 def test_the_simulated_campaign_triages_a_crash_goes_on_and_names_the_winner(tmp_path, monkeypatch):
     """The demo's own campaign: one config dies at 256 streams; the rest still run; the table says why."""
     from console import demo

@@ -21,9 +21,24 @@ def cli(*args: str, path: str | None = None) -> subprocess.CompletedProcess:
                           cwd=ROOT, env=env, timeout=60)
 
 
-def test_version():
+def test_version_names_the_commit_it_runs_from():
     out = cli("--version")
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
     assert out.returncode == 0 and out.stdout.startswith("gpudeck ")
+    assert f"(commit {head}" in out.stdout, out.stdout
+
+
+def test_version_outside_a_checkout_says_the_commit_is_unknown(tmp_path):
+    """A copy of the package with no git history beside it: the version stands, the commit is
+    named unknown rather than guessed."""
+    import shutil
+
+    shutil.copytree(ROOT / "console", tmp_path / "console")
+    shutil.copytree(ROOT / "profiles", tmp_path / "profiles")
+    out = subprocess.run([sys.executable, "-m", "console", "--version"], capture_output=True, text=True,
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=60)
+    assert out.returncode == 0 and "commit unknown" in out.stdout, out.stdout + out.stderr
 
 
 def test_campaign_help_lists_no_hidden_driver(gpudeck_home):

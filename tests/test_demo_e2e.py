@@ -34,6 +34,7 @@ def demo_world(tmp_path, monkeypatch):
     world.close()
 
 
+@pytest.mark.slow
 async def test_launch_sweep_crash_is_named_and_a_task_is_suggested(demo_world):
     app = GpudeckApp(profile_name="demo")
     async with app.run_test(size=(160, 45)) as pilot:

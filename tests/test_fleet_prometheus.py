@@ -213,6 +213,8 @@ async def test_fleet_view_sorts_filters_and_drills_into_a_host(fleet):
         await until(lambda: not isinstance(app.screen, HostGPUs))
 
 
+@pytest.mark.slow
+@pytest.mark.prometheus  # the engine starts it (console/demo/fleet.py); tests/tiers.py reads only tests
 def test_fleet_demo_starts_sixteen_hosts_and_leaves_nothing_behind():
     from console.demo.fleet import CRASHED_HOST, HOSTS as DEMO_HOSTS, XID_HOST, setup
 

@@ -113,6 +113,7 @@ async def test_the_cli_table_has_a_line_per_host(peer):
     assert lines[2].split()[1] == "unreachable"              # worst first
 
 
+@pytest.mark.slow
 async def test_the_view_holds_a_screenful_and_its_keys_page_over_every_host(view_peer):
     from screens.fleet_app import FleetApp, HostGPUs
     from widgets.fleet_hosts import FleetHostsTable

@@ -1,4 +1,4 @@
-"""Who may import whom, checked on the source (DESIGN.md, "Layout").
+"""Who may import whom, checked on the source (console/README.md, "Who may import whom"; CONTRIBUTING.md).
 
 console/  the engine: never textual, screens or widgets, except the entry points that start the app
 profiles/ what is saved: nothing from console, screens or widgets

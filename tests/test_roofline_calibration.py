@@ -90,6 +90,7 @@ def _roofline_cli(*args: str) -> dict:
     (0.25, 20.0, "1,4,16", "per-step overhead is"),
     (0.6, 2.0, "1,8,32", "memory traffic is"),
 ])
+@pytest.mark.slow
 def test_fit_recovers_the_simulators_efficiency_and_overhead(tmp_path, gpudeck_home, eta, overhead_ms, levels, dominant):
     proc, url = _start_sim(tmp_path, "--efficiency", str(eta), "--step-overhead-ms", str(overhead_ms))
     try:

@@ -65,6 +65,7 @@ def test_re_ignore_patterns_and_symmetric_int4_group_32():
     assert not any("match no module" in w for w in r.warnings())
 
 
+@pytest.mark.slow
 def test_the_checkpoint_agrees_with_the_config_model(headers):
     facts = roofline.load_model(HERE / "Kimi-K2.5.config.json")
     with_ck = roofline.compute(facts, "H100 SXM", 8, context=0, checkpoint=headers)
@@ -78,6 +79,7 @@ def test_the_checkpoint_agrees_with_the_config_model(headers):
     assert w.total_bytes == pytest.approx(config_only.setup.totals.stored_bytes_all, rel=0.001)
 
 
+@pytest.mark.slow
 def test_a_config_that_drops_the_ignore_list_is_caught_by_the_checkpoint(headers):
     doc = json.loads((HERE / "Kimi-K2.5.config.json").read_text())
     for qc in (doc["quantization_config"], doc["text_config"]["quantization_config"]):

@@ -2,6 +2,7 @@
 console open at all, once each; views of one host agree; a sweep stays on its host."""
 from __future__ import annotations
 
+import pytest
 import json
 import os
 import re
@@ -269,6 +270,7 @@ async def test_unreadable_records_are_named_once(tmp_path):
                 for s in named].count((False, False, False)) == 0
 
 
+@pytest.mark.slow
 async def test_a_crashed_configs_logged_flags_survive_a_host_switch_and_a_restart(tmp_path):
     from screens.confirm import Confirm
 

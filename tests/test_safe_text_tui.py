@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from textual.app import App
 from textual.widgets import Static
 
@@ -154,6 +156,7 @@ async def drawn(pilot, app, marks: int = 1) -> str:
     return assert_harmless(app, expect_marks=marks)
 
 
+@pytest.mark.slow
 async def test_panes_toasts_and_dialogs_draw_hostile_text_literally(tmp_path):
     from screens.app import GpudeckApp
     from screens.confirm import Confirm

@@ -188,6 +188,7 @@ def _check_nothing_else_changed(box: Path, before: dict[str, str]) -> None:
     assert not Path("PWNED").exists() and not Path("PWNED2").exists()
 
 
+@pytest.mark.slow
 async def test_every_builder_treats_hostile_values_as_paths_locally(tmp_path, monkeypatch):
     box = _sandbox(tmp_path)
     monkeypatch.chdir(box)

@@ -172,6 +172,7 @@ def test_a_trickling_answer_ends_at_the_overall_deadline(peer):
     assert sample.error is not None and "no whole answer within 2 s" in sample.error
 
 
+@pytest.mark.slow
 def test_the_cli_and_profiles_check_end_on_a_trickling_prometheus(peer):
     peer.trickle_s = 1.0
     add_profile("slow", peer.url, "--prom-timeout", "2")

@@ -213,6 +213,7 @@ async def test_processes_are_tied_to_the_config_that_owns_them(server_profile):
         await session.host.close()
 
 
+@pytest.mark.slow
 async def test_a_hung_server_is_reported_as_a_hang(tmp_path):
     """The simulator's hang fault: alive, silent, /health unanswered. No log line shows it."""
     import sys
@@ -252,6 +253,7 @@ async def test_a_hung_server_is_reported_as_a_hang(tmp_path):
     assert classify_text_of(record.log) == "healthy"  # the log alone could never have said so
 
 
+@pytest.mark.slow
 async def test_a_launch_whose_launcher_died_before_the_group_is_found_not_called_dead(tmp_path):
     """The launcher saves a record, starts the wrapper, then dies before reading the group: the
     next look takes the group from the wrapper's file and follows the running server; a record

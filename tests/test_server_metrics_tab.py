@@ -4,6 +4,7 @@ the server is stopped the line keeps its last values, marked STALE."""
 from __future__ import annotations
 
 
+import pytest
 import httpx
 
 from screens.app import GpudeckApp
@@ -11,6 +12,7 @@ from screens.confirm import Confirm
 from tests.harness import wait_until
 
 
+@pytest.mark.slow
 async def test_the_server_tab_shows_the_live_sglang_series(demo_world, monkeypatch):
     monkeypatch.setenv("GPUDECK_SIM_STARTUP_S", "0.3")
     app = GpudeckApp(profile_name="demo")

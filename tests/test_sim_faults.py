@@ -76,6 +76,7 @@ async def test_nccl_watchdog_stalls_then_exits_134_and_triages(tmp_path):
     assert result.cls == "nccl"
 
 
+@pytest.mark.slow
 async def test_hang_stops_answering_and_never_exits(tmp_path):
     proc, port, log = start_sim(tmp_path, "--efficiency", "0.5", "--crash-at-concurrency", "1",
                                 "--crash-kind", "hang")

@@ -1,6 +1,7 @@
 """Many writers on one board: real OS processes, real flock, real kill -9."""
 from __future__ import annotations
 
+import pytest
 import json
 import os
 import re
@@ -74,6 +75,7 @@ def test_two_processes_200_random_edits_each_lose_nothing(tmp_path):
                 assert getattr(final[int(tid_text)], name) == value, f"shared {tid_text}.{name} from {role}"
 
 
+@pytest.mark.slow
 def test_kill_9_during_save_leaves_old_or_new_file():
     board = TaskBoard.for_profile("local")
     for i in range(300):

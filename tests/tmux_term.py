@@ -21,10 +21,12 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.tiers import reaches
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@reaches("tmux")
 def tmux_binary() -> str:
     path = shutil.which("tmux")
     if not path:

@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.realparts import LocalServer, free_port, start_server
+from tests.tiers import reaches
 
 VERSION = "0.32.0"
 CACHE = Path(os.environ.get("GPUDECK_VLLM_CACHE")
@@ -41,6 +42,7 @@ SETTINGS = {"VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE
             "DO_NOT_TRACK": "1"}
 
 
+@reaches("vllm")
 def vllm_assets() -> tuple[Path, Path]:
     """(the `vllm` command, the served model's folder), or the one skip line."""
     if (CACHE / "ready").is_file():

@@ -320,7 +320,7 @@ class Sweep:
                     numbered += n + cfg.warmup
                     if self.link is not None:  # a lost SSH link is not a dead server (see linkcheck)
                         rerun_from = numbered   # a rerun sends fresh prompts: none repeats in the run
-                        level = await self.link.settle(level, self.doc.get("server_launch"), lambda i=i, c=c, rate=rate, n=n, start=rerun_from: (
+                        level = await self.link.settle(level, self.doc.get("server_launch"), lambda i=i, c=c, rate=rate, n=n, tok=tok, start=rerun_from: (
                             self._level(i, c, rate, n, model, tok, scraper, start)))
                         if level.get("interrupted_attempt"):
                             numbered += n + cfg.warmup
@@ -585,7 +585,7 @@ class Sweep:
         """
         if not any(r.error in DEATH_ERRORS for r in records):
             return False
-        for attempt in range(12):
+        for _ in range(12):
             if await asyncio.to_thread(_server_refuses, self.config.url):
                 return True
             if self.stop_requested.is_set():

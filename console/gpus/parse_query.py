@@ -67,6 +67,7 @@ def parse_query_lines(lines: Sequence[str]) -> QueryParse:
     saw_processes = False
     stack: list[tuple[int, str]] = []  # (indent, section name) above the current line
     base_indent = 0
+    bus_id = ""  # set with `current` by each GPU's header
     for raw in lines:
         if not raw.strip():
             continue

@@ -404,7 +404,7 @@ async def _json(request: web.Request) -> dict[str, Any]:
         doc = await request.json()
     except (ValueError, UnicodeDecodeError):
         raise web.HTTPBadRequest(text=json.dumps({"error": {"message": "body is not JSON", "code": 400}}),
-                                 content_type="application/json")
+                                 content_type="application/json") from None
     if not isinstance(doc, dict):
         raise web.HTTPBadRequest(text=json.dumps({"error": {"message": "body must be a JSON object", "code": 400}}),
                                  content_type="application/json")

@@ -22,7 +22,7 @@ At load 7-9 the same three read 843-1024 ms, about 700 ms and 1963-3456 ms.
 2026-12-02, load 0.4-0.8, 3 alternated runs: gpudeck demo 370 ms (368-386), 1.86x the
 minimal app's 199 ms (197-201).
 What changed: Textual holds every repaint until the app's on_mount returns, and
-that used to wait for five tabs nobody sees yet, every host's runtime and the
+that used to wait for the five tabs nobody sees yet, every host's runtime and the
 roofline; now the first frame goes out first (screens/app.py).
 """
 from __future__ import annotations

@@ -269,7 +269,7 @@ def _truncated_traceback(episode: Episode, exceptions: list[Hit], rules: RuleSet
 def _failure_state(cls: str, hit: Hit, episode: Episode) -> str:
     if cls != "hang":
         return "crashed"
-    for index, last in episode.last.items():
+    for last in episode.last.values():
         rule = last.rule
         ended = (rule.kind == "class" and rule.name in ("process-killed", "engine-dead")) or \
                 (rule.kind == "sign" and rule.name == "exit")
