@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 
 class ProfileError(Exception):
@@ -153,7 +153,7 @@ _PATH_KEYS = {"ssh.identity_file", "ssh.config_file", "server.scripts_dir", "ser
 _NAME_KEYS = {"ssh.host", "ssh.user", "slurm.partition", "slurm.account"}
 
 # Numbers with a range: key -> (test, what is expected).
-_RANGES: dict[str, tuple] = {
+_RANGES: dict[str, tuple[Callable[[float], bool], str]] = {
     "ssh.connect_timeout_s": (lambda v: 0 < v < math.inf, "a finite number of seconds above 0"),
     "ssh.command_timeout_s": (lambda v: 0 < v < math.inf, "a finite number of seconds above 0"),
     "server.kill_grace_s": (lambda v: 0 <= v < math.inf, "a finite number of seconds, 0 or more"),
@@ -238,8 +238,8 @@ class Profile:
         return doc
 
     def to_json(self) -> dict[str, Any]:
-        doc = {"name": self.name, "transport": self.transport, "target": self.target,
-               "description": self.description}
+        doc: dict[str, Any] = {"name": self.name, "transport": self.transport, "target": self.target,
+                               "description": self.description}
         for section in _SECTIONS:
             doc[section] = asdict(getattr(self, section))
         return doc

@@ -11,7 +11,7 @@ operator is told.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import Any, Callable
 
 from .task_model import Task
 
@@ -47,7 +47,8 @@ def merge_boards(base: dict[int, Task], mine: dict[int, Task], theirs: dict[int,
         # Both sides touched this id since the base.
         if m is None or t is None:
             kept = m if m is not None else t
-            out[tid] = kept
+            if kept is not None:   # both gone was settled above (m == t)
+                out[tid] = kept
             notes.append(f"task {tid} was deleted in one console and edited in another: "
                          f"kept the edited one")
             continue
@@ -73,7 +74,7 @@ def merge_boards(base: dict[int, Task], mine: dict[int, Task], theirs: dict[int,
 def _merge_task(b: Task, m: Task, t: Task) -> tuple[Task, str | None, Task | None]:
     """Field-wise merge; returns the task, a note for a settled clash, and a losing version to keep."""
     newer, older = (m, t) if m.updated >= t.updated else (t, m)
-    values: dict = {}
+    values: dict[str, Any] = {}
     clashed: list[str] = []
     wording_clash = False
     for name in (*KEEP_BOTH_FIELDS, *NEWER_WINS_FIELDS):

@@ -61,7 +61,7 @@ class PathRefused(ValueError):
 class Cell:
     name: str
     base: str                          # the launch config it comes from
-    flags: dict = field(default_factory=dict)   # grid values ({} for a plain [[config]])
+    flags: dict[str, Any] = field(default_factory=dict)   # grid values ({} for a plain [[config]])
     status: str = "queued"
     attempts: int = 0
     script: str | None = None          # the script's path on the host
@@ -70,15 +70,15 @@ class Cell:
     crash_class: str | None = None
     crash_record: str | None = None
     note: str = ""
-    levels: list[dict] = field(default_factory=list)   # one summary per level, as the sweep reported it
-    live: dict | None = None           # the running level: concurrency, second, tok/s of the last second
-    rounds: list[dict] = field(default_factory=list)   # each finished visit: its levels, run, conditions, time
+    levels: list[dict[str, Any]] = field(default_factory=list)   # one summary per level, as the sweep reported it
+    live: dict[str, Any] | None = None           # the running level: concurrency, second, tok/s of the last second
+    rounds: list[dict[str, Any]] = field(default_factory=list)   # each finished visit: its levels, run, conditions, time
     pruned: str = ""                   # why repeats stopped early (clearly behind the leader)
     started_at: float | None = None
     ended_at: float | None = None
     node: str | None = None            # the node(s) it ran on (a Slurm job), so node effects show
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -86,7 +86,7 @@ class Cell:
 class CampaignState:
     id: str
     profile: str
-    spec: dict
+    spec: dict[str, Any]
     cells: list[Cell]
     status: str = "running"
     created_at: float = field(default_factory=time.time)
@@ -110,7 +110,7 @@ class CampaignState:
         """How many cells have ended, however (the count `campaign list` and the Campaign tab show)."""
         return sum(1 for c in self.cells if c.status in FINISHED)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         doc = asdict(self)
         doc["cells"] = [c.to_json() for c in self.cells]
         return doc
@@ -193,7 +193,7 @@ def _cut(text: str, cap: int = limits.MAX_NOTE_CHARS) -> str:
     return text if len(text) <= cap else text[:cap - 1] + "…"
 
 
-def _text(doc: dict, key: str, where: str, optional: bool = True, cap: int = 4096) -> str | None:
+def _text(doc: dict[str, Any], key: str, where: str, optional: bool = True, cap: int = 4096) -> str | None:
     value = doc.get(key)
     if value is None and optional:
         return None
@@ -204,7 +204,12 @@ def _text(doc: dict, key: str, where: str, optional: bool = True, cap: int = 409
     return value
 
 
-def _note(doc: dict, key: str, where: str) -> str:
+def _required_text(doc: dict[str, Any], key: str, where: str, cap: int = 4096) -> str:
+    value = _text(doc, key, where, optional=False, cap=cap)
+    return value if value is not None else ""   # never None: _text refuses a missing key
+
+
+def _note(doc: dict[str, Any], key: str, where: str) -> str:
     value = doc.get(key, "")
     if value is None:
         return ""
@@ -213,7 +218,7 @@ def _note(doc: dict, key: str, where: str) -> str:
     return _cut(value)
 
 
-def _int(doc: dict, key: str, where: str, lo: int = 0, hi: int = 1 << 62) -> int | None:
+def _int(doc: dict[str, Any], key: str, where: str, lo: int = 0, hi: int = 1 << 62) -> int | None:
     value = doc.get(key)
     if value is None:
         return None
@@ -222,7 +227,7 @@ def _int(doc: dict, key: str, where: str, lo: int = 0, hi: int = 1 << 62) -> int
     return value
 
 
-def _time(doc: dict, key: str, where: str) -> float | None:
+def _time(doc: dict[str, Any], key: str, where: str) -> float | None:
     value = doc.get(key)
     if value is None:
         return None
@@ -248,7 +253,7 @@ _MS = 1e9               # a latency in milliseconds (11 days)
 _COUNT = 1e12
 
 
-def clean_level(row: Any, where: str = "level") -> dict:
+def clean_level(row: Any, where: str = "level") -> dict[str, Any]:
     """One level's row, with every number in range or None; a row that is not a table is refused."""
     if not isinstance(row, dict):
         raise StateRefused(f"{where}: expected a table, got {type(row).__name__}")
@@ -276,7 +281,7 @@ _SAMPLE_KEYS = {"ttft_ms": _MS, "tpot_ms": _MS, "e2el_ms": _MS, "tokens": _COUNT
 _SAMPLES_KEPT = 1024    # per key: far above what a level keeps (console.campaign.stats.SAMPLE_CAP)
 
 
-def _clean_samples(samples: Any) -> dict:
+def _clean_samples(samples: Any) -> dict[str, Any]:
     """Per-request samples: known keys only, each a bounded list of numbers in range (others dropped)."""
     if not isinstance(samples, dict):
         return {}
@@ -288,7 +293,7 @@ def _clean_samples(samples: Any) -> dict:
     return out
 
 
-def _round(doc: Any, where: str) -> dict:
+def _round(doc: Any, where: str) -> dict[str, Any]:
     """One finished visit of a cell (a repeat): its levels, run, host conditions and times."""
     if not isinstance(doc, dict):
         raise StateRefused(f"{where}: expected a table, got {type(doc).__name__}")
@@ -308,7 +313,7 @@ def _round(doc: Any, where: str) -> dict:
             "elapsed_s": metric(doc.get("elapsed_s"), 1e9), "sweep_s": metric(doc.get("sweep_s"), 1e9)}
 
 
-def _clean_live(live: Any, where: str) -> dict | None:
+def _clean_live(live: Any, where: str) -> dict[str, Any] | None:
     if live is None:
         return None
     if not isinstance(live, dict):
@@ -322,8 +327,8 @@ def _clean_live(live: Any, where: str) -> dict | None:
 def _cell(doc: Any, where: str) -> Cell:
     if not isinstance(doc, dict):
         raise StateRefused(f"{where}: expected a table, got {type(doc).__name__}")
-    name = _text(doc, "name", where, optional=False, cap=1000)
-    base = _text(doc, "base", where, optional=False, cap=1000)
+    name = _required_text(doc, "name", where, cap=1000)
+    base = _required_text(doc, "base", where, cap=1000)
     if _CONTROL.search(name) or _CONTROL.search(base) or not name:   # names a campaign file could never give
         raise StateRefused(f"{where}.name: not a cell name gpudeck writes")
     flags = doc.get("flags") or {}
@@ -351,7 +356,7 @@ def _cell(doc: Any, where: str) -> Cell:
                 rounds=[_round(r, f"{where}.rounds[{i}]") for i, r in enumerate(_rounds(doc, where))])
 
 
-def _rounds(doc: dict, where: str) -> list:
+def _rounds(doc: dict[str, Any], where: str) -> list[dict[str, Any]]:
     rounds = doc.get("rounds") or []
     if not isinstance(rounds, list) or len(rounds) > 50:
         raise StateRefused(f"{where}.rounds: expected a list of at most 50 repeats")

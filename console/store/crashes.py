@@ -13,12 +13,16 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from profiles import paths
 
 from ..fmt import UNKNOWN
 from .scan import Scan, json_files, read_json, scan_files
+
+if TYPE_CHECKING:   # types only: the store imports no server code at run time
+    from ..servers.triage.verdict import TriageResult
+    from .launches import LaunchRecord
 
 KIND = "crash record"
 MAX_RECORD_BYTES = 4 << 20   # a record holds a short excerpt; anything near this is not one gpudeck wrote
@@ -35,7 +39,7 @@ class CrashRecord:
     summary: str = ""
     excerpt: tuple[str, ...] = ()
     exit_status: int | None = None
-    flags: dict = field(default_factory=dict)
+    flags: dict[str, Any] = field(default_factory=dict)
     server: str | None = None
     log: str | None = None
     sweep: str | None = None      # "<run id> level <concurrency>" when a sweep was running
@@ -63,13 +67,14 @@ class CrashRecord:
         status = doc.get("exit_status")
         excerpt = doc.get("excerpt")
         sources = doc.get("sources")
+        flags = doc.get("flags")
         return cls(id=text("id") or fallback_id, config=text("config"), cls=crash_class(text("class")),
                    time=text("time") or "", launch=text("launch"),
                    line=line if isinstance(line, int) and not isinstance(line, bool) else None,
                    summary=text("summary") or "",
                    excerpt=tuple(str(x) for x in excerpt) if isinstance(excerpt, list) else (),
                    exit_status=status if isinstance(status, int) and not isinstance(status, bool) else None,
-                   flags=doc.get("flags") if isinstance(doc.get("flags"), dict) else {},
+                   flags=flags if isinstance(flags, dict) else {},
                    server=text("server"), log=text("log"), sweep=text("sweep"), started_at=text("started_at"),
                    sources=tuple(str(x) for x in sources if isinstance(x, str))[:8] if isinstance(sources, list) else ())
 
@@ -101,7 +106,7 @@ def crash_of_launch(profile: str, launch_id: str) -> CrashRecord | None:
     return next((c for c in read_crashes(profile).records if c.launch == launch_id or c.id == launch_id), None)
 
 
-def write_crash(profile: str, launch, verdict, sweep: str | None = None) -> CrashRecord:
+def write_crash(profile: str, launch: LaunchRecord, verdict: TriageResult, sweep: str | None = None) -> CrashRecord:
     """The crash record of `launch` (a LaunchRecord): written by the first caller, read back by the rest."""
     when = launch.stopped_at or time.time()
     crash = CrashRecord(
@@ -133,7 +138,7 @@ def write_crash(profile: str, launch, verdict, sweep: str | None = None) -> Cras
     return crash
 
 
-def _parse(path: Path) -> dict:
+def _parse(path: Path) -> dict[str, Any]:
     """One record file as a JSON object: a regular file under the cap, UTF-8 JSON, a table."""
     doc = read_json(path, MAX_RECORD_BYTES)
     if not isinstance(doc, dict):

@@ -49,16 +49,16 @@ class LaunchRecord:
     stopped_at: float | None = None
     exit_status: int | None = None
     port: int | None = None
-    flags: dict = field(default_factory=dict)
+    flags: dict[str, Any] = field(default_factory=dict)
     adopted: bool = False
     kill_requested: bool = False
     crash_class: str | None = None
     crash_record: str | None = None
     command: str | None = None
     escaped: list[int] = field(default_factory=list)  # pids still alive after the stop (left the group)
-    effective: dict | None = None  # the flags the server's log says it runs with, once seen
-    slurm: dict | None = None  # a Slurm job: job id, nodes, batch host, rank logs (console.slurm.launch)
-    unreached: dict | None = None  # live, but its host did not answer the last look (console.servers.unreached)
+    effective: dict[str, Any] | None = None  # the flags the server's log says it runs with, once seen
+    slurm: dict[str, Any] | None = None  # a Slurm job: job id, nodes, batch host, rank logs (console.slurm.launch)
+    unreached: dict[str, Any] | None = None  # live, but its host did not answer the last look (console.servers.unreached)
 
     def __post_init__(self) -> None:
         if self.crash_class is not None:
@@ -89,7 +89,7 @@ class LaunchRecord:
     def time_to_ready_s(self) -> float | None:
         return round(self.ready_at - self.started_at, 1) if self.ready_at else None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self) | {"time_to_ready_s": self.time_to_ready_s, "shown_state": self.shown_state}
 
     @classmethod

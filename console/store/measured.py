@@ -17,7 +17,7 @@ as `RunDoc.tok_s_at` does.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 from .runs import LevelResult
 
@@ -25,8 +25,12 @@ from .runs import LevelResult
 R = TypeVar("R")
 
 
+def _own_measured(run: Any) -> bool:
+    return bool(run.measured)
+
+
 def compared_run(runs_newest_first: Sequence[R], chosen: Callable[[R], bool] | None = None,
-                 measured: Callable[[R], bool] = lambda run: run.measured) -> R | None:
+                 measured: Callable[[R], bool] = _own_measured) -> R | None:
     """The one run a roofline comparison reads (see the module's rule); None when there is no run.
     `measured` says whether a run has a level that feeds efficiency (a RunDoc's own `measured`)."""
     if chosen is not None:

@@ -49,7 +49,7 @@ class LevelResult:
     output_throughput: float | None
     completed: int | None
     failed: int | None
-    raw: dict = field(default_factory=dict, compare=False)
+    raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def measured_tok_s(self) -> float | None:
@@ -67,7 +67,7 @@ class LevelResult:
         return None
 
     @classmethod
-    def from_doc(cls, raw: dict) -> "LevelResult":
+    def from_doc(cls, raw: dict[str, Any]) -> "LevelResult":
         conc = raw.get("concurrency")
         ok_conc = isinstance(conc, int) and not isinstance(conc, bool) and conc >= 1
         done, failed = raw.get("completed"), raw.get("failed")
@@ -87,7 +87,7 @@ class RunDoc:
     model: str | None
     status: str | None
     levels: list[LevelResult]
-    raw: dict                 # the document as saved (with "path"), for views that draw it whole
+    raw: dict[str, Any]                 # the document as saved (with "path"), for views that draw it whole
 
     def tok_s_at(self, concurrency: int) -> float | None:
         return next((lv.measured_tok_s for lv in self.levels
@@ -97,13 +97,13 @@ class RunDoc:
     def measured(self) -> bool:
         return any(lv.measured_tok_s is not None for lv in self.levels)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """What a run list shows (bench --list, the compare picker)."""
         return {"run_id": self.id, "path": str(self.path), "started": self.started, "url": self.url,
                 "model": self.model, "status": self.status, "levels": [lv.concurrency for lv in self.levels]}
 
 
-def run_line(summary: dict) -> str:
+def run_line(summary: dict[str, Any]) -> str:
     """One line per run for every run list (bench --list, the Bench and Roofline pickers), from `RunDoc.summary`."""
     levels = ",".join(str(c) for c in summary.get("levels") or [])
     return f"{summary['run_id']}  {summary.get('status') or UNKNOWN:<7} {summary.get('url') or UNKNOWN}  levels {levels}"

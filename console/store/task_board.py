@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from profiles.atomic import StateFileError
 from profiles.task_model import PRIORITIES, STATUSES, Task, now_iso
@@ -20,6 +20,8 @@ from profiles.tasks import (STATUS_CYCLE, BoardReadOnly, BoardState, check_choic
                             sort_tasks, task_text)
 
 from .tasks import FileWatch, board_lock, read_board, tasks_file, write_board
+
+T = TypeVar("T")  # what an edit returns
 
 
 class TaskBoard:
@@ -94,7 +96,7 @@ class TaskBoard:
 
     # ---- saving --------------------------------------------------------
 
-    def _commit(self, mutate: Callable[[BoardState], Any]) -> Any:
+    def _commit(self, mutate: Callable[[BoardState], T]) -> T:
         if self.console_readonly:
             raise BoardReadOnly("read-only console: edits are off")
         if self.error is not None:

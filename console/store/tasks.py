@@ -66,7 +66,7 @@ def _text(path: Path) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _tables(doc: dict, table: str, parse: Callable[[Any], T], text: str,
+def _tables(doc: dict[str, Any], table: str, parse: Callable[[Any], T], text: str,
             fail: Callable[..., StateFileError]) -> Iterator[tuple[int, T]]:
     """Each `[[table]]` of the file parsed, with its index; the first bad one fails naming its line."""
     raw = doc.get(table, [])
