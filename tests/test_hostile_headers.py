@@ -102,3 +102,13 @@ def test_a_header_length_past_the_cap_is_refused_unread(tmp_path):
     assert max(host.outputs) < 4096, "the header was not read"
     with pytest.raises(RooflineError, match="header length 104857600 is beyond"):
         read_local(folder)
+
+
+def test_a_checkpoint_whose_tensors_hold_no_bytes_is_one_line(tmp_path):
+    """Every comparison with the config model is relative to the checkpoint's bytes: none was a division by zero."""
+    folder = _model(tmp_path / "m", _entry("0,64", "0,0"))
+    out = subprocess.run([sys.executable, "-m", "console", "roofline", "--checkpoint", str(folder),
+                          "--model-config", str(folder / "config.json"), "--gpu", "H100 SXM", "--count", "1"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and "internal error" not in out.stderr
+    assert out.stderr.strip().splitlines() == [f"gpudeck: checkpoint {folder}: the tensors decode reads hold no bytes"]
