@@ -69,10 +69,12 @@ def _count(value: Any, limit: int) -> bool:
 def elements(shape: list[Any] | tuple[int, ...]) -> int | None:
     """The element count of a shape, or None when a dim is not a count or the product passes
     MAX_ELEMENTS; stops as soon as it does, so a long shape of huge dims costs no big-number product."""
+    if not all(_count(dim, MAX_ELEMENTS) for dim in shape):
+        return None
+    if 0 in shape:
+        return 0
     count = 1
     for dim in shape:
-        if not _count(dim, MAX_ELEMENTS):
-            return None
         count *= dim
         if count > MAX_ELEMENTS:
             return None
