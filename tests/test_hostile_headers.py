@@ -112,3 +112,15 @@ def test_a_checkpoint_whose_tensors_hold_no_bytes_is_one_line(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode != 0 and "internal error" not in out.stderr
     assert out.stderr.strip().splitlines() == [f"gpudeck: checkpoint {folder}: the tensors decode reads hold no bytes"]
+
+
+def test_a_sparse_index_is_read_no_further_than_the_cap(tmp_path):
+    """64 MiB of index cost nothing on disk; a host's listing carries at most 32 MiB of it (as base64)."""
+    folder = tmp_path / "m"
+    folder.mkdir()
+    with open(folder / "model.safetensors.index.json", "wb") as fh:
+        fh.truncate(64 << 20)
+    host = Recording()
+    with pytest.raises(RooflineError, match=r"model\.safetensors\.index\.json: not valid JSON"):
+        asyncio.run(read_remote(host, str(folder)))
+    assert max(host.outputs) <= (32 << 20) * 4 // 3 + 4096

@@ -21,7 +21,7 @@ INDEX = "model.safetensors.index.json"
 # A real shard's header is a few hundred KB; Kimi K2's 140k tensors in one unsharded file would make
 # about 17 MB (some 120 bytes a tensor). Twice that is room enough, and bounds what one read holds.
 MAX_HEADER = 32 * 1024 * 1024
-MAX_INDEX = 64 * 1024 * 1024
+MAX_INDEX = 32 * 1024 * 1024         # the largest real index (Kimi K2: 140k names, some 95 bytes each) is about 13 MB
 # No real tensor has more than 5 dims (a video model's 3-D convolution) nor more than some 10^10
 # elements (a fused expert bank); past these a header describes no tensor that exists.
 MAX_DIMS = 8
