@@ -192,7 +192,7 @@ class RooflinePane(Pane):
         if self.facts_read:  # the model's facts are cached after the first: what-if keys stay quick
             self._show(roofline_or_error(self.inputs, self.checkpoint))
         elif self.session is not None:  # the config and its checkpoint are still being read: not here
-            self.run_worker(self._compute(self.session), group="rl-compute", exclusive=True)
+            self.run_worker(self._compute(self.session, then_checkpoint=True), group="rl-compute", exclusive=True)
 
     def _show(self, result) -> None:
         """Draw a computed roofline, or the reason there is none."""
