@@ -89,7 +89,7 @@ def _entry_problem(info: Any) -> str | None:
     if not isinstance(dtype, str) or not isinstance(shape, list) or not isinstance(offsets, list) or len(offsets) != 2:
         return "has a malformed entry"
     if len(shape) > MAX_DIMS:
-        return f"has {len(shape)} dims, more than any tensor's {MAX_DIMS}"
+        return f"has {len(shape)} dims (no real tensor has more than {MAX_DIMS})"
     if elements(shape) is None:
         if all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
             return f"has a shape past {MAX_ELEMENTS} elements, larger than any tensor's"
