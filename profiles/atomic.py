@@ -139,17 +139,26 @@ def write_toml(path: Path, doc: dict[str, Any], mode: int = 0o600) -> None:
     write_atomic(path, tomli_w.dumps(_drop_none(doc)), mode)
 
 
-def read_toml(path: Path) -> dict[str, Any]:
+MAX_TOML_BYTES = 1 << 20   # a profile is a few hundred bytes; past this it is no file gpudeck wrote
+
+
+def read_toml(path: Path, cap: int = MAX_TOML_BYTES) -> dict[str, Any]:
+    """A TOML file gpudeck keeps: a FIFO, a device or a file past `cap` is one "unreadable" line
+    (StateFileError), never a reader that waits for ever or takes the file's gigabytes."""
+    from .capped_read import FileRefused, read_capped
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_capped(path, cap)
     except FileNotFoundError:
         raise StateFileError(path, "file not found") from None
+    except FileRefused as exc:
+        raise StateFileError(path, f"unreadable ({str(exc).removeprefix(f'{path}: ')})") from None
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise StateFileError(path, f"not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise StateFileError(path, exc.strerror or str(exc)) from None
-    return parse_toml(path, text)
+    return parse_toml(path, text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def parse_toml(path: Path, text: str) -> dict[str, Any]:

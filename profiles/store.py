@@ -84,10 +84,12 @@ def remove(name: str) -> None:
 
 
 def last_used() -> str:
+    from .capped_read import FileRefused, read_capped
+
     marker = paths.config_dir() / "last_profile"
     try:
-        name = marker.read_text().strip()
-    except OSError:
+        name = read_capped(marker, 4096).decode("utf-8", "replace").strip()
+    except (OSError, FileRefused):   # a FIFO there must not hold the console's start
         return LOCAL
     return name if name and exists(name) else LOCAL
 

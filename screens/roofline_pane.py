@@ -61,6 +61,7 @@ class RooflinePane(Pane):
         self.chosen: str | None = None   # the run the operator picked (its path); None: the newest measured
         self.roof = None
         self.checkpoint = None           # the launch script's checkpoint headers, once read on the host
+        self.facts_read = False          # a roofline was worked out for this host: its model's facts are cached
 
     def compose(self) -> ComposeResult:
         yield RooflineHeadline()
@@ -84,14 +85,22 @@ class RooflinePane(Pane):
             return  # the operator switched host again meanwhile
         self.runs = runs
         self._fill_whatif()
+        self.facts_read = False
+        # not awaited here: the app awaits set_session while it starts or switches hosts, and a slow
+        # read of the model's config and checkpoint headers would hold every key (q included) meanwhile
+        self.run_worker(self._compute(session, then_checkpoint=True), group="rl-compute", exclusive=True)
+
+    async def _compute(self, session, then_checkpoint: bool = False) -> None:
+        """Work out the roofline off the UI thread (the config, the checkpoint headers beside it and
+        hundreds of quantisation patterns take a moment), then draw it."""
         inputs, checkpoint = self.inputs, self.checkpoint
-        # the model's roofline takes a moment (hundreds of quantisation patterns): off the UI thread,
-        # so the console draws while it is worked out
         result = await self.runtime.roofline_of(inputs, checkpoint)
         if session is not self.session or inputs is not self.inputs or checkpoint is not self.checkpoint:
             return  # another host, or a what-if, came meanwhile and drew its own
+        self.facts_read = True
         self._show(result)
-        self.run_worker(self._read_checkpoint(session), group="rl-checkpoint", exclusive=True)
+        if then_checkpoint:
+            self.run_worker(self._read_checkpoint(session), group="rl-checkpoint", exclusive=True)
 
     async def _read_checkpoint(self, session) -> None:
         """The launch script's model directory, read on the host: its headers then witness the config."""
@@ -100,7 +109,7 @@ class RooflinePane(Pane):
         headers, _why = await checkpoint_for_profile(session)
         if session is self.session and headers is not None:
             self.checkpoint = headers
-            self.recompute()
+            self.run_worker(self._compute(session), group="rl-compute", exclusive=True)
 
     # below this width the chart would squeeze the table: the table (all the numbers) stays, the chart goes
     NARROW = 130
@@ -180,7 +189,10 @@ class RooflinePane(Pane):
 
     # -- drawing ---------------------------------------------------------------
     def recompute(self) -> None:
-        self._show(roofline_or_error(self.inputs, self.checkpoint))  # cached after the first: what-if keys stay quick
+        if self.facts_read:  # the model's facts are cached after the first: what-if keys stay quick
+            self._show(roofline_or_error(self.inputs, self.checkpoint))
+        elif self.session is not None:  # the config and its checkpoint are still being read: not here
+            self.run_worker(self._compute(self.session, then_checkpoint=True), group="rl-compute", exclusive=True)
 
     def _show(self, result) -> None:
         """Draw a computed roofline, or the reason there is none."""

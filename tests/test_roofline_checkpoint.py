@@ -18,7 +18,8 @@ from safetensors import TensorSpec, serialize_file
 
 from console import roofline
 from console.roofline.checkpoint import place, witness_from_headers
-from console.roofline.shard_headers import read_local, read_remote
+from console.roofline.remote_headers import read_remote
+from console.roofline.shard_headers import read_local
 from console.roofline.step import experts_touched
 
 H, LAYERS, HEADS, KV, HD, VOCAB, E, K, MOE_I, DENSE_I = 64, 3, 4, 2, 16, 256, 8, 2, 32, 128

@@ -32,12 +32,14 @@ def _tail(path: str, count: int = 10) -> list[str]:
     """The log's last lines (from its last 16 KiB), for a verdict that has no line of its own."""
     from console.servers.triage import clean_line
 
+    from console.store.files import FileRefused, open_regular
+
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             handle.seek(0, 2)
             handle.seek(max(0, handle.tell() - 16384))
             text = handle.read().decode("utf-8", "replace")
-    except OSError:
+    except (OSError, FileRefused):
         return []
     return [clean_line(line)[:400] for line in text.splitlines()[-count:]]
 
@@ -46,12 +48,14 @@ def _engine_died(path: str) -> bool:
     """Does the log's last part show the engine dying before any stop was asked for?"""
     from console.servers.engine_death import TAIL_BYTES, death_line
 
+    from console.store.files import FileRefused, open_regular
+
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             handle.seek(0, 2)
             handle.seek(max(0, handle.tell() - TAIL_BYTES))
             return death_line(handle.read().decode("utf-8", "replace")) is not None
-    except OSError:
+    except (OSError, FileRefused):
         return False
 
 
@@ -59,13 +63,14 @@ def handle(args: argparse.Namespace) -> int:
     from console.commands.kit import CLIError, emit_json
     from console.servers.triage import classify_file
     from console.servers.triage.process import ProcessEvidence, judge
+    from console.store.files import FileRefused
 
     try:
         result = classify_file(args.logfile)
     except FileNotFoundError:
         raise CLIError(f"no such log file: {args.logfile}") from None
-    except IsADirectoryError:
-        raise CLIError(f"not a file: {args.logfile}") from None
+    except FileRefused as exc:   # a FIFO, a device or a directory: refused, never waited on or read for ever
+        raise CLIError(str(exc)) from None
     except OSError as exc:
         raise CLIError(f"cannot read {args.logfile}: {exc.strerror or exc}") from None
     status = getattr(args, "exit_status", None)

@@ -31,7 +31,7 @@ known irrelevant, accepted with `load_model(path, assume_ignored=("KEY",))`,
 or the load is refused naming it. `facts.warnings` lists every number taken
 from a default; `r.warnings()` adds the quant config's and the checkpoint's.
 A checkpoint beside a local config.json, or `compute(..., checkpoint=headers)`
-with headers from `shard_headers.read_local` / `read_remote(host, dir)`, is the
+with headers from `shard_headers.read_local` / `remote_headers.read_remote(host, dir)`, is the
 witness (checkpoint.py): its shard headers' bytes win, and `r.weights_from()`
 says "from the checkpoint" or "from config.json only".
 

@@ -65,10 +65,17 @@ def load_catalogue() -> list[GPUSpec]:
     return list(entries.values())
 
 
+MAX_CATALOGUE_BYTES = 1 << 20   # the packaged one, every GPU gpudeck knows, is some 20 KB
+
+
 def _read(path: Path, source: str) -> list[GPUSpec]:
-    try:
-        doc = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    from ..store.files import FileRefused, read_capped
+
+    try:   # the user's file may be anything: a FIFO or a huge file is refused, not waited on or read whole
+        doc = tomllib.loads(read_capped(path, MAX_CATALOGUE_BYTES).decode("utf-8"))
+    except FileRefused as exc:
+        raise RooflineError(f"GPU catalogue {exc}") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise RooflineError(f"GPU catalogue {path}: {exc}") from None
     out = []
     for i, raw in enumerate(doc.get("gpu", [])):

@@ -151,7 +151,10 @@ def witness_from_headers(headers: CheckpointHeaders, num_layers: int) -> Witness
                                 "bytes) belong to no block the roofline models; refusing rather than guessing")
     left_out = {c: by_class.pop(c) for c in ("mtp", "other_towers")}
     dtypes = {c: max(d, key=lambda k: d[k]) for c, d in dtype_bytes.items() if c not in left_out}
-    return Witness(source=headers.source, total_bytes=sum(by_class.values()) + sum(unplaced.values()),
+    total = sum(by_class.values()) + sum(unplaced.values())
+    if not total:   # every comparison is relative to it; no real checkpoint's decode weights are empty
+        raise RooflineError(f"checkpoint {headers.source}: the tensors decode reads hold no bytes")
+    return Witness(source=headers.source, total_bytes=total,
                    bytes_by_class={c: b for c, b in by_class.items() if b}, scale_bytes=scales,
                    dtype_by_class=dtypes, routed_bytes_by_layer=routed, left_out={c: b for c, b in left_out.items() if b},
                    unplaced_bytes=sum(unplaced.values()))

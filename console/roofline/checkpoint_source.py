@@ -8,7 +8,8 @@ only" and why, never a silent fallback.
 from __future__ import annotations
 
 from .errors import RooflineError
-from .shard_headers import CheckpointHeaders, read_remote
+from .remote_headers import read_remote
+from .shard_headers import CheckpointHeaders
 
 
 async def launch_model_paths(session) -> list[str]:

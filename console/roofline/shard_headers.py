@@ -1,4 +1,4 @@
-"""Read a safetensors checkpoint's tensor list from its shard headers, here or over SSH, never its weights.
+"""Read a safetensors checkpoint's tensor list from its shard headers, never its weights (over SSH: remote_headers).
 
 A shard starts with 8 bytes (little-endian header length) and a JSON header
 naming every tensor's dtype, shape and byte range. Those few kilobytes per
@@ -8,7 +8,6 @@ index is resolved inside the model directory before anything is opened.
 """
 from __future__ import annotations
 
-import base64
 import json
 import re
 import struct
@@ -19,8 +18,15 @@ from typing import Any
 from .errors import RooflineError
 
 INDEX = "model.safetensors.index.json"
-MAX_HEADER = 100 * 1024 * 1024      # a header larger than this is not a real checkpoint's
-MAX_INDEX = 64 * 1024 * 1024
+# A real shard's header is a few hundred KB; Kimi K2's 140k tensors in one unsharded file would make
+# about 17 MB (some 120 bytes a tensor). Twice that is room enough, and bounds what one read holds.
+MAX_HEADER = 32 * 1024 * 1024
+MAX_INDEX = 32 * 1024 * 1024         # the largest real index (Kimi K2: 140k names, some 95 bytes each) is about 13 MB
+# No real tensor has more than 5 dims (a video model's 3-D convolution) nor more than some 10^10
+# elements (a fused expert bank); past these a header describes no tensor that exists.
+MAX_DIMS = 8
+MAX_ELEMENTS = 2**48
+MAX_BYTES = 2**50                    # a byte offset or size past a petabyte is no checkpoint's
 _SHARD_NAME = re.compile(r"^[A-Za-z0-9._+-]+\.safetensors$")
 
 
@@ -46,26 +52,70 @@ class CheckpointHeaders:
         return sum(t.nbytes for t in self.tensors)
 
 
-def parse_header(raw: bytes, shard: str) -> list[Tensor]:
-    """The tensors of one shard header (the JSON after the 8-byte length)."""
+def load_json(raw: bytes, where: str) -> Any:
+    """A header or index as JSON; RooflineError when it is not JSON or nests past the parser's depth."""
     try:
-        doc = json.loads(raw)
+        return json.loads(raw)
+    except RecursionError:
+        raise RooflineError(f"{where}: nested too deeply to be a safetensors header or index") from None
     except (ValueError, UnicodeDecodeError):
-        raise RooflineError(f"checkpoint shard {shard}: header is not valid JSON") from None
+        raise RooflineError(f"{where}: not valid JSON") from None
+
+
+def _count(value: Any, limit: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= limit
+
+
+def elements(shape: list[Any] | tuple[int, ...]) -> int | None:
+    """The element count of a shape, or None when a dim is not a count or the product passes
+    MAX_ELEMENTS; stops as soon as it does, so a long shape of huge dims costs no big-number product."""
+    if not all(_count(dim, MAX_ELEMENTS) for dim in shape):
+        return None
+    if 0 in shape:
+        return 0
+    count = 1
+    for dim in shape:
+        count *= dim
+        if count > MAX_ELEMENTS:
+            return None
+    return count
+
+
+def _entry_problem(info: Any) -> str | None:
+    """Why a tensor entry describes no real tensor, or None when it is well formed and in bounds."""
+    if not isinstance(info, dict):
+        return "has no dtype/shape/offsets"
+    dtype, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
+    if not isinstance(dtype, str) or not isinstance(shape, list) or not isinstance(offsets, list) or len(offsets) != 2:
+        return "has a malformed entry"
+    if len(shape) > MAX_DIMS:
+        return f"has {len(shape)} dims (no real tensor has more than {MAX_DIMS})"
+    if elements(shape) is None:
+        if all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+            return f"has a shape past {MAX_ELEMENTS} elements, larger than any tensor's"
+        return "has a malformed entry"
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in offsets) or offsets[1] < offsets[0]:
+        return "has a malformed entry"
+    if offsets[1] > MAX_BYTES:
+        return f"has data offsets past {MAX_BYTES} bytes, beyond any checkpoint's"
+    return None
+
+
+def parse_header(raw: bytes, shard: str) -> list[Tensor]:
+    """The tensors of one shard header (the JSON after the 8-byte length); RooflineError, one line
+    naming the shard, for anything no real checkpoint holds."""
+    doc = load_json(raw, f"checkpoint shard {shard}: header")
     if not isinstance(doc, dict):
         raise RooflineError(f"checkpoint shard {shard}: header is not a JSON object")
     out = []
     for name, info in doc.items():
         if name == "__metadata__":
             continue
-        if not isinstance(info, dict):
-            raise RooflineError(f"checkpoint shard {shard}: tensor {name[:80]!r} has no dtype/shape/offsets")
-        dtype, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
-        if (not isinstance(dtype, str) or not isinstance(shape, list) or not isinstance(offsets, list)
-                or len(offsets) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in offsets + shape)
-                or offsets[1] < offsets[0]):
-            raise RooflineError(f"checkpoint shard {shard}: tensor {name[:80]!r} has a malformed entry")
-        out.append(Tensor(name, dtype, offsets[1] - offsets[0], tuple(shape)))
+        problem = _entry_problem(info)
+        if problem:
+            raise RooflineError(f"checkpoint shard {shard}: tensor {name[:80]!r} {problem}")
+        offsets = info["data_offsets"]
+        out.append(Tensor(name, info["dtype"], offsets[1] - offsets[0], tuple(info["shape"])))
     return out
 
 
@@ -78,7 +128,7 @@ def _index_shards(index_doc: Any, source: str) -> tuple[set[str], int | None]:
             raise RooflineError(f"{source}/{INDEX}: shard name {str(shard)[:80]!r} is not a plain file name")
         names.add(shard)
     total = (index_doc.get("metadata") or {}).get("total_size") if isinstance(index_doc.get("metadata"), dict) else None
-    return names, total if isinstance(total, int) and not isinstance(total, bool) else None
+    return names, total if _count(total, MAX_BYTES) else None
 
 
 def _without_index(names: set[str]) -> set[str]:
@@ -98,9 +148,10 @@ def read_index(base: Path) -> dict[str, Any] | None:
     if index_path.stat().st_size > MAX_INDEX:
         raise RooflineError(f"{index_path}: larger than {MAX_INDEX // 2**20} MiB, not a safetensors index")
     try:
-        doc = json.loads(index_path.read_bytes())
-    except (OSError, ValueError) as exc:
+        raw = index_path.read_bytes()
+    except OSError as exc:
         raise RooflineError(f"{index_path}: unreadable ({exc})") from None
+    doc = load_json(raw, str(index_path))
     _index_shards(doc, str(base))   # its shard names are plain file names, or it is refused here
     return doc
 
@@ -139,79 +190,6 @@ def read_local(model_dir: str | Path) -> CheckpointHeaders | None:
     return out
 
 
-# Runs on the host: for the index and each *.safetensors file, its header only (base64, one line each).
-_REMOTE = r"""
-cd -- "$1" 2>/dev/null || { echo "NODIR"; exit 0; }
-if [ -f model.safetensors.index.json ]; then
-  printf 'INDEX '; head -c %(max_index)d model.safetensors.index.json | base64 | tr -d '\n'; echo
-fi
-for f in *.safetensors; do
-  [ -f "$f" ] || continue
-  set -- $(head -c 8 -- "$f" | od -An -v -tu1)
-  [ $# -eq 8 ] || { printf 'SHORT %%s\n' "$(printf %%s "$f" | base64 | tr -d '\n')"; continue; }
-  n=$(( $1 + ($2 << 8) + ($3 << 16) + ($4 << 24) + ($5 << 32) + ($6 << 40) + ($7 << 48) + ($8 << 56) ))
-  printf 'SHARD %%s ' "$(printf %%s "$f" | base64 | tr -d '\n')"
-  if [ "$n" -lt 0 ] || [ "$n" -gt %(max_header)d ]; then echo "BIG"; continue; fi
-  head -c $((8 + n)) -- "$f" | tail -c "$n" | base64 | tr -d '\n'; echo
-done
-""" % {"max_index": MAX_INDEX, "max_header": MAX_HEADER}
-
-
-def remote_argv(model_dir: str) -> list[str]:
-    """The one command that lists a remote checkpoint's headers (sh, head, od, tail, base64)."""
-    return ["sh", "-c", _REMOTE, "gpudeck-headers", model_dir]
-
-
-def parse_remote(output: str, source: str) -> CheckpointHeaders | None:
-    """The headers from `remote_argv`'s output; None when the directory holds no safetensors."""
-    index_names: set[str] | None = None
-    total = None
-    shards: dict[str, list[Tensor]] = {}
-    for line in output.splitlines():
-        kind, _, rest = line.partition(" ")
-        if kind == "NODIR":
-            raise RooflineError(f"checkpoint {source}: no such directory")
-        try:
-            if kind == "INDEX":
-                index_names, total = _index_shards(json.loads(base64.b64decode(rest)), source)
-            elif kind in ("SHARD", "SHORT"):
-                name_b64, _, body = rest.partition(" ")
-                name = base64.b64decode(name_b64).decode("utf-8", errors="replace")
-                if kind == "SHORT" or body == "BIG":
-                    shards[name] = []
-                    if kind == "SHORT":
-                        raise RooflineError(f"checkpoint shard {source}/{name[:80]}: shorter than its header length")
-                    raise RooflineError(f"checkpoint shard {source}/{name[:80]}: header beyond {MAX_HEADER} bytes")
-                shards[name] = parse_header(base64.b64decode(body), name)
-        except (ValueError, TypeError) as exc:
-            raise RooflineError(f"checkpoint {source}: unreadable header listing ({exc})") from None
-    wanted = index_names if index_names is not None else _without_index(set(shards))
-    if not wanted:
-        return None
-    missing = sorted(wanted - set(shards))
-    if missing:
-        raise RooflineError(f"checkpoint {source}: shard {missing[0][:80]} named by the index is missing")
-    out = CheckpointHeaders(source=source, index_total_size=total)
-    for name in sorted(wanted):
-        out.tensors.extend(shards[name])
-        out.shards += 1
-    return out
-
-
-async def read_remote(host, model_dir: str, timeout: float = 60.0) -> CheckpointHeaders | None:
-    """The headers of a checkpoint on a host (local or SSH), read with one command."""
-    from ..hosts import HostError
-
-    source = f"{getattr(host, 'name', 'host')}:{model_dir}"
-    try:
-        result = await host.run(remote_argv(model_dir), timeout=timeout)
-    except HostError as exc:
-        raise RooflineError(f"checkpoint {source}: {exc}") from None
-    if not result.ok:
-        raise RooflineError(f"checkpoint {source}: header listing failed ({result.stderr.strip()[:200]})")
-    return parse_remote(result.stdout, source)
-
-
 _LAYER = re.compile(r"^model\.layers\.(\d+)\.")
 
 
@@ -242,14 +220,8 @@ def checkpoint_summary(model_dir: Path, num_layers: int, headers: CheckpointHead
                "mtp_tensors": sum(1 for n in weight_map if _beyond(n, num_layers))}
     if headers is not None:
         decode = [t for t in headers.tensors if not _beyond(t.name, num_layers)]
-        elements = 0
-        for t in decode:
-            count = 1
-            for dim in t.shape:
-                count *= dim
-            elements += count
         out.update({"total_bytes_headers": headers.total_bytes, "decode_bytes": sum(t.nbytes for t in decode),
-                    "decode_elements": elements})
+                    "decode_elements": sum(elements(t.shape) or 0 for t in decode)})
     elif problem:
         out["error"] = problem
     return out

@@ -50,9 +50,12 @@ def classify_text(text: str, rules: RuleSet | None = None) -> TriageResult:
 
 def classify_file(path: str | Path, rules: RuleSet | None = None, block: int = 1 << 22) -> TriageResult:
     """Verdict on a log file, streamed in blocks: UTF-8, or UTF-16 with or
-    without a BOM (undecodable bytes replaced); memory stays bounded."""
+    without a BOM (undecodable bytes replaced); memory stays bounded. Only a
+    regular file is read: store.files.FileRefused names anything else."""
+    from ...store.files import open_regular
+
     triage = Triage(rules)
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:   # a FIFO or a device is refused (FileRefused), never waited on
         for chunk in read_chunks(handle, block):
             triage.feed_text(chunk)
     triage.close()
