@@ -72,3 +72,15 @@ def test_a_marked_test_may_reach_its_peer(request):
             tiers.need("sshd")
     finally:
         tiers.running(request.node)
+
+
+def test_a_fixture_asked_for_by_name_marks_the_test_with_what_it_needs(request):
+    """`request.getfixturevalue("ssh_profile")` reaches sshd through ssh_profile's own fixtures."""
+    class Proxy:   # the running test as pytest knows it, with the sample's code as its function
+        function = _sample("asks_by_name")
+        _fixtureinfo = _Fixtures()
+
+        def __getattr__(self, name):
+            return getattr(request.node, name)
+
+    assert tiers.peers_of(Proxy()) == {"sshd"}

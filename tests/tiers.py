@@ -71,17 +71,35 @@ def peers_of(item: pytest.Item) -> set[str]:
     """The peers `item` needs: from the code of the test and of every fixture it asks for."""
     seen: dict[int, set[str]] = {}
     found: set[str] = set()
+
+    def fixtures(name: str, asked: frozenset[str] = frozenset()) -> list[Any]:
+        """The functions of the fixture `name` as `item` would get it (`request.getfixturevalue`),
+        and of the fixtures it asks for in turn."""
+        manager = getattr(getattr(item, "session", None), "_fixturemanager", None)
+        try:
+            definitions = list(manager.getfixturedefs(name, item) or ()) if manager else []
+        except Exception:  # not a fixture's name
+            return []
+        found = []
+        for definition in definitions:
+            found.append(definition.func)
+            for argname in definition.argnames:
+                if argname not in asked and argname != name:
+                    found += fixtures(argname, asked | {name})
+        return found
+
     function = getattr(item, "function", None)
     if function is not None:
-        found |= _reach(function, seen)
+        found |= _reach(function, seen, fixtures)
     info = getattr(item, "_fixtureinfo", None)
     for definitions in getattr(info, "name2fixturedefs", {}).values():
         for definition in definitions:
-            found |= _reach(definition.func, seen)
+            found |= _reach(definition.func, seen, fixtures)
     return found
 
 
-def _reach(thing: Any, seen: dict[int, set[str]]) -> set[str]:
+def _reach(thing: Any, seen: dict[int, set[str]],
+           fixtures: Callable[[str], list[Any]] = lambda name: []) -> set[str]:
     key = id(thing)
     if key in seen:
         return seen[key]
@@ -93,7 +111,7 @@ def _reach(thing: Any, seen: dict[int, set[str]]) -> set[str]:
     elif isinstance(thing, type):
         if _ours(thing):
             for member in vars(thing).values():
-                found |= _reach(_unwrap(member), seen)
+                found |= _reach(_unwrap(member), seen, fixtures)
     elif isinstance(thing, (types.FunctionType, types.MethodType)):
         function = thing.__func__ if isinstance(thing, types.MethodType) else thing
         if _ours(function):
@@ -103,13 +121,17 @@ def _reach(thing: Any, seen: dict[int, set[str]]) -> set[str]:
                 value = function.__globals__.get(name, sys.modules.get(name))
                 if isinstance(value, types.ModuleType):
                     if _ours(value):  # `realparts.start_llama_server(...)`: the module's names it uses
-                        found |= set().union(*(_reach(getattr(value, n), seen) for n in names
+                        found |= set().union(*(_reach(getattr(value, n), seen, fixtures) for n in names
                                                if hasattr(value, n)))
                 elif value is not None:
-                    found |= _reach(value, seen)
+                    found |= _reach(value, seen, fixtures)
+            if "getfixturevalue" in names:  # a fixture asked for by name: read the fixture's code too
+                for const in _strings(function.__code__):
+                    for fixture in fixtures(const):
+                        found |= _reach(fixture, seen, fixtures)
             for cell in function.__closure__ or ():
                 try:
-                    found |= _reach(cell.cell_contents, seen)
+                    found |= _reach(cell.cell_contents, seen, fixtures)
                 except ValueError:  # an empty cell
                     pass
     seen[key] = found
@@ -129,6 +151,14 @@ def _unwrap(member: Any) -> Any:
     if isinstance(member, property):
         return member.fget
     return member
+
+
+def _strings(code: types.CodeType) -> set[str]:
+    found = {c for c in code.co_consts if isinstance(c, str) and c.isidentifier()}
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            found |= _strings(const)
+    return found
 
 
 def _names(code: types.CodeType) -> set[str]:

@@ -28,3 +28,7 @@ def through_a_closure():
 
 def no_peer():
     return realparts.free_port()
+
+
+def asks_by_name(request):
+    return request.getfixturevalue("ssh_profile")
