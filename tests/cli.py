@@ -1,5 +1,6 @@
 """The one way tests run the `gpudeck` command: in a process of its own, as an operator would,
-or in this process where a test needs a bug to escape as its own traceback.
+or in this process where a test needs a bug to escape as its own traceback; `gpudeck_sound`
+is the first with the checks a hostile or fuzzed input needs (no traceback, the exit expected).
 
 Both take the test's environment (the autouse fixture's GPUDECK_HOME included), run from the
 repository root, and put this checkout first on the import path, so the code under test is
