@@ -7,14 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.cli import gpudeck
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_cli_sweep_on_a_remote_profile_goes_through_the_ssh_tunnel(ssh_profile, llama_server, gpudeck_home):
-    out = subprocess.run([sys.executable, "-m", "console", "-p", ssh_profile.name, "bench",
-                          "--url", llama_server.url, "--concurrency", "1", "--num-prompts", "2", "--warmup", "0",
-                          "--input-len", "8", "--output-len", "8", "--events"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=240, env=os.environ.copy())
+    out = gpudeck("-p", ssh_profile.name, "bench", "--url", llama_server.url, "--concurrency", "1", "--num-prompts",
+                  "2", "--warmup", "0", "--input-len", "8", "--output-len", "8", "--events", timeout=240)
     assert out.returncode == 0, out.stderr
     events = [json.loads(line) for line in out.stdout.splitlines()]
     start, end = events[0], events[-1]

@@ -14,15 +14,11 @@ import pytest
 
 from console.campaign.grid import GridError, derive
 from console.campaign.spec import CampaignError, from_dict, load
+from tests.cli import gpudeck
 from tests.harness import poll_until
-from tests.realparts import ROOT, free_port, llama_server_binary, smollm_model
+from tests.realparts import free_port, llama_server_binary, smollm_model
 
 SCRIPTS = Path(__file__).parent / "fixtures" / "scripts"
-
-
-def gpudeck(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 # ---------------------------------------------------------------- the file
@@ -100,7 +96,7 @@ def llama_box(tmp_path):
         f"--host 127.0.0.1 --port {port} -c 1024 -t 1 --parallel 1\n")
     (scripts / "smol.sh").chmod(0o755)
     assert gpudeck("profiles", "add", "box", "--local", "--scripts-dir", str(scripts),
-                   "--log-dir", str(tmp_path / "logs")).returncode == 0
+                   "--log-dir", str(tmp_path / "logs"), timeout=240).returncode == 0
     yield tmp_path, scripts, port
     _kill_launched("box")
 
@@ -149,7 +145,7 @@ def _nothing_left_running(profile: str) -> None:
 
 def test_a_campaign_over_two_real_configs_launches_sweeps_stops_and_compares(llama_box):
     folder, _scripts, _port = llama_box
-    out = gpudeck("campaign", "run", str(_campaign_file(folder)), "-p", "box", "--foreground", "--json")
+    out = gpudeck("campaign", "run", str(_campaign_file(folder)), "-p", "box", "--foreground", "--json", timeout=240)
     assert out.returncode == 0, out.stderr[-2000:]
     doc = json.loads(out.stdout)
     assert doc["status"] == "finished"
@@ -165,10 +161,10 @@ def test_a_campaign_over_two_real_configs_launches_sweeps_stops_and_compares(lla
     assert doc["comparison"]["leader"] in ("smol+parallel=1", "smol+parallel=2")
     assert all(c["rounds"][0]["levels"][0]["samples"]["ttft_ms"] for c in doc["cells"])   # kept for the CIs
     _nothing_left_running("box")
-    shown = gpudeck("campaign", "show", doc["id"], "-p", "box")
+    shown = gpudeck("campaign", "show", doc["id"], "-p", "box", timeout=240)
     assert doc["comparison"]["verdict"] in shown.stdout and "smol+parallel=2" in shown.stdout
     report = folder / "findings.md"
-    assert gpudeck("report", "-p", "box", "--offline", "--out", str(report)).returncode == 0
+    assert gpudeck("report", "-p", "box", "--offline", "--out", str(report), timeout=240).returncode == 0
     text = report.read_text()
     assert "## Campaigns" in text and doc["id"] in text
     assert "| smol+parallel=2 | smol | --parallel 2 | done |" in text
@@ -181,7 +177,7 @@ def test_resume_after_kill_9_keeps_finished_cells_and_redoes_the_interrupted_one
 
     folder, _scripts, _port = llama_box
     started = gpudeck("campaign", "run", str(_campaign_file(folder, levels="[1, 2]", prompts=6)), "-p", "box",
-                      "--json")
+                      "--json", timeout=240)
     assert started.returncode == 0, started.stderr
     info = json.loads(started.stdout)
     cid = info["id"]
@@ -197,10 +193,10 @@ def test_resume_after_kill_9_keeps_finished_cells_and_redoes_the_interrupted_one
     killed = st.load("box", cid)
     first_run, cut_run = killed.cells[0].run_id, killed.cells[1].run_id
     assert killed.cells[1].status == "sweeping" and cut_run
-    shown = json.loads(gpudeck("campaign", "show", cid, "-p", "box", "--json").stdout)
+    shown = json.loads(gpudeck("campaign", "show", cid, "-p", "box", "--json", timeout=240).stdout)
     assert shown["driver_running"] is False
 
-    resumed = gpudeck("campaign", "resume", cid, "-p", "box", "--foreground", "--json")
+    resumed = gpudeck("campaign", "resume", cid, "-p", "box", "--foreground", "--json", timeout=240)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     doc = json.loads(resumed.stdout)
     first, second = doc["cells"]
@@ -208,7 +204,7 @@ def test_resume_after_kill_9_keeps_finished_cells_and_redoes_the_interrupted_one
     assert second["status"] == "done" and second["attempts"] == 2
     assert "redone after an interruption" in second["note"] and second["run_id"] != cut_run
     # the run the kill cut short says so, apart from the redo, instead of `running` forever
-    listed = gpudeck("bench", "--list", "--profile", "box").stdout
+    listed = gpudeck("bench", "--list", "--profile", "box", timeout=240).stdout
     assert any(line.startswith(cut_run) and "interrupted" in line for line in listed.splitlines()), listed
     _nothing_left_running("box")
 
@@ -219,7 +215,7 @@ def test_two_campaigns_never_drive_one_host(llama_box):
     folder, _scripts, _port = llama_box
     lock.acquire(lock.local_identity(), None, "campaign-someone-else", "box", pid=os.getpid())
     try:
-        out = gpudeck("campaign", "run", str(_campaign_file(folder)), "-p", "box", "--foreground")
+        out = gpudeck("campaign", "run", str(_campaign_file(folder)), "-p", "box", "--foreground", timeout=240)
         assert out.returncode == 1
         assert f"driven by campaign campaign-someone-else of profile box (pid {os.getpid()}" in out.stderr
     finally:
@@ -246,7 +242,7 @@ def test_gpu_memory_not_freed_stops_the_campaign_before_the_next_config(llama_bo
         profile.gpu.smi_command = [sys.executable, "-m", "console", "sim", "nvidia-smi", "--state-dir", str(state_dir)]
         store.save(profile)
         out = gpudeck("campaign", "run", str(_campaign_file(folder, levels="[1]")), "-p", "box", "--foreground",
-                      "--json")
+                      "--json", timeout=240)
         doc = json.loads(out.stdout)
         assert out.returncode == 1 and doc["status"] == "failed"
         assert "did not return to idle" in doc["note"] and "next config would start on busy GPUs" in doc["note"]
@@ -298,13 +294,13 @@ def test_the_simulated_campaign_triages_a_crash_goes_on_and_names_the_winner(tmp
         assert comp["difference"]["ci"][0] >= comp["min_effect_pct"]
         row = next(r for r in comp["results"] if r["cell"] == "run_tp8_ep8_crash")
         assert row["crashed_at"] == 256 and "run_tp8_ep8_crash" not in comp["tied"]
-        table = gpudeck("campaign", "show", doc["id"], "-p", "demo").stdout
+        table = gpudeck("campaign", "show", doc["id"], "-p", "demo", timeout=240).stdout
         assert "crashed at c=256: cuda-illegal-address" in table and f"winner: {comp['winner']}" in table
         best = next(r for r in comp["results"] if r["cell"] == comp["winner"])
         assert best["efficiency_pct"] is not None and 0 < best["efficiency_pct"] < 100
         assert best["efficiency_deciding_pct"] is not None and "(deciding level)" in table
         assert best["calibration"] is not None and "against the roofline" in table
-        suggestions = json.loads(gpudeck("tasks", "-p", "demo", "suggestions", "--json").stdout)["suggestions"]
+        suggestions = json.loads(gpudeck("tasks", "-p", "demo", "suggestions", "--json", timeout=240).stdout)["suggestions"]
         keys = [s["key"] for s in suggestions]
         assert not any(k.startswith("efficiency:") for k in keys)  # the table judges the cells, not a task per run
         assert "promise:run_tp8_ep8_crash" in keys and "promise:run_tp8_ep8_memsafe" in keys
@@ -376,7 +372,9 @@ def test_single_measurements_without_samples_name_no_winner_however_far_apart():
     from console.campaign.compare import compare, table_lines
 
     def campaign(*tps: float):
-        level = lambda x: {"concurrency": 10, "status": "ok", "output_throughput": x, "ttft_p99": 900.0}
+        def level(x):
+            return {"concurrency": 10, "status": "ok", "output_throughput": x, "ttft_p99": 900.0}
+
         cells = [st.Cell(name=name, base=name, status="done", levels=[level(x)]) for name, x in zip("abcd", tps)]
         return st.CampaignState(id="c1", profile="box", spec={"sweep": {"levels": [10], "slo": {"ttft_ms": 8000}}},
                                 cells=cells, status="finished")
@@ -420,7 +418,7 @@ async def test_the_campaign_tab_counts_the_finished_cells_campaign_list_counts(t
         st.Cell(name="a", base="a", status="done"), st.Cell(name="b", base="b", status="crashed"),
         st.Cell(name="c", base="c", status="interrupted")], status="stopped", driver_pid=None)
     st.save(state)
-    listed = json.loads(gpudeck("campaign", "list", "-p", "box", "--json").stdout)["campaigns"]
+    listed = json.loads(gpudeck("campaign", "list", "-p", "box", "--json", timeout=240).stdout)["campaigns"]
     assert [(c["done"], c["cells"]) for c in listed] == [(3, 3)]
 
     app = HostApp(CampaignPane(), HostSession.open(store.load("box")))

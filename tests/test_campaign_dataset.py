@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from console.campaign.runner import bench_argv
 from console.campaign.spec import CampaignError, from_dict, load
+from tests.cli import gpudeck
 
 ROOT = Path(__file__).resolve().parent.parent
 BODY = ('[sweep]\nlevels = [4]\noutput_len = 16\nnum_prompts = 8\ndataset = "{dataset}"\n\n'
@@ -81,9 +80,7 @@ def box(tmp_path):
     scripts.mkdir()
     (scripts / "smol-vllm.sh").write_text("#!/bin/sh\nexec sleep 30 --max-num-seqs 1\n")
     (scripts / "smol-vllm.sh").chmod(0o755)
-    out = subprocess.run([sys.executable, "-m", "console", "profiles", "add", "box", "--local", "--scripts-dir",
-                          str(scripts), "--log-dir", str(tmp_path / "logs")], cwd=ROOT, capture_output=True, text=True,
-                         timeout=60, stdin=subprocess.DEVNULL)
+    out = gpudeck("profiles", "add", "box", "--local", "--scripts-dir", str(scripts), "--log-dir", str(tmp_path / "logs"))
     assert out.returncode == 0, out.stderr
     return tmp_path
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import shlex
 
+from tests.cli import gpudeck
 from tests.realparts import free_port
-from tests.test_campaign import _nothing_left_running, gpudeck
+from tests.test_campaign import _nothing_left_running
 
 
 def test_a_sweep_that_measured_nothing_is_no_repeat(tmp_path):
@@ -21,11 +22,11 @@ def test_a_sweep_that_measured_nothing_is_no_repeat(tmp_path):
     (scripts / "deaf.sh").write_text(f"#!/bin/sh\nexec {shlex.quote(str(fake))} -m /models/smol.gguf --port {port}\n")
     (scripts / "deaf.sh").chmod(0o755)
     assert gpudeck("profiles", "add", "box", "--local", "--scripts-dir", str(scripts),
-                   "--log-dir", str(tmp_path / "logs")).returncode == 0
+                   "--log-dir", str(tmp_path / "logs"), timeout=240).returncode == 0
     campaign = tmp_path / "campaign.toml"
     campaign.write_text('[sweep]\nlevels = [1]\noutput_len = 8\nnum_prompts = 1\nrepeats = 2\n\n'
                         '[[config]]\nname = "deaf"\n\n[policy]\nready_timeout_s = 60\ngpu_idle_timeout_s = 5\n')
-    out = gpudeck("campaign", "run", str(campaign), "-p", "box", "--foreground", "--json")
+    out = gpudeck("campaign", "run", str(campaign), "-p", "box", "--foreground", "--json", timeout=240)
     assert out.returncode == 0, out.stderr[-3000:]
     cell = json.loads(out.stdout)["cells"][0]
     assert cell["status"] == "start-failed" and cell["rounds"] == [], cell

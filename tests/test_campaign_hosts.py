@@ -2,18 +2,11 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import subprocess
-import sys
 
-from tests.realparts import ROOT, free_port, llama_server_binary, smollm_model
+from tests.cli import gpudeck
+from tests.realparts import free_port, llama_server_binary, smollm_model
 from tests.test_slurm_campaign import most_at_once
-
-
-def gpudeck(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", *args], cwd=ROOT, capture_output=True, text=True,
-                          env=dict(os.environ), timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def test_two_hosts_take_the_cells_one_at_a_time_each(gpudeck_home, tmp_path):
@@ -26,13 +19,13 @@ def test_two_hosts_take_the_cells_one_at_a_time_each(gpudeck_home, tmp_path):
             f"--host 127.0.0.1 --port {free_port()} -c 512 -t 1 --parallel 1\n")
     for host in ("h1", "h2"):
         assert gpudeck("profiles", "add", host, "--local", "--scripts-dir", str(scripts),
-                       "--log-dir", str(tmp_path / f"logs-{host}")).returncode == 0
+                       "--log-dir", str(tmp_path / f"logs-{host}"), timeout=300).returncode == 0
     campaign = tmp_path / "campaign.toml"
     campaign.write_text("[sweep]\nlevels = [1]\ninput_len = 16\noutput_len = 8\nnum_prompts = 2\nrepeats = 1\n\n"
                         + "".join(f'[[config]]\nname = "{n}"\n\n' for n in names)
                         + "[policy]\nready_timeout_s = 120\ngpu_idle_timeout_s = 5\n")
-    assert gpudeck("campaign", "run", str(campaign), "-p", "h1", "--hosts", "h1,nope").returncode == 2
-    out = gpudeck("campaign", "run", str(campaign), "-p", "h1", "--hosts", "h1,h2", "--foreground", "--json")
+    assert gpudeck("campaign", "run", str(campaign), "-p", "h1", "--hosts", "h1,nope", timeout=300).returncode == 2
+    out = gpudeck("campaign", "run", str(campaign), "-p", "h1", "--hosts", "h1,h2", "--foreground", "--json", timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     doc = json.loads(out.stdout)
     cells = doc["cells"]

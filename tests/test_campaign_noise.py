@@ -11,8 +11,9 @@ import shlex
 
 import pytest
 
+from tests.cli import gpudeck
 from tests.realparts import free_port, llama_server_binary, smollm_model
-from tests.test_campaign import _kill_launched, _nothing_left_running, gpudeck
+from tests.test_campaign import _kill_launched, _nothing_left_running
 
 
 def _script(port: int, parallel: int) -> str:
@@ -26,7 +27,7 @@ def box(tmp_path):
     scripts = tmp_path / "scripts"
     scripts.mkdir()
     assert gpudeck("profiles", "add", "noisy", "--local", "--scripts-dir", str(scripts),
-                   "--log-dir", str(tmp_path / "logs")).returncode == 0
+                   "--log-dir", str(tmp_path / "logs"), timeout=240).returncode == 0
     yield tmp_path, scripts
     _kill_launched("noisy")
 
@@ -59,7 +60,7 @@ def test_two_identical_configs_come_out_as_no_significant_difference(box):
     # the rounds were interleaved: A B, then B A, then A B
     order = sorted((r["started_at"], c["name"]) for c in doc["cells"] for r in c["rounds"])
     assert [name for _t, name in order] == ["twin_a", "twin_b", "twin_b", "twin_a", "twin_a", "twin_b"]
-    shown = gpudeck("campaign", "show", doc["id"], "-p", "noisy")
+    shown = gpudeck("campaign", "show", doc["id"], "-p", "noisy", timeout=240)
     assert "no significant difference between twin_" in shown.stdout and "bootstrap" in shown.stdout
 
 
@@ -88,6 +89,6 @@ def test_a_config_at_half_the_speed_loses_with_a_winner_named(box):
     assert comp["winner"] == "full", comp["verdict"]
     assert comp["difference"]["ci"][0] > comp["min_effect_pct"]
     assert comp["verdict"].startswith("winner: full at ")
-    shown = json.loads(gpudeck("campaign", "show", doc["id"], "-p", "noisy", "--json").stdout)
+    shown = json.loads(gpudeck("campaign", "show", doc["id"], "-p", "noisy", "--json", timeout=240).stdout)
     assert {p["config"] for p in shown["frontier"]["points"]} == {"half", "full"}
     assert shown["frontier"]["frontier"] == [{"config": "full", "concurrency": 1}]

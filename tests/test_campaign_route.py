@@ -9,7 +9,6 @@ from types import SimpleNamespace
 import pytest
 
 from console.bench.route import route
-from console.campaign import runner as runner_mod
 from console.campaign.parallel import SlurmLane
 from console.campaign.runner import CampaignRunner
 from console.campaign.spec import from_dict

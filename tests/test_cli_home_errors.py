@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli import gpudeck
+
 ROOT = Path(__file__).resolve().parent.parent
 
 SCRIPT = r"""
@@ -83,17 +85,11 @@ def test_read_only_and_full_home_give_one_line_errors(tmp_path):
     assert sum("No space left on device" in line for line in errors) == 2, errors
 
 
-def _cli(*argv: str, home: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), GPUDECK_HOME=home)
-    return subprocess.run([sys.executable, "-m", "console", *argv], capture_output=True, text=True,
-                          env=env, cwd=ROOT, timeout=120)
-
-
 def test_a_home_that_is_a_file_gives_one_line(tmp_path):
     home = tmp_path / "not-a-dir"
     home.write_text("x")
     for argv in (["tasks", "add", "x"], ["profiles", "add", "box", "--ssh", "u@h"], ["report", "--offline"]):
-        proc = _cli(*argv, home=str(home))
+        proc = gpudeck(*argv, home=home)
         assert proc.returncode == 1, (argv, proc.stderr)
         assert "Traceback" not in proc.stderr
         lines = proc.stderr.splitlines()
@@ -101,7 +97,7 @@ def test_a_home_that_is_a_file_gives_one_line(tmp_path):
 
 
 def test_bad_usage_still_exits_2(tmp_path):
-    proc = _cli("tasks", "frobnicate", home=str(tmp_path))
+    proc = gpudeck("tasks", "frobnicate", home=tmp_path)
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
 
 

@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from console.cli import build_parser, command_named
+from tests.cli import gpudeck
 from tests.realparts import ROOT
 
 SAME = [
@@ -52,5 +53,5 @@ def test_only_the_named_command_module_is_imported():
 
 
 def test_a_typo_still_lists_every_command():
-    out = subprocess.run([sys.executable, "-m", "console", "gpu"], cwd=ROOT, capture_output=True, text=True)
+    out = gpudeck("gpu")
     assert out.returncode == 2 and "invalid choice: 'gpu'" in out.stderr and "'campaign'" in out.stderr

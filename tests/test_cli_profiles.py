@@ -2,18 +2,9 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-
-
-
-def gpudeck(*args: str, env_home=None, timeout: float = 60) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    if env_home:
-        env["GPUDECK_HOME"] = str(env_home)
-    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout, stdin=subprocess.DEVNULL)
+from tests.cli import gpudeck
 
 
 def test_add_list_show_rm(gpudeck_home):

@@ -9,20 +9,13 @@ from pathlib import Path
 
 from profiles import store
 from profiles.profile import profile_from_dict
+from tests.cli import gpudeck
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def cli(*args: str, path: str | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    if path is not None:
-        env["PATH"] = path
-    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=60)
-
-
 def test_version_names_the_commit_it_runs_from():
-    out = cli("--version")
+    out = gpudeck("--version")
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"], capture_output=True,
                           text=True, check=True).stdout.strip()
     assert out.returncode == 0 and out.stdout.startswith("gpudeck ")
@@ -42,7 +35,7 @@ def test_version_outside_a_checkout_says_the_commit_is_unknown(tmp_path):
 
 
 def test_campaign_help_lists_no_hidden_driver(gpudeck_home):
-    out = cli("campaign", "--help")
+    out = gpudeck("campaign", "--help")
     assert out.returncode == 0 and "_drive" not in out.stdout and "SUPPRESS" not in out.stdout
     assert "resume" in out.stdout
 
@@ -55,27 +48,27 @@ def test_gpus_without_nvidia_smi_says_so_once(gpudeck_home, tmp_path):
         found = subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True, text=True).stdout.strip()
         if found:
             os.symlink(found, bare / tool)
-    out = cli("gpus", "-p", "local", path=str(bare))
+    out = gpudeck("gpus", "-p", "local", env={"PATH": str(bare)})
     assert out.returncode == 1
     assert (out.stdout + out.stderr).count("nvidia-smi not found") == 1
 
 
 def test_plain_tasks_lists_the_board(gpudeck_home):
     store.save(profile_from_dict("local", {"transport": "local"}))
-    assert cli("tasks", "add", "look at the EP8 crash", "-p", "local").returncode == 0
-    out = cli("tasks", "-p", "local")
+    assert gpudeck("tasks", "add", "look at the EP8 crash", "-p", "local").returncode == 0
+    out = gpudeck("tasks", "-p", "local")
     assert out.returncode == 0 and "look at the EP8 crash" in out.stdout
 
 
 def test_bench_takes_the_global_short_profile_option(gpudeck_home):
     store.save(profile_from_dict("box", {"transport": "local"}))
-    out = cli("bench", "-p", "box", "--list")
+    out = gpudeck("bench", "-p", "box", "--list")
     assert out.returncode == 0, out.stderr
 
 
 def test_a_short_gpu_name_says_which_catalogue_gpu_it_chose(gpudeck_home):
     config = ROOT / "tests/fixtures/model-configs/Llama-2-13b.json"
-    out = cli("roofline", "--model-config", str(config), "--gpu", "H100", "--count", "8", "--json")
+    out = gpudeck("roofline", "--model-config", str(config), "--gpu", "H100", "--count", "8", "--json")
     assert out.returncode == 0
     assert "'H100' taken as 'H100 SXM'" in out.stderr
     assert out.stdout.lstrip().startswith("{")  # JSON on stdout stays clean
@@ -89,16 +82,16 @@ def test_server_status_on_an_unreachable_host_says_the_states_are_stale(gpudeck_
         port = s.getsockname()[1]
     store.save(profile_from_dict("gone", {"transport": "ssh", "ssh": {"host": "127.0.0.1", "port": port,
                                                                        "user": "nobody", "connect_timeout_s": 2}}))
-    out = cli("server", "status", "-p", "gone")
+    out = gpudeck("server", "status", "-p", "gone")
     assert out.returncode == 1
     assert "unreachable" in out.stderr and "last known" in out.stderr
-    local = cli("server", "status", "-p", "gone", "--json")
+    local = gpudeck("server", "status", "-p", "gone", "--json")
     assert local.returncode == 1 and '"reachable": false' in local.stdout
 
 
 def test_bad_input_exits_2_whatever_refuses_it(gpudeck_home):
     config = str(ROOT / "tests/fixtures/model-configs/Llama-2-13b.json")
-    zero = cli("roofline", "--model-config", config, "--gpu", "H100 SXM", "--count", "0")
-    word = cli("roofline", "--model-config", config, "--gpu", "H100 SXM", "--count", "8", "--batch", "x")
+    zero = gpudeck("roofline", "--model-config", config, "--gpu", "H100 SXM", "--count", "0")
+    word = gpudeck("roofline", "--model-config", config, "--gpu", "H100 SXM", "--count", "8", "--batch", "x")
     assert zero.returncode == word.returncode == 2
     assert zero.stderr.count("\n") == 1 and "--count" in zero.stderr

@@ -4,8 +4,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 import time
 
 import pytest
@@ -15,8 +13,9 @@ from console.sim.dcgm import host_dir, host_name
 from console.sim.nvidia_smi import derived
 from console.sim.state import gpu_rows, write_state
 from console.sim.hardware import find_gpu
+from tests.cli import gpudeck
 from tests.prometheus_part import Prometheus, SimExporters
-from tests.realparts import ROOT, free_port
+from tests.realparts import free_port
 
 HOSTS, GPUS = 3, 2
 
@@ -94,9 +93,9 @@ def test_a_simulated_crash_leaves_the_same_stale_picture_in_dcgm_and_nvidia_smi(
                         "processes": []})
     sample = sample_until(prom.url, lambda s: all("stale" in g.flags for g in by_host(s)[host_name(2)].gpus))
     assert all("stale" in g.flags for g in by_host(sample)[host_name(2)].gpus)
-    smi = subprocess.run([sys.executable, "-m", "console", "sim", "nvidia-smi", "--state-dir", str(state),
-                          "--query-gpu=utilization.gpu,memory.used", "--format=csv,noheader,nounits"],
-                         cwd=ROOT, capture_output=True, text=True, check=True)
+    smi = gpudeck("sim", "nvidia-smi", "--state-dir", str(state), "--query-gpu=utilization.gpu,memory.used",
+                  "--format=csv,noheader,nounits")
+    assert smi.returncode == 0, smi.stderr
     assert [line.split(", ") for line in smi.stdout.splitlines()] == [["100", "3"]] * GPUS
 
 
@@ -124,24 +123,18 @@ def test_a_dead_exporter_makes_its_host_unreachable_with_the_time_it_went_down(f
     assert all(h.state == "ok" for h in others)
 
 
-def run_cli(*args, env_extra=None):
-    env = dict(os.environ, **(env_extra or {}))
-    return subprocess.run([sys.executable, "-m", "console", *args], cwd=ROOT, capture_output=True, text=True,
-                          env=env, timeout=60)
-
-
 def test_profiles_check_counts_targets_and_gpus(fleet):
     exporters, prom = fleet
-    assert run_cli("profiles", "add", "cluster", "--prometheus", prom.url).returncode == 0
-    out = run_cli("profiles", "check", "cluster", "--json")
+    assert gpudeck("profiles", "add", "cluster", "--prometheus", prom.url).returncode == 0
+    out = gpudeck("profiles", "check", "cluster", "--json")
     doc = json.loads(out.stdout)
     assert doc["ok"] is True and doc["gpus"] >= (HOSTS - 1) * GPUS and doc["dcgm_targets_up"] >= HOSTS - 1
 
 
 def test_profiles_check_says_one_line_when_prometheus_is_down():
     port = free_port()
-    assert run_cli("profiles", "add", "gone", "--prometheus", f"http://127.0.0.1:{port}").returncode == 0
-    out = run_cli("profiles", "check", "gone")
+    assert gpudeck("profiles", "add", "gone", "--prometheus", f"http://127.0.0.1:{port}").returncode == 0
+    out = gpudeck("profiles", "check", "gone")
     assert out.returncode == 1
     assert out.stdout.count("\n") == 1 and "cannot connect" in out.stdout and "Traceback" not in out.stderr
 
@@ -149,8 +142,8 @@ def test_profiles_check_says_one_line_when_prometheus_is_down():
 def test_profiles_check_says_one_line_for_a_url_that_is_not_prometheus(fleet):
     exporters, _prom = fleet
     url = f"http://127.0.0.1:{exporters.hosts[0]['port']}"     # an exporter, not a Prometheus
-    assert run_cli("profiles", "add", "wrong", "--prometheus", url).returncode == 0
-    out = run_cli("profiles", "check", "wrong")
+    assert gpudeck("profiles", "add", "wrong", "--prometheus", url).returncode == 0
+    out = gpudeck("profiles", "check", "wrong")
     assert out.returncode == 1 and out.stdout.count("\n") == 1
     assert "not a Prometheus API answer" in out.stdout
 
@@ -163,14 +156,14 @@ def test_profiles_check_says_one_line_when_auth_is_refused(tmp_path):
     hashed = crypt.crypt("right-password", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 4))
     prom = Prometheus(tmp_path / "prom", [], web_config=f"basic_auth_users:\n  ops: {hashed}\n").start()
     try:
-        assert run_cli("profiles", "add", "locked", "--prometheus", prom.url, "--basic-user", "ops",
+        assert gpudeck("profiles", "add", "locked", "--prometheus", prom.url, "--basic-user", "ops",
                        "--basic-password-env", "PROM_PW").returncode == 0
-        bad = run_cli("profiles", "check", "locked", env_extra={"PROM_PW": "wrong-password"})
+        bad = gpudeck("profiles", "check", "locked", env={"PROM_PW": "wrong-password"})
         assert bad.returncode == 1 and bad.stdout.count("\n") == 1
         assert "authentication refused (HTTP 401)" in bad.stdout
-        good = run_cli("profiles", "check", "locked", env_extra={"PROM_PW": "right-password"})
+        good = gpudeck("profiles", "check", "locked", env={"PROM_PW": "right-password"})
         assert good.returncode == 0, good.stdout + good.stderr
-        shown = run_cli("profiles", "show", "locked")
+        shown = gpudeck("profiles", "show", "locked")
         assert "right-password" not in shown.stdout and "PROM_PW" in shown.stdout
     finally:
         prom.stop()

@@ -18,18 +18,16 @@ GPUDECK_FUZZ=nightly).
 from __future__ import annotations
 
 import json
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from tests.hostile_text import HOSTILE, unsafe_chars
-from tests.test_fuzz_inputs import EXAMPLES, JSON_VALUE, Tally, _settings, fuzz
+from tests.cli import gpudeck
+from tests.hostile_text import HOSTILE
+from tests.test_fuzz_inputs import JSON_VALUE, Tally, _settings, fuzz
 
 ROOT = Path(__file__).resolve().parent.parent
 CAMPAIGN = ('[sweep]\nlevels = [4]\noutput_len = 16\nnum_prompts = 8\ndataset = "{name}"\napi = "{api}"\n\n'
@@ -234,9 +232,7 @@ def box(tmp_path):
     scripts.mkdir()
     (scripts / "smol-vllm.sh").write_text("#!/bin/sh\nexit 1 --max-num-seqs 1\n")
     (scripts / "smol-vllm.sh").chmod(0o755)
-    out = subprocess.run([sys.executable, "-m", "console", "profiles", "add", "box", "--local", "--scripts-dir",
-                          str(scripts), "--log-dir", str(tmp_path / "logs")], cwd=ROOT, capture_output=True,
-                         text=True, timeout=60, stdin=subprocess.DEVNULL)
+    out = gpudeck("profiles", "add", "box", "--local", "--scripts-dir", str(scripts), "--log-dir", str(tmp_path / "logs"))
     assert out.returncode == 0, out.stderr
     return tmp_path
 
@@ -250,10 +246,8 @@ def test_fuzz_bad_datasets_through_campaign_run(box, gpudeck_home):
 
     def run(data: bytes) -> str:
         (box / "prompts.jsonl").write_bytes(data)
-        proc = subprocess.run([sys.executable, "-m", "console", "campaign", "run", str(campaign), "-p", "box",
-                               "--foreground"], cwd=ROOT, capture_output=True, timeout=120,
-                              stdin=subprocess.DEVNULL, env=os.environ.copy())
-        err = proc.stderr.decode("utf-8", "replace")
+        proc = gpudeck("campaign", "run", str(campaign), "-p", "box", "--foreground", errors="replace")
+        err = proc.stderr
         assert proc.returncode == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, \
             (proc.returncode, err[-600:])
         assert "key 'sweep.dataset': " in err, err

@@ -18,7 +18,6 @@ import asyncio
 import io
 import json
 import os
-import subprocess
 import sys
 import traceback
 from pathlib import Path
@@ -28,6 +27,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.cli import gpudeck_here, gpudeck_sound
 from tests.hostile_text import HOSTILE, unsafe_chars
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,28 +120,6 @@ class Tally:
         assert not self.leaks, f"{self.name}: input {self.leaks[0][0]!r} showed {self.leaks[0][1]!r}"
 
 
-def run_cli(argv: list[str]) -> tuple[int, str]:
-    """`gpudeck ARGV` in-process; returns the exit status and everything a person would read."""
-    from console import cli
-
-    out, err = io.StringIO(), io.StringIO()
-    saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = out, err
-    debug = os.environ.get("GPUDECK_DEBUG")
-    os.environ["GPUDECK_DEBUG"] = "1"  # a bug escapes as itself (counted, with its traceback), not as one line
-    try:
-        code = cli.main(argv)
-    except SystemExit as exc:  # argparse's own exit for bad usage
-        code = exc.code if isinstance(exc.code, int) else 2
-    finally:
-        sys.stdout, sys.stderr = saved
-        if debug is None:
-            del os.environ["GPUDECK_DEBUG"]
-        else:
-            os.environ["GPUDECK_DEBUG"] = debug
-    return code, out.getvalue() + err.getvalue()
-
-
 def fuzz(name: str, strategy, run, examples: int = EXAMPLES) -> Tally:
     tally = Tally(name)
 
@@ -175,9 +153,10 @@ def test_fuzz_triage(tmp_path):
             command.handle(SimpleNamespace(logfile=str(path), json=False))
         finally:
             sys.stdout = saved
-        code, shown = run_cli(["triage", str(path)])
+        code, cli_out, cli_err = gpudeck_here("triage", str(path))
+        shown = cli_out + cli_err
         assert code == 0, shown
-        json.loads(run_cli(["triage", str(path), "--json"])[1])
+        json.loads(gpudeck_here("triage", str(path), "--json")[1])
         return out.getvalue() + shown
 
     fuzz("triage", mutated(_samples(FIXTURES / "logs")), run)
@@ -211,7 +190,8 @@ def test_fuzz_gpus_parse(tmp_path):
             snap = parse_text(data.decode("utf-8", errors="replace"))
             json.dumps(snap.to_json())
             shown = table(snap, time.time())  # the formatter itself, with no stream cleaning under it
-        code, cli_shown = run_cli(["gpus", "--parse", str(path)])
+        code, out, err = gpudeck_here("gpus", "--parse", str(path))
+        cli_shown = out + err
         assert code in (0, 1), cli_shown
         return shown + cli_shown
 
@@ -259,10 +239,12 @@ def test_fuzz_tasks_toml(gpudeck_home):
         path.write_bytes(data)
         shown = ""
         for argv in (["tasks", "list", "--all"], ["tasks", "export"], ["tasks", "suggestions"]):
-            code, text = run_cli(argv)
+            code, out, err = gpudeck_here(*argv)
+            text = out + err
             assert code in (0, 1), text
             shown += text
-        code, text = run_cli(["tasks", "add", "fuzz"])
+        code, out, err = gpudeck_here("tasks", "add", "fuzz")
+        text = out + err
         if code != 0:
             assert path.read_bytes() == data, "a board it refused was changed"
         return shown + text
@@ -287,7 +269,8 @@ def test_fuzz_profile_toml(gpudeck_home):
         path.write_bytes(data)
         shown = ""
         for argv in (["profiles", "list"], ["profiles", "show", "fuzzed"]):
-            code, text = run_cli(argv)
+            code, out, err = gpudeck_here(*argv)
+            text = out + err
             assert code in (0, 1), text
             shown += text
         return shown
@@ -319,8 +302,9 @@ def test_fuzz_model_config(tmp_path):
 
     def run(data: bytes) -> str:
         path.write_bytes(data)
-        code, shown = run_cli(["roofline", "--model-config", str(path), "--gpu", "H100 SXM", "--count", "8",
-                               "--batch", "1,64"])
+        code, out, err = gpudeck_here("roofline", "--model-config", str(path), "--gpu", "H100 SXM", "--count", "8",
+                                      "--batch", "1,64")
+        shown = out + err
         assert code in (0, 1, 2), shown
         return shown
 
@@ -410,15 +394,6 @@ def test_fuzz_sse_stream():
 
 # ---- a small sample through the real CLI --------------------------------------------------------
 
-def _subprocess(argv: list[str], home: Path) -> tuple[int, str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), GPUDECK_HOME=str(home))
-    proc = subprocess.run([sys.executable, "-m", "console", *argv], capture_output=True, env=env, cwd=ROOT,
-                          timeout=60)
-    err = proc.stderr.decode("utf-8", "replace")
-    assert "Traceback (most recent call last)" not in err, err  # ours; stdout may quote a server's own
-    assert "internal error" not in err, err
-    return proc.returncode, proc.stdout.decode("utf-8", "replace") + err
-
 
 def test_fuzz_sample_through_the_real_cli(tmp_path, gpudeck_home):
     from console.store.tasks import tasks_file
@@ -439,11 +414,12 @@ def test_fuzz_sample_through_the_real_cli(tmp_path, gpudeck_home):
         def run(data: bytes, argv=argv) -> str:
             if argv is None:
                 board.write_bytes(data)
-                code, shown = _subprocess(["tasks", "list", "--all"], gpudeck_home)
+                proc = gpudeck_sound("tasks", "list", "--all", home=gpudeck_home, status=None)
             else:
                 path.write_bytes(data)
-                code, shown = _subprocess(argv(), gpudeck_home)
-            assert code in (0, 1, 2), shown
+                proc = gpudeck_sound(*argv(), home=gpudeck_home, status=None)
+            shown = proc.stdout + proc.stderr
+            assert proc.returncode in (0, 1, 2), shown
             return shown
 
         @_settings(8)
@@ -470,7 +446,8 @@ def test_roofline_fuzz_findings_are_one_line_errors(tmp_path):
         doc = json.loads((MODEL_CONFIGS / f"{model}.json").read_text())
         doc[key] = value
         path.write_text(json.dumps(doc))
-        code, shown = run_cli(["roofline", "--model-config", str(path), "--gpu", "H100 SXM", "--count", "8"])
+        code, out, err = gpudeck_here("roofline", "--model-config", str(path), "--gpu", "H100 SXM", "--count", "8")
+        shown = out + err
         assert code == 1 and shown.count("\n") == 1 and shown.startswith("gpudeck: "), (model, key, shown)
 
 

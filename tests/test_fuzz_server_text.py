@@ -169,7 +169,7 @@ def test_an_args_line_gives_flags_that_can_be_shown_compared_and_saved(lines):
             name in found.raw and UNREADABLE in found.flags.values()), name
     script = parse_script("python -m sglang.launch_server --model-path m --tp-size 2 --port 30000\n", "s.sh")
     for check in compare(script, found.flags):
-        check.mismatch
+        assert isinstance(check.mismatch, bool)
 
 
 # ---- lines of any length ------------------------------------------------------------------------

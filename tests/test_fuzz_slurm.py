@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -33,6 +32,7 @@ from console.slurm.job_ids import MAX_JOB_ID, checked
 from console.slurm.jobs import MAX_COUNT, MAX_JOB_GPUS, parse_job, parse_sbatch
 from console.slurm.nodes import MAX_PLACEMENTS, parse_nodes, parse_squeue
 from console.slurm.run import SlurmError
+from tests.cli import gpudeck
 from tests.hostile_text import HOSTILE, unsafe_chars
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -239,10 +239,9 @@ def _fake_slurm(shim: Path, outputs: dict[str, str]) -> None:
         (shim / name).chmod(0o755)
 
 
-def _cli(*args: str, path: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PATH=f"{path}{os.pathsep}{os.environ['PATH']}")
-    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True, env=env,
-                          timeout=60, stdin=subprocess.DEVNULL, errors="surrogateescape")
+def _path_first(folder: Path) -> dict[str, str]:
+    """PATH with `folder` searched first, so the stand-ins answer for Slurm."""
+    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
 
 
 def _screen_ok(r: subprocess.CompletedProcess) -> None:
@@ -259,8 +258,8 @@ def test_gpus_of_a_slurm_profile_shows_any_answer_plainly(tmp_path_factory, node
     os.environ["GPUDECK_HOME"] = str(home / "gpudeck")
     shim = home / "shim"
     _fake_slurm(shim, {"sinfo": "n1\nn2\n", "scontrol": nodes, "squeue": queue})
-    assert _cli("profiles", "add", "cl", "--slurm", path=shim).returncode == 0
-    _screen_ok(_cli("gpus", "-p", "cl", path=shim))
+    assert gpudeck("profiles", "add", "cl", "--slurm", env=_path_first(shim), errors="surrogateescape").returncode == 0
+    _screen_ok(gpudeck("gpus", "-p", "cl", env=_path_first(shim), errors="surrogateescape"))
 
 
 @_settings(6)
@@ -274,11 +273,11 @@ def test_server_status_of_a_job_shows_any_scontrol_answer_plainly(tmp_path_facto
     os.environ["GPUDECK_HOME"] = str(home / "gpudeck")
     shim = home / "shim"
     _fake_slurm(shim, {"scontrol": job, "sacct": sacct})
-    assert _cli("profiles", "add", "cl", "--slurm", path=shim).returncode == 0
+    assert gpudeck("profiles", "add", "cl", "--slurm", env=_path_first(shim), errors="surrogateescape").returncode == 0
     launches.save("cl", LaunchRecord(id="a-1", config="a", script=None, log=None, exit_file=None, state="loading",
                                      slurm={"job_id": "1", "state": "RUNNING", "nodes": ["n1"],
                                             "log_dir": "/nonexistent"}))
-    shown = _cli("server", "status", "-p", "cl", "--json", path=shim)
+    shown = gpudeck("server", "status", "-p", "cl", "--json", env=_path_first(shim), errors="surrogateescape")
     _screen_ok(shown)
     assert [s["config"] for s in json.loads(shown.stdout)["servers"]] == ["a"]
-    _screen_ok(_cli("server", "status", "-p", "cl", path=shim))
+    _screen_ok(gpudeck("server", "status", "-p", "cl", env=_path_first(shim), errors="surrogateescape"))

@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.cli import gpudeck
 from tests.conftest import SHARED
 from tests.gpus_standin import FIXTURES, standin_command
 
@@ -15,14 +14,9 @@ ISSUE_GPU_KEYS = {"index", "name", "bus_id", "utilization_gpu_pct", "memory_used
 ISSUE_PROC_KEYS = {"gpu_index", "pid", "type", "name", "used_memory_mib"}
 
 
-def gpudeck(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", *args], cwd=ROOT, capture_output=True,
-                          input=stdin, timeout=120)
-
-
 def test_parse_json_has_the_issue_shape():
     res = gpudeck("gpus", "--parse", str(SHARED / "corpus/nvidia-smi/03-table-l40s-one-python-process-driver-580.txt"),
-                  "--json")
+                  "--json", text=False)
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert doc["state"] == "ok" and isinstance(doc["message"], str)
@@ -39,14 +33,14 @@ def test_parse_json_has_the_issue_shape():
 
 def test_unknown_values_are_null_not_zero():
     res = gpudeck("gpus", "--parse", str(SHARED / "corpus/nvidia-smi/23-table-a100-mig-enabled-gpu-util-na.txt"),
-                  "--json")
+                  "--json", text=False)
     doc = json.loads(res.stdout)
     assert [g["utilization_gpu_pct"] for g in doc["gpus"]] == [None, None]
 
 
 def test_error_text_is_a_state_not_a_failure():
     res = gpudeck("gpus", "--parse", str(SHARED / "corpus/nvidia-smi/15-error-gpu-is-lost-windows-wrapped.txt"),
-                  "--json")
+                  "--json", text=False)
     assert res.returncode == 0
     doc = json.loads(res.stdout)
     assert doc["state"] == "gpu-lost" and doc["gpus"] == []
@@ -56,11 +50,11 @@ def test_unparseable_input_exits_1_with_one_line(tmp_path):
     junk = tmp_path / "junk.txt"
     junk.write_text("this is not nvidia-smi output\nat all\n")
     for extra in ([], ["--json"]):
-        res = gpudeck("gpus", "--parse", str(junk), *extra)
+        res = gpudeck("gpus", "--parse", str(junk), *extra, text=False)
         assert res.returncode == 1
         err = res.stderr.decode()
         assert err.count("\n") == 1 and "unparsed" in err and "Traceback" not in err
-    doc = json.loads(gpudeck("gpus", "--parse", str(junk), "--json").stdout)
+    doc = json.loads(gpudeck("gpus", "--parse", str(junk), "--json", text=False).stdout)
     assert doc["state"] == "unparsed"
 
 
@@ -68,13 +62,13 @@ def test_missing_and_binary_files_exit_1(tmp_path):
     binary = tmp_path / "blob.bin"
     binary.write_bytes(b"\x00\x01\x02nvidia")
     for path in (tmp_path / "absent.txt", binary, tmp_path):
-        res = gpudeck("gpus", "--parse", str(path))
+        res = gpudeck("gpus", "--parse", str(path), text=False)
         assert res.returncode == 1 and res.stderr.decode().count("\n") == 1 and b"Traceback" not in res.stderr
 
 
 def test_parse_from_stdin():
     text = (FIXTURES / "table-8x-stale-after-crash.txt").read_bytes()
-    res = gpudeck("gpus", "--parse", "-", stdin=text)
+    res = gpudeck("gpus", "--parse", "-", stdin=text, text=False)
     assert res.returncode == 0
     assert "7 GPUs read 100%" in res.stdout.decode() and "STALE" in res.stdout.decode()
 
@@ -84,7 +78,7 @@ def test_live_sample_over_ssh(ssh_profile):
 
     ssh_profile.gpu.smi_command = standin_command("ticks-stale-8x.csv", "apps-none.csv")
     store.save(ssh_profile)
-    res = gpudeck("gpus", "--profile", "testbox", "--json")
+    res = gpudeck("gpus", "--profile", "testbox", "--json", text=False)
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert doc["state"] == "ok" and len(doc["gpus"]) == 8 and doc["host"] == "testbox"
@@ -97,6 +91,6 @@ def test_live_error_exits_nonzero_with_one_line(ssh_profile):
 
     ssh_profile.gpu.smi_command = ["/nonexistent/nvidia-smi"]
     store.save(ssh_profile)
-    res = gpudeck("gpus", "--profile", "testbox")
+    res = gpudeck("gpus", "--profile", "testbox", text=False)
     assert res.returncode == 1
     assert res.stderr.decode().count("\n") == 1 and "no-driver" in res.stderr.decode()

@@ -12,19 +12,13 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.cli import gpudeck
 from tests.gpus_standin import FIXTURES, standin_command
 
 ROOT = Path(__file__).resolve().parent.parent
 WAIT_STEPS = 100   # x 0.05 s: how long the process-list run waits for the GPU run to start
-
-
-def gpudeck(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
 def counting_smi(tmp_path: Path, *standin_args: str) -> tuple[list[str], Path]:

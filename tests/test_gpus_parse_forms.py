@@ -7,21 +7,15 @@ from __future__ import annotations
 import codecs
 import io
 import json
-import subprocess
-import sys
 import tracemalloc
 from pathlib import Path
 
 from console.gpus import NA, parse_text
 from console.gpus import parse_input
 from console.gpus.parse_input import read_saved_output
+from tests.cli import gpudeck
 
 FIXTURES = Path(__file__).parent / "fixtures" / "nvidia-smi"
-
-
-def gpudeck(*args: str, stdin: bytes | None = None):
-    return subprocess.run([sys.executable, "-m", "console", *args], input=stdin,
-                          capture_output=True, timeout=60)
 
 
 def test_full_query_output_is_read_field_by_field():
@@ -104,7 +98,7 @@ def test_headerless_csv_without_its_command_line_is_still_refused():
 
 def test_utf16_and_bom_captures_give_the_same_json(tmp_path):
     text = (FIXTURES / "table-wsl2-gtx970-processes-memory-na.txt").read_text()
-    plain = gpudeck("gpus", "--parse", "-", "--json", stdin=text.encode())
+    plain = gpudeck("gpus", "--parse", "-", "--json", stdin=text.encode(), text=False)
     assert plain.returncode == 0
     expected = json.loads(plain.stdout)
     for name, data in {
@@ -114,7 +108,7 @@ def test_utf16_and_bom_captures_give_the_same_json(tmp_path):
     }.items():
         path = tmp_path / name
         path.write_bytes(data)
-        proc = gpudeck("gpus", "--parse", str(path), "--json")
+        proc = gpudeck("gpus", "--parse", str(path), "--json", text=False)
         assert proc.returncode == 0, (name, proc.stderr)
         assert json.loads(proc.stdout) == expected, name
 
@@ -122,7 +116,7 @@ def test_utf16_and_bom_captures_give_the_same_json(tmp_path):
 def test_binary_input_is_one_line_refusal(tmp_path):
     path = tmp_path / "core"
     path.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)
-    proc = gpudeck("gpus", "--parse", str(path), "--json")
+    proc = gpudeck("gpus", "--parse", str(path), "--json", text=False)
     assert proc.returncode == 1 and proc.stdout == b""
     assert b"binary data" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 

@@ -3,8 +3,6 @@ and `gpudeck server status --json` showing them for a real vLLM."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -13,7 +11,7 @@ import pytest
 
 from console.store import launches
 from console.servers.live_metrics import read_metrics
-from tests.realparts import ROOT
+from tests.cli import gpudeck
 
 BENCH = Path(__file__).parent / "fixtures" / "bench"
 
@@ -76,8 +74,7 @@ def test_server_status_shows_a_real_vllms_own_series(vllm_server, request, over)
     launches.save(profile, launches.LaunchRecord(id="vllm-1", config="smol-vllm", script=None,
                                                log=str(vllm_server.log), exit_file=None, pid=pid, pgid=pid,
                                                port=vllm_server.port, state="ready", ready_at=time.time()))
-    done = subprocess.run([sys.executable, "-m", "console", "server", "status", "--json", "-p", profile],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = gpudeck("server", "status", "--json", "-p", profile)
     assert done.returncode == 0, done.stderr
     server = json.loads(done.stdout)["servers"][0]
     assert server["state"] == "ready"
@@ -87,6 +84,5 @@ def test_server_status_shows_a_real_vllms_own_series(vllm_server, request, over)
     assert 0 <= metrics["kv_cache_usage"] <= 1 and metrics["preemptions"] == 0
     assert metrics["ttft_mean_ms"] > 0 and metrics["itl_mean_ms"] > 0
 
-    plain = subprocess.run([sys.executable, "-m", "console", "server", "status", "-p", profile],
-                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+    plain = gpudeck("server", "status", "-p", profile)
     assert "vllm metrics: running 0 · waiting 0 · KV cache" in plain.stdout, plain.stdout

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from console.runtime import events as ev
@@ -19,11 +17,7 @@ from console.servers.unreached import why_unknown
 from console.session import HostSession
 from console.store import launches
 from profiles import store
-
-
-def gpudeck(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=120, stdin=subprocess.DEVNULL)
+from tests.cli import gpudeck
 
 
 async def until(test, timeout: float = 30.0, what: str = "the condition") -> None:

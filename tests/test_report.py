@@ -270,7 +270,9 @@ def test_a_report_judges_the_run_it_compares_over_all_its_levels_as_when_it_was_
 
     profile = profile_from_dict("lab2", {"transport": "local"})
     store.save(profile)
-    ok = lambda c, tok: {"concurrency": c, "status": "ok", "output_throughput": tok, "failed": 0}
+    def ok(c, tok):
+        return {"concurrency": c, "status": "ok", "output_throughput": tok, "failed": 0}
+
     failed = {"concurrency": 8, "status": "failed", "output_throughput": None, "failed": 3}
     runs = [{"name": "old", "doc": {"levels": [ok(2, 5.0)]}},                  # lower, but not the compared run
             {"name": "new", "doc": {"levels": [ok(1, 50.0), ok(2, 8.0)]}},

@@ -9,8 +9,6 @@ from __future__ import annotations
 import ast
 import re
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from console import roofline
 from console.roofline.config_keys import judge
 from console.roofline.quant import scheme_from_config
 from console.roofline.step import kv_per_sequence
+from tests.cli import gpudeck
 
 FIXTURES = Path(__file__).parent / "fixtures" / "model-configs"
 
@@ -120,11 +119,10 @@ def test_json_has_warnings_assumption_notes_and_the_weight_source(tmp_path):
     doc = {**_doc("gemma-3-27b"), "o_lora_rank": 8}
     path = tmp_path / "config.json"
     path.write_text(json.dumps(doc))
-    args = [sys.executable, "-m", "console", "roofline", "--model-config", str(path), "--gpu", "H100 SXM",
-            "--count", "1", "--json"]
-    refused = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    args = ("roofline", "--model-config", str(path), "--gpu", "H100 SXM", "--count", "1", "--json")
+    refused = gpudeck(*args)
     assert refused.returncode != 0 and "'o_lora_rank'" in refused.stderr and "Traceback" not in refused.stderr
-    out = subprocess.run(args + ["--assume-ignored", "o_lora_rank"], capture_output=True, text=True, timeout=120)
+    out = gpudeck(*args, "--assume-ignored", "o_lora_rank")
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     assert any("sliding_window_pattern" in w for w in got["warnings"])

@@ -12,6 +12,7 @@ import pytest
 from console import roofline
 from console.roofline.calibrate import dominant_term, fit
 from console.roofline.runs import load_one_run
+from tests.cli import gpudeck
 
 ROOT = Path(__file__).resolve().parent.parent
 SIM_CONFIG = ROOT / "console" / "sim" / "data" / "GLM-5-NVFP4.config.json"
@@ -80,8 +81,7 @@ def _sweep(url: str, levels: str, output_len: int, prompts_per_stream: int = 1) 
 
 
 def _roofline_cli(*args: str) -> dict:
-    out = subprocess.run([sys.executable, "-m", "console", "roofline", *args, "--json"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    out = gpudeck("roofline", *args, "--json")
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 

@@ -21,6 +21,7 @@ from console.roofline.checkpoint import place, witness_from_headers
 from console.roofline.remote_headers import read_remote
 from console.roofline.shard_headers import read_local
 from console.roofline.step import experts_touched
+from tests.cli import gpudeck
 
 H, LAYERS, HEADS, KV, HD, VOCAB, E, K, MOE_I, DENSE_I = 64, 3, 4, 2, 16, 256, 8, 2, 32, 128
 CONFIG = {
@@ -211,28 +212,21 @@ def test_every_tensor_of_a_real_checkpoint_has_a_place(path):
 
 # -- the CLI: --checkpoint, and a profile's launch script over the test sshd ------------------------
 
-def _cli(*args):
-    import subprocess
-    import sys
-
-    return subprocess.run([sys.executable, "-m", "console", "roofline", *args], capture_output=True, text=True,
-                          timeout=120)
-
 
 def test_cli_checkpoint_dir_makes_the_headers_the_witness(tmp_path):
     write_checkpoint(tmp_path / "m", fp8_experts=True)
     config = tmp_path / "elsewhere.json"
     config.write_text(json.dumps(CONFIG))          # a config away from its checkpoint: config.json only
     base = ["--model-config", str(config), "--gpu", "H100 SXM", "--count", "1", "--json"]
-    alone = json.loads(_cli(*base).stdout)
+    alone = json.loads(gpudeck("roofline", *base).stdout)
     assert alone["weights_from"] == "from config.json only" and alone["checkpoint_witness"] is None
-    out = _cli(*base, "--checkpoint", str(tmp_path / "m"))
+    out = gpudeck("roofline", *base, "--checkpoint", str(tmp_path / "m"))
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["weights_from"] == "from the checkpoint"
     assert doc["checkpoint_witness"]["dtype_by_class"]["routed_experts"] == "F8_E4M3"
     assert any("F8_E4M3 routed experts" in w for w in doc["warnings"])
-    text = _cli(*base[:-1], "--checkpoint", str(tmp_path / "m")).stdout
+    text = gpudeck("roofline", *base[:-1], "--checkpoint", str(tmp_path / "m")).stdout
     assert "weights: from the checkpoint" in text and "warning: config says 16-bit routed experts" in text
 
 
@@ -254,13 +248,13 @@ def test_cli_profile_reads_the_launch_scripts_model_over_ssh(tmp_path, sshd, gpu
         "ssh": {"host": "gpudeck-test", "config_file": str(sshd.ssh_config), "connect_timeout_s": 5},
         "server": {"scripts_dir": str(scripts)},
         "model": {"config": str(config)}, "gpu": {"name": "H100 SXM", "count": 1}}))
-    out = _cli("--profile", "box", "--json")
+    out = gpudeck("roofline", "--profile", "box", "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["weights_from"] == "from the checkpoint"
     assert doc["checkpoint_witness"]["source"].endswith(str(tmp_path / "model"))
     (scripts / "serve.sh").write_text("#!/bin/sh\nvllm serve some-org/some-model\n")   # a hub id, no path
-    doc = json.loads(_cli("--profile", "box", "--json").stdout)
+    doc = json.loads(gpudeck("roofline", "--profile", "box", "--json").stdout)
     assert doc["weights_from"] == "from config.json only"
     assert any("no launch script of the profile names a model directory" in w for w in doc["warnings"])
 

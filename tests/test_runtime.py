@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import pytest
 import json
-import os
 import re
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,6 +18,7 @@ from profiles import store
 from profiles.profile import profile_from_dict
 from console.store.task_board import TaskBoard
 from screens.app import GpudeckApp
+from tests.cli import gpudeck
 from tests.gpus_standin import FIXTURES as SMI_FIXTURES
 from tests.gpus_standin import STANDIN
 from tests.harness import wait_until
@@ -46,12 +45,6 @@ def _crashing_profile(tmp_path: Path, name: str = "alpha", delay_s: float = 1.0)
     return profile
 
 
-def _cli(*argv: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "console", *argv], capture_output=True, text=True,
-                          env=env, timeout=120, cwd=ROOT)
-
-
 def _crash_suggestions(profile: str) -> list[str]:
     return [s.key for s in TaskBoard.for_profile(profile).suggestions if s.kind == "crash"]
 
@@ -63,7 +56,7 @@ async def test_a_crash_on_a_host_not_on_screen_is_recorded_and_its_chip_turns_re
         await wait_until(pilot, lambda: "alpha" in app.fleet.runtimes, 10, "alpha's runtime")
         assert app.current == "local"
         # launched on alpha by another process (the CLI), while this console looks at local
-        launched = _cli("server", "launch", "crashy", "-p", "alpha")
+        launched = gpudeck("server", "launch", "crashy", "-p", "alpha")
         assert launched.returncode == 0, launched.stderr
         found = []
 
@@ -82,7 +75,7 @@ async def test_a_crash_on_a_host_not_on_screen_is_recorded_and_its_chip_turns_re
 
 async def test_a_crash_with_no_console_open_is_recorded_once_by_the_next_command(tmp_path):
     _crashing_profile(tmp_path, "alpha", delay_s=0.2)
-    launched = _cli("server", "launch", "crashy", "-p", "alpha", "--json")
+    launched = gpudeck("server", "launch", "crashy", "-p", "alpha", "--json")
     assert launched.returncode == 0, launched.stderr
     record = json.loads(launched.stdout)
     exit_file = Path(record["exit_file"])
@@ -92,11 +85,11 @@ async def test_a_crash_with_no_console_open_is_recorded_once_by_the_next_command
     assert exit_file.exists(), "the wrapper never wrote the exit status"
     assert read_crashes("alpha").records == []  # nobody has looked yet
 
-    first = _cli("tasks", "list", "-p", "alpha", "--json")
+    first = gpudeck("tasks", "list", "-p", "alpha", "--json")
     assert first.returncode == 0, first.stderr
     json.loads(first.stdout)  # stdout stays one JSON document
     assert "crashy crashed (cuda-illegal-address)" in first.stderr
-    second = _cli("bench", "--list", "--profile", "alpha", "--json")
+    second = gpudeck("bench", "--list", "--profile", "alpha", "--json")
     assert second.returncode == 0, second.stderr
     assert "crashed" not in second.stderr  # already recorded: nothing new to say
 
@@ -105,7 +98,7 @@ async def test_a_crash_with_no_console_open_is_recorded_once_by_the_next_command
     assert launches.load_all("alpha")[0].crash_record == crashes[0].id
     # the Tasks tab's scan and another CLI path find the same crash: still one suggestion
     offer_new("alpha")
-    scanned = _cli("tasks", "suggestions", "--scan", "-p", "alpha")
+    scanned = gpudeck("tasks", "suggestions", "--scan", "-p", "alpha")
     assert scanned.returncode == 0, scanned.stderr
     assert _crash_suggestions("alpha") == [f"crash:{crashes[0].id}"]
 
@@ -332,7 +325,7 @@ def test_a_command_still_answers_when_the_host_of_a_live_launch_is_down():
         "host": "127.0.0.1", "port": free_port(), "connect_timeout_s": 2}}))
     launches.save("deadbox", LaunchRecord(id="l1", config="c", script="/x.sh", log="/x.log", exit_file="/x.exit",
                                          pid=4242, pgid=4242, state="ready"))
-    done = _cli("tasks", "list", "-p", "deadbox", "--json")
+    done = gpudeck("tasks", "list", "-p", "deadbox", "--json")
     assert done.returncode == 0, done.stderr
     assert isinstance(json.loads(done.stdout), dict)
     assert launches.load_all("deadbox")[0].state == "ready"  # unknown is left as it was, never guessed

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -11,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from console.safe_text import CleanWriter, clean, clean_line, safe_cell, safe_text
+from tests.cli import gpudeck_sound
 from tests.hostile_text import HOSTILE, LINE, MARK, unsafe_chars
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,20 +74,10 @@ def test_json_is_left_to_json_escaping():
 
 # ---- the CLI -------------------------------------------------------------------------------
 
-def _cli(*argv: str, check: bool = True) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "console", *argv], capture_output=True, env=env,
-                          cwd=ROOT, timeout=120)
-    out, err = proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
-    assert "Traceback" not in err, err
-    if check:
-        assert proc.returncode == 0, err
-    return SimpleNamespace(rc=proc.returncode, out=out, err=err, raw=proc.stdout)
-
 
 def _assert_clean(result) -> None:
-    assert unsafe_chars(result.out) == [], result.out
-    assert unsafe_chars(result.err) == [], result.err
+    assert unsafe_chars(result.stdout) == [], result.stdout
+    assert unsafe_chars(result.stderr) == [], result.stderr
 
 
 def test_triage_prints_hostile_log_lines_harmlessly(tmp_path):
@@ -96,18 +85,17 @@ def test_triage_prints_hostile_log_lines_harmlessly(tmp_path):
     body = "".join(f"[2026-11-30 10:00:0{i % 10}] {LINE} {i}\n" for i in range(5))
     body += f"RuntimeError: CUDA error: an illegal memory access was encountered {LINE}\n"
     log.write_text(body, encoding="utf-8", errors="surrogateescape")
-    result = _cli("triage", str(log))
+    result = gpudeck_sound("triage", str(log))
     _assert_clean(result)
-    assert MARK in result.out and "[bold red]x.sh" in result.out
-    doc = json.loads(_cli("triage", str(log), "--json").out)
+    assert MARK in result.stdout and "[bold red]x.sh" in result.stdout
+    doc = json.loads(gpudeck_sound("triage", str(log), "--json").stdout)
     assert any(MARK in line for line in doc["excerpt"])
 
 
 def test_triage_names_a_hostile_file_name_harmlessly(tmp_path):
-    result = _cli("triage", str(tmp_path / "\x1b]52;c;aGk=\x07missing.log"), check=False)
-    assert result.rc == 1
+    result = gpudeck_sound("triage", str(tmp_path / "\x1b]52;c;aGk=\x07missing.log"), status=1)
     _assert_clean(result)
-    assert "␛]52" in result.err
+    assert "␛]52" in result.stderr
 
 
 def _hostile_board():
@@ -122,22 +110,22 @@ def _hostile_board():
 def test_tasks_list_and_export_print_hostile_text_harmlessly():
     _hostile_board()
     for argv in (["tasks", "list"], ["tasks", "export"], ["tasks", "list", "--all"]):
-        result = _cli(*argv)
+        result = gpudeck_sound(*argv)
         _assert_clean(result)
-        assert result.out.count(MARK) == len(HOSTILE)
+        assert result.stdout.count(MARK) == len(HOSTILE)
         # read literally: never as rich markup; Markdown's brackets escaped where the output is Markdown
         literal = "[link=file:///etc/passwd]innocent[/link]"
-        assert (literal.replace("[", "\\[").replace("]", "\\]") if "export" in argv else literal) in result.out
+        assert (literal.replace("[", "\\[").replace("]", "\\]") if "export" in argv else literal) in result.stdout
     # one task, one line: a newline or CR in the text cannot forge another row
-    listed = [line for line in _cli("tasks", "list").out.splitlines() if MARK in line]
+    listed = [line for line in gpudeck_sound("tasks", "list").stdout.splitlines() if MARK in line]
     assert len(listed) == len(HOSTILE)
 
 
 def test_tasks_json_keeps_the_text_exact():
     _hostile_board()
-    result = _cli("tasks", "list", "--json")
-    assert unsafe_chars(result.out) == []
-    texts = [t["text"] for t in json.loads(result.out)["tasks"]]
+    result = gpudeck_sound("tasks", "list", "--json")
+    assert unsafe_chars(result.stdout) == []
+    texts = [t["text"] for t in json.loads(result.stdout)["tasks"]]
     from console.store.task_board import TaskBoard
 
     # exactly what the board holds (the board itself drops a bare CR), escapes and all
@@ -153,7 +141,7 @@ def test_report_writes_and_prints_hostile_text_harmlessly():
     record = LaunchRecord(id="r1", config=f"cfg {HOSTILE[5]}", script=None, log="/tmp/x.log", exit_file=None)
     verdict = SimpleNamespace(cls="cuda_illegal_address", line=7, summary=LINE, excerpt=HOSTILE, server="sglang")
     crashes.write_crash("local", record, verdict)
-    result = _cli("report", "--offline")
+    result = gpudeck_sound("report", "--offline")
     _assert_clean(result)
     from profiles.paths import profile_data_dir
 
@@ -170,10 +158,10 @@ def test_gpus_parse_prints_hostile_process_names_harmlessly(tmp_path):
         for line, text in zip(lines[1:], HOSTILE)]
     smi = tmp_path / "apps.csv"
     smi.write_text("\n".join(hostile) + "\n")
-    result = _cli("gpus", "--parse", str(smi))
+    result = gpudeck_sound("gpus", "--parse", str(smi))
     _assert_clean(result)
-    assert result.out.count(MARK) == len(hostile) - 1
-    assert unsafe_chars(_cli("gpus", "--parse", str(smi), "--json").out) == []
+    assert result.stdout.count(MARK) == len(hostile) - 1
+    assert unsafe_chars(gpudeck_sound("gpus", "--parse", str(smi), "--json").stdout) == []
 
 
 def test_server_logs_prints_hostile_lines_harmlessly(tmp_path):
@@ -184,10 +172,10 @@ def test_server_logs_prints_hostile_lines_harmlessly(tmp_path):
     log.write_text("".join(f"{MARK} {text}\n" for text in HOSTILE))
     launches.save("local", LaunchRecord(id="r1", config="cfg", script=None, log=str(log), exit_file=None,
                                        state="stopped"))
-    result = _cli("server", "logs", "cfg", "-n", "100")
+    result = gpudeck_sound("server", "logs", "cfg", "-n", "100")
     _assert_clean(result)
-    assert result.out.count(MARK) == len(HOSTILE)
-    doc = json.loads(_cli("server", "logs", "cfg", "-n", "100", "--json").out)
+    assert result.stdout.count(MARK) == len(HOSTILE)
+    doc = json.loads(gpudeck_sound("server", "logs", "cfg", "-n", "100", "--json").stdout)
     # JSON carries the log exactly (a lone CR splits a line for `splitlines`, so compare joined)
     assert "\n".join(doc["lines"]) == "\n".join(f"{MARK} {text}" for text in HOSTILE).replace("\r", "\n")
 
@@ -206,6 +194,5 @@ def test_bench_table_shows_hostile_server_errors_harmlessly():
 
 
 def test_argparse_errors_with_hostile_values_are_clean():
-    result = _cli("tasks", "list", "--bogus\x1b]52;c;aGk=\x07", check=False)
-    assert result.rc == 2
+    result = gpudeck_sound("tasks", "list", "--bogus\x1b]52;c;aGk=\x07", status=2)
     _assert_clean(result)

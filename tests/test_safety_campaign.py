@@ -30,23 +30,11 @@ from console.campaign.spec import CampaignError, from_dict, load
 from profiles import paths, store
 from profiles.atomic import private_dirs
 from profiles.profile import profile_from_dict
+from tests.cli import gpudeck, gpudeck_here
 from tests.hostile_text import LINE, unsafe_chars
 from tests.realparts import free_port
 
 SWEEP = {"levels": [1]}
-
-
-def cli(capsys, monkeypatch, *argv: str) -> tuple[int, str, str]:
-    """`gpudeck ARGV` in this process (a bug escapes as a traceback, not as one line)."""
-    from console import cli as entry
-
-    monkeypatch.setenv("GPUDECK_DEBUG", "1")
-    try:
-        code = entry.main(list(argv))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 2
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -101,7 +89,7 @@ def test_campaign_run_refuses_shell_code_in_a_flag_name_and_nothing_runs(box, ca
     flag = "--x" + quote % marker
     path = box / "c.toml"
     path.write_text(f'[sweep]\nlevels = [1]\n[[grid]]\nbase = "smol"\nflags = {{ {json.dumps(flag)} = [1] }}\n')
-    code, out, err = cli(capsys, monkeypatch, "campaign", "run", str(path), "-p", "box")
+    code, out, err = gpudeck_here("campaign", "run", str(path), "-p", "box")
     assert code == 2 and flag in err, err
     _one_line(err)
     assert _campaigns() == [] and not marker.exists()
@@ -167,7 +155,7 @@ def test_show_refuses_an_id_that_climbs_out_of_the_campaigns_folder(box, capsys,
     target.mkdir(parents=True)
     (target / "state.json").write_text(json.dumps({"id": "../../../../open/esc", "profile": "box", "spec": {},
                                                    "cells": [], "note": "READ FROM OUTSIDE"}))
-    code, out, err = cli(capsys, monkeypatch, "campaign", "show", "../../../../open/esc", "-p", "box")
+    code, out, err = gpudeck_here("campaign", "show", "../../../../open/esc", "-p", "box")
     assert code != 0 and "bad campaign id" in err and "READ FROM OUTSIDE" not in out
     _one_line(err)
 
@@ -178,7 +166,7 @@ def test_resume_refuses_a_state_whose_id_is_a_path(box, capsys, monkeypatch):
     doc["id"] = "../../../../open/esc"
     (state.dir / "state.json").write_text(json.dumps(doc))
     escaped = (st.campaigns_dir("box") / "../../../../open").resolve()
-    code, out, err = cli(capsys, monkeypatch, "campaign", "resume", state.id, "-p", "box")
+    code, out, err = gpudeck_here("campaign", "resume", state.id, "-p", "box")
     assert code != 0 and "is not its folder's name" in err, err
     _one_line(err)
     assert not escaped.exists()
@@ -199,7 +187,6 @@ def test_a_value_the_shell_would_read_twice_is_refused_saying_why(base):
     assert "--parallel 8" in derive(base, {"--parallel": 8})    # a plain value is still set
     quoted = HEREDOC.replace("<<EOF", "<<'EOF'")                  # a quoted heredoc is read once
     assert "--parallel '$(x)'" in derive(quoted, {"--parallel": "$(x)"})
-
 
 
 # ---------------------------------------------------------------- 5. caps
@@ -236,7 +223,7 @@ def test_campaign_run_refuses_too_many_cells_in_one_line_and_creates_nothing(box
     path.write_text('[sweep]\nlevels = [1]\n[[grid]]\nbase = "smol"\n'
                     'flags = { "--parallel" = [%s], "--ctx-size" = [%s] }\n'
                     % (",".join(map(str, range(1, 101))), ",".join(map(str, range(1, 101)))))
-    code, out, err = cli(capsys, monkeypatch, "campaign", "run", str(path), "-p", "box")
+    code, out, err = gpudeck_here("campaign", "run", str(path), "-p", "box")
     assert code == 2 and "10,000 cells" in err and "--max-cells" in err
     _one_line(err)
     assert _campaigns() == []
@@ -275,15 +262,15 @@ def test_every_bad_state_is_one_line_naming_its_file_and_the_others_still_list(b
     found = st.read_campaigns("box")
     assert [s.id for s in found.records] == [good.id]
     assert sorted(u.path for u in found.unreadable) == sorted(bad.values())
-    code, out, err = cli(capsys, monkeypatch, "campaign", "list", "-p", "box")
+    code, out, err = gpudeck_here("campaign", "list", "-p", "box")
     assert code == 0 and "Traceback" not in out + err
     assert good.id in out
     for path in bad.values():
         assert sum(str(path) in line for line in out.splitlines()) == 1, (path, out)
-    listed = json.loads(cli(capsys, monkeypatch, "campaign", "list", "-p", "box", "--json")[1])
+    listed = json.loads(gpudeck_here("campaign", "list", "-p", "box", "--json")[1])
     assert [c["id"] for c in listed["campaigns"]] == [good.id] and len(listed["errors"]) == len(bad)
     for kind, path in bad.items():
-        code, out, err = cli(capsys, monkeypatch, "campaign", "show", path.parent.name, "-p", "box")
+        code, out, err = gpudeck_here("campaign", "show", path.parent.name, "-p", "box")
         assert code != 0 and str(path) in err, (kind, err)
         _one_line(err)
 
@@ -313,7 +300,7 @@ def test_numbers_outside_their_physical_range_read_na_and_a_huge_note_is_cut(box
     read = st.load("box", state.id)
     assert [lv["output_throughput"] for lv in read.cells[0].levels] == [None, None]
     assert read.cells[0].levels[0]["ttft_p99"] is None and read.cells[0].levels[0]["tpot_p99"] == 5.0
-    code, out, err = cli(capsys, monkeypatch, "campaign", "show", state.id, "-p", "box")
+    code, out, err = gpudeck_here("campaign", "show", state.id, "-p", "box")
     assert code == 0 and "1e+308" not in out and "0" * 30 not in out
     assert not re.search(r"(?<![\w-])-1\b", out) and "N/A" in out
     assert len(out) < 3 * limits.MAX_NOTE_CHARS + 3000 and "…" in out
@@ -329,7 +316,7 @@ def test_a_second_profile_on_the_same_machine_is_refused_and_leaves_no_campaign(
     try:
         path = box / "c.toml"
         path.write_text('[sweep]\nlevels = [1]\n[[config]]\nname = "smol"\n')
-        code, out, err = cli(capsys, monkeypatch, "campaign", "run", str(path), "-p", "box2")
+        code, out, err = gpudeck_here("campaign", "run", str(path), "-p", "box2")
         assert code == 1 and "driven by campaign campaign-20260101-000000 of profile box" in err, err
         _one_line(err)
         assert _campaigns("box2") == []           # no phantom: the lock was checked before anything was made
@@ -394,7 +381,7 @@ def test_stop_never_signals_a_forged_driver_pid(box, capsys, monkeypatch):
                        {"driver_pid": victim.pid, "driver_start": _wait_started(victim.pid), "driver_token": token}):
             doc = state.to_json() | forged
             (state.dir / "state.json").write_text(json.dumps(doc))
-            code, out, err = cli(capsys, monkeypatch, "campaign", "stop", state.id, "-p", "box")
+            code, out, err = gpudeck_here("campaign", "stop", state.id, "-p", "box")
             assert code != 0 and "no running driver" in err
             assert victim.poll() is None, "a process that is not the driver was signalled"
     finally:
@@ -410,10 +397,10 @@ def test_stop_signals_the_driver_it_spawned(box, capsys, monkeypatch):
         start = _wait_started(real.pid)
         wrong_start = state.to_json() | {"driver_pid": real.pid, "driver_start": start + 1, "driver_token": token}
         (state.dir / "state.json").write_text(json.dumps(wrong_start))
-        assert cli(capsys, monkeypatch, "campaign", "stop", state.id, "-p", "box")[0] != 0   # a reused pid
+        assert gpudeck_here("campaign", "stop", state.id, "-p", "box")[0] != 0   # a reused pid
         assert real.poll() is None
         (state.dir / "state.json").write_text(json.dumps(wrong_start | {"driver_start": start}))
-        code, out, err = cli(capsys, monkeypatch, "campaign", "stop", state.id, "-p", "box")
+        code, out, err = gpudeck_here("campaign", "stop", state.id, "-p", "box")
         assert code == 0 and f"pid {real.pid}" in out
         assert real.wait(timeout=20) == -signal.SIGTERM
     finally:
@@ -499,13 +486,10 @@ def test_odd_campaign_files_are_refused_in_one_line(tmp_path):
 def test_a_fifo_as_campaign_file_is_refused_not_waited_on(box):
     fifo = box / "c.toml"
     os.mkfifo(fifo)
-    from tests.realparts import ROOT
 
-    out = subprocess.run([sys.executable, "-m", "console", "campaign", "run", str(fifo), "-p", "box"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    out = gpudeck("campaign", "run", str(fifo), "-p", "box")
     assert out.returncode == 2 and "not a regular file" in out.stderr
     _one_line(out.stderr)
-
 
 
 # ---------------------------------------------------------------- 6, generated: any field, any value

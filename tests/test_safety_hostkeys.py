@@ -7,9 +7,7 @@ that differs from a known one is CHANGED, which is not the same as unknown.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from console.hosts import HostKeyChanged, HostKeyUnknown, SSHHost, ssh_target
 from profiles.atomic import write_atomic
 from profiles.paths import known_hosts_file
 from profiles.profile import profile_from_dict
+from tests.cli import gpudeck
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -102,34 +101,26 @@ async def test_host_key_alias_is_the_name_looked_up(sshd, gpudeck_home, tmp_path
     assert await _connect(profile) == 0
 
 
-def _cli(*argv, home: Path, env_home: Path | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), GPUDECK_HOME=str(home))
-    if env_home is not None:
-        env["HOME"] = str(env_home)
-    return subprocess.run([sys.executable, "-m", "console", *argv], capture_output=True, text=True,
-                          env=env, timeout=120)
-
-
 def test_trust_replaces_a_changed_key_only_with_replace(sshd, gpudeck_home, tmp_path, other_key):
     config = _config(sshd, tmp_path, hostname="127.0.0.1")
-    assert _cli("profiles", "add", "box", "--ssh", "box", "--ssh-config", str(config), home=gpudeck_home).returncode == 0
+    assert gpudeck("profiles", "add", "box", "--ssh", "box", "--ssh-config", str(config), home=gpudeck_home).returncode == 0
     old = _entry(f"[127.0.0.1]:{sshd.port}", other_key)
     write_atomic(known_hosts_file(), "# mine\n" + old)
-    refused = _cli("profiles", "trust", "box", "--yes", home=gpudeck_home)
+    refused = gpudeck("profiles", "trust", "box", "--yes", home=gpudeck_home)
     assert refused.returncode == 1
     line = refused.stderr.strip()
     assert "\n" not in line and "host key CHANGED" in line and "--replace" in line
     assert _fingerprint(other_key) in line and _fingerprint(sshd.host_key_pub) in line
     assert known_hosts_file().read_text() == "# mine\n" + old  # nothing added beside it
-    assert _cli("profiles", "check", "box", home=gpudeck_home).returncode == 1
+    assert gpudeck("profiles", "check", "box", home=gpudeck_home).returncode == 1
 
-    replaced = _cli("profiles", "trust", "box", "--yes", "--replace", "--json", home=gpudeck_home)
+    replaced = gpudeck("profiles", "trust", "box", "--yes", "--replace", "--json", home=gpudeck_home)
     assert replaced.returncode == 0, replaced.stderr
     doc = json.loads(replaced.stdout)
     assert doc["replaced"] == [_fingerprint(other_key)] and doc["name"] == f"[127.0.0.1]:{sshd.port}"
     assert known_hosts_file().read_text() == "# mine\n" + _entry(f"[127.0.0.1]:{sshd.port}", sshd.host_key_pub)
-    assert _cli("profiles", "check", "box", home=gpudeck_home).returncode == 0
-    again = _cli("profiles", "trust", "box", "--yes", "--json", home=gpudeck_home)
+    assert gpudeck("profiles", "check", "box", home=gpudeck_home).returncode == 0
+    again = gpudeck("profiles", "trust", "box", "--yes", "--json", home=gpudeck_home)
     assert again.returncode == 0 and json.loads(again.stdout)["already_trusted"] is True
     assert known_hosts_file().read_text().count(f"[127.0.0.1]:{sshd.port}") == 1
 
@@ -139,13 +130,13 @@ def test_trust_resolves_an_alias_through_the_users_ssh_config(sshd, gpudeck_home
     user_home = tmp_path / "user"
     (user_home / ".ssh").mkdir(parents=True)
     (user_home / ".ssh" / "config").write_text(_config(sshd, tmp_path, hostname="127.0.0.1").read_text())
-    assert _cli("profiles", "add", "box", "--ssh", "box", home=gpudeck_home, env_home=user_home).returncode == 0
-    check = _cli("profiles", "check", "box", "--json", home=gpudeck_home, env_home=user_home)
+    assert gpudeck("profiles", "add", "box", "--ssh", "box", home=gpudeck_home, env={"HOME": str(user_home)}).returncode == 0
+    check = gpudeck("profiles", "check", "box", "--json", home=gpudeck_home, env={"HOME": str(user_home)})
     assert json.loads(check.stdout)["error_kind"] == "host-key", check.stdout
-    trust = _cli("profiles", "trust", "box", "--yes", "--json", home=gpudeck_home, env_home=user_home)
+    trust = gpudeck("profiles", "trust", "box", "--yes", "--json", home=gpudeck_home, env={"HOME": str(user_home)})
     assert trust.returncode == 0, trust.stderr
     doc = json.loads(trust.stdout)
     assert (doc["host"], doc["port"]) == ("127.0.0.1", sshd.port)
     assert doc["fingerprint"] == _fingerprint(sshd.host_key_pub)
-    check = _cli("profiles", "check", "box", "--json", home=gpudeck_home, env_home=user_home)
+    check = gpudeck("profiles", "check", "box", "--json", home=gpudeck_home, env={"HOME": str(user_home)})
     assert json.loads(check.stdout)["reachable"] is True, check.stdout

@@ -21,6 +21,7 @@ from console.store.launches import LaunchRecord
 from console.servers.signals import process_table
 from console.session import HostSession
 from profiles import store
+from tests.cli import gpudeck
 from tests.realparts import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,36 +127,28 @@ def test_cli_stop_says_not_stopped_and_offers_the_kill(local_scripts, gpudeck_ho
     listener = (f"import socket, time; s = socket.socket(); s.bind(('127.0.0.1', {port})); s.listen(); "
                 "time.sleep(1000)")
     _script(scripts, "escapes", f"setsid {sys.executable} -c \"{listener}\" &\nexec sleep 1000 # --port {port}")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), GPUDECK_HOME=str(gpudeck_home))
-
-    def cli(*argv):
-        return subprocess.run([sys.executable, "-m", "console", "server", *argv, "-p", "local"],
-                              capture_output=True, text=True, env=env, timeout=120)
-
-    assert cli("launch", "escapes").returncode == 0
+    assert gpudeck("server", "launch", "escapes", "-p", "local", home=gpudeck_home).returncode == 0
     for _ in range(300):  # the escaped listener is up (the real port, not a timer)
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", port)) == 0:
                 break
         threading.Event().wait(0.1)
-    stop = cli("stop", "escapes", "--grace", "5")
+    stop = gpudeck("server", "stop", "escapes", "--grace", "5", "-p", "local", home=gpudeck_home)
     assert stop.returncode == 1, stop.stderr
     assert stop.stdout.startswith("NOT fully stopped escapes")
     assert f"holds port {port}" in stop.stderr and "--kill-escaped" in stop.stderr
-    status = cli("status")
+    status = gpudeck("server", "status", "-p", "local", home=gpudeck_home)
     assert status.returncode == 0 and "stopped" in status.stdout and "still running: pid " in status.stdout
-    killed = cli("stop", "escapes", "--kill-escaped", "--json")
+    killed = gpudeck("server", "stop", "escapes", "--kill-escaped", "--json", "-p", "local", home=gpudeck_home)
     assert killed.returncode == 0, killed.stderr
     assert len(json.loads(killed.stdout)["killed"]) == 1
-    assert "still running" not in cli("status").stdout
+    assert "still running" not in gpudeck("server", "status", "-p", "local", home=gpudeck_home).stdout
 
 
 def test_launch_wait_that_times_out_exits_non_zero(local_scripts, gpudeck_home):
     profile, scripts = local_scripts
     _script(scripts, "never-ready", "exec sleep 1000")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), GPUDECK_HOME=str(gpudeck_home))
-    result = subprocess.run([sys.executable, "-m", "console", "server", "launch", "never-ready", "--wait",
-                             "--timeout", "1", "-p", "local"], capture_output=True, text=True, env=env, timeout=120)
+    result = gpudeck("server", "launch", "never-ready", "--wait", "--timeout", "1", "-p", "local", home=gpudeck_home)
     assert result.returncode != 0
     assert "not ready after 1s" in result.stderr
 

@@ -5,7 +5,6 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,14 +15,9 @@ from console.servers.triage import TriageResult
 from profiles import paths, store
 from profiles.atomic import write_atomic
 from profiles.profile import ProfileError, profile_from_dict
+from tests.cli import gpudeck
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _cli(*argv: str, home: Path, wrap: list[str] | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), GPUDECK_HOME=str(home))
-    return subprocess.run([*(wrap or []), sys.executable, "-m", "console", *argv],
-                          capture_output=True, text=True, env=env, timeout=120)
 
 
 @pytest.mark.parametrize("name", ["abc\n", "abc\nx", "a b", "\nabc", "abc/", "é"])
@@ -36,7 +30,7 @@ def test_profile_names_match_the_whole_string(name):
 
 
 def test_cli_refuses_a_name_with_a_newline(gpudeck_home):
-    result = _cli("profiles", "add", "abc\n", "--local", home=gpudeck_home)
+    result = gpudeck("profiles", "add", "abc\n", "--local", home=gpudeck_home)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert not list(paths.profiles_dir().glob("abc*"))
@@ -65,10 +59,10 @@ def test_out_of_range_values_are_one_line_errors(gpudeck_home, section, key, val
     message = str(info.value)
     assert message.startswith(f"{path}: key '{section}.{key}': expected {expected}"), message
     assert "\n" not in message
-    listing = _cli("profiles", "list", home=gpudeck_home)
+    listing = gpudeck("profiles", "list", home=gpudeck_home)
     assert listing.returncode == 0 and "Traceback" not in listing.stderr
     assert f"! {path}: key '{section}.{key}'" in listing.stdout
-    shown = _cli("profiles", "show", "bad", home=gpudeck_home)
+    shown = gpudeck("profiles", "show", "bad", home=gpudeck_home)
     assert shown.returncode != 0 and shown.stderr.strip() == f"gpudeck: {message}"
 
 
@@ -93,16 +87,16 @@ def test_read_only_commands_work_on_a_read_only_home(tmp_path, prepared):
     home = tmp_path / "home"
     home.mkdir()
     if prepared:
-        assert _cli("profiles", "add", "box", "--ssh", "u@h", home=home).returncode == 0
+        assert gpudeck("profiles", "add", "box", "--ssh", "u@h", home=home).returncode == 0
     wrap = _read_only(home)
     before = sorted(p.relative_to(home) for p in home.rglob("*"))
     for argv in (["profiles", "list"], ["profiles", "list", "--json"], ["tasks", "list"], ["tasks", "list", "--json"]):
-        result = _cli(*argv, home=home, wrap=wrap)
+        result = gpudeck(*argv, home=home, wrap=wrap)
         assert result.returncode == 0 and "Traceback" not in result.stderr, (argv, result.stderr[-800:])
         if argv[0] == "profiles" and "--json" not in argv:
             assert "local" in result.stdout and (("box" in result.stdout) == prepared)
     # and a write fails as one line, no traceback
-    result = _cli("profiles", "add", "other", "--local", home=home, wrap=wrap)
+    result = gpudeck("profiles", "add", "other", "--local", home=home, wrap=wrap)
     assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr[-800:]
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert sorted(p.relative_to(home) for p in home.rglob("*")) == before

@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 import time
 
 import pytest
 
 from console.gpus.model import NA
 from console.gpus.prometheus import PrometheusFleet, PromSettings
+from tests.cli import gpudeck
 from tests.harness import wait_until
 from tests.prom_peer import PromPeer, healthy_fleet, scraped, series, up, vector
-from tests.realparts import ROOT
 
 # The shapes the issue found, each one series in an otherwise healthy answer.
 MALFORMED = {
@@ -58,13 +55,8 @@ def sample_of(settings: PromSettings, limit_s: float = 60.0):
     return asyncio.run(go())
 
 
-def run_cli(*args, timeout: float = 90):
-    return subprocess.run([sys.executable, "-m", "console", *args], cwd=ROOT, capture_output=True, text=True,
-                          env=dict(os.environ), timeout=timeout)
-
-
 def add_profile(name: str, url: str, *flags: str) -> None:
-    out = run_cli("profiles", "add", name, "--prometheus", url, *flags)
+    out = gpudeck("profiles", "add", name, "--prometheus", url, *flags)
     assert out.returncode == 0, out.stdout + out.stderr
 
 
@@ -110,13 +102,13 @@ def test_the_cli_says_how_many_series_were_unreadable(peer):
                                                     MALFORMED["list-valued labels"],
                                                     MALFORMED["labels not a mapping"]])
     add_profile("broken", peer.url)
-    out = run_cli("gpus", "-p", "broken")
+    out = gpudeck("gpus", "-p", "broken")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "3 series unreadable" in out.stdout and "internal error" not in out.stderr
     assert "node-a" in out.stdout
-    doc = json.loads(run_cli("gpus", "-p", "broken", "--json").stdout)
+    doc = json.loads(gpudeck("gpus", "-p", "broken", "--json").stdout)
     assert doc["unreadable_series"] == 3 and doc["hosts"][0]["host"] == "node-a"
-    check = run_cli("profiles", "check", "broken")
+    check = gpudeck("profiles", "check", "broken")
     assert check.returncode == 0 and "3 series unreadable" in check.stdout, check.stdout + check.stderr
 
 
@@ -177,7 +169,7 @@ def test_the_cli_and_profiles_check_end_on_a_trickling_prometheus(peer):
     peer.trickle_s = 1.0
     add_profile("slow", peer.url, "--prom-timeout", "2")
     for argv in (("gpus", "-p", "slow"), ("profiles", "check", "slow")):
-        out = run_cli(*argv, timeout=90)
+        out = gpudeck(*argv, timeout=90)
         assert out.returncode == 1, out.stdout + out.stderr
         assert "no whole answer within 2 s" in out.stdout + out.stderr
         assert "Traceback" not in out.stderr
@@ -231,6 +223,6 @@ def test_the_cap_is_set_in_the_profile(peer):
     peer.answers["gpu"] = _big_answer(2)
     peer.chunked = True
     add_profile("big", peer.url, "--max-answer-mb", "1")
-    out = run_cli("gpus", "-p", "big")
+    out = gpudeck("gpus", "-p", "big")
     assert out.returncode == 1 and "answer larger than 1 MB, refused" in out.stdout + out.stderr
     assert (out.stdout + out.stderr).count("\n") <= 2 and "Traceback" not in out.stderr

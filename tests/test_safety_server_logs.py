@@ -13,7 +13,6 @@ import queue
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -53,8 +52,8 @@ def test_a_vllm_args_line_with_a_value_no_flag_can_hold_reads_unreadable(value):
 
 
 def test_an_sglang_and_a_llama_cpp_log_with_numbers_too_wide_name_them():
-    sglang = effective_from_log([f"server_args=ServerArgs(model_path='m', tp_size=1e999, mem_fraction_static=1e400, "
-                                 f"port=30000, enable_ep_moe=True)"])
+    sglang = effective_from_log(["server_args=ServerArgs(model_path='m', tp_size=1e999, mem_fraction_static=1e400, "
+                                 "port=30000, enable_ep_moe=True)"])
     assert (sglang.flags["tp"], sglang.flags["ep"], sglang.flags["mem_fraction"]) == (UNREADABLE,) * 3
     assert sglang.flags["port"] == 30000 and sorted(sglang.unreadable) == ["mem_fraction_static", "tp_size"]
     llama = effective_from_log(["load_model: loading model 'm.gguf'",

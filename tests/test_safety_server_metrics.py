@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
 import threading
 import time
 from types import SimpleNamespace
@@ -21,8 +20,8 @@ import pytest
 from console.runtime import events as ev
 from console.servers import live_metrics
 from console.store import launches
+from tests.cli import gpudeck
 from tests.prom_peer import PromPeer
-from tests.realparts import ROOT
 from widgets.server_metrics import metrics_line
 
 TRICKLE_S = 0.5   # one byte every half second: never trips a per-read timeout
@@ -53,18 +52,13 @@ def ready_launch(peer):
         sleeper.wait()
 
 
-def server_status(*flags: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", "server", "status", "-p", "local", *flags],
-                          cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-
-
 # ---- item 1: a trickling /metrics ends at the reader's overall deadline --------------------------
 
 def test_server_status_ends_on_a_trickling_metrics_page(peer, ready_launch):
     peer.trickle_s = TRICKLE_S
     started = time.monotonic()
     try:
-        done = server_status(timeout=30)
+        done = gpudeck("server", "status", "-p", "local", timeout=30)
     except subprocess.TimeoutExpired:
         pytest.fail("`server status` still waiting on a trickling /metrics after 30 s", pytrace=False)
     took = time.monotonic() - started
@@ -96,12 +90,12 @@ ABSURD_PAGE = (b"vllm:num_requests_running NaN\n"
 
 def test_values_no_server_can_mean_read_na_in_server_status(peer, ready_launch):
     peer.answers["/metrics"] = ABSURD_PAGE
-    done = server_status()
+    done = gpudeck("server", "status", "-p", "local")
     assert done.returncode == 0, done.stderr
     assert ("vllm metrics: running N/A · waiting N/A · KV cache N/A · preemptions N/A · "
             "TTFT mean N/A · ITL mean N/A") in done.stdout, done.stdout
     assert "inf" not in done.stdout.lower() and "nan" not in done.stdout.lower()
-    as_json = json.loads(server_status("--json").stdout)["servers"][0]["metrics"]
+    as_json = json.loads(gpudeck("server", "status", "-p", "local", "--json").stdout)["servers"][0]["metrics"]
     assert as_json["server"] == "vllm"
     assert [as_json[k] for k in ("running", "waiting", "kv_cache_usage", "preemptions", "ttft_mean_ms",
                                  "itl_mean_ms")] == [None] * 6

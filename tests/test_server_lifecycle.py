@@ -77,7 +77,7 @@ async def _follow(session, record, until=("ready", "crashed", "stopped"), timeou
     try:
         await asyncio.wait_for(done.wait(), timeout)
     except asyncio.TimeoutError:
-        raise AssertionError(f"{record.config} still {record.state} after {timeout}s; log tail: {seen[-10:]}")
+        raise AssertionError(f"{record.config} still {record.state} after {timeout}s; log tail: {seen[-10:]}") from None
     return monitor, task, seen, crashes_seen
 
 

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
 
 import httpx
 import pytest
 
 from console.sim.state import read_state
 from console.servers.triage import classify
+from tests.cli import gpudeck
 from tests.test_sim_server import start_sim, stop
 
 
@@ -99,7 +99,6 @@ async def test_hang_stops_answering_and_never_exits(tmp_path):
 
 
 def test_bad_arguments_give_one_line_on_stderr(tmp_path):
-    out = subprocess.run([__import__("sys").executable, "-m", "console", "sim", "serve", "--efficiency", "3"],
-                         capture_output=True, text=True, timeout=30)
+    out = gpudeck("sim", "serve", "--efficiency", "3", timeout=30)
     assert out.returncode == 2
     assert len(out.stderr.strip().splitlines()) == 1 and "efficiency" in out.stderr

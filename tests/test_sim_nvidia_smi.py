@@ -12,14 +12,11 @@ from console.sim.hardware import find_gpu
 from console.sim.shim import install_shim
 from console.sim.state import gpu_rows, write_state
 from console.sim.config import DEFAULT_MODEL
+from tests.cli import gpudeck
 
+SIM = ("sim", "nvidia-smi", "--state-dir")  # then the state folder and nvidia-smi's own arguments
 FIELDS = ("index,uuid,name,pci.bus_id,utilization.gpu,utilization.memory,memory.used,memory.total,"
           "temperature.gpu,power.draw,power.limit,clocks.sm,clocks.max.sm,pstate,clocks_event_reasons.active")
-
-
-def smi(state_dir: Path, *args: str, timeout: float = 20) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", "sim", "nvidia-smi", "--state-dir", str(state_dir),
-                           *args], capture_output=True, text=True, timeout=timeout)
 
 
 def crashed_state(state_dir: Path) -> None:
@@ -32,7 +29,7 @@ def crashed_state(state_dir: Path) -> None:
 
 
 def test_query_gpu_csv_has_exactly_the_fields_asked_for(tmp_path):
-    out = smi(tmp_path, f"--query-gpu={FIELDS}", "--format=csv")
+    out = gpudeck(*SIM, str(tmp_path), f"--query-gpu={FIELDS}", "--format=csv")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     header = [cell.split(" [")[0] for cell in lines[0].split(", ")]
@@ -42,12 +39,12 @@ def test_query_gpu_csv_has_exactly_the_fields_asked_for(tmp_path):
     for line in lines[1:]:
         assert len(line.split(", ")) == len(header)
     assert lines[1].split(", ")[2] == "NVIDIA RTX PRO 6000 Blackwell Server Edition"
-    bare = smi(tmp_path, "--query-gpu=index,memory.used,utilization.gpu", "--format=csv,noheader,nounits")
+    bare = gpudeck(*SIM, str(tmp_path), "--query-gpu=index,memory.used,utilization.gpu", "--format=csv,noheader,nounits")
     assert bare.stdout.splitlines()[0] == "0, 3, 0"        # never started: idle at a few MiB
 
 
 def test_unknown_field_is_refused_like_nvidia_smi(tmp_path):
-    out = smi(tmp_path, "--query-gpu=index,bogus.field", "--format=csv")
+    out = gpudeck(*SIM, str(tmp_path), "--query-gpu=index,bogus.field", "--format=csv")
     assert out.returncode == 2 and 'Field "bogus.field" is not a valid field' in out.stderr
 
 
@@ -71,24 +68,24 @@ def test_lms_streams_samples_with_one_header(tmp_path):
 
 
 def test_list_and_compute_apps_forms(tmp_path):
-    listed = smi(tmp_path, "-L").stdout.splitlines()
+    listed = gpudeck(*SIM, str(tmp_path), "-L").stdout.splitlines()
     assert len(listed) == 8 and listed[0].startswith("GPU 0: NVIDIA RTX PRO 6000 Blackwell Server Edition (UUID: GPU-")
-    apps = smi(tmp_path, "--query-compute-apps=pid,gpu_uuid,used_memory,process_name", "--format=csv")
+    apps = gpudeck(*SIM, str(tmp_path), "--query-compute-apps=pid,gpu_uuid,used_memory,process_name", "--format=csv")
     assert apps.stdout.splitlines() == ["pid, gpu_uuid, used_memory [MiB], process_name"]
 
 
 def test_post_crash_picture_parses_and_is_flagged_stale(tmp_path):
     crashed_state(tmp_path)
-    table = smi(tmp_path).stdout
+    table = gpudeck(*SIM, str(tmp_path)).stdout
     assert "SIMULATED" in table.splitlines()[2]
     snap = parse_text(table)
     assert snap.state == "ok" and len(snap.gpus) == 8
     assert snap.flag_count("stale") == 7
     assert snap.summary() == "8 · 7 STALE"
     # The CSV forms the sampler uses, GPUs and compute apps together, over three samples.
-    gpus = smi(tmp_path, f"--query-gpu={FIELDS}", "--format=csv,noheader,nounits", "-lms", "50",
-               "--samples", "3").stdout
-    apps = smi(tmp_path, "--query-compute-apps=pid,gpu_uuid,used_memory,process_name", "--format=csv").stdout
+    gpus = gpudeck(*SIM, str(tmp_path), f"--query-gpu={FIELDS}", "--format=csv,noheader,nounits", "-lms", "50",
+                   "--samples", "3").stdout
+    apps = gpudeck(*SIM, str(tmp_path), "--query-compute-apps=pid,gpu_uuid,used_memory,process_name", "--format=csv").stdout
     snap = parse_text(apps + f"{FIELDS.replace(',', ', ')}\n" + gpus)
     assert snap.state == "ok" and len(snap.gpus) == 8, snap.message
     assert [g.memory_used_mib for g in snap.gpus] == [0] * 8

@@ -20,6 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from console.sim.config import SimConfig, read_json
 from console.sim.roofline_timer import build_timing
+from tests.cli import gpudeck
 from tests.realparts import free_port, wait_port
 
 EFFICIENCY = 0.1     # GLM-5-NVFP4 on 8x RTX PRO 6000: ~32 ms/step at B=1, ~88 ms at B=8
@@ -162,7 +163,6 @@ def test_gpu_state_follows_memory_fraction_and_lists_processes(sim):
     total = state["gpus"][0]["memory_total_mib"]
     assert all(0.85 * total <= u <= total for u in used)
     assert len(state["processes"]) == 8
-    table = subprocess.run([sys.executable, "-m", "console", "sim", "nvidia-smi", "--state-dir", str(state_dir)],
-                           capture_output=True, text=True, timeout=20).stdout
+    table = gpudeck("sim", "nvidia-smi", "--state-dir", str(state_dir)).stdout
     snap = parse_text(table)
     assert len(snap.gpus) == 8 and len(snap.processes) == 8 and snap.flag_count("stale") == 0

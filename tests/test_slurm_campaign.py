@@ -4,15 +4,9 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
-import sys
 
-from tests.realparts import ROOT, free_port, llama_server_binary, smollm_model
-
-
-def gpudeck(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", *args], cwd=ROOT, capture_output=True, text=True,
-                          env=dict(os.environ), timeout=timeout, stdin=subprocess.DEVNULL)
+from tests.cli import gpudeck
+from tests.realparts import free_port, llama_server_binary, smollm_model
 
 
 def most_at_once(cells: list[dict]) -> int:
@@ -35,7 +29,7 @@ def llama_campaign(tmp_path, names: list[str], prompts: int = 2):
             f"exec {shlex.quote(str(llama_server_binary()))} -m {shlex.quote(str(smollm_model()))} "
             f"--host 127.0.0.1 --port {free_port()} -c 512 -t 1 --parallel 1\n")
     assert gpudeck("profiles", "add", "cluster", "--slurm", "--partition", "gpu", "--scripts-dir", str(scripts),
-                   "--log-dir", str(tmp_path / "logs")).returncode == 0
+                   "--log-dir", str(tmp_path / "logs"), timeout=300).returncode == 0
     campaign = tmp_path / "campaign.toml"
     campaign.write_text(f"[sweep]\nlevels = [1]\ninput_len = 16\noutput_len = 8\nnum_prompts = {prompts}\nrepeats = 1\n\n"
                         + "".join(f'[[config]]\nname = "{n}"\n\n' for n in names)
@@ -46,7 +40,7 @@ def llama_campaign(tmp_path, names: list[str], prompts: int = 2):
 def test_four_llama_cells_run_two_at_a_time_on_n1_and_n2(slurm, tmp_path):
     names = ["a", "b", "c", "d"]
     campaign = llama_campaign(tmp_path, names)
-    out = gpudeck("campaign", "run", str(campaign), "-p", "cluster", "--foreground", "--json")
+    out = gpudeck("campaign", "run", str(campaign), "-p", "cluster", "--foreground", "--json", timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     doc = json.loads(out.stdout)
     assert doc["status"] == "finished"
@@ -72,7 +66,7 @@ def test_resume_after_kill_9_cancels_the_running_jobs_by_their_ids_and_redoes_th
     from console.store import launches
 
     started = gpudeck("campaign", "run", str(llama_campaign(tmp_path, ["a", "b"], prompts=16)), "-p", "cluster",
-                      "--json")
+                      "--json", timeout=300)
     assert started.returncode == 0, started.stderr
     info = json.loads(started.stdout)
 
@@ -93,7 +87,7 @@ def test_resume_after_kill_9_cancels_the_running_jobs_by_their_ids_and_redoes_th
     ids = [r.slurm["job_id"] for r in jobs]
     assert all(slurm.wait_job(i, {"RUNNING"})["JobState"] == "RUNNING" for i in ids)  # orphaned, still running
 
-    resumed = gpudeck("campaign", "resume", info["id"], "-p", "cluster", "--foreground", "--json")
+    resumed = gpudeck("campaign", "resume", info["id"], "-p", "cluster", "--foreground", "--json", timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     doc = json.loads(resumed.stdout)
     assert [(c["status"], c["attempts"]) for c in doc["cells"]] == [("done", 2), ("done", 2)]

@@ -4,19 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.cli import gpudeck
 from tests.realparts import ROOT, free_port
-
-
-def gpudeck(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 @pytest.fixture
@@ -426,12 +421,8 @@ def scancel_ignored(slurm, tmp_path, monkeypatch):
     return flag
 
 
-def gpudeck_short_kill_wait(*args: str) -> subprocess.CompletedProcess:
-    """The CLI with one second, not a minute, between the SIGKILL and calling the job still running."""
-    code = ("import sys, console.slurm.launch as l; l.KILL_WAIT_S = 1.0; from console.cli import main; "
-            "raise SystemExit(main(sys.argv[1:]))")
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=dict(os.environ),
-                          timeout=300, stdin=subprocess.DEVNULL, cwd=ROOT)
+# The CLI with one second, not a minute, between the SIGKILL and calling the job still running.
+SHORT_KILL_WAIT = "import console.slurm.launch as launch; launch.KILL_WAIT_S = 1.0"
 
 
 def test_a_stop_slurm_does_not_carry_out_reads_still_running_and_fails(cluster_profile, slurm, scancel_ignored):
@@ -442,10 +433,10 @@ def test_a_stop_slurm_does_not_carry_out_reads_still_running_and_fails(cluster_p
     job = json.loads(r.stdout)["slurm"]["job_id"]
     try:
         slurm.wait_job(job, {"RUNNING"})
-        stop = gpudeck_short_kill_wait("server", "stop", "idle", "-p", "cluster", "--grace", "1")
+        stop = gpudeck("server", "stop", "idle", "-p", "cluster", "--grace", "1", setup=SHORT_KILL_WAIT, timeout=300)
         assert stop.returncode == 1, stop.stdout + stop.stderr
         assert stop.stdout.startswith(f"stop asked, still running: idle (job {job} ")
-        assert stop.stdout.rstrip().endswith(f"still RUNNING after scancel and SIGKILL")
+        assert stop.stdout.rstrip().endswith("still RUNNING after scancel and SIGKILL")
         assert f"⚠ job {job} still RUNNING after scancel and SIGKILL" in stop.stderr
         shown = status()["idle"]
         assert (shown["shown_state"], shown["slurm"]["state"]) == ("stopping", "RUNNING")
@@ -482,7 +473,8 @@ def test_a_campaign_goes_no_further_than_a_cell_whose_job_outlives_its_stop(clus
                         '[[config]]\nname = "a"\n\n[[config]]\nname = "b"\n\n'
                         "[policy]\nready_timeout_s = 3\n")
     try:
-        run = gpudeck_short_kill_wait("campaign", "run", str(campaign), "-p", "cluster", "--foreground", "--json")
+        run = gpudeck("campaign", "run", str(campaign), "-p", "cluster", "--foreground", "--json",
+                      setup=SHORT_KILL_WAIT, timeout=300)
         assert run.returncode != 0 or json.loads(run.stdout)["status"] == "failed", run.stderr[-2000:]
         doc = json.loads(run.stdout)
         assert doc["status"] == "failed" and "stop asked, still running" in doc["note"]

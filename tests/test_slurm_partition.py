@@ -5,11 +5,7 @@ import json
 import os
 import subprocess
 import sys
-
-
-def gpudeck(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=timeout, stdin=subprocess.DEVNULL)
+from tests.cli import gpudeck
 
 
 def test_profiles_check_says_sinfo_answers_with_nodes_and_gpus(slurm):

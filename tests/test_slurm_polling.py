@@ -16,17 +16,11 @@ import asyncio
 import json
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
+from tests.cli import gpudeck
 
 SHIM_SAYS = "slurm_load_jobs error: Unable to contact slurm controller (connect failure)"
-
-
-def gpudeck(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=120, stdin=subprocess.DEVNULL)
 
 
 @pytest.fixture

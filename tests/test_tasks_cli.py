@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 from console.cli import main
 from profiles import store
@@ -11,6 +9,7 @@ from profiles.profile import Profile
 from console.store.suggest import suggest_from_crash
 from console.store.task_board import TaskBoard
 from console.store.tasks import tasks_file
+from tests.cli import gpudeck
 
 FIELDS = {"id", "text", "status", "priority", "order", "created", "updated", "notes", "crash", "run",
           "config", "source", "conflict_of"}
@@ -96,7 +95,7 @@ def test_corrupt_file_reported_with_line_not_overwritten():
     broken = path.read_text().replace('text = "keep me"', 'text = keep me')
     path.write_text(broken)
     for argv in (["tasks", "list"], ["tasks", "list", "--json"], ["tasks", "add", "more"]):
-        proc = subprocess.run([sys.executable, "-m", "console", *argv], capture_output=True, text=True)
+        proc = gpudeck(*argv)
         assert proc.returncode == 1, argv
         assert proc.stdout == ""
         assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from console.servers.triage import Triage, classify, classify_file, classify_text
+from tests.cli import gpudeck
 
 LOGS = Path(__file__).parent / "fixtures" / "logs"
 
@@ -91,32 +90,27 @@ def test_incremental_feed_in_arbitrary_byte_chunks():
     assert live.lines_seen == len(text.splitlines())
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "console", "triage", *args],
-                          capture_output=True, text=True, timeout=60)
-
-
 def test_cli_json_is_one_document():
-    proc = _cli(str(LOGS / "sglang-kv-cache-oom-at-start.log"), "--json")
+    proc = gpudeck("triage", str(LOGS / "sglang-kv-cache-oom-at-start.log"), "--json")
     assert proc.returncode == 0
     doc = json.loads(proc.stdout)
     assert doc["class"] == "oom" and doc["line"] == 7
 
 
 def test_cli_plain_text_names_class_and_line():
-    proc = _cli(str(LOGS / "llama-server-port-in-use.log"))
+    proc = gpudeck("triage", str(LOGS / "llama-server-port-in-use.log"))
     assert proc.returncode == 0
     assert proc.stdout.splitlines()[0].startswith("port-in-use · line 4")
 
 
 def test_cli_missing_file_is_one_line_exit_1(tmp_path):
-    proc = _cli(str(tmp_path / "absent.log"), "--json")
+    proc = gpudeck("triage", str(tmp_path / "absent.log"), "--json")
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert len(proc.stderr.strip().splitlines()) == 1 and "no such log file" in proc.stderr
 
 
 def test_cli_unreadable_file_is_one_line_exit_1(tmp_path):
-    proc = _cli(str(tmp_path), "--json")
+    proc = gpudeck("triage", str(tmp_path), "--json")
     assert proc.returncode == 1
     assert len(proc.stderr.strip().splitlines()) == 1

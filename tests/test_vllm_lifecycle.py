@@ -23,7 +23,7 @@ from console.servers.monitor import ServerMonitor
 from console.session import HostSession
 from profiles import store
 from tests.realparts import free_port
-from tests.vllm_part import MODEL_NAME, find_process, group_processes, launch_script, vllm_assets
+from tests.vllm_part import find_process, group_processes, launch_script, vllm_assets
 
 _TASKS: list[asyncio.Task] = []
 
@@ -90,7 +90,7 @@ async def _follow(session, record, until, timeout=420.0):
     try:
         await asyncio.wait_for(done.wait(), timeout)
     except asyncio.TimeoutError:
-        raise AssertionError(f"{record.config} still {record.state} after {timeout:g}s; log: {lines[-15:]}")
+        raise AssertionError(f"{record.config} still {record.state} after {timeout:g}s; log: {lines[-15:]}") from None
     return monitor, task, lines, crash_docs
 
 
@@ -210,7 +210,7 @@ async def test_vllm_start_failures_exit_1_and_are_crashes(tmp_path, vllm_server)
     launched = {name: (await _launch(session, name))[1] for name in FAILURES}
     followed = await asyncio.gather(*(_follow(session, record, ("crashed", "stopped"))
                                       for record in launched.values()))
-    for (name, record), (monitor, task, lines, crash_docs) in zip(launched.items(), followed):
+    for (name, record), (_monitor, task, lines, crash_docs) in zip(launched.items(), followed):
         await asyncio.wait_for(task, 60)
         _save_log(record, name)
         assert record.state == "crashed" and record.exit_status == 1, (name, record, lines[-10:])

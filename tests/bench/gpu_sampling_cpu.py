@@ -49,7 +49,7 @@ async def measure(hosts: int, seconds: float, warmup: float) -> None:
         gen = fleet.updates()
         deadline = time.monotonic() + warmup
         try:
-            async for name, snap in gen:
+            async for _name, snap in gen:
                 now = time.monotonic()
                 if phase == "warm" and now >= deadline:
                     phase, cpu0, wall0 = "measured", time.process_time(), now

@@ -61,6 +61,8 @@ sys.path.insert(0, str(ROOT))
 
 from _alternate import alternate  # noqa: E402  (this script's folder)
 
+from tests.cli import gpudeck  # noqa: E402
+
 METRICS = (("output_throughput", "out tok/s"), ("ttft_p50", "TTFT p50 ms"), ("tpot_p50", "TPOT p50 ms"))
 VLLM_KEYS = {"output_throughput": "output_throughput", "ttft_p50": "median_ttft_ms", "tpot_p50": "median_tpot_ms"}
 SERVE_EXTRA = ("--no-enable-prefix-caching",)
@@ -82,11 +84,6 @@ def label(combo: dict[str, int]) -> str:
     return ",".join(f"{k.lstrip('-').replace('max-num-', '')}={v}" for k, v in combo.items())
 
 
-def gpudeck(*argv: str, env: dict, timeout: float = 1800) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", *argv], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-
-
 def run_campaign(work: Path, rnd: int, args, dataset: Path, env: dict, with_failure: bool) -> dict:
     """One gpudeck campaign round: every grid cell once; returns {label: level row} and the failure cell."""
     flags = ", ".join(f'"{k}" = {json.dumps(v)}' for k, v in axes(args).items())
@@ -97,7 +94,7 @@ def run_campaign(work: Path, rnd: int, args, dataset: Path, env: dict, with_fail
         f'dataset = "{dataset}"\nmodel = "smol"\nrepeats = 1\n\n'
         f"{failure}[[grid]]\nbase = \"smol-vllm\"\nflags = {{ {flags} }}\n\n"
         "[policy]\nready_timeout_s = 420\ngpu_idle_timeout_s = 5\nmin_effect = 2.0\n")
-    out = gpudeck("campaign", "run", str(campaign), "-p", "vsweep", "--foreground", "--json", env=env)
+    out = gpudeck("campaign", "run", str(campaign), "-p", "vsweep", "--foreground", "--json", env=env, timeout=1800)
     if out.returncode != 0:
         raise SystemExit(f"gpudeck campaign failed ({out.returncode}):\n{out.stderr[-3000:]}")
     doc = json.loads(out.stdout)
