@@ -41,7 +41,7 @@ def evidence(record: LaunchRecord, log_text: str | None = None):
     from .triage.process import ProcessEvidence
 
     return ProcessEvidence(exit_status=record.exit_status, stopped_by_operator=record.kill_requested,
-                           ended=not record.live, engine_died=bool(log_text) and death_line(log_text) is not None)
+                           ended=not record.live, engine_died=bool(log_text and death_line(log_text) is not None))
 
 
 def ended_state(record: LaunchRecord, log_text: str | None = None) -> str:

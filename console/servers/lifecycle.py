@@ -87,6 +87,7 @@ async def launch(session: HostSession, config: str, script: str, flags: dict | N
                             flags=dict(flags or {}), port=port)
     record = launches.create(session.name, f"{safe_stem(config)}-{time.strftime('%Y%m%d-%H%M%S')}", made)
     log, exit_file = record.log, record.exit_file
+    assert log is not None and exit_file is not None  # made() names both
     started = await host.run(
         ["sh", "-c", 'setsid sh -c "$1" gpudeck-wrapper "$2" "$3" "$4" "$5" >/dev/null 2>&1 </dev/null & echo $!',
          "sh", WRAPPER, script, log, exit_file, record.id], timeout=20)
@@ -293,7 +294,7 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
     result.seconds = round(time.monotonic() - started, 2)
     result.exit_status = record.exit_status
     result.survivors, result.port_held = await survivors(session, record)
-    if result.port_held and not result.survivors:
+    if result.port_held and not result.survivors and record.port is not None:  # held: the record has a port
         from .procs import port_holders
 
         # holders we can name that carry no mark of this launch: another program took the port
@@ -330,8 +331,9 @@ async def survivors(session: HostSession, record: LaunchRecord) -> tuple[list[Su
             pids = set(await marked_pids(host, record.id))
             if record.pgid and record.pgid > 1:
                 pids |= {p.pid for p in listing.values() if p.pgid == record.pgid}
-        held_port = await port_in_use(host, record.port) if record.port else None
-        holders_of_port = await port_holders(host, record.port) if held_port else []
+        port = record.port
+        held_port = await port_in_use(host, port) if port else None
+        holders_of_port = await port_holders(host, port) if held_port and port else []
         gpu = await gpu_holders(host) or []
     except HostError:
         return [], None

@@ -14,11 +14,15 @@ import asyncio
 import math
 import threading
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from prometheus_client.parser import text_fd_to_metric_families
 
 from ..bench.prom import KV_CACHE, QUEUED, RUNNING
 from ..gpus.ranges import physical
+
+if TYPE_CHECKING:
+    import httpx
 
 PREEMPTIONS = ("vllm:num_preemptions",)  # a counter: its family name has lost `_total`
 TTFT = ("vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds")
@@ -156,7 +160,7 @@ class PageReader:
 
     def __init__(self, deadline_s: float = READ_S) -> None:
         self.deadline_s = deadline_s
-        self._client = None
+        self._client: httpx.AsyncClient | None = None
         self._parse_done: threading.Event | None = None   # cleared while a parse runs on its thread
 
     async def __aenter__(self) -> "PageReader":
@@ -186,7 +190,7 @@ class PageReader:
             self._client = httpx.AsyncClient(timeout=self.deadline_s)
         stop = threading.Event()
         try:
-            return await asyncio.wait_for(self._read(f"http://127.0.0.1:{local_port}/metrics", stop),
+            return await asyncio.wait_for(self._read(self._client, f"http://127.0.0.1:{local_port}/metrics", stop),
                                           self.deadline_s)
         except asyncio.TimeoutError:
             return f"/metrics did not answer within {self.deadline_s:g}s"
@@ -195,8 +199,8 @@ class PageReader:
         finally:
             stop.set()  # a parse still running on its thread ends at its next line
 
-    async def _read(self, url: str, stop: threading.Event) -> LiveMetrics | str:
-        async with self._client.stream("GET", url, timeout=self.deadline_s) as response:
+    async def _read(self, client: httpx.AsyncClient, url: str, stop: threading.Event) -> LiveMetrics | str:
+        async with client.stream("GET", url, timeout=self.deadline_s) as response:
             if response.status_code != 200:
                 return f"/metrics answered HTTP {response.status_code}"
             body = bytearray()

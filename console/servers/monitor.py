@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..fmt import clock
 from ..hosts import HostError
@@ -17,6 +17,9 @@ from . import unreached
 from .lifecycle import await_exit_status, probe, settle
 from .logtail import LogTail
 from ..store.launches import LaunchRecord
+
+if TYPE_CHECKING:
+    from .launch import EffectiveReader
 
 # How long vLLM's own "ready" lines wait for /health before they are believed alone (a port a
 # tunnel cannot reach); its HTTP server binds a second or two after them.
@@ -50,7 +53,7 @@ class ServerMonitor:
         self.tail = LogTail(session.host, record.log, 0) if record.log else None
         self.crash_doc: dict | None = None
         self.effective: dict | None = None  # flags the server says it runs with (from its log)
-        self._effective_reader = None
+        self._effective_reader: EffectiveReader | None = None
         self.seen: deque[str] = deque(maxlen=20000)  # the latest lines handed on, for a view opened later
         self.handed = 0  # lines handed on so far: the last one in `seen` is the log's line `handed`
         self.hang_after_s = hang_after_s
@@ -89,6 +92,9 @@ class ServerMonitor:
         args) is counted in `unreadable_lines` and skipped, and a tail that fails starts
         again from its offset. Nothing a log holds ends following: a fatal line after it
         must still be seen."""
+        tail = self.tail
+        if tail is None:  # no log to follow (run() starts this only with one)
+            return
         pending: list[str] = []
 
         async def flush_loop() -> None:
@@ -104,14 +110,14 @@ class ServerMonitor:
         try:
             while True:
                 try:
-                    async for line in self.tail.lines(follow=True):
+                    async for line in tail.lines(follow=True):
                         pending.append(line)
                         self._last_line_at = time.monotonic()
                         self._guarded(self._take_line, line)
                 except Exception as exc:  # noqa: BLE001 - the tail again, from its offset
                     self.tail_failures += 1
                     self.last_log_problem = f"log tail failed ({type(exc).__name__}); following again"
-                await asyncio.sleep(self.tail.retry_s)  # never a busy loop, whatever ended the tail
+                await asyncio.sleep(tail.retry_s)  # never a busy loop, whatever ended the tail
         finally:
             flusher.cancel()
             if pending:

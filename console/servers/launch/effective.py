@@ -143,7 +143,7 @@ def _llama_table(raw: dict[str, object]) -> dict[str, object]:
     table["model"] = raw.get("model")
     slots = _int_or_none(raw.get("n_seq_max")) or _int_or_none(raw.get("n_slots"))
     table["max_running"] = slots
-    ctx = _int_or_none(raw.get("n_ctx"))
+    ctx: object = _int_or_none(raw.get("n_ctx"))
     per_slot = _int_or_none(raw.get("n_ctx_slot"))
     if ctx is None and per_slot is not None:
         unified = str(raw.get("kv_unified", "")).lower() in ("true", "1")
@@ -160,7 +160,7 @@ def _llama_table(raw: dict[str, object]) -> dict[str, object]:
     return table
 
 
-def _int_or_none(value: object) -> int | None:
+def _int_or_none(value: object) -> int | str | None:
     """A count the log states, or None; UNREADABLE stays so (a number too wide for any count)."""
     found = coerce("max_running", value)
     return found if isinstance(found, int) or found == UNREADABLE else None

@@ -63,10 +63,10 @@ class Rule:
     name: str  # the class, the sign, or the server name
     pattern: str  # as written in the rules file (grep -E compatible)
     priority: int
+    strict: re.Pattern[str] = field(compare=False)  # on a cleaned line
     summary: str = ""
     weak: bool = False
     anchored: bool = False
-    strict: re.Pattern = field(default=None, compare=False)  # type: ignore[assignment]  # on a cleaned line
     keys: tuple[str, ...] = ()  # literals one of which every matching line holds
     # a notice: a failure line a server can live through (a slow start, one failed request);
     # the scanner looks again for requests answered after it, and a later phase overrides it
@@ -115,7 +115,9 @@ def _literal_runs(alternative: str) -> list[str]:
     Groups, character classes, escapes like \\s and quantified characters
     break a run; so do spaces, so that a message wrapped at a space still
     holds each run on one line."""
-    runs, current, i, depth = [], [], 0, 0
+    runs: list[str] = []
+    current: list[str] = []
+    i, depth = 0, 0
     text = alternative.lstrip("^")
 
     def flush():

@@ -336,10 +336,11 @@ class Triage:
         offset `pos` (the start of line `line_no`) on; a notice the server outlives is not
         its end. Looked ahead directly, with one search for all such keys, so that a log
         that alternates errors and answers costs no re-arming of rules per error."""
-        if self._resume_keys is None:
+        keys = self._resume_keys
+        if keys is None:
             return
         while True:
-            found = self._next_resume(text, pos)
+            found = self._next_resume(keys, text, pos)
             if found < 0:
                 return  # not in this block: the next block is searched from its start
             begin = text.rfind("\n", 0, found) + 1
@@ -353,13 +354,13 @@ class Triage:
             line_no += text.count("\n", pos, end + 1)
             pos = end + 1
 
-    def _next_resume(self, text: str, pos: int) -> int:
+    def _next_resume(self, keys: re.Pattern[str], text: str, pos: int) -> int:
         """Offset of the next resumes key at or after `pos`, or -1; remembered per block,
         as notices come in order and most of them ask about the same stretch."""
         searched_from, found = self._resume_cache
         if 0 <= searched_from <= pos and (found < 0 or pos <= found):
             return found
-        match = self._resume_keys.search(text, pos)
+        match = keys.search(text, pos)
         found = match.start() if match else -1
         self._resume_cache = (pos, found)
         return found

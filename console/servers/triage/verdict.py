@@ -97,7 +97,8 @@ def decide(episode: Episode, server_hits: list[Hit], rules: RuleSet) -> TriageRe
     ready_seen = episode.ready_line is not None
     stopped = _first_of(signs.get("stopped"))
     phases = Phases(episode.ready_line,
-                    stopped.line if stopped is not None and ready_seen and stopped.line > episode.ready_line else None,
+                    stopped.line if stopped is not None and episode.ready_line is not None
+                    and stopped.line > episode.ready_line else None,
                     episode.resumed_line, tuple(h.line for h in _hits_of(episode, "stopped")))
     fatal: dict[str, list[Hit]] = {}
     dropped: list[Hit] = []
@@ -142,7 +143,7 @@ def decide(episode: Episode, server_hits: list[Hit], rules: RuleSet) -> TriageRe
     serving = _first_of(signs.get("serving"))
     ready = _first_of(signs.get("ready"))
     loading = _first_of((signs.get("loading") or []) + (signs.get("start") or []))
-    if ready_seen:
+    if episode.ready_line is not None:  # ready_seen
         state = "stopped" if phases.stop is not None else ("serving" if serving is not None else "ready")
         if last_error is not None:
             return result("unknown", last_error, f"an error after the server was ready: {_trim(last_error.text, 160)}",
@@ -155,7 +156,7 @@ def decide(episode: Episode, server_hits: list[Hit], rules: RuleSet) -> TriageRe
             return result("request-error", first,
                           f"a request failed ({_trim(first.text.strip(), 120)}); the server went on answering "
                           f"requests (line {phases.resumed})", "stopped" if state == "stopped" else "serving")
-        if state == "stopped":
+        if phases.stop is not None:  # state == "stopped"
             noise = " (its shutdown logged errors: noise of the stop)" if any(
                 h.line > phases.stop for h in dropped) else ""
             return result("healthy", stopped, "server was serving, then stopped in order" + noise, state)
