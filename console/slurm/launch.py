@@ -23,7 +23,7 @@ from ..store import crashes, launches
 from ..servers.launching import LaunchError, StopResult, absolute, job_id, safe_stem, DEFAULT_LOG_DIR
 from ..store.launches import LaunchRecord
 from ..servers.triage import TriageResult, classify_text
-from ..servers.triage.verdict import CAUSES
+from ..servers.triage.rules import CAUSES
 from ..session import HostSession
 from . import directives, ownership, unanswered
 from .accounting import accounted_end

@@ -42,7 +42,7 @@ class FirstPositions:
         data = text.encode("ascii", "replace")
         found: dict[str, int] = {}
 
-        def on_match(index, _start, end, _flags, _context):
+        def on_match(index: int, _start: int, end: int, _flags: int, _context: object) -> None:
             key = ordered[index]
             found[key] = end - len(key)
 

@@ -10,6 +10,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 RULES_PATH = Path(__file__).with_name("rules.toml")
 
@@ -120,7 +121,7 @@ def _literal_runs(alternative: str) -> list[str]:
     i, depth = 0, 0
     text = alternative.lstrip("^")
 
-    def flush():
+    def flush() -> None:
         if current:
             runs.append("".join(current))
             current.clear()
@@ -257,7 +258,7 @@ class RuleSet:
         return cls(tuple(rules), weights, priorities, frames, exceptions)
 
 
-def _make_rule(index: int, kind: str, name: str, entry: dict, priority: int) -> Rule:
+def _make_rule(index: int, kind: str, name: str, entry: dict[str, Any], priority: int) -> Rule:
     pattern = entry["pattern"]
     try:
         # runs of spaces also match a line break or several spaces

@@ -31,6 +31,8 @@ _BATCH_LINES = 20000
 _FRAME_FUNC = re.compile(r'File "[^"]*", line \d+, in (\S+)')
 _CALLED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")  # names called on a frame's source line
 _FIRST = FirstPositions()
+# a repeat whose context is taken once per block: (rule, offset, line, first line, after ready, frame)
+_Entry = tuple[Rule, int, int, str, bool, str | None]
 
 
 class Triage:
@@ -47,9 +49,9 @@ class Triage:
         self._lines = 0  # whole lines consumed so far
         self._partial = ""
         self._partial_head: str | None = None  # head of an over-long unfinished line
-        self._deferred: dict[int, tuple] = {}  # rule -> its latest repeat in this block
-        self._deferred_exceptions: deque = deque(maxlen=KEEP_EXCEPTIONS)
-        self._deferred_frame: tuple | None = None
+        self._deferred: dict[int, _Entry] = {}  # rule -> its latest repeat in this block
+        self._deferred_exceptions: deque[_Entry] = deque(maxlen=KEEP_EXCEPTIONS)
+        self._deferred_frame: _Entry | None = None
         # scan state of the block being scanned (re-armed rules join it)
         self._live: dict[str, set[int]] = {}
         self._heap: list[tuple[int, str]] = []
@@ -276,7 +278,7 @@ class Triage:
         """Give the latest repeats of this block their excerpts (while the block is at hand)."""
         episode = self.episode
 
-        def build(entry) -> Hit:
+        def build(entry: _Entry) -> Hit:
             rule, start, line_no, first, after_ready, frame = entry
             hit = self._make_hit(rule, text, start, line_no, first)
             hit.after_ready, hit.frame = after_ready, frame

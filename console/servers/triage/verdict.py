@@ -18,6 +18,7 @@ The root cause is chosen by kind first, then by time:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .episode import Episode, Hit
 from .rules import CAUSES, CRASH_CLASSES, SIGNAL_CLASSES, RuleSet
@@ -47,7 +48,7 @@ class TriageResult:
     def crashed(self) -> bool:
         return self.cls in CRASH_CLASSES
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"class": self.cls, "state": self.state, "line": self.line, "summary": self.summary,
                 "excerpt": list(self.excerpt), "server": self.server, "ready_seen": self.ready_seen,
                 "evidence": list(self.evidence), "sources": list(self.sources)}
@@ -186,7 +187,8 @@ def _hits_of(episode: Episode, sign: str) -> list[Hit]:
     return [h for h in _first_and_last(episode) if h.rule.kind == "sign" and h.rule.name == sign]
 
 
-def _root_cause(episode: Episode, fatal: dict[str, list[Hit]], rules: RuleSet, phases: Phases):
+def _root_cause(episode: Episode, fatal: dict[str, list[Hit]], rules: RuleSet,
+                phases: Phases) -> tuple[str, Hit, str] | None:
     """(class, decisive hit, summary) of the run's failure, or None."""
     causes: list[tuple[str, Hit, str]] = []
     for cls, hits in fatal.items():
@@ -255,7 +257,7 @@ def _from_traceback(hit: Hit, rules: RuleSet) -> tuple[str, str] | None:
     return None
 
 
-def _truncated_traceback(episode: Episode, exceptions: list[Hit], rules: RuleSet):
+def _truncated_traceback(episode: Episode, exceptions: list[Hit], rules: RuleSet) -> tuple[str, Hit, str] | None:
     """A traceback cut off before its exception line: judge it by its deepest
     frame's function, or by what that frame's source line calls."""
     frame = episode.frame_hit
