@@ -15,7 +15,7 @@ import re
 import shlex
 from collections import ChainMap
 from pathlib import PurePath
-from typing import TypeVar
+from typing import Mapping, TypeVar
 
 from .table import DEFAULTS, FLAG_KEYS, FLAGS, UNREADABLE, LaunchConfig, coerce, empty, sglang_graphs
 
@@ -38,9 +38,9 @@ def _is_assignment(command: str) -> bool:
     return bool(body) and all(re.match(r"^[A-Za-z_]\w*=", w) for w in body)
 
 
-def _expand(text: str, env) -> str:
+def _expand(text: str, env: Mapping[str, str]) -> str:
     """Known variables replaced; an unknown one stays as written (`$FOO`), to be marked unresolved."""
-    def repl(match: re.Match) -> str:
+    def repl(match: re.Match[str]) -> str:
         name = match.group(1) or match.group(3)
         if name in env:
             return env[name]
