@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any, Callable
 from dataclasses import dataclass
 
 from ..hosts import Host, HostError
@@ -20,7 +21,7 @@ from ..session import HostSession
 from ..store import launches
 from ..store.launches import LaunchRecord
 from . import launch_permit, pgid_file
-from .launching import DEFAULT_LOG_DIR, LaunchError, StopResult, Survivor, absolute, safe_stem
+from .launching import DEFAULT_LOG_DIR, LaunchError as LaunchError, StopResult, Survivor, absolute, safe_stem
 
 # The server half (after `setsid`, in its own group, carrying the launch mark) writes its group's
 # id itself, so `<exit file>.pgid` never names a group that does not exist yet: written by the
@@ -64,7 +65,7 @@ async def preflight(session: HostSession, port: int | None) -> list[PreflightWar
     return warnings
 
 
-async def launch(session: HostSession, config: str, script: str, flags: dict | None = None,
+async def launch(session: HostSession, config: str, script: str, flags: dict[str, Any] | None = None,
                  port: int | None = None) -> LaunchRecord:
     """Start `script` detached; returns the saved record (state `loading`)."""
     if session.profile.is_slurm:  # a job on the cluster (console.slurm.launch)
@@ -225,7 +226,7 @@ async def signal_group(host: Host, pgid: int, name: str, root: int | None = None
 
 
 async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None = None,
-               progress=None) -> StopResult:
+               progress: Callable[[str], None] | None = None) -> StopResult:
     """SIGTERM to the server, SIGKILL after the grace period, then check that nothing
     of it still runs, holds its port or holds GPU memory.
 

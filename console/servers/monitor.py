@@ -4,12 +4,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..fmt import clock
 from ..hosts import HostError
 from ..session import HostSession
-from .triage import Triage, classify_text
+from .triage import Triage, TriageResult, classify_text
 from .triage.process import ProcessEvidence, judge
 from ..store import crashes, launches
 from .engine_death import evidence, recheck_clean_exit
@@ -39,7 +39,7 @@ class ServerMonitor:
     def __init__(self, session: HostSession, record: LaunchRecord,
                  on_lines: Callable[[list[str]], None] | None = None,
                  on_state: Callable[[LaunchRecord], None] | None = None,
-                 on_crash: Callable[[dict], None] | None = None,
+                 on_crash: Callable[[dict[str, Any]], None] | None = None,
                  poll_s: float = 1.0, sweep: Callable[[], str | None] | None = None,
                  hang_after_s: float = 60.0):
         self.session = session
@@ -51,8 +51,8 @@ class ServerMonitor:
         self.sweep = sweep or (lambda: None)  # the host runtime says which sweep was running
         self.triage = Triage()
         self.tail = LogTail(session.host, record.log, 0) if record.log else None
-        self.crash_doc: dict | None = None
-        self.effective: dict | None = None  # flags the server says it runs with (from its log)
+        self.crash_doc: dict[str, Any] | None = None
+        self.effective: dict[str, Any] | None = None  # flags the server says it runs with (from its log)
         self._effective_reader: EffectiveReader | None = None
         self.seen: deque[str] = deque(maxlen=20000)  # the latest lines handed on, for a view opened later
         self.handed = 0  # lines handed on so far: the last one in `seen` is the log's line `handed`
@@ -128,7 +128,7 @@ class ServerMonitor:
         if self.effective is None:
             self._read_effective(line)
 
-    def _guarded(self, step, *args) -> None:
+    def _guarded(self, step: Callable[..., object], *args: Any) -> None:
         """`step(*args)`; an exception is counted and named, never raised into following."""
         try:
             step(*args)
@@ -272,7 +272,7 @@ class ServerMonitor:
         await self._write_crash(verdict)
         return True
 
-    async def _write_crash(self, verdict=None) -> None:
+    async def _write_crash(self, verdict: TriageResult | None = None) -> None:
         """Save the crash record (triaging the log unless a verdict is given) and report it."""
         verdict = verdict or await self._final_verdict()
         record = self.record
@@ -282,7 +282,7 @@ class ServerMonitor:
         launches.save(self.session.name, record)
         self.on_crash(self.crash_doc)
 
-    async def _final_verdict(self, judged: bool = True):
+    async def _final_verdict(self, judged: bool = True) -> TriageResult:
         """Triage over the whole log as it is on disk now (the tail may lag behind), then,
         unless `judged` is False, corrected by how the process ended (see triage.process):
         an exit by signal is never healthy, a stop that was asked for never a crash."""
