@@ -164,3 +164,15 @@ def test_malformed_rounds_read_back_from_disk_are_skipped_not_a_traceback():
     comp = compare(_campaign(bad, _cell("good", 20.0, 1)))
     assert comp.leader == "good"
     assert "bad" in "\n".join(table_lines(_campaign(bad, _cell("good", 20.0, 1))))
+
+
+def test_a_level_measured_at_an_infinite_rate_is_no_best_and_no_traceback():
+    """The store counts `output_throughput: Infinity` as measured, the statistics keep only finite
+    values: the level had no mean, and comparing it with the best raised a TypeError. It is no
+    measured level to a campaign."""
+    inf = _cell("inf", 20.0, 1)
+    for r in inf.rounds:
+        r["levels"][1]["output_throughput"] = float("inf")
+    comp = compare(_campaign(inf, _cell("good", 20.0, 2)))
+    assert comp.leader == "good"
+    assert "inf" in "\n".join(table_lines(_campaign(inf, _cell("good", 20.0, 2))))

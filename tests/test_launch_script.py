@@ -60,6 +60,18 @@ def test_vllm_serve_positional_model_equals_flags_and_env():
     assert config.flags["port"] == 8000  # ${PORT:-8000}
 
 
+@pytest.mark.parametrize("sizes, ep, unresolved", [
+    ("--tensor-parallel-size $TP --data-parallel-size $DP", "$TP*$DP", ["TP", "DP"]),  # was a TypeError
+    ("--tensor-parallel-size 4 --data-parallel-size $DP", "4*$DP", ["DP"]),  # was "$DP$DP$DP$DP"
+    ("--tensor-parallel-size $TP", "$TP", ["TP"]),
+    ("--tensor-parallel-size 4 --data-parallel-size 99999999999999999999999", "unreadable", None),
+])
+def test_vllm_expert_parallel_implied_from_sizes_not_known_yet(sizes, ep, unresolved):
+    config = parse_script(f"vllm serve m {sizes} --enable-expert-parallel\n", "run.sh")
+    assert (config.flags["ep"], config.sources["ep"]) == (ep, "implied")
+    assert config.unresolved.get("ep") == unresolved
+
+
 def test_vllm_api_server_module_and_short_flags():
     config = load("vllm-api-server-module.sh")
     assert config.server == "vllm"

@@ -188,3 +188,30 @@ def test_accounting_of_a_job_id_named_twice_gives_our_jobs_end_not_the_others():
     assert parse_sacct(both, "12", "gpudeck-run_a", "root") == AccountedEnd("CANCELLED", 0, 15)
     assert parse_sacct(both, "12", "gpudeck-run_b", "root") is None
     assert parse_sacct("12|COMPLETED|0:0|root|a|b\n", "12", "a|b", "root") == AccountedEnd("COMPLETED", 0, 0)
+
+
+def test_a_live_state_written_in_another_case_keeps_the_job_live(monkeypatch):
+    """`JobState=running` is no live state to JobInfo.live but is one to job_end (it reads any case):
+    the job was handed on as ended with no end, and the refresh failed on None."""
+    from types import SimpleNamespace
+
+    from console.slurm import launch
+    from console.slurm.jobs import JobInfo
+    from console.store.launches import LaunchRecord
+
+    record = LaunchRecord(id="run-1", config="run", script="/scripts/run.sh", log="/logs/run-1.log", exit_file=None,
+                          state="loading")
+    record.slurm = {"job_id": "42", "state": "RUNNING", "nodes": ["n1"], "ranks": [], "end": None}
+    job = JobInfo(job_id="42", state="running", reason=None, exit_status=None, exit_signal=None, nodes=["n1"],
+                  batch_host="n1", num_nodes=1, num_tasks=1, stdout=None)
+
+    async def shown(host, job_id):
+        return job
+
+    async def ours(session, record, job):
+        return None
+
+    monkeypatch.setattr(launch, "show_job", shown)
+    monkeypatch.setattr(launch, "_not_ours", ours)
+    asyncio.run(launch.refresh(SimpleNamespace(name="cluster", host=None), record))
+    assert record.live and record.state == "loading" and record.slurm["end"] is None

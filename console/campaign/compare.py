@@ -10,6 +10,7 @@ or tie there. (The statistics are in `stats`, the frontier in `pareto`.)
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from ..fmt import UNKNOWN
@@ -96,6 +97,7 @@ class Comparison:
             label = {"final": "only result: ", "running": "leading so far: "}.get(self.phase, prefix + "only result: ")
             return label, self.leader, f"{at}, nothing to compare against ({self.basis})"
         diff = self.difference
+        assert diff is not None  # compare() sets it with the runner-up
         if self.significant:
             label = {"final": "winner: ", "running": "leading so far: "}.get(self.phase, prefix + "leading: ")
             return label, self.leader, (f"{at}, {diff.pct:+.1f}% over {self.runner_up} "
@@ -149,7 +151,8 @@ def rounds_of(cell: Cell) -> list[list[dict]]:
 
 
 def _measured(row: dict) -> bool:
-    return LevelResult.from_doc(row).measured_tok_s is not None   # the store's one rule for a measured level
+    tok_s = LevelResult.from_doc(row).measured_tok_s   # the store's one rule for a measured level
+    return tok_s is not None and math.isfinite(tok_s)   # and a rate the statistics can take (not Infinity)
 
 
 def result_of(cell: Cell, slo: dict, detail: bool = True) -> ConfigResult:
@@ -166,14 +169,14 @@ def result_of(cell: Cell, slo: dict, detail: bool = True) -> ConfigResult:
                     and cell.crash_class:
                 out.crashed_at = c
     for c in sorted(order):
-        rows = [next((r for r in rows if r.get("concurrency") == c), None) for rows in rounds]
-        finished = all(r is not None and _measured(r) for r in rows)
-        if not finished:
-            failed = next((r for r in rows if r is not None and not _measured(r)), None)
+        found = [next((r for r in rows if r.get("concurrency") == c), None) for rows in rounds]
+        measured = [r for r in found if r is not None and _measured(r)]
+        if len(measured) < len(found):
+            failed = next((r for r in found if r is not None and not _measured(r)), None)
             out.levels.append({"concurrency": c, "status": failed.get("status") if failed else "missing",
                                "finished": False, "note": (failed or {}).get("note", "")})
             continue
-        level = stats.LevelStats.of(c, rows, detail)
+        level = stats.LevelStats.of(c, measured, detail)
         out.stats[c] = level
         est = level.estimates
         row = {"concurrency": c, "status": "ok", "finished": True, "output_throughput": est["tps"].mean,
@@ -181,6 +184,8 @@ def result_of(cell: Cell, slo: dict, detail: bool = True) -> ConfigResult:
                "stats": level.to_json()}
         out.levels.append(row)
         tps = est["tps"].mean
+        if tps is None:  # never: every row kept measured a finite rate
+            continue
         if out.best_tps is None or tps > out.best_tps:
             out.best_tps, out.best_level, out.best_ci = tps, c, [est["tps"].lo, est["tps"].hi]
         if slo and meets_slo(row, slo) and (out.best_within_slo is None or tps > out.best_within_slo):

@@ -160,7 +160,7 @@ def stop(profile_name: str, campaign_id: str) -> int:
     """Ask a running campaign to stop (it stops its server and saves); returns the driver's pid.
     Only a driver proven by pid, start time and token is signalled."""
     state = st.load(profile_name, campaign_id)
-    if not driver.signal_driver(state.driver_pid, state.driver_start, state.driver_token):
+    if state.driver_pid is None or not driver.signal_driver(state.driver_pid, state.driver_start, state.driver_token):
         raise ControlError(f"campaign {state.id} has no running driver (status {state.status})")
     return state.driver_pid
 
@@ -174,9 +174,9 @@ def view(state: st.CampaignState, now: float | None = None) -> dict:
     """What a screen shows besides the cells: is the driver alive, elapsed, an estimate of time left."""
     now = time.time() if now is None else now
     alive = running(state)
-    finished = [c for c in state.cells if c.status in st.FINISHED and c.started_at and c.ended_at]
+    took = [c.ended_at - c.started_at for c in state.cells if c.status in st.FINISHED and c.started_at and c.ended_at]
     left_cells = [c for c in state.cells if c.status not in st.FINISHED]
-    per_cell = (sum(c.ended_at - c.started_at for c in finished) / len(finished)) if finished else None
+    per_cell = (sum(took) / len(took)) if took else None
     current = next((c for c in state.cells if c.status in st.IN_PROGRESS), None)
     left = None
     if per_cell is not None and left_cells:

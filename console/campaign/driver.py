@@ -57,7 +57,7 @@ def own_token() -> str | None:
 
 def is_driver(pid: int | None, start: int | None, token: str | None) -> bool:
     """pid alive, started when recorded, and carrying the token: this campaign's driver."""
-    if not token or start is None or not pid_alive(pid):
+    if pid is None or not token or start is None or not pid_alive(pid):
         return False
     return start_ticks(pid) == start and environ_token(pid) == token
 
@@ -65,7 +65,7 @@ def is_driver(pid: int | None, start: int | None, token: str | None) -> bool:
 def signal_driver(pid: int | None, start: int | None, token: str | None, sig: int = signal.SIGTERM) -> bool:
     """Signal the driver only once it is proven; through a pidfd where there is one, so a pid
     reused between the proof and the signal is never reached. False when not proven."""
-    if not is_driver(pid, start, token):
+    if pid is None or not is_driver(pid, start, token):
         return False
     pidfd_open = getattr(os, "pidfd_open", None)
     send = getattr(signal, "pidfd_send_signal", None)

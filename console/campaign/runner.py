@@ -14,7 +14,7 @@ import asyncio
 import posixpath
 import sys
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from profiles.atomic import private_dirs, write_atomic
 from profiles.profile import Profile
@@ -32,6 +32,9 @@ from .conditions import sample as sample_conditions
 from .grid import GridError, derive
 from .order import round_order
 from .spec import CampaignError, CampaignSpec, check_dataset, from_dict
+
+if TYPE_CHECKING:
+    from ..bench.process import SweepProcess
 
 STEP_RETRIES = 5            # an SSH drop during one step is retried this many times, with backoff
 
@@ -137,7 +140,7 @@ class CampaignRunner:
         self.session = HostSession.open(profile)
         self.say = say or (lambda text: None)
         self.stop_requested = asyncio.Event()
-        self._sweep = None
+        self._sweep: SweepProcess | None = None
         self._label: str | None = None
         self._saved_live = 0.0
 
@@ -229,7 +232,7 @@ class CampaignRunner:
 
         for name, why in clearly_behind(self.state):
             cell = self.state.cell(name)
-            if cell.status == "queued":
+            if cell is not None and cell.status == "queued":   # named from the state's own cells
                 cell.status, cell.pruned, cell.note = "done", why, why
                 self._log(f"{name}: {why}")
         self._save()

@@ -59,6 +59,7 @@ def attach_samples(profile: str, run_id: str | None, levels: list[dict]) -> None
     """Add each level's `samples` in place (levels without requests on disk keep none)."""
     by_level = read_requests(profile, run_id)
     for level in levels:
-        rows = by_level.get(level.get("concurrency"))
+        concurrency = level.get("concurrency")
+        rows = by_level.get(concurrency) if concurrency is not None else None
         if rows:
             level["samples"] = samples_of(rows)

@@ -43,7 +43,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .. import limits
 from ..bench import limits as load_limits
@@ -119,7 +119,7 @@ class CampaignSpec:
                 "policy": self.policy.to_json()}
 
 
-def _fail(where: str, key: str, expected: str, got: Any = None) -> None:
+def _fail(where: str, key: str, expected: str, got: Any = None) -> NoReturn:
     tail = f", got {got!r}" if got is not None else ""
     raise CampaignError(f"{where}: key '{key}': expected {expected}{tail}")
 

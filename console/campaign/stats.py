@@ -57,7 +57,8 @@ class Repeat:
     @classmethod
     def from_row(cls, row: dict) -> "Repeat":
         """From a campaign level row (console.campaign.runner.level_row, with its `samples`)."""
-        samples = row.get("samples") if isinstance(row.get("samples"), dict) else {}
+        found = row.get("samples")
+        samples: dict = found if isinstance(found, dict) else {}
 
         def nums(key: str) -> tuple[float, ...]:
             values = samples.get(key)
@@ -186,9 +187,10 @@ def _t_interval(values: Sequence[float]) -> tuple[float, float] | None:
 
 
 def _wider(a: tuple[float | None, float | None], b: tuple[float, float] | None) -> tuple[float | None, float | None]:
-    if b is None or a[0] is None:
-        return a if a[0] is not None else (b if b is not None else (None, None))
-    return min(a[0], b[0]), max(a[1], b[1])
+    lo, hi = a   # both or neither
+    if b is None or lo is None or hi is None:
+        return a if lo is not None else (b if b is not None else (None, None))
+    return min(lo, b[0]), max(hi, b[1])
 
 
 def _seed(*parts) -> int:
@@ -200,9 +202,13 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def _replicate(metric: str, repeats: Sequence[Repeat], picks: Sequence[int], rng: random.Random) -> float | None:
-    values = [repeats[i].resampled(metric, rng) for i in picks]
-    values = [v for v in values if v is not None]
+    values = [v for i in picks if (v := repeats[i].resampled(metric, rng)) is not None]
     return _mean(values) if values else None
+
+
+def _points(metric: str, repeats: Sequence[Repeat]) -> list[float]:
+    """The repeats' values of the metric, those that have one."""
+    return [p for r in repeats if (p := r.point(metric)) is not None]
 
 
 def _interval(values: list[float]) -> tuple[float | None, float | None]:
@@ -219,7 +225,7 @@ def estimate(metric: str, repeats: tuple[Repeat, ...]) -> Estimate:
     usable = tuple(r for r in repeats if r.point(metric) is not None)
     if not usable:
         return Estimate(None, None, None)
-    mean = _mean([r.point(metric) for r in usable])
+    mean = _mean(_points(metric, usable))
     n = len(usable)
     if n == 1 and not usable[0].sampled(metric):
         return Estimate(mean, None, None, repeats=1)   # one number, nothing to say how far it might be off
@@ -229,7 +235,7 @@ def estimate(metric: str, repeats: tuple[Repeat, ...]) -> Estimate:
         value = _replicate(metric, usable, rng.choices(range(n), k=n), rng)
         if value is not None:
             reps.append(value)
-    lo, hi = _wider(_interval(reps), _t_interval([r.point(metric) for r in usable]))
+    lo, hi = _wider(_interval(reps), _t_interval(_points(metric, usable)))
     if lo is None:
         return Estimate(mean, None, None, repeats=n)
     requests = sum(len(r.tokens) if metric == "tps" else len(r.ttft if metric.startswith("ttft") else r.tpot)
@@ -240,7 +246,7 @@ def estimate(metric: str, repeats: tuple[Repeat, ...]) -> Estimate:
 def _t_difference(a: Sequence[Repeat], b: Sequence[Repeat], metric: str,
                   paired: bool) -> tuple[float, float] | None:
     """The t interval of A over B in percent: from the rounds' paired ratios, else by the delta method."""
-    va, vb = [r.point(metric) for r in a], [r.point(metric) for r in b]
+    va, vb = _points(metric, a), _points(metric, b)   # each repeat has one: `difference` kept only those
     if paired:
         ratios = [(x / y - 1) * 100 for x, y in zip(va, vb) if y]
         return _t_interval(ratios) if len(ratios) == len(va) else None
@@ -266,10 +272,10 @@ def difference(metric: str, a: tuple[Repeat, ...], b: tuple[Repeat, ...], paired
     b = tuple(r for r in b if r.point(metric) is not None)
     if not a or not b:
         return Difference(None, None, None)
-    base = _mean([r.point(metric) for r in b])
+    base = _mean(_points(metric, b))
     if base <= 0:
         return Difference(None, None, None)
-    pct = (_mean([r.point(metric) for r in a]) / base - 1) * 100
+    pct = (_mean(_points(metric, a)) / base - 1) * 100
     paired = paired and len(a) == len(b) and len(a) > 1
     if (len(a) == 1 and not a[0].sampled(metric)) or (len(b) == 1 and not b[0].sampled(metric)):
         return Difference(round(pct, 1), None, None, paired)
@@ -282,7 +288,7 @@ def difference(metric: str, a: tuple[Repeat, ...], b: tuple[Repeat, ...], paired
         if va is not None and vb:
             reps.append((va / vb - 1) * 100)
     lo, hi = _wider(_interval(reps), _t_difference(a, b, metric, paired))
-    if lo is None:
+    if lo is None or hi is None:  # both or neither
         return Difference(round(pct, 1), None, None, paired)
     return Difference(round(pct, 1), round(lo, 1), round(hi, 1), paired)
 
@@ -308,7 +314,7 @@ class LevelStats:
     def mean(self, metric: str) -> float | None:
         if metric in self.estimates:
             return self.estimates[metric].mean
-        values = [r.point(metric) for r in self.repeats if r.point(metric) is not None]
+        values = _points(metric, self.repeats)
         return _mean(values) if values else None
 
     def to_json(self) -> dict:

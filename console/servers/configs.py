@@ -4,6 +4,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..hosts import HostError
 from ..session import HostSession
@@ -17,7 +18,7 @@ class ServerConfig:
     name: str
     script: str
     text: str | None = None
-    flags: dict = field(default_factory=dict)
+    flags: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
     parsed: object | None = None  # console.servers.launch.LaunchConfig (what the script text says)
@@ -32,7 +33,7 @@ class ServerConfig:
         found = _PORT.search(self.text or "")
         return int(found.group(1)) if found else None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "script": self.script, "flags": self.flags,
                 "warnings": self.warnings, "error": self.error, "port": self.port}
 

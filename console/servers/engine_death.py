@@ -14,9 +14,13 @@ ended record's state is the state of the process verdict (`ended_state`).
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ..hosts import Host, HostError
 from ..store.launches import LaunchRecord
+
+if TYPE_CHECKING:
+    from .triage.process import ProcessEvidence
 
 DEATH = re.compile(r"engine core exited unexpectedly|[Ee]ngine core proc \S+ died unexpectedly"
                    r"|[Ww]orker proc \S+ died unexpectedly|EngineCore encountered a fatal error")
@@ -35,13 +39,13 @@ def death_line(text: str) -> str | None:
     return None
 
 
-def evidence(record: LaunchRecord, log_text: str | None = None):
+def evidence(record: LaunchRecord, log_text: str | None = None) -> ProcessEvidence:
     """The process's side of a launch's verdict: its exit status, whether a stop was asked for,
     whether it has ended, and (when its log is given) whether the engine died unasked."""
     from .triage.process import ProcessEvidence
 
     return ProcessEvidence(exit_status=record.exit_status, stopped_by_operator=record.kill_requested,
-                           ended=not record.live, engine_died=bool(log_text) and death_line(log_text) is not None)
+                           ended=not record.live, engine_died=bool(log_text and death_line(log_text) is not None))
 
 
 def ended_state(record: LaunchRecord, log_text: str | None = None) -> str:

@@ -7,14 +7,17 @@ launch through a ServerMonitor (which writes the crash record when it dies).
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from ..session import HostSession
+from ..store.launches import LaunchRecord
 from .launching import where
 
 SETTLED = ("ready", "crashed", "stopped")
 
 
-async def until_settled(session: HostSession, record, timeout_s: float) -> tuple[object, dict | None]:
+async def until_settled(session: HostSession, record: LaunchRecord,
+                        timeout_s: float) -> tuple[object, dict[str, Any] | None]:
     """The record once it settled (or at the time limit), and the crash record written meanwhile."""
     if record.slurm:
         from ..slurm.launch import follow
@@ -23,9 +26,9 @@ async def until_settled(session: HostSession, record, timeout_s: float) -> tuple
     from .monitor import ServerMonitor
 
     done = asyncio.Event()
-    crash: dict = {}
+    crash: dict[str, Any] = {}
 
-    def on_state(rec) -> None:
+    def on_state(rec: LaunchRecord) -> None:
         if rec.state in SETTLED:
             done.set()
 
@@ -47,7 +50,7 @@ async def until_settled(session: HostSession, record, timeout_s: float) -> tuple
     return record, crash or None
 
 
-def settled_line(record, timeout_s: float, crash: dict | None = None) -> str:
+def settled_line(record: LaunchRecord, timeout_s: float, crash: dict[str, Any] | None = None) -> str:
     """How the wait ended, in one line."""
     s = record.slurm or {}
     if record.state == "ready":

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..hosts import Host
+
+if TYPE_CHECKING:
+    from ..store.launches import LaunchRecord
 
 DEFAULT_LOG_DIR = "~/gpudeck-logs"
 
@@ -48,7 +52,7 @@ class Survivor:
     command: str
     holds: list[str] = field(default_factory=list)  # "port 8080", "GPU memory 512 MiB"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"pid": self.pid, "command": self.command, "holds": self.holds}
 
     def describe(self) -> str:
@@ -80,7 +84,7 @@ class StopResult:
         left = [f"{s.describe()}: it left the server's process group" for s in self.survivors]
         return ([self.running] if self.running else []) + left + ([self.port_held] if self.port_held else [])
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"signal": self.signal, "seconds": self.seconds, "exit_status": self.exit_status,
                 "gpu_warning": self.gpu_warning, "how": self.how, "refused": self.refused,
                 "survivors": [s.to_json() for s in self.survivors], "port_held": self.port_held,
@@ -89,14 +93,14 @@ class StopResult:
                 "clean": self.clean}
 
 
-def job_id(record) -> str | None:
+def job_id(record: LaunchRecord) -> str | None:
     """The record's Slurm job id, if it holds a well-formed one (the file is read as untrusted)."""
     from ..slurm.job_ids import checked
 
     return checked(record.slurm.get("job_id")) if isinstance(record.slurm, dict) else None
 
 
-def where(record) -> str:
+def where(record: LaunchRecord) -> str:
     """Where a launch runs, in words: pgid N, or for a Slurm job, job N on its nodes (and the
     failing rank's node after a crash)."""
     jid = job_id(record)
@@ -105,7 +109,7 @@ def where(record) -> str:
 
         why = why_unknown(record)
         return f"pgid {record.pgid}" + (f" · {why}" if why else "")
-    s = record.slurm
+    s = record.slurm if isinstance(record.slurm, dict) else {}   # a dict: job_id found its id there
     nodes = ",".join(n for n in s.get("nodes") or [] if isinstance(n, str)) or "no node yet"
     rank = f" · rank {s['failed_rank']} on {s.get('failed_node')}" if isinstance(s.get("failed_rank"), int) else ""
     from ..safe_text import clean_line
@@ -115,7 +119,7 @@ def where(record) -> str:
     return f"job {jid} ({s.get('state')}) on {nodes}{rank}{reused}{describe(record)}"
 
 
-def stop_line(record, result: StopResult) -> str:
+def stop_line(record: LaunchRecord, result: StopResult) -> str:
     """A stop's outcome in one line: how it ended, or what is still running."""
     from ..fmt import UNKNOWN
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any, Callable
 from dataclasses import dataclass
 
 from ..hosts import Host, HostError
@@ -20,7 +21,7 @@ from ..session import HostSession
 from ..store import launches
 from ..store.launches import LaunchRecord
 from . import launch_permit, pgid_file
-from .launching import DEFAULT_LOG_DIR, LaunchError, StopResult, Survivor, absolute, safe_stem
+from .launching import DEFAULT_LOG_DIR, LaunchError as LaunchError, StopResult, Survivor, absolute, safe_stem
 
 # The server half (after `setsid`, in its own group, carrying the launch mark) writes its group's
 # id itself, so `<exit file>.pgid` never names a group that does not exist yet: written by the
@@ -64,7 +65,7 @@ async def preflight(session: HostSession, port: int | None) -> list[PreflightWar
     return warnings
 
 
-async def launch(session: HostSession, config: str, script: str, flags: dict | None = None,
+async def launch(session: HostSession, config: str, script: str, flags: dict[str, Any] | None = None,
                  port: int | None = None) -> LaunchRecord:
     """Start `script` detached; returns the saved record (state `loading`)."""
     if session.profile.is_slurm:  # a job on the cluster (console.slurm.launch)
@@ -87,6 +88,7 @@ async def launch(session: HostSession, config: str, script: str, flags: dict | N
                             flags=dict(flags or {}), port=port)
     record = launches.create(session.name, f"{safe_stem(config)}-{time.strftime('%Y%m%d-%H%M%S')}", made)
     log, exit_file = record.log, record.exit_file
+    assert log is not None and exit_file is not None  # made() names both
     started = await host.run(
         ["sh", "-c", 'setsid sh -c "$1" gpudeck-wrapper "$2" "$3" "$4" "$5" >/dev/null 2>&1 </dev/null & echo $!',
          "sh", WRAPPER, script, log, exit_file, record.id], timeout=20)
@@ -224,7 +226,7 @@ async def signal_group(host: Host, pgid: int, name: str, root: int | None = None
 
 
 async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None = None,
-               progress=None) -> StopResult:
+               progress: Callable[[str], None] | None = None) -> StopResult:
     """SIGTERM to the server, SIGKILL after the grace period, then check that nothing
     of it still runs, holds its port or holds GPU memory.
 
@@ -293,7 +295,7 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
     result.seconds = round(time.monotonic() - started, 2)
     result.exit_status = record.exit_status
     result.survivors, result.port_held = await survivors(session, record)
-    if result.port_held and not result.survivors:
+    if result.port_held and not result.survivors and record.port is not None:  # held: the record has a port
         from .procs import port_holders
 
         # holders we can name that carry no mark of this launch: another program took the port
@@ -330,8 +332,9 @@ async def survivors(session: HostSession, record: LaunchRecord) -> tuple[list[Su
             pids = set(await marked_pids(host, record.id))
             if record.pgid and record.pgid > 1:
                 pids |= {p.pid for p in listing.values() if p.pgid == record.pgid}
-        held_port = await port_in_use(host, record.port) if record.port else None
-        holders_of_port = await port_holders(host, record.port) if held_port else []
+        port = record.port
+        held_port = await port_in_use(host, port) if port else None
+        holders_of_port = await port_holders(host, port) if held_port and port else []
         gpu = await gpu_holders(host) or []
     except HostError:
         return [], None

@@ -14,11 +14,17 @@ import asyncio
 import math
 import threading
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Iterator
 
 from prometheus_client.parser import text_fd_to_metric_families
 
 from ..bench.prom import KV_CACHE, QUEUED, RUNNING
 from ..gpus.ranges import physical
+
+if TYPE_CHECKING:
+    import httpx
+
+    from ..hosts import Host
 
 PREEMPTIONS = ("vllm:num_preemptions",)  # a counter: its family name has lost `_total`
 TTFT = ("vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds")
@@ -42,7 +48,7 @@ class LiveMetrics:
     ttft_mean_ms: float | None
     itl_mean_ms: float | None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -59,7 +65,8 @@ def read_metrics(text: str, stop: threading.Event | None = None) -> LiveMetrics:
     counts: dict[str, float] = {}     # histogram family -> summed _count
     names: set[str] = set()
     try:
-        for family in text_fd_to_metric_families(_kept_lines(text, stop)):
+        # the parser only iterates its argument's lines (typed as a file)
+        for family in text_fd_to_metric_families(_kept_lines(text, stop)):  # type: ignore[arg-type]
             if not family.name.endswith("_created"):  # a counter's creation time, not a series of its own
                 names.add(family.name)
             for sample in family.samples:
@@ -103,7 +110,7 @@ def read_metrics(text: str, stop: threading.Event | None = None) -> LiveMetrics:
                        itl_mean_ms=physical("latency_ms", itl))
 
 
-def _as_float(value) -> float:
+def _as_float(value: float) -> float:
     """A sample's value as a float; an integer too wide for one (`1` and 400 zeros) is infinite,
     which no range takes, so it reads N/A like +Inf."""
     try:
@@ -116,7 +123,7 @@ class ParseStopped(ValueError):
     """The reader gave up on the page while it was being parsed."""
 
 
-def _kept_lines(text: str, stop: threading.Event | None):
+def _kept_lines(text: str, stop: threading.Event | None) -> Iterator[str]:
     """The page's lines less its `_bucket` and `_created` samples, which nothing here reads: half a
     vLLM page's lines are histogram buckets, and dropping them halves the parse (the Server tab's
     poll reads a page every second). Ends the parse when `stop` is set; refuses an overlong line,
@@ -131,7 +138,7 @@ def _kept_lines(text: str, stop: threading.Event | None):
             yield line
 
 
-async def fetch(host, port: int, timeout: float = READ_S) -> LiveMetrics | str:
+async def fetch(host: Host, port: int, timeout: float = READ_S) -> LiveMetrics | str:
     """The live metrics of the server on `port` of `host` (through the SSH tunnel for a remote
     host), or one line saying why there are none; the page is read within `timeout` seconds."""
     from ..hosts import HostError
@@ -156,13 +163,13 @@ class PageReader:
 
     def __init__(self, deadline_s: float = READ_S) -> None:
         self.deadline_s = deadline_s
-        self._client = None
+        self._client: httpx.AsyncClient | None = None
         self._parse_done: threading.Event | None = None   # cleared while a parse runs on its thread
 
     async def __aenter__(self) -> "PageReader":
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:
@@ -186,7 +193,7 @@ class PageReader:
             self._client = httpx.AsyncClient(timeout=self.deadline_s)
         stop = threading.Event()
         try:
-            return await asyncio.wait_for(self._read(f"http://127.0.0.1:{local_port}/metrics", stop),
+            return await asyncio.wait_for(self._read(self._client, f"http://127.0.0.1:{local_port}/metrics", stop),
                                           self.deadline_s)
         except asyncio.TimeoutError:
             return f"/metrics did not answer within {self.deadline_s:g}s"
@@ -195,8 +202,8 @@ class PageReader:
         finally:
             stop.set()  # a parse still running on its thread ends at its next line
 
-    async def _read(self, url: str, stop: threading.Event) -> LiveMetrics | str:
-        async with self._client.stream("GET", url, timeout=self.deadline_s) as response:
+    async def _read(self, client: httpx.AsyncClient, url: str, stop: threading.Event) -> LiveMetrics | str:
+        async with client.stream("GET", url, timeout=self.deadline_s) as response:
             if response.status_code != 200:
                 return f"/metrics answered HTTP {response.status_code}"
             body = bytearray()
@@ -219,7 +226,7 @@ class PageReader:
             return f"/metrics could not be read ({type(exc).__name__})"
 
 
-def summary_line(doc: dict) -> str:
+def summary_line(doc: dict[str, Any]) -> str:
     """A launch's `/metrics` view (LiveMetrics.to_json, or {"unavailable": why}) in one line."""
     from ..fmt import number
 

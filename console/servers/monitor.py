@@ -4,12 +4,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..fmt import clock
 from ..hosts import HostError
 from ..session import HostSession
-from .triage import Triage, classify_text
+from .triage import Triage, TriageResult, classify_text
 from .triage.process import ProcessEvidence, judge
 from ..store import crashes, launches
 from .engine_death import evidence, recheck_clean_exit
@@ -17,6 +17,9 @@ from . import unreached
 from .lifecycle import await_exit_status, probe, settle
 from .logtail import LogTail
 from ..store.launches import LaunchRecord
+
+if TYPE_CHECKING:
+    from .launch import EffectiveReader
 
 # How long vLLM's own "ready" lines wait for /health before they are believed alone (a port a
 # tunnel cannot reach); its HTTP server binds a second or two after them.
@@ -36,7 +39,7 @@ class ServerMonitor:
     def __init__(self, session: HostSession, record: LaunchRecord,
                  on_lines: Callable[[list[str]], None] | None = None,
                  on_state: Callable[[LaunchRecord], None] | None = None,
-                 on_crash: Callable[[dict], None] | None = None,
+                 on_crash: Callable[[dict[str, Any]], None] | None = None,
                  poll_s: float = 1.0, sweep: Callable[[], str | None] | None = None,
                  hang_after_s: float = 60.0):
         self.session = session
@@ -48,9 +51,9 @@ class ServerMonitor:
         self.sweep = sweep or (lambda: None)  # the host runtime says which sweep was running
         self.triage = Triage()
         self.tail = LogTail(session.host, record.log, 0) if record.log else None
-        self.crash_doc: dict | None = None
-        self.effective: dict | None = None  # flags the server says it runs with (from its log)
-        self._effective_reader = None
+        self.crash_doc: dict[str, Any] | None = None
+        self.effective: dict[str, Any] | None = None  # flags the server says it runs with (from its log)
+        self._effective_reader: EffectiveReader | None = None
         self.seen: deque[str] = deque(maxlen=20000)  # the latest lines handed on, for a view opened later
         self.handed = 0  # lines handed on so far: the last one in `seen` is the log's line `handed`
         self.hang_after_s = hang_after_s
@@ -89,6 +92,9 @@ class ServerMonitor:
         args) is counted in `unreadable_lines` and skipped, and a tail that fails starts
         again from its offset. Nothing a log holds ends following: a fatal line after it
         must still be seen."""
+        tail = self.tail
+        if tail is None:  # no log to follow (run() starts this only with one)
+            return
         pending: list[str] = []
 
         async def flush_loop() -> None:
@@ -104,14 +110,14 @@ class ServerMonitor:
         try:
             while True:
                 try:
-                    async for line in self.tail.lines(follow=True):
+                    async for line in tail.lines(follow=True):
                         pending.append(line)
                         self._last_line_at = time.monotonic()
                         self._guarded(self._take_line, line)
                 except Exception as exc:  # noqa: BLE001 - the tail again, from its offset
                     self.tail_failures += 1
                     self.last_log_problem = f"log tail failed ({type(exc).__name__}); following again"
-                await asyncio.sleep(self.tail.retry_s)  # never a busy loop, whatever ended the tail
+                await asyncio.sleep(tail.retry_s)  # never a busy loop, whatever ended the tail
         finally:
             flusher.cancel()
             if pending:
@@ -122,7 +128,7 @@ class ServerMonitor:
         if self.effective is None:
             self._read_effective(line)
 
-    def _guarded(self, step, *args) -> None:
+    def _guarded(self, step: Callable[..., object], *args: Any) -> None:
         """`step(*args)`; an exception is counted and named, never raised into following."""
         try:
             step(*args)
@@ -266,7 +272,7 @@ class ServerMonitor:
         await self._write_crash(verdict)
         return True
 
-    async def _write_crash(self, verdict=None) -> None:
+    async def _write_crash(self, verdict: TriageResult | None = None) -> None:
         """Save the crash record (triaging the log unless a verdict is given) and report it."""
         verdict = verdict or await self._final_verdict()
         record = self.record
@@ -276,7 +282,7 @@ class ServerMonitor:
         launches.save(self.session.name, record)
         self.on_crash(self.crash_doc)
 
-    async def _final_verdict(self, judged: bool = True):
+    async def _final_verdict(self, judged: bool = True) -> TriageResult:
         """Triage over the whole log as it is on disk now (the tail may lag behind), then,
         unless `judged` is False, corrected by how the process ended (see triage.process):
         an exit by signal is never healthy, a stop that was asked for never a crash."""

@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Iterable
 
 from ..hosts import HostError
 from ..session import HostSession
 from ..store import launches
-from .procs import processes
+from ..store.launches import LaunchRecord
+from .procs import Proc, processes
 
 
-def owner_groups(records) -> dict[int, str]:
+def owner_groups(records: Iterable[LaunchRecord]) -> dict[int, str]:
     """pgid -> config, for every live launch record. Only a group above 1 can be one gpudeck made:
     a record naming group 0 or 1 (the kernel's threads, init's group) would hand processes that
     are not the server's to a config."""
@@ -17,7 +19,7 @@ def owner_groups(records) -> dict[int, str]:
             if r.live and isinstance(r.pgid, int) and not isinstance(r.pgid, bool) and r.pgid > 1}
 
 
-async def owners(session: HostSession, records=None, fallback: dict[int, str] | None = None) -> dict[int, str]:
+async def owners(session: HostSession, records: Iterable[LaunchRecord] | None = None, fallback: dict[int, str] | None = None) -> dict[int, str]:
     """pid -> config name, for every process in the group of a live launch record.
 
     `records`: the launch records already in hand (a host's runtime keeps them), else the store's.
@@ -35,7 +37,7 @@ async def owners(session: HostSession, records=None, fallback: dict[int, str] | 
     return {p.pid: groups[p.pgid] for p in listing if p.pgid in groups}
 
 
-async def unmanaged(session: HostSession) -> tuple[list, list[str]]:
+async def unmanaged(session: HostSession) -> tuple[list[Proc], list[str]]:
     """Inference servers running now that no live launch record owns (what `adopt` offers), and one
     line per unreadable launch record. A simulated host lists only its own simulators."""
     from .procs import inference_processes
@@ -52,7 +54,7 @@ async def unmanaged(session: HostSession) -> tuple[list, list[str]]:
     return [p for p in running if p.pgid not in managed], [u.line for u in found.unreadable]
 
 
-def pick(profile: str, target: str | None, live_only: bool = True):
+def pick(profile: str, target: str | None, live_only: bool = True) -> LaunchRecord:
     """The launch `target` names (a launch id or a config name; none: the only live one).
     LookupError with one line when it names none, or several while none was named."""
     candidates = launches.load_all(profile)
@@ -68,7 +70,7 @@ def pick(profile: str, target: str | None, live_only: bool = True):
     return candidates[0]
 
 
-def escaped_after_stop(profile: str, target: str | None):
+def escaped_after_stop(profile: str, target: str | None) -> LaunchRecord | None:
     """The stopped launch `target` names whose processes escaped its stop (what `--kill-escaped`
     ends without a second stop), or None."""
     if not target:

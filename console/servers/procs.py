@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from ..hosts import Host, HostError
 
@@ -18,7 +19,7 @@ class Proc:
     elapsed_s: int | None
     command: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 

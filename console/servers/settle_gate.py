@@ -19,7 +19,7 @@ def has_live_launches(profile: str) -> bool:
     return any(r.live or (r.state == "crashed" and not r.crash_record) for r in launches.load_all(profile))
 
 
-def profile_to_settle(args) -> str | None:
+def profile_to_settle(args: object) -> str | None:
     """The profile whose finished launches need their crash record before `args` runs, else None."""
     from profiles import store
 

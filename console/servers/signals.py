@@ -20,6 +20,7 @@ descendants, read from `ps -o pid,ppid`) is signalled pid by pid instead.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..hosts import Host
 
@@ -53,7 +54,7 @@ class ProcessTable:
             pid = row.ppid if row.ppid > 0 else None
         return out
 
-    def tree(self, root: int, skip=lambda row: False) -> list[int]:
+    def tree(self, root: int, skip: Callable[[Row], bool] = lambda row: False) -> list[int]:
         """`root` and all its descendants that are alive now (not entering `skip`ped ones)."""
         children: dict[int, list[int]] = {}
         for row in self.rows.values():

@@ -11,12 +11,14 @@ appears or its reason changes, not on every failed look.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .. import outage_note
 from ..store import launches
 from ..store.launches import LaunchRecord
 
 
-def note(record: LaunchRecord) -> dict | None:
+def note(record: LaunchRecord) -> dict[str, Any] | None:
     """The record's note, its fields checked (the file is read as untrusted); None when it has none."""
     return outage_note.checked(record.unreached)
 

@@ -35,7 +35,7 @@ def parse_record(line: str, free_text_last: str | None = None, repeated: set[str
         if m.group(1) in fields and repeated is not None:
             repeated.add(m.group(1))
         fields.setdefault(m.group(1), line[m.end():end].strip())
-    if tail is not None:
+    if free_text_last and tail is not None:  # a tail is only cut at that key
         fields[free_text_last] = tail
     return fields
 

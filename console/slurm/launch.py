@@ -16,13 +16,14 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from typing import Any
 
 from ..hosts import HostError, LocalHost
 from ..store import crashes, launches
 from ..servers.launching import LaunchError, StopResult, absolute, job_id, safe_stem, DEFAULT_LOG_DIR
 from ..store.launches import LaunchRecord
 from ..servers.triage import TriageResult, classify_text
-from ..servers.triage.verdict import CAUSES
+from ..servers.triage.rules import CAUSES
 from ..session import HostSession
 from . import directives, ownership, unanswered
 from .accounting import accounted_end
@@ -66,7 +67,7 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
                         "owner": ownership.owner(config, launch_id, user)}
         return record
     record = launches.create(session.name, f"{safe_stem(config)}-{time.strftime('%Y%m%d-%H%M%S')}", made)
-    launch_id, log = record.id, record.log
+    launch_id, log, s = record.id, record.log, _job(record)
     argv = ["sbatch", "--parsable", f"--job-name={ownership.job_name(config)}",
             f"--comment={ownership.comment(launch_id)}", f"--output={log}",
             f"--chdir={script.rsplit('/', 1)[0] or '/'}",
@@ -77,16 +78,24 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
         argv.append(f"--account={profile.slurm.account}")
     try:
         result = await slurm(host, [*argv, script], timeout_s=30, max_bytes=SHORT_BYTES)
-        record.slurm["job_id"] = parse_sbatch(result.stdout)
+        s["job_id"] = parse_sbatch(result.stdout)
     except SlurmError as exc:
         record.state = "crashed"
-        record.slurm["state"] = "NOT_SUBMITTED"
+        s["state"] = "NOT_SUBMITTED"
         launches.save(session.name, record)
         raise LaunchError(f"could not submit {config}: {exc}") from None
-    record.slurm["state"] = "PENDING"
+    s["state"] = "PENDING"
     record.command = " ".join([*argv, script])
     launches.save(session.name, record)
     return record
+
+
+def _job(record: LaunchRecord) -> dict[str, Any]:
+    """The record's Slurm part; every record acted on here has one (`submit` made it, or
+    `job_id` found a job id in it)."""
+    if not isinstance(record.slurm, dict):
+        raise LaunchError(f"{record.config}: not a Slurm job's record")
+    return record.slurm
 
 
 async def head_address(session: HostSession, node: str) -> str | None:
@@ -106,7 +115,7 @@ def head_for_port(profile_name: str, port: int | None) -> str | None:
         return None
     for record in launches.load_all(profile_name):
         if record.live and record.port == port and job_id(record):
-            addr = record.slurm.get("head_addr")
+            addr = _job(record).get("head_addr")
             if isinstance(addr, str) and addr and not addr.startswith("-") and len(addr) < 256:
                 return addr
     return None
@@ -116,7 +125,7 @@ def job_gpus(profile_name: str, config: str | None = None) -> int | None:
     """GPUs of the newest live job (of `config`, if named): the count a roofline of that server takes."""
     for record in launches.load_all(profile_name):
         if record.live and job_id(record) and (config is None or record.config == config):
-            gpus = record.slurm.get("gpus")
+            gpus = _job(record).get("gpus")
             return gpus if isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0 else None
     return None
 
@@ -168,7 +177,7 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
     if not record.live or not job_id(record):
         return False
     before = json.dumps(record.to_json(), sort_keys=True, default=str)
-    s = record.slurm
+    s = _job(record)
     job = await show_job(session.host, s["job_id"])
     why = await _not_ours(session, record, job)
     unanswered.clear(record)
@@ -186,7 +195,10 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
         else:
             _stop_asked_elsewhere(session, record)
             end = job_end(job.state, job.exit_status, job.exit_signal, record.kill_requested)
-            await _ended(session, record, job, end)
+            if end is None:  # a live state written in another case ("running"): live, as job_end reads it
+                await _running(session, record, job)
+            else:
+                await _ended(session, record, job, end)
     after = json.dumps(record.to_json(), sort_keys=True, default=str)
     if after != before:
         launches.save(session.name, record)
@@ -199,14 +211,15 @@ async def _not_ours(session: HostSession, record: LaunchRecord, job: JobInfo | N
     when Slurm no longer shows a job there."""
     if job is None:
         return None
-    kept = isinstance(record.slurm.get("owner"), dict)
+    kept = isinstance(_job(record).get("owner"), dict)
     return ownership.foreign(record, job, "" if kept else await ownership.login_user(session.host))
 
 
 async def _disowned(session: HostSession, record: LaunchRecord, why: str) -> None:
     """The id now names another job: this launch's own job ended before, how is unknown (accounting
     by job id would mix the two jobs up). Nothing of the other job is copied into the record."""
-    record.slurm["reused"], record.slurm["state"] = why, "UNKNOWN"   # the other job's state is not ours
+    s = _job(record)
+    s["reused"], s["state"] = why, "UNKNOWN"   # the other job's state is not ours
     end = JobEnd("UNKNOWN", None, None, record.kill_requested, "stopped" if record.kill_requested else "unknown",
                  f"{why}: this launch's own job had ended; how is unknown")
     await _ended(session, record, None, end)
@@ -221,9 +234,9 @@ def _stop_asked_elsewhere(session: HostSession, record: LaunchRecord) -> None:
 async def _forgotten_end(session: HostSession, record: LaunchRecord) -> JobEnd:
     """How a job the controller has forgotten ended: accounting's state and ExitCode where the
     cluster keeps accounting, else unknown (a stop we asked for is still a stop)."""
-    kept = isinstance(record.slurm.get("owner"), dict)
+    kept = isinstance(_job(record).get("owner"), dict)
     want = ownership.expected(record, "" if kept else await ownership.login_user(session.host))
-    found = await accounted_end(session.host, record.slurm["job_id"], want["name"], want["user"])
+    found = await accounted_end(session.host, _job(record)["job_id"], want["name"], want["user"])
     end = job_end(found.state, found.exit_status, found.exit_signal, record.kill_requested) if found else None
     if end is not None:
         return end
@@ -232,7 +245,7 @@ async def _forgotten_end(session: HostSession, record: LaunchRecord) -> JobEnd:
 
 
 async def _running(session: HostSession, record: LaunchRecord, job: JobInfo) -> None:
-    s = record.slurm
+    s = _job(record)
     if job.state not in ("RUNNING", "COMPLETING"):
         if record.state in ("loading", "ready") and job.restarts:  # requeued: it starts over elsewhere
             record.state, record.ready_at = "launching", None
@@ -263,7 +276,7 @@ async def _all_ready(session: HostSession, record: LaunchRecord, job: JobInfo, r
 
 
 async def _ended(session: HostSession, record: LaunchRecord, job: JobInfo | None, end: JobEnd) -> None:
-    s = record.slurm
+    s = _job(record)
     s["end"] = end.to_json()
     record.exit_status = end.exit_status
     record.stopped_at = record.stopped_at or time.time()
@@ -299,7 +312,7 @@ async def crash_verdict(session: HostSession, record: LaunchRecord, end: JobEnd)
             what, line = reported[0].what, reported[0].line
     if node is None and rank in ranks:
         node = ranks[rank].node
-    nodes = record.slurm.get("nodes") or []
+    nodes = _job(record).get("nodes") or []
     if node is None and isinstance(nodes, list) and len(nodes) == 1:
         node = nodes[0]  # a one-node job: whatever failed, failed there
     rank_log = ranks.get(rank) if rank is not None else None
@@ -451,7 +464,7 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
     if record.live:  # Slurm says the job still runs (or COMPLETING on a node that does not answer)
         record.state = "stopping"
         launches.save(session.name, record)
-        result.running = (f"job {jid} still {record.slurm.get('state') or 'live'} after scancel"
+        result.running = (f"job {jid} still {_job(record).get('state') or 'live'} after scancel"
                           + (" and SIGKILL" if killed else ""))
     result.seconds = round(time.monotonic() - started, 2)
     result.exit_status = record.exit_status

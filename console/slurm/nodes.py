@@ -55,12 +55,14 @@ class Partition:
     @property
     def gpus_total(self) -> int | None:
         counts = [n.gpus_total for n in self.nodes]
-        return None if not counts or None in counts else sum(counts)
+        known = [c for c in counts if c is not None]
+        return sum(known) if counts and len(known) == len(counts) else None
 
     @property
     def gpus_used(self) -> int | None:
         counts = [n.gpus_used for n in self.nodes]
-        return None if not counts or None in counts else sum(counts)
+        known = [c for c in counts if c is not None]
+        return sum(known) if counts and len(known) == len(counts) else None
 
     def to_json(self) -> dict:
         return {"partition": self.name, "nodes": [n.to_json() for n in self.nodes],

@@ -13,7 +13,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from profiles import paths
 
@@ -22,7 +22,25 @@ from .scan import Scan, json_files, read_json, scan_files
 
 if TYPE_CHECKING:   # types only: the store imports no server code at run time
     from ..servers.triage.verdict import TriageResult
-    from .launches import LaunchRecord
+
+
+class Launch(Protocol):
+    """What a crash record takes from a launch (a `launches.LaunchRecord`, whose module imports
+    this one: named here by what it holds)."""
+    @property
+    def id(self) -> str: ...
+    @property
+    def config(self) -> str: ...
+    @property
+    def log(self) -> str | None: ...
+    @property
+    def started_at(self) -> float: ...
+    @property
+    def stopped_at(self) -> float | None: ...
+    @property
+    def exit_status(self) -> int | None: ...
+    @property
+    def flags(self) -> dict[str, Any]: ...
 
 KIND = "crash record"
 MAX_RECORD_BYTES = 4 << 20   # a record holds a short excerpt; anything near this is not one gpudeck wrote
@@ -106,7 +124,7 @@ def crash_of_launch(profile: str, launch_id: str) -> CrashRecord | None:
     return next((c for c in read_crashes(profile).records if c.launch == launch_id or c.id == launch_id), None)
 
 
-def write_crash(profile: str, launch: LaunchRecord, verdict: TriageResult, sweep: str | None = None) -> CrashRecord:
+def write_crash(profile: str, launch: Launch, verdict: TriageResult, sweep: str | None = None) -> CrashRecord:
     """The crash record of `launch` (a LaunchRecord): written by the first caller, read back by the rest."""
     when = launch.stopped_at or time.time()
     crash = CrashRecord(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from ...gc_pause import collector_paused
 from .table import DEFAULTS, EFFECTIVE, UNREADABLE, coerce, empty, sglang_graphs, usable
@@ -43,7 +44,7 @@ def _found(server: str, line: int, raw: dict[str, object]) -> EffectiveArgs:
     return EffectiveArgs(server, line, raw, table, bad)
 
 
-def effective_from_log(lines) -> EffectiveArgs | None:
+def effective_from_log(lines: Iterable[str]) -> EffectiveArgs | None:
     """The effective args a server log states, normalised into the table.
 
     sglang and vLLM state them on one line; llama.cpp's server over several
@@ -122,7 +123,7 @@ class EffectiveReader:
 # context code was renamed, "llama_new_context_with_model: n_ctx = 4096").
 _LLAMA_HINT = re.compile(r"load_model|llama_context|llama_new_context|llama_kv_cache|listening|n_slots|main:")
 _LLAMA_CTX = r"(?:llama_context|llama_new_context_with_model):\s+"  # the newer and the older name
-_LLAMA_FACTS: tuple[tuple[str, re.Pattern], ...] = (
+_LLAMA_FACTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("model", re.compile(r"load_model: loading model '(.+)'")),
     ("n_slots", re.compile(r"\bn_slots\s*=\s*(\d+)")),
     ("n_ctx_slot", re.compile(r"\bn_ctx_slot\s*=\s*(\d+)")),
@@ -143,7 +144,7 @@ def _llama_table(raw: dict[str, object]) -> dict[str, object]:
     table["model"] = raw.get("model")
     slots = _int_or_none(raw.get("n_seq_max")) or _int_or_none(raw.get("n_slots"))
     table["max_running"] = slots
-    ctx = _int_or_none(raw.get("n_ctx"))
+    ctx: object = _int_or_none(raw.get("n_ctx"))
     per_slot = _int_or_none(raw.get("n_ctx_slot"))
     if ctx is None and per_slot is not None:
         unified = str(raw.get("kv_unified", "")).lower() in ("true", "1")
@@ -160,7 +161,7 @@ def _llama_table(raw: dict[str, object]) -> dict[str, object]:
     return table
 
 
-def _int_or_none(value: object) -> int | None:
+def _int_or_none(value: object) -> int | str | None:
     """A count the log states, or None; UNREADABLE stays so (a number too wide for any count)."""
     found = coerce("max_running", value)
     return found if isinstance(found, int) or found == UNREADABLE else None

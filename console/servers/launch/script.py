@@ -15,8 +15,12 @@ import re
 import shlex
 from collections import ChainMap
 from pathlib import PurePath
+from typing import Mapping, TypeVar
 
-from .table import DEFAULTS, FLAG_KEYS, FLAGS, LaunchConfig, coerce, empty, sglang_graphs
+from .table import DEFAULTS, FLAG_KEYS, FLAGS, UNREADABLE, LaunchConfig, coerce, empty, sglang_graphs
+
+_V = TypeVar("_V")
+
 
 class LaunchConfigError(ValueError):
     """The script has no server command that we know."""
@@ -34,9 +38,9 @@ def _is_assignment(command: str) -> bool:
     return bool(body) and all(re.match(r"^[A-Za-z_]\w*=", w) for w in body)
 
 
-def _expand(text: str, env) -> str:
+def _expand(text: str, env: Mapping[str, str]) -> str:
     """Known variables replaced; an unknown one stays as written (`$FOO`), to be marked unresolved."""
-    def repl(match: re.Match) -> str:
+    def repl(match: re.Match[str]) -> str:
         name = match.group(1) or match.group(3)
         if name in env:
             return env[name]
@@ -54,7 +58,21 @@ def unresolved_names(value: object) -> list[str]:
     return [n for n in dict.fromkeys(names) if not n.isdigit()]
 
 
-def _tilde(value: object, home: str | None) -> object:
+def _times(tp: object, dp: object) -> object:
+    """tp × dp, the expert parallelism vLLM implies; a size still written as a variable stays
+    written (`$TP`, `$TP*$DP`), and one no count can hold makes the product so too."""
+    if isinstance(tp, int) and isinstance(dp, int):
+        return tp * dp
+    if UNREADABLE in (tp, dp):
+        return UNREADABLE
+    if dp == 1:
+        return tp
+    if tp == 1:
+        return dp
+    return f"{tp}*{dp}"
+
+
+def _tilde(value: _V, home: str | None) -> _V | str:
     if home and isinstance(value, str) and (value == "~" or value.startswith("~/")):
         return home + value[1:]
     return value
@@ -192,7 +210,7 @@ def _normalise(server: str, raw: dict[str, object], positionals: list[str], env:
             sources["cuda_graph"] = source
     elif server == "vllm":
         if raw.get("enable-expert-parallel") is True and table["ep"] is None:
-            table["ep"] = (table["tp"] or 1) * (table["dp"] or 1)
+            table["ep"] = _times(table["tp"] or 1, table["dp"] or 1)
             sources["ep"] = "implied"
         if table["attention_backend"] is None and env.get("VLLM_ATTENTION_BACKEND"):
             table["attention_backend"], sources["attention_backend"] = env["VLLM_ATTENTION_BACKEND"], "env"

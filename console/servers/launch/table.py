@@ -8,6 +8,7 @@ is printed `N/A`, never 0.
 from __future__ import annotations
 
 import math
+from typing import Any
 from dataclasses import dataclass, field
 
 from ...fmt import UNKNOWN
@@ -124,7 +125,7 @@ class LaunchConfig:
         """(key, label, value) rows in display order."""
         return [(key, label, self.flags.get(key)) for key, label in FLAG_KEYS]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "server": self.server, "argv": self.argv,
                 "flags": {key: self.flags.get(key) for key in KEYS},
                 "sources": dict(self.sources), "warnings": list(self.warnings),
@@ -200,14 +201,14 @@ class Row:
         return self.left != self.right
 
 
-def diff(left: LaunchConfig | dict, right: LaunchConfig | dict) -> list[Row]:
+def diff(left: LaunchConfig | dict[str, Any], right: LaunchConfig | dict[str, Any]) -> list[Row]:
     """Every table row of two configs (flags dicts also accepted); .differs marks changes."""
     a = left.flags if isinstance(left, LaunchConfig) else left
     b = right.flags if isinstance(right, LaunchConfig) else right
     return [Row(key, label, a.get(key), b.get(key)) for key, label in FLAG_KEYS]
 
 
-def changed(left: LaunchConfig | dict, right: LaunchConfig | dict) -> list[Row]:
+def changed(left: LaunchConfig | dict[str, Any], right: LaunchConfig | dict[str, Any]) -> list[Row]:
     return [row for row in diff(left, right) if row.differs]
 
 

@@ -78,7 +78,7 @@ def sniff_encoding(head: bytes) -> str:
     return "utf-8"
 
 
-def _decoder(name: str):
+def _decoder(name: str) -> tuple[codecs.IncrementalDecoder, int]:
     if name == "utf-16-le-bom":
         return codecs.getincrementaldecoder("utf-16")(errors="replace"), 0
     if name == "utf-16-be-bom":

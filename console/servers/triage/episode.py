@@ -41,7 +41,7 @@ class Episode:
     last_frame: tuple[int, str] | None = None
     frame_hit: Hit | None = None  # the deepest frame seen so far (its function in .frame)
     frame_calls: tuple[str, ...] = ()  # what that frame's source line calls
-    exceptions: deque = field(default_factory=lambda: deque(maxlen=KEEP_EXCEPTIONS))
+    exceptions: deque[Hit] = field(default_factory=lambda: deque(maxlen=KEEP_EXCEPTIONS))
     first_exception: Hit | None = None
 
     @property

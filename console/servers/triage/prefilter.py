@@ -9,11 +9,14 @@ per-key `find` gives the same answer, slower.
 """
 from __future__ import annotations
 
+import importlib
 import re
-from typing import Iterable
+from types import ModuleType
+from typing import Any, Iterable
 
+_hs: ModuleType | None
 try:  # optional accelerator: same results without it
-    import hyperscan as _hs
+    _hs = importlib.import_module("hyperscan")
 except ImportError:  # pragma: no cover - exercised by forcing FORCE_FALLBACK in tests
     _hs = None
 
@@ -26,34 +29,34 @@ class FirstPositions:
     """Compiled once per set of keys (the set changes a few times per log)."""
 
     def __init__(self) -> None:
-        self._cache: dict[frozenset[str], object] = {}
+        self._cache: dict[frozenset[str], tuple[Any, list[str]]] = {}  # keys -> (database, keys in order)
 
     def first(self, text: str, keys: Iterable[str]) -> dict[str, int]:
         """key -> offset of its first occurrence in `text`, for the keys present."""
         keys = [key for key in keys if key]
         if _hs is None or FORCE_FALLBACK or len(text) < SMALL_BLOCK or not all(k.isascii() for k in keys):
             return _by_find(text, keys)
-        database, ordered = self._database(frozenset(keys))
+        database, ordered = self._database(_hs, frozenset(keys))
         # One code point -> one byte, so byte offsets are str offsets; rule keys
         # are ASCII, so replacing other characters by "?" hides no key.
         data = text.encode("ascii", "replace")
         found: dict[str, int] = {}
 
-        def on_match(index, _start, end, _flags, _context):
+        def on_match(index: int, _start: int, end: int, _flags: int, _context: object) -> None:
             key = ordered[index]
             found[key] = end - len(key)
 
         database.scan(data, match_event_handler=on_match)
         return found
 
-    def _database(self, keys: frozenset[str]):
+    def _database(self, hs: ModuleType, keys: frozenset[str]) -> tuple[Any, list[str]]:
         cached = self._cache.get(keys)
         if cached is None:
             ordered = sorted(keys)
-            database = _hs.Database(mode=_hs.HS_MODE_BLOCK)
+            database = hs.Database(mode=hs.HS_MODE_BLOCK)
             database.compile(expressions=[re.escape(key).encode() for key in ordered],
                              ids=list(range(len(ordered))), elements=len(ordered),
-                             flags=[_hs.HS_FLAG_SINGLEMATCH] * len(ordered))
+                             flags=[hs.HS_FLAG_SINGLEMATCH] * len(ordered))
             if len(self._cache) > 32:
                 self._cache.clear()
             cached = self._cache[keys] = (database, ordered)

@@ -91,7 +91,7 @@ def judge(log: TriageResult, process: ProcessEvidence, tail: list[str] | None = 
     if process.stopped_by_operator:
         return _stopped(result, status)
     number = signal_of(status)
-    if number is not None:
+    if number is not None and status is not None:  # a signal is only read from a status
         return _signalled(result, number, status, tail)
     if status == 0 and process.engine_died:
         return _engine_died(result)

@@ -10,6 +10,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 RULES_PATH = Path(__file__).with_name("rules.toml")
 
@@ -63,10 +64,10 @@ class Rule:
     name: str  # the class, the sign, or the server name
     pattern: str  # as written in the rules file (grep -E compatible)
     priority: int
+    strict: re.Pattern[str] = field(compare=False)  # on a cleaned line
     summary: str = ""
     weak: bool = False
     anchored: bool = False
-    strict: re.Pattern = field(default=None, compare=False)  # type: ignore[assignment]  # on a cleaned line
     keys: tuple[str, ...] = ()  # literals one of which every matching line holds
     # a notice: a failure line a server can live through (a slow start, one failed request);
     # the scanner looks again for requests answered after it, and a later phase overrides it
@@ -115,10 +116,12 @@ def _literal_runs(alternative: str) -> list[str]:
     Groups, character classes, escapes like \\s and quantified characters
     break a run; so do spaces, so that a message wrapped at a space still
     holds each run on one line."""
-    runs, current, i, depth = [], [], 0, 0
+    runs: list[str] = []
+    current: list[str] = []
+    i, depth = 0, 0
     text = alternative.lstrip("^")
 
-    def flush():
+    def flush() -> None:
         if current:
             runs.append("".join(current))
             current.clear()
@@ -255,7 +258,7 @@ class RuleSet:
         return cls(tuple(rules), weights, priorities, frames, exceptions)
 
 
-def _make_rule(index: int, kind: str, name: str, entry: dict, priority: int) -> Rule:
+def _make_rule(index: int, kind: str, name: str, entry: dict[str, Any], priority: int) -> Rule:
     pattern = entry["pattern"]
     try:
         # runs of spaces also match a line break or several spaces

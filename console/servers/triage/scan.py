@@ -31,6 +31,8 @@ _BATCH_LINES = 20000
 _FRAME_FUNC = re.compile(r'File "[^"]*", line \d+, in (\S+)')
 _CALLED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")  # names called on a frame's source line
 _FIRST = FirstPositions()
+# a repeat whose context is taken once per block: (rule, offset, line, first line, after ready, frame)
+_Entry = tuple[Rule, int, int, str, bool, str | None]
 
 
 class Triage:
@@ -47,9 +49,9 @@ class Triage:
         self._lines = 0  # whole lines consumed so far
         self._partial = ""
         self._partial_head: str | None = None  # head of an over-long unfinished line
-        self._deferred: dict[int, tuple] = {}  # rule -> its latest repeat in this block
-        self._deferred_exceptions: deque = deque(maxlen=KEEP_EXCEPTIONS)
-        self._deferred_frame: tuple | None = None
+        self._deferred: dict[int, _Entry] = {}  # rule -> its latest repeat in this block
+        self._deferred_exceptions: deque[_Entry] = deque(maxlen=KEEP_EXCEPTIONS)
+        self._deferred_frame: _Entry | None = None
         # scan state of the block being scanned (re-armed rules join it)
         self._live: dict[str, set[int]] = {}
         self._heap: list[tuple[int, str]] = []
@@ -276,7 +278,7 @@ class Triage:
         """Give the latest repeats of this block their excerpts (while the block is at hand)."""
         episode = self.episode
 
-        def build(entry) -> Hit:
+        def build(entry: _Entry) -> Hit:
             rule, start, line_no, first, after_ready, frame = entry
             hit = self._make_hit(rule, text, start, line_no, first)
             hit.after_ready, hit.frame = after_ready, frame
@@ -336,10 +338,11 @@ class Triage:
         offset `pos` (the start of line `line_no`) on; a notice the server outlives is not
         its end. Looked ahead directly, with one search for all such keys, so that a log
         that alternates errors and answers costs no re-arming of rules per error."""
-        if self._resume_keys is None:
+        keys = self._resume_keys
+        if keys is None:
             return
         while True:
-            found = self._next_resume(text, pos)
+            found = self._next_resume(keys, text, pos)
             if found < 0:
                 return  # not in this block: the next block is searched from its start
             begin = text.rfind("\n", 0, found) + 1
@@ -353,13 +356,13 @@ class Triage:
             line_no += text.count("\n", pos, end + 1)
             pos = end + 1
 
-    def _next_resume(self, text: str, pos: int) -> int:
+    def _next_resume(self, keys: re.Pattern[str], text: str, pos: int) -> int:
         """Offset of the next resumes key at or after `pos`, or -1; remembered per block,
         as notices come in order and most of them ask about the same stretch."""
         searched_from, found = self._resume_cache
         if 0 <= searched_from <= pos and (found < 0 or pos <= found):
             return found
-        match = self._resume_keys.search(text, pos)
+        match = keys.search(text, pos)
         found = match.start() if match else -1
         self._resume_cache = (pos, found)
         return found

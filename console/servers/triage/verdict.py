@@ -18,6 +18,7 @@ The root cause is chosen by kind first, then by time:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .episode import Episode, Hit
 from .rules import CAUSES, CRASH_CLASSES, SIGNAL_CLASSES, RuleSet
@@ -47,7 +48,7 @@ class TriageResult:
     def crashed(self) -> bool:
         return self.cls in CRASH_CLASSES
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"class": self.cls, "state": self.state, "line": self.line, "summary": self.summary,
                 "excerpt": list(self.excerpt), "server": self.server, "ready_seen": self.ready_seen,
                 "evidence": list(self.evidence), "sources": list(self.sources)}
@@ -97,7 +98,8 @@ def decide(episode: Episode, server_hits: list[Hit], rules: RuleSet) -> TriageRe
     ready_seen = episode.ready_line is not None
     stopped = _first_of(signs.get("stopped"))
     phases = Phases(episode.ready_line,
-                    stopped.line if stopped is not None and ready_seen and stopped.line > episode.ready_line else None,
+                    stopped.line if stopped is not None and episode.ready_line is not None
+                    and stopped.line > episode.ready_line else None,
                     episode.resumed_line, tuple(h.line for h in _hits_of(episode, "stopped")))
     fatal: dict[str, list[Hit]] = {}
     dropped: list[Hit] = []
@@ -142,7 +144,7 @@ def decide(episode: Episode, server_hits: list[Hit], rules: RuleSet) -> TriageRe
     serving = _first_of(signs.get("serving"))
     ready = _first_of(signs.get("ready"))
     loading = _first_of((signs.get("loading") or []) + (signs.get("start") or []))
-    if ready_seen:
+    if episode.ready_line is not None:  # ready_seen
         state = "stopped" if phases.stop is not None else ("serving" if serving is not None else "ready")
         if last_error is not None:
             return result("unknown", last_error, f"an error after the server was ready: {_trim(last_error.text, 160)}",
@@ -155,7 +157,7 @@ def decide(episode: Episode, server_hits: list[Hit], rules: RuleSet) -> TriageRe
             return result("request-error", first,
                           f"a request failed ({_trim(first.text.strip(), 120)}); the server went on answering "
                           f"requests (line {phases.resumed})", "stopped" if state == "stopped" else "serving")
-        if state == "stopped":
+        if phases.stop is not None:  # state == "stopped"
             noise = " (its shutdown logged errors: noise of the stop)" if any(
                 h.line > phases.stop for h in dropped) else ""
             return result("healthy", stopped, "server was serving, then stopped in order" + noise, state)
@@ -185,7 +187,8 @@ def _hits_of(episode: Episode, sign: str) -> list[Hit]:
     return [h for h in _first_and_last(episode) if h.rule.kind == "sign" and h.rule.name == sign]
 
 
-def _root_cause(episode: Episode, fatal: dict[str, list[Hit]], rules: RuleSet, phases: Phases):
+def _root_cause(episode: Episode, fatal: dict[str, list[Hit]], rules: RuleSet,
+                phases: Phases) -> tuple[str, Hit, str] | None:
     """(class, decisive hit, summary) of the run's failure, or None."""
     causes: list[tuple[str, Hit, str]] = []
     for cls, hits in fatal.items():
@@ -254,7 +257,7 @@ def _from_traceback(hit: Hit, rules: RuleSet) -> tuple[str, str] | None:
     return None
 
 
-def _truncated_traceback(episode: Episode, exceptions: list[Hit], rules: RuleSet):
+def _truncated_traceback(episode: Episode, exceptions: list[Hit], rules: RuleSet) -> tuple[str, Hit, str] | None:
     """A traceback cut off before its exception line: judge it by its deepest
     frame's function, or by what that frame's source line calls."""
     frame = episode.frame_hit
