@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 
 from tests.cli import gpudeck
 from tests.hostile_text import HOSTILE
-from tests.test_fuzz_inputs import JSON_VALUE, Tally, _settings, fuzz
+from tests.fuzz_budget import fuzz_settings
+from tests.test_fuzz_inputs import JSON_VALUE, Tally, fuzz
 
 ROOT = Path(__file__).resolve().parent.parent
 CAMPAIGN = ('[sweep]\nlevels = [4]\noutput_len = 16\nnum_prompts = 8\ndataset = "{name}"\napi = "{api}"\n\n'
@@ -155,7 +156,7 @@ def _outcome(read, *args):
 
 # ---- the checks -------------------------------------------------------------------------------
 
-@_settings()
+@fuzz_settings()
 @given(data=JSONL, seed=st.integers(0, 1 << 30))
 def test_the_dataset_checker_agrees_with_the_jsonl_format_line_for_line(tmp_path_factory, data, seed):
     from console.bench.dataset import load_dataset, open_dataset
@@ -253,7 +254,7 @@ def test_fuzz_bad_datasets_through_campaign_run(box, gpudeck_home):
         assert "key 'sweep.dataset': " in err, err
         return err
 
-    @_settings(8)
+    @fuzz_settings(8)
     @given(JSONL)
     def body(data):
         (box / "prompts.jsonl").write_bytes(data)

@@ -13,11 +13,9 @@ from __future__ import annotations
 import base64
 import json
 import math
-import os
 import struct
 
-import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from console import roofline
@@ -25,13 +23,9 @@ from console.roofline.checkpoint import witness_from_headers
 from console.roofline.remote_headers import parse_fetched, parse_listing
 from console.roofline.shard_headers import (MAX_BYTES, MAX_DIMS, MAX_ELEMENTS, CheckpointHeaders, elements,
                                             parse_header, read_local)
+from tests.fuzz_budget import fuzz_settings
 
-BUDGETS = {"default": 200, "nightly": 1000}
-if os.environ.get("GPUDECK_FUZZ", "default") not in BUDGETS:
-    raise pytest.UsageError(f"GPUDECK_FUZZ={os.environ['GPUDECK_FUZZ']!r}: use one of {', '.join(BUDGETS)}")
-EXAMPLES = BUDGETS[os.environ.get("GPUDECK_FUZZ", "default")]
-fuzzed = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
-                  suppress_health_check=list(HealthCheck))
+fuzzed = fuzz_settings()
 
 CONFIG = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
           "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256,

@@ -23,27 +23,18 @@ import traceback
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.cli import gpudeck_here, gpudeck_sound
 from tests.hostile_text import HOSTILE, unsafe_chars
+from tests.fuzz_budget import EXAMPLES, fuzz_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 MODEL_CONFIGS = ROOT.parent / "shared" / "model-configs"
-# inputs per kind: the default suite's, and a nightly run's (GPUDECK_FUZZ=nightly)
-BUDGETS = {"default": 200, "nightly": 1000}
-if os.environ.get("GPUDECK_FUZZ", "default") not in BUDGETS:
-    raise pytest.UsageError(f"GPUDECK_FUZZ={os.environ['GPUDECK_FUZZ']!r}: use one of {', '.join(BUDGETS)}")
-EXAMPLES = BUDGETS[os.environ.get("GPUDECK_FUZZ", "default")]
 HOSTILE_BYTES = [t.encode("utf-8", "surrogateescape") for t in HOSTILE] + [b"\xff\xfe", b"\x00", b"\r", b"\xc2\x9b"]
 
-
-def _settings(examples: int = EXAMPLES):
-    return settings(max_examples=examples, deadline=None, database=None, derandomize=True,
-                    suppress_health_check=list(HealthCheck))
 
 
 # ---- generated inputs -------------------------------------------------------------------------
@@ -123,7 +114,7 @@ class Tally:
 def fuzz(name: str, strategy, run, examples: int = EXAMPLES) -> Tally:
     tally = Tally(name)
 
-    @_settings(examples)
+    @fuzz_settings(examples)
     @given(strategy)
     def body(data):
         tally.check(data, run)
@@ -422,7 +413,7 @@ def test_fuzz_sample_through_the_real_cli(tmp_path, gpudeck_home):
             assert proc.returncode in (0, 1, 2), shown
             return shown
 
-        @_settings(8)
+        @fuzz_settings(8)
         @given(strategy)
         def body(data):
             tally.check(data, run)

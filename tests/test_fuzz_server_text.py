@@ -20,22 +20,16 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import os
 from pathlib import Path
 
-import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.hostile_text import HOSTILE, unsafe_chars
+from tests.fuzz_budget import fuzz_settings
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-BUDGETS = {"default": 200, "nightly": 1000}
-if os.environ.get("GPUDECK_FUZZ", "default") not in BUDGETS:
-    raise pytest.UsageError(f"GPUDECK_FUZZ={os.environ['GPUDECK_FUZZ']!r}: use one of {', '.join(BUDGETS)}")
-EXAMPLES = BUDGETS[os.environ.get("GPUDECK_FUZZ", "default")]
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
-                suppress_health_check=list(HealthCheck))
+FUZZ = fuzz_settings()
 
 # Numbers as a page or a log may spell them, the ones no server means first.
 ABSURD = ["NaN", "nan", "+Inf", "-Inf", "inf", "Infinity", "1e308", "-1e308", "1e999", "-1", "1e-320",

@@ -21,8 +21,7 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from console.slurm.accounting import parse_sacct
@@ -34,18 +33,11 @@ from console.slurm.nodes import MAX_PLACEMENTS, parse_nodes, parse_squeue
 from console.slurm.run import SlurmError
 from tests.cli import gpudeck
 from tests.hostile_text import HOSTILE, unsafe_chars
+from tests.fuzz_budget import fuzz_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "tests" / "fixtures" / "slurm"
-BUDGETS = {"default": 200, "nightly": 1000}
-if os.environ.get("GPUDECK_FUZZ", "default") not in BUDGETS:
-    raise pytest.UsageError(f"GPUDECK_FUZZ={os.environ['GPUDECK_FUZZ']!r}: use one of {', '.join(BUDGETS)}")
-EXAMPLES = BUDGETS[os.environ.get("GPUDECK_FUZZ", "default")]
 
-
-def _settings(examples: int = EXAMPLES):
-    return settings(max_examples=examples, deadline=None, database=None, derandomize=True,
-                    suppress_health_check=list(HealthCheck))
 
 
 # ---- generated outputs ------------------------------------------------------------------------
@@ -121,7 +113,7 @@ def _gpus_in_bounds(value, most: int) -> bool:
     return value is None or (isinstance(value, int) and 0 <= value <= most)
 
 
-@_settings()
+@fuzz_settings()
 @given(outputs(["nodes_mixed_drain.txt", "nodes_down.txt"], NODE_LINE))
 def test_scontrol_show_node_reads_within_bounds(text):
     for node in parse_nodes(text):
@@ -132,7 +124,7 @@ def test_scontrol_show_node_reads_within_bounds(text):
         assert node.to_json()["gpus_free"] == node.gpus_free
 
 
-@_settings()
+@fuzz_settings()
 @given(outputs(["job_running.txt", "job_two_nodes.txt"], JOB_LINE))
 def test_scontrol_show_job_reads_within_bounds(text):
     job = parse_job(text)
@@ -147,7 +139,7 @@ def test_scontrol_show_job_reads_within_bounds(text):
     assert set(job.repeated) <= {"JobId", "JobName", "UserId", "Comment"}
 
 
-@_settings()
+@fuzz_settings()
 @given(st.one_of(outputs(["squeue_mixed_drain.txt", "squeue_two_nodes.txt", "squeue_down.txt"], SQUEUE_LINE),
                  st.builds(lambda line, times: "\n".join([line] * times), SQUEUE_LINE, st.integers(1, 100))))
 @example("\n".join(f"{i}|RUNNING|n[1-4096]|job|u" for i in range(100)))   # short lines, 409,600 placements
@@ -160,7 +152,7 @@ def test_squeue_reads_within_bounds_or_refuses_in_one_line(text):
     assert sum(len(jobs) for jobs in on_node.values()) <= MAX_PLACEMENTS
 
 
-@_settings()
+@fuzz_settings()
 @given(st.one_of(NUMBER, st.builds(lambda n, c: f"{n};{c}", NUMBER, WORD), st.text(max_size=40)))
 def test_sbatch_sacct_scontrol_and_the_record_take_one_job_id_rule(jid):
     """Whatever sbatch printed: accepted by all three readers, or by none (no record stuck in launching)."""
@@ -183,7 +175,7 @@ def test_sbatch_sacct_scontrol_and_the_record_take_one_job_id_rule(jid):
         assert job_id(record) is None or "\n" in first or first != first.strip()
 
 
-@_settings()
+@fuzz_settings()
 @given(outputs([SACCT_SAMPLE], SACCT_LINE), NUMBER)
 def test_sacct_reads_a_state_and_an_exit_code_or_nothing(text, jid):
     ours = parse_sacct(text, jid, "gpudeck-a", "root")
@@ -196,13 +188,13 @@ def test_sacct_reads_a_state_and_an_exit_code_or_nothing(text, jid):
             assert all(v is None or 0 <= v <= 255 for v in (found.exit_status, found.exit_signal))
 
 
-@_settings()
+@fuzz_settings()
 @given(GRES)
 def test_a_gres_count_is_a_count_a_node_can_hold_or_unknown(gres):
     assert _gpus_in_bounds(gres_gpus(gres), MAX_GPUS_PER_NODE)
 
 
-@_settings()
+@fuzz_settings()
 @given(NUMBER, NUMBER)
 def test_an_exit_code_is_a_status_and_a_signal_or_unknown(a, b):
     status, signal = exit_code(f"{a}:{b}")
@@ -210,7 +202,7 @@ def test_an_exit_code_is_a_status_and_a_signal_or_unknown(a, b):
     assert status is None or (0 <= status <= 255 and 0 <= signal <= 255)
 
 
-@_settings()
+@fuzz_settings()
 @given(WORD, WORD, st.lists(st.sampled_from(["UserId=root(0)", "Comment=gpudeck-launch:run_a-1",
                                               "JobName=gpudeck-run_a", "JobId=9"]), min_size=1, max_size=3))
 def test_a_job_whose_free_text_spells_our_identity_is_never_ours(user, prefix, forged):
@@ -250,7 +242,7 @@ def _screen_ok(r: subprocess.CompletedProcess) -> None:
     assert not unsafe_chars(r.stdout) and not unsafe_chars(r.stderr), (r.stdout[-500:], r.stderr[-500:])
 
 
-@_settings(6)
+@fuzz_settings(6)
 @given(st.lists(NODE_LINE, min_size=1, max_size=4).map("\n".join), outputs(["squeue_mixed_drain.txt"], SQUEUE_LINE))
 @example("NodeName=n1 State=IDLE Gres=gpu:² GresUsed=gpu:0 Partitions=gpu", "")
 def test_gpus_of_a_slurm_profile_shows_any_answer_plainly(tmp_path_factory, nodes, queue):
@@ -262,7 +254,7 @@ def test_gpus_of_a_slurm_profile_shows_any_answer_plainly(tmp_path_factory, node
     _screen_ok(gpudeck("gpus", "-p", "cl", env=_path_first(shim), errors="surrogateescape"))
 
 
-@_settings(6)
+@fuzz_settings(6)
 @given(JOB_LINE, outputs([SACCT_SAMPLE], SACCT_LINE))
 @example("JobId=1 JobName=gpudeck-a UserId=root(0) JobState=RUNNING NumNodes=² ExitCode=0:0", "")
 def test_server_status_of_a_job_shows_any_scontrol_answer_plainly(tmp_path_factory, job, sacct):
