@@ -43,14 +43,10 @@ def test_a_fixture_that_starts_a_peer_marks_the_tests_that_ask_for_it():
 def test_the_suites_own_fixtures_mark_their_users(request):
     """Every collected test asking for the session's sshd, llama.cpp or Slurm carries the marker."""
     wanted = {"sshd": "sshd", "ssh_profile": "sshd", "llama_server": "llama", "slurm": "slurm"}
-    seen = 0
-    for item in request.session.items:
+    for item in request.session.items:   # what this run selected: the whole suite in the full tier
         for fixture, peer in wanted.items():
             if fixture in item.fixturenames:
-                seen += 1
                 assert item.get_closest_marker(peer) and item.get_closest_marker("peer"), item.nodeid
-    if len(request.session.items) > 50:  # run inside the whole suite, not alone
-        assert seen > 0
     assert request.node.get_closest_marker("peer") is None
 
 
