@@ -101,3 +101,24 @@ def test_copy_falls_back_to_a_file(gpudeck_home):
     assert osc52_allowed({"TMUX": "x", "GPUDECK_CLIPBOARD": "osc52"})
     assert osc52_allowed({})
     assert not osc52_allowed({"GPUDECK_CLIPBOARD": "file"})
+
+
+def _last_line_in_view(view: LogView) -> bool:
+    return bool(view.lines) and int(view.scroll_y) + view.size.height >= len(view.lines)
+
+
+async def test_a_following_log_stays_at_its_end_through_a_resize_and_new_lines_appear():
+    app = LogApp()
+    async with app.run_test(size=(160, 45)) as pilot:
+        view = app.query_one(LogView)
+        view.add_lines(LINES)
+        await wait_until(pilot, lambda: view.max_scroll_y > 0 and _last_line_in_view(view),
+                         what="the log laid out at its end")
+        await pilot.resize_terminal(100, 30)
+        await wait_until(pilot, lambda: view.size.height < 40, what="the smaller terminal laid out")
+        assert view.follow
+        await wait_until(pilot, lambda: _last_line_in_view(view), what="line 100 still in view after the resize")
+        view.add_lines(["the newest line"])
+        await wait_until(pilot, lambda: len(view.lines) == 101 and _last_line_in_view(view),
+                         what="the new line in view")
+        assert view.current_line() == (101, "the newest line")

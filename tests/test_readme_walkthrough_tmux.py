@@ -1,7 +1,9 @@
 """The README's walk-through, replayed key by key in a real terminal (tmux) at the two sizes
 operators use: a 100x30 split and a 160x45 pane. Launch the crashing config, sweep until it
 crashes, jump to the decisive line with numbers on (the number the view draws is the file's
-line number, as `grep -n` counts), find the suggestion, quit, and nothing is left behind."""
+line number, as `grep -n` counts), find the suggestion, quit, and nothing is left behind.
+The 100x30 run starts at 160x45 and is resized once the server is ready: the log, following,
+shows the log file's last line after the resize and again when the crash has ended the log."""
 from __future__ import annotations
 
 import re
@@ -13,16 +15,24 @@ import pytest
 from tests.tmux_term import Term
 
 
+def _last_line_shown(env_tmp, screen: str) -> bool:
+    """Whether the screen shows the crashing config's log's last line (its first 60 characters)."""
+    logs = list(env_tmp.glob("gpudeck-demo-*/logs/run_tp8_ep8_crash-*.log"))
+    lines = [line.strip() for line in logs[0].read_text(errors="replace").splitlines() if line.strip()] if logs else []
+    return bool(lines) and lines[-1][:60] in screen
+
+
 @pytest.mark.parametrize("size", [(100, 30), (160, 45)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_readme_walkthrough(tmp_path, size):
+    start = (160, 45)  # the 100x30 run is resized from here in the middle of the walk-through
     env_tmp = tmp_path / "tmp"
     env_tmp.mkdir()
     command = (f"env -u COLUMNS -u LINES TMPDIR={env_tmp} GPUDECK_HOME={tmp_path / 'home-not-used'} GPUDECK_SIM_STARTUP_S=0.3 "
                f"GPUDECK_SIM_EFFICIENCY=0.3 {sys.executable} -m console demo")
-    term = Term.launch(f"gpudeck-walk-{size[0]}", command, size)
+    term = Term.launch(f"gpudeck-walk-{size[0]}", command, start)
     try:
         term.wait("1 GPUs", "2 Server", "6 Campaign")
-        term.resize(size)
+        term.resize(start)
         # 1. Server tab: the crashing config, launched through its confirmation
         term.keys("2")
         term.wait("run_tp8_ep8_crash", "l launch")
@@ -32,6 +42,11 @@ def test_readme_walkthrough(tmp_path, size):
         term.wait("Cancel (n)")
         term.keys("y")
         term.wait("● ready", timeout=90)
+        term.until(lambda screen: _last_line_shown(env_tmp, screen), "the log's last line", timeout=20)
+        if size != start:
+            term.resize(size)
+            term.until(lambda screen: _last_line_shown(env_tmp, screen), "the log's last line after the resize",
+                       timeout=20)
         # 2. Bench tab: models, then the sweep (the first on this host asks first)
         term.keys("3")
         term.wait("run sweep")  # the Bench tab's keys: it has the focus
@@ -44,6 +59,7 @@ def test_readme_walkthrough(tmp_path, size):
         # 3. Server tab: the crash named, j jumps to its line, # shows numbers
         term.keys("2")
         banner = term.wait("cuda-illegal-address · line", "l launch")
+        term.until(lambda screen: _last_line_shown(env_tmp, screen), "the crashed log's last line", timeout=20)
         number = int(re.search(r"cuda-illegal-address · line (\d+)", banner).group(1))
         term.keys("j", "#")
         decisive = re.compile(r"^\s*(\d+) ▶ (.*)$")  # a numbered log row carrying the crash mark

@@ -151,3 +151,37 @@ def test_a_narrow_pane_shortens_model_paths_to_their_last_part():
     assert narrow["tensor parallel"] == wide["tensor parallel"] == ("8", "8")
     other = parse_script("sglang serve --model-path /models/Qwen3-8B --tp 8\n", "b.sh")
     assert [str(c) for c in diff_rows(parsed, other, short=True)[0][1:]] == ["…/GLM-5-NVFP4", "…/Qwen3-8B"]
+
+
+async def test_the_crash_panel_appearing_keeps_a_following_log_on_its_last_line(tmp_path):
+    from console.store import launches
+    from console.store.crashes import CrashRecord
+    from console.store.launches import LaunchRecord
+
+    log = tmp_path / "segv.log"
+    log.write_text("".join(f"line {i} ok\n" for i in range(1, 100)) + "Segmentation fault\n")
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "segv.sh").write_text("#!/bin/sh\ntrue\n")
+    profile = store.load("local")
+    profile.server.scripts_dir = str(scripts)
+    store.save(profile)
+    launches.save("local", LaunchRecord(id="segv-1", config="segv", script=str(scripts / "segv.sh"), log=str(log),
+                                       exit_file=None, state="stopped", exit_status=139))
+    app = GpudeckApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.panes["server"]
+        await pilot.press("2")
+        view = pane.query_one(LogView)
+
+        def last_in_view() -> bool:
+            return len(view.lines) == 100 and int(view.scroll_y) + view.size.height >= 100
+
+        await wait_until(pilot, last_in_view, what="the log at its last line")
+        assert view.follow
+        height = view.size.height
+        pane.last_crash = CrashRecord(id="c1", config="segv", cls="segfault", time="2026-01-01T10:00:00",
+                                      launch="segv-1", line=100, summary="Segmentation fault", exit_status=139)
+        await wait_until(pilot, lambda: view.size.height < height, what="the crash panel above the log")
+        await wait_until(pilot, last_in_view, what="'Segmentation fault' still in view")
+        assert view.current_line() == (100, "Segmentation fault")

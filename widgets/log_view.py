@@ -18,6 +18,7 @@ from rich.highlighter import Highlighter
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
+from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import Log
@@ -105,6 +106,9 @@ class LogView(Log):
         # Textual's Log drops an empty line (''.splitlines() is []), which would shift every
         # later number; a one-space stand-in keeps one shown row per file line.
         self.write_lines([text or " " for _, text in pairs], scroll_end=self.follow)
+        if self.follow and not self.is_vertical_scroll_end and not self.is_vertical_scrollbar_grabbed:
+            # the Log scrolls only a view that is already at its end; a following one goes there
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
         extra = len(self.shown) - len(self.lines)
         if extra > 0:  # the Log dropped its oldest lines; so do we
             del self.shown[:extra]
@@ -126,6 +130,15 @@ class LogView(Log):
         self.clear()
 
     # -- what is drawn ----------------------------------------------------------
+    # A following view stays at its end when its height changes (a terminal resize, the crash
+    # panel appearing above it): the Log kept the old top line, so the last lines fell below the
+    # view, and, no longer at the end, it never scrolled for new lines either.
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        resized = super()._size_updated(size, virtual_size, container_size, layout)
+        if self.follow:
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+        return resized
+
     def _update_maximum_width(self, updates: int, size: int) -> None:
         super()._update_maximum_width(updates, size + 10)  # room for the widest gutter
 
