@@ -37,6 +37,12 @@ STATE_BADGE = {
 SUMMARY_MARKS = (("●", ("ready",)), ("◌", ("launching", "loading", "stopping")), ("✖", ("crashed",)))
 
 
+def launch_lines(config: cfgs.ServerConfig, runtime) -> list[str]:
+    argv = getattr(config.parsed, "argv", None)
+    return lifecycle.launch_lines(config.script, runtime.name, argv if isinstance(argv, list) else None,
+                                  slurm=runtime.session.profile.is_slurm)
+
+
 def config_summary(latest: list[LaunchRecord], configs: int) -> str:
     """`1 ● 1 ✖`: how many configs are ready, loading, crashed (a live hang counts as crashed)."""
     counts = {mark: 0 for mark, _ in SUMMARY_MARKS}
@@ -443,10 +449,11 @@ class ServerPane(Pane):
         try:
             warnings = await runtime.preflight(config.port)
             lines = [f"⚠ {w}" for w in config.warnings] + [f"⚠ {w.message}" for w in warnings]
-            if lines:
-                ok = await self.app.push_screen_wait(Confirm(f"Launch {config.name} anyway?", lines, "Launch"))
-                if not ok:
-                    return
+            # every launch asks first, naming what will run: an `l` pressed by accident started a server
+            title = f"Launch {config.name} anyway?" if lines else f"Launch {config.name}?"
+            if not await self.app.push_screen_wait(Confirm(title, [*launch_lines(config, runtime), *lines],
+                                                           "Launch")):
+                return
             record = await runtime.launch(config)
         except (lifecycle.LaunchError, HostError, OSError) as exc:
             self.notify(f"✖ {exc}", severity="error")

@@ -35,6 +35,8 @@ async def test_launch_ready_and_kill_from_the_keys(tmp_path):
         await wait_until(pilot, lambda: pane.configs)
         pane.query_one(LogView).follow = False  # as an earlier search or jump leaves it
         await pilot.press("l")
+        await wait_until(pilot, lambda: isinstance(app.screen, Confirm), what="the launch confirmation")
+        await pilot.press("y")
         await wait_until(pilot, lambda: pane.latest.get("run_smol") and pane.latest["run_smol"].state == "ready")
         assert pane.query_one(LogView).follow  # a new launch is watched live
         await wait_until(pilot, lambda: app.summaries["server"] == "1 ●")  # one config, ready

@@ -12,6 +12,7 @@ the group (a `setsid` inside the script) is still found after a stop.
 from __future__ import annotations
 
 import asyncio
+import shlex
 import time
 from typing import Any, Callable
 from dataclasses import dataclass
@@ -63,6 +64,17 @@ async def preflight(session: HostSession, port: int | None) -> list[PreflightWar
         procs = await inference_processes(session.host)
         warnings.append(PreflightWarning("gpu-memory", describe_holders(holders, procs)))
     return warnings
+
+
+def launch_lines(script: str, host: str, argv: list[str] | None, slurm: bool = False) -> list[str]:
+    """What a launch of `script` runs, as the launch confirmation names it: the script (run from
+    its own folder, detached, its output to the launch's log, or submitted with sbatch on a Slurm
+    profile) and the server command written in it, when the script was understood."""
+    how = "submitted with sbatch" if slurm else "run from its folder, detached, output to its log"
+    lines = [f"runs {script} on {host} ({how})"]
+    if argv:
+        lines.append("$ " + shlex.join(argv))
+    return lines
 
 
 async def launch(session: HostSession, config: str, script: str, flags: dict[str, Any] | None = None,
