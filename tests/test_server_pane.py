@@ -26,6 +26,23 @@ def _profile_with_script(tmp_path):
     store.save(profile)
 
 
+def _stopped_launch(tmp_path, config: str, log_text: str, exit_status: int) -> None:
+    """A local profile with one config `config` whose launch has stopped, its log holding `log_text`."""
+    from console.store import launches
+    from console.store.launches import LaunchRecord
+
+    log = tmp_path / f"{config}.log"
+    log.write_text(log_text)
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / f"{config}.sh").write_text("#!/bin/sh\ntrue\n")
+    profile = store.load("local")
+    profile.server.scripts_dir = str(scripts)
+    store.save(profile)
+    launches.save("local", LaunchRecord(id=f"{config}-1", config=config, script=str(scripts / f"{config}.sh"),
+                                       log=str(log), exit_file=None, state="stopped", exit_status=exit_status))
+
+
 async def test_launch_ready_and_kill_from_the_keys(tmp_path):
     _profile_with_script(tmp_path)
     app = GpudeckApp()
@@ -76,19 +93,8 @@ async def test_readonly_has_no_launch_or_kill(tmp_path):
 
 
 async def test_search_and_filter_the_log(tmp_path):
-    from console.store import launches
-    from console.store.launches import LaunchRecord
 
-    log = tmp_path / "old.log"
-    log.write_text("".join(f"line {i} {'ERROR boom' if i == 40 else 'ok'}\n" for i in range(100)))
-    scripts = tmp_path / "scripts"
-    scripts.mkdir()
-    (scripts / "old.sh").write_text("#!/bin/sh\ntrue\n")
-    profile = store.load("local")
-    profile.server.scripts_dir = str(scripts)
-    store.save(profile)
-    launches.save("local", LaunchRecord(id="old-1", config="old", script=str(scripts / "old.sh"), log=str(log),
-                                       exit_file=None, state="stopped", exit_status=0))
+    _stopped_launch(tmp_path, "old", "".join(f"line {i} {'ERROR boom' if i == 40 else 'ok'}\n" for i in range(100)), 0)
     app = GpudeckApp()
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.panes["server"]
@@ -156,20 +162,9 @@ def test_a_narrow_pane_shortens_model_paths_to_their_last_part():
 
 
 async def test_the_crash_panel_appearing_keeps_a_following_log_on_its_last_line(tmp_path):
-    from console.store import launches
     from console.store.crashes import CrashRecord
-    from console.store.launches import LaunchRecord
 
-    log = tmp_path / "segv.log"
-    log.write_text("".join(f"line {i} ok\n" for i in range(1, 100)) + "Segmentation fault\n")
-    scripts = tmp_path / "scripts"
-    scripts.mkdir()
-    (scripts / "segv.sh").write_text("#!/bin/sh\ntrue\n")
-    profile = store.load("local")
-    profile.server.scripts_dir = str(scripts)
-    store.save(profile)
-    launches.save("local", LaunchRecord(id="segv-1", config="segv", script=str(scripts / "segv.sh"), log=str(log),
-                                       exit_file=None, state="stopped", exit_status=139))
+    _stopped_launch(tmp_path, "segv", "".join(f"line {i} ok\n" for i in range(1, 100)) + "Segmentation fault\n", 139)
     app = GpudeckApp()
     async with app.run_test(size=(100, 30)) as pilot:
         pane = app.panes["server"]
