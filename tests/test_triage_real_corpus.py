@@ -22,6 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from console.servers.triage import CRASH_CLASSES, classify_file
+from tests.triage_corpus.sealed import is_sealed, sealed_sources
 
 CORPUS = Path(__file__).parent / "triage_corpus"
 FLOOR_TUNE = 0.95
@@ -29,9 +30,12 @@ FLOOR_HELDOUT = 0.95
 
 
 def _rows() -> list[dict]:
+    """Every entry that is not sealed (SEALED.tsv): sealed verdicts are read once, by score_sealed.py."""
     lines = (CORPUS / "INDEX.tsv").read_text().splitlines()
     head = lines[0].split("\t")
-    return [dict(zip(head, line.split("\t"))) for line in lines[1:]]
+    sources = sealed_sources()
+    rows = [dict(zip(head, line.split("\t"))) for line in lines[1:]]
+    return [row for row in rows if not is_sealed(row["source_url"], sources)]
 
 
 def _table(title: str, counts: dict) -> list[str]:
