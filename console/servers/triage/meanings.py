@@ -21,7 +21,8 @@ MEANINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"out of memory|OutOfMemory|\bOOM\b|not enough memory|no available memory|insufficient (GPU |device )?"
         r"memory|memory (is )?insufficient|less than desired GPU memory utilization|"
         r"can be stored in KV cache|larger than the available KV cache|KV cache (pool )?(is )?(full|exhausted)|"
-        r"cannot allocate|failed to allocate|unable to allocate|exceeds? (the )?(available|free) memory", re.I)),
+        r"(cannot|failed to|unable to) allocate (memory|[0-9.]+ ?[KMGT]i?B|[A-Za-z0-9_ ]*buffer)|"
+        r"exceeds? (the )?(available|free) memory", re.I)),
     ("port-in-use", re.compile(r"address already in use|EADDRINUSE|port [0-9]+ is (already )?in use|"
                                r"(could ?n.t|failed to|unable to) bind", re.I)),
     ("model-load", re.compile(

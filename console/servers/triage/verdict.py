@@ -282,6 +282,11 @@ def _root_cause(episode: Episode, fatal: dict[str, list[Hit]], rules: RuleSet,
         return cls, hit, _summary(hit), "signal"
     if "engine-dead" in fatal:
         hit = _decisive(fatal["engine-dead"])
+        own = [h for h in strong if h.line == hit.line and not death_notice(h.text)]
+        if own and hit.rule.summary == "the engine process crashed":
+            # the line is a traceback's final exception whose message merely names a runtime error:
+            # the exception is the structure, the crash phrase only its wording
+            return "python-exception", own[0], _summary(own[0]), "exception"
         return "engine-dead", hit, _summary(hit), "death-notice" if death_notice(hit.text) else "engine-dead"
     if "python-exception" in fatal:
         stopped = _hits_of(episode, "stopped")
