@@ -112,14 +112,15 @@ def test_cli_takes_the_exit_status_and_says_which_evidence_it_had(tmp_path):
     log = tmp_path / "llama.log"
     log.write_text("\n".join(LLAMA_READY) + "\n")
     plain = gpudeck("triage", str(log))
-    assert plain.stdout.startswith("healthy · line 3") and "state ready" in plain.stdout
+    assert plain.stdout.startswith("healthy · line 3") and "last seen ready at line 3" in plain.stdout
+    assert "state ready" not in plain.stdout and "fate is unknown" in plain.stdout
     assert "evidence: log lifecycle · not had: process, liveness, final episode" in plain.stdout
     shown = gpudeck("triage", str(log), "--exit-status", "139")
     assert shown.stdout.startswith("segfault · no decisive line") and "state crashed" in shown.stdout, shown.stdout
     assert "evidence: process, log lifecycle" in shown.stdout
     assert "all slots are idle" in shown.stdout  # the log's last lines, as nothing else was printed
     doc = json.loads(gpudeck("triage", str(log), "--exit-status", "134", "--json").stdout)
-    assert doc["class"] == "abort" and doc["evidence_kinds"] == {
+    assert doc["class"] == "abort" and doc["sources_had"] == {
         "process": True, "liveness": False, "log lifecycle": True, "final episode": False}
     bad = gpudeck("triage", str(log), "--exit-status", "segv")
     assert bad.returncode != 0 and "not an exit status" in bad.stderr and "Traceback" not in bad.stderr

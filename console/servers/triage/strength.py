@@ -17,6 +17,7 @@ Evidence kinds, strongest first:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .episode import Episode, Hit
 from .structure import death_notice, enumerates_causes, exception_of
@@ -60,11 +61,11 @@ def of(how: str) -> Strength:
     return Strength(kinds, confidence)
 
 
-def suspicious_lines(episode: Episode, limit: int = SUSPICIOUS) -> list[dict]:
+def suspicious_lines(episode: Episode, limit: int = SUSPICIOUS) -> list[dict[str, Any]]:
     """The run's most suspicious lines, each with why: failure phrases first, then
     final exceptions, ERROR-level lines; a line that only lists possible causes or
     reports a death elsewhere says so."""
-    seen: dict[int, tuple[float, dict]] = {}
+    seen: dict[int, tuple[float, dict[str, Any]]] = {}
     hits: list[Hit] = list(episode.first.values()) + list(episode.last.values()) + list(episode.exceptions)
     for hit in hits:
         rule = hit.rule

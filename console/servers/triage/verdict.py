@@ -52,7 +52,7 @@ class TriageResult:
     kinds: list[str] = field(default_factory=list)
     confidence: float = 0.0
     decided_by: str = ""
-    suspicious: list[dict] = field(default_factory=list)
+    suspicious: list[dict[str, Any]] = field(default_factory=list)
     last_seen_line: int | None = None  # the last line that showed the server ready or serving
 
     @property
