@@ -288,7 +288,8 @@ class ServerPane(Pane):
         # a crash record holds log text and names from the host: literal, one line each
         banner.update(Text.assemble(
             safe_text(f"✖ crashed {crash.clock} · {crash.cls}{line}{status} · {crash.config}{sweep}", style="bold"),
-            "\n  ", safe_text(crash.summary or ""), "        j jump"))
+            "\n  ", safe_text(crash.summary or ""), "        j jump",
+            *[part for extra in crash.strength_lines() for part in ("\n  ", safe_text(extra))]))
         banner.add_class("shown")
 
     @on(DataTable.RowHighlighted, "#configs")

@@ -182,3 +182,23 @@ async def test_the_crash_panel_appearing_keeps_a_following_log_on_its_last_line(
         await wait_until(pilot, lambda: view.size.height < height, what="the crash panel above the log")
         await wait_until(pilot, last_in_view, what="'Segmentation fault' still in view")
         assert view.current_line() == (100, "Segmentation fault")
+
+
+async def test_the_crash_panel_says_how_sure_the_class_is_and_where_to_look(tmp_path):
+    from console.store.crashes import CrashRecord
+
+    _stopped_launch(tmp_path, "ray", "ok\n", 1)
+    app = GpudeckApp()
+    async with app.run_test(size=(140, 30)) as pilot:
+        pane = app.panes["server"]
+        await pilot.press("2")
+        pane.last_crash = CrashRecord(
+            id="c2", config="ray", cls="unknown", time="2026-01-01T10:00:00", launch="ray-1",
+            summary="not sure enough to name a class", exit_status=1, evidence_kinds=("process", "structure"),
+            confidence=0.4, suspicious=((5, "ray.exceptions.ActorDiedError: The actor died unexpectedly",
+                                         "says something died or failed elsewhere"),))
+        banner = pane.query_one("#crash")
+        await wait_until(pilot, lambda: "shown" in banner.classes, what="the crash panel")
+        text = str(banner.render())
+        assert "confidence 0.40 · rests on: process, structure" in text
+        assert "look at line 5: says something died or failed elsewhere" in text

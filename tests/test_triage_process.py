@@ -17,7 +17,7 @@ from console.servers import configs as cfgs
 from console.servers import lifecycle
 from console.store import crashes, launches
 from console.servers.monitor import ServerMonitor
-from console.servers.triage import classify
+from console.servers.triage import classify, classify_file
 from console.servers.triage.process import ProcessEvidence, judge, signal_of
 from console.session import HostSession
 from profiles import store
@@ -112,14 +112,15 @@ def test_cli_takes_the_exit_status_and_says_which_evidence_it_had(tmp_path):
     log = tmp_path / "llama.log"
     log.write_text("\n".join(LLAMA_READY) + "\n")
     plain = gpudeck("triage", str(log))
-    assert plain.stdout.startswith("healthy · line 3") and "state ready" in plain.stdout
+    assert plain.stdout.startswith("healthy · line 3") and "last seen ready at line 3" in plain.stdout
+    assert "state ready" not in plain.stdout and "fate is unknown" in plain.stdout
     assert "evidence: log lifecycle · not had: process, liveness, final episode" in plain.stdout
     shown = gpudeck("triage", str(log), "--exit-status", "139")
     assert shown.stdout.startswith("segfault · no decisive line") and "state crashed" in shown.stdout, shown.stdout
     assert "evidence: process, log lifecycle" in shown.stdout
     assert "all slots are idle" in shown.stdout  # the log's last lines, as nothing else was printed
     doc = json.loads(gpudeck("triage", str(log), "--exit-status", "134", "--json").stdout)
-    assert doc["class"] == "abort" and doc["evidence_kinds"] == {
+    assert doc["class"] == "abort" and doc["sources_had"] == {
         "process": True, "liveness": False, "log lifecycle": True, "final episode": False}
     bad = gpudeck("triage", str(log), "--exit-status", "segv")
     assert bad.returncode != 0 and "not an exit status" in bad.stderr and "Traceback" not in bad.stderr
@@ -330,3 +331,15 @@ def test_a_real_vllm_exit_0_is_a_crash_only_when_its_engine_died_unasked(name, s
         assert doc["class"] not in ("healthy", "unknown"), doc
     else:
         assert doc["class"] in ("healthy", "unknown"), doc
+
+
+def test_a_log_alone_says_where_the_server_was_last_seen_not_that_it_serves():
+    """A killed server's log shows nothing of the kill: without process evidence the verdict says
+    where the log last showed it alive and that the process's fate is unknown."""
+    log = Path(__file__).parent / "triage_corpus" / "logs" / "vllm-16107-v0-docker-startup-complete-heartbeats.log"
+    doc = classify_file(log).to_json()
+    assert (doc["class"], doc["state"], doc["process_fate"]) == ("healthy", "serving", "unknown")
+    last = len(log.read_text().splitlines())
+    assert doc["last_seen"].startswith(f"last seen serving at line {last - 3}")
+    alive = judge(classify_file(log), ProcessEvidence(alive=True, health_ok=True)).to_json()
+    assert alive["last_seen"] is None and alive["process_fate"] == "known"

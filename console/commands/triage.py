@@ -15,6 +15,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="how the process ended: its exit status (128+N for signal N, or -N)")
     parser.add_argument("--stopped-by-operator", action="store_true",
                         help="the stop was asked for (gpudeck, the operator): never a crash")
+    parser.add_argument("--kernel", action="store_true",
+                        help="read this host's kernel log (journalctl -k, else dmesg) around the log's last "
+                             "write for NVIDIA Xid / amdgpu faults, which outrank the log's phrase")
+    parser.add_argument("--kernel-log", metavar="FILE", default=None,
+                        help="a saved kernel log (journalctl -k or dmesg output) to read for GPU faults")
     parser.set_defaults(func=handle)
 
 
@@ -73,23 +78,58 @@ def handle(args: argparse.Namespace) -> int:
         raise CLIError(str(exc)) from None
     except OSError as exc:
         raise CLIError(f"cannot read {args.logfile}: {exc.strerror or exc}") from None
+    result = _with_driver(result, args)
     status = getattr(args, "exit_status", None)
     stopped = bool(getattr(args, "stopped_by_operator", False))
     result = judge(result, ProcessEvidence(exit_status=status, stopped_by_operator=stopped, ended=status is not None,
                                            engine_died=status == 0 and _engine_died(args.logfile)),
                    _tail(args.logfile))
     if args.json:
-        emit_json(result.to_json() | {"evidence_kinds": {kind: kind in result.sources for kind in KINDS}})
+        emit_json(result.to_json() | {"sources_had": {kind: kind in result.sources for kind in KINDS}})
         return 0
     from console.safe_text import clean_line
 
     where = f"line {result.line}" if result.line is not None else "no decisive line"
+    # a log alone proves where the server was last seen, not that it still runs
+    state = result.last_seen() or f"state {result.state}"
     print(f"{clean_line(result.cls)} · {where} · server {clean_line(result.server)} · "
-          f"ready {'seen' if result.ready_seen else 'not seen'} · state {clean_line(result.state)}")
+          f"ready {'seen' if result.ready_seen else 'not seen'} · {clean_line(state)}")
     print(clean_line(result.summary))
     had = [kind for kind in KINDS if kind in result.sources]
     missing = [kind for kind in KINDS if kind not in result.sources]
     print(f"evidence: {', '.join(had) or 'none'}" + (f" · not had: {', '.join(missing)}" if missing else ""))
+    print(f"confidence {result.overall_confidence:.2f} · rests on: {', '.join(result.evidence_kinds) or 'nothing'}"
+          + (f" · decided by {clean_line(result.decided_by)}" if result.decided_by else ""))
+    for note in result.evidence:
+        if note.startswith("kernel log"):
+            print(clean_line(note))
+    if result.suspicious:
+        print("look here:")
+        for entry in result.suspicious:
+            print(f"  line {entry['line']}: {clean_line(entry['why'])}")
+            print(f"    {clean_line(entry['text'])}")
     for text in result.excerpt:  # log lines: hostile text, one screen line each
         print(f"  {clean_line(text)}")
     return 0
+
+
+def _with_driver(result, args: argparse.Namespace):
+    """The verdict outranked by the kernel's word on the GPU, when asked for: a saved kernel log, or this
+    host's own in the window around the log's last write."""
+    from console.servers.triage import driver
+
+    if getattr(args, "kernel_log", None):
+        log, events = driver.read_file(args.kernel_log)
+        return driver.apply(result, events, log)
+    if not getattr(args, "kernel", False):
+        return result
+    import asyncio
+    import os
+    from datetime import datetime, timezone
+
+    from console.hosts.local import LocalHost
+
+    moment = datetime.fromtimestamp(os.stat(args.logfile).st_mtime, timezone.utc)
+    since, until = driver.window_around(moment)
+    log = asyncio.run(driver.read(LocalHost(), since, until))
+    return driver.apply(result, driver.in_window(driver.parse(log.text), since, until), log)

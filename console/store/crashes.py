@@ -63,6 +63,22 @@ class CrashRecord:
     sweep: str | None = None      # "<run id> level <concurrency>" when a sweep was running
     started_at: str | None = None
     sources: tuple[str, ...] = ()  # the kinds of evidence the class rests on (process, log lifecycle, ...)
+    # how strong the verdict is: its evidence kinds (process, scheduler, driver, structure, phrase), a
+    # confidence in [0, 1] (None: written before verdicts had one), and for an `unknown` the lines to look at
+    evidence_kinds: tuple[str, ...] = ()
+    confidence: float | None = None
+    suspicious: tuple[tuple[int, str, str], ...] = ()  # (line, text, why)
+
+    def strength_lines(self) -> list[str]:
+        """What the class rests on and how sure it is, then for an `unknown` the lines to look at:
+        plain text for the crash panel (log text inside is the caller's to sanitise)."""
+        if self.confidence is None and not self.evidence_kinds:
+            return []
+        sure = f"confidence {self.confidence:.2f}" if self.confidence is not None else "confidence N/A"
+        out = [f"{sure} · rests on: {', '.join(self.evidence_kinds) or 'nothing'}"]
+        for line, text, why in self.suspicious:
+            out.append(f"look at line {line}: {why} — {text[:160]}")
+        return out
 
     @property
     def clock(self) -> str:
@@ -73,7 +89,9 @@ class CrashRecord:
         return {"id": self.id, "config": self.config, "launch": self.launch, "flags": self.flags,
                 "time": self.time, "started_at": self.started_at, "exit_status": self.exit_status,
                 "class": self.cls, "line": self.line, "summary": self.summary, "excerpt": list(self.excerpt),
-                "server": self.server, "log": self.log, "sweep": self.sweep, "sources": list(self.sources)}
+                "server": self.server, "log": self.log, "sweep": self.sweep, "sources": list(self.sources),
+                "evidence_kinds": list(self.evidence_kinds), "confidence": self.confidence,
+                "suspicious": [{"line": line, "text": text, "why": why} for line, text, why in self.suspicious]}
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any], fallback_id: str) -> "CrashRecord":
@@ -86,6 +104,8 @@ class CrashRecord:
         excerpt = doc.get("excerpt")
         sources = doc.get("sources")
         flags = doc.get("flags")
+        kinds = doc.get("evidence_kinds")
+        confidence = doc.get("confidence")
         return cls(id=text("id") or fallback_id, config=text("config"), cls=crash_class(text("class")),
                    time=text("time") or "", launch=text("launch"),
                    line=line if isinstance(line, int) and not isinstance(line, bool) else None,
@@ -94,7 +114,23 @@ class CrashRecord:
                    exit_status=status if isinstance(status, int) and not isinstance(status, bool) else None,
                    flags=flags if isinstance(flags, dict) else {},
                    server=text("server"), log=text("log"), sweep=text("sweep"), started_at=text("started_at"),
-                   sources=tuple(str(x) for x in sources if isinstance(x, str))[:8] if isinstance(sources, list) else ())
+                   sources=tuple(str(x) for x in sources if isinstance(x, str))[:8] if isinstance(sources, list) else (),
+                   evidence_kinds=tuple(str(x) for x in kinds if isinstance(x, str))[:8] if isinstance(kinds, list)
+                   else (),
+                   confidence=float(confidence) if isinstance(confidence, (int, float))
+                   and not isinstance(confidence, bool) and 0 <= confidence <= 1 else None,
+                   suspicious=_suspicious(doc.get("suspicious")))
+
+
+def _suspicious(saved: Any) -> tuple[tuple[int, str, str], ...]:
+    """The saved lines to look at, each (line, text, why); anything malformed is left out."""
+    if not isinstance(saved, list):
+        return ()
+    out = []
+    for entry in saved[:3]:
+        if isinstance(entry, dict) and isinstance(entry.get("line"), int) and not isinstance(entry.get("line"), bool):
+            out.append((entry["line"], str(entry.get("text", ""))[:400], str(entry.get("why", ""))[:200]))
+    return tuple(out)
 
 
 def crash_class(saved: str | None) -> str:
@@ -133,6 +169,9 @@ def write_crash(profile: str, launch: Launch, verdict: TriageResult, sweep: str 
         line=verdict.line, summary=verdict.summary or "", excerpt=tuple(verdict.excerpt or ()),
         exit_status=launch.exit_status, flags=dict(launch.flags or {}), server=verdict.server, log=launch.log,
         sources=tuple(getattr(verdict, "sources", ()) or ()),
+        evidence_kinds=tuple(getattr(verdict, "evidence_kinds", ()) or ()),
+        confidence=round(verdict.overall_confidence, 2) if hasattr(verdict, "overall_confidence") else None,
+        suspicious=tuple((int(s["line"]), str(s["text"]), str(s["why"])) for s in getattr(verdict, "suspicious", ())),
         sweep=sweep, started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(launch.started_at)))
     from profiles.atomic import private_dirs
 

@@ -7,6 +7,11 @@ prefixes, colour codes), `scan` finds the lines rules match in bounded
 memory and keeps them in an `episode`, `verdict` reads the run's phases
 and turns them into a state and a class, and `process` puts what is known
 of the process (exit status, a requested stop, /health) above the log.
+`structure` tells what a line is (a final exception, a fatal error line,
+a list of causes, a death notice) and `meanings` what its message means;
+`strength` gives a verdict its evidence kinds and confidence (a weak one
+is `unknown` with the lines to look at); `driver` puts the kernel's word
+on the GPU (NVIDIA Xid, amdgpu faults) above the log's phrase.
 
 Two ways in:
   * `classify(lines)` / `classify_text(text)` / `classify_file(path)` for a

@@ -17,11 +17,12 @@ RULES_PATH = Path(__file__).with_name("rules.toml")
 # Classes named for a signal: what the process's end shows when the log names no cause.
 SIGNAL_CLASSES = ("segfault", "abort", "bus-error", "illegal-instruction", "fpe")
 CLASSES = (
-    "cuda-illegal-address", "oom", "nccl", "process-killed", "port-in-use",
+    "gpu-fault", "cuda-illegal-address", "oom", "nccl", "process-killed", "port-in-use",
     "model-load", "hang", "engine-dead", "python-exception", *SIGNAL_CLASSES,
     "request-error", "healthy", "unknown",
 )
 # request-error: a request failed and the server went on serving; not a crash.
+# gpu-fault: the driver reported the GPU lost or broken (Xid 79, 48, 119, 120; see driver.py).
 CRASH_CLASSES = frozenset(CLASSES) - {"healthy", "unknown", "request-error"}
 # Names a class had before; saved records that use them are read under today's name.
 # `oom` was `cuda-oom` until ROCm and CPU memory joined it.
@@ -34,7 +35,7 @@ def current_class(name: str) -> str:
 
 # Root causes: a class that says why, not only that, the server died. A signal
 # or the engine's death after one of these is its consequence.
-CAUSES = frozenset({"cuda-illegal-address", "oom", "nccl", "port-in-use", "model-load", "hang"})
+CAUSES = frozenset({"gpu-fault", "cuda-illegal-address", "oom", "nccl", "port-in-use", "model-load", "hang"})
 STATES = ("loading", "ready", "serving", "stopped", "crashed", "hung", "unknown")
 SERVERS = ("sglang", "vllm", "llama.cpp", "ollama", "tgi", "trtllm", "lmdeploy", "unknown")
 

@@ -20,13 +20,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import strength
 from .episode import Episode, Hit
+from .meanings import meaning_of
 from .rules import CAUSES, CRASH_CLASSES, SIGNAL_CLASSES, RuleSet
+from .structure import death_notice, enumerates_causes, exception_of
 
 EXCERPT_WIDTH = 400
 HTTP500_BURST = 3
 # The kinds of evidence a verdict can rest on (`TriageResult.sources`), strongest first.
 PROCESS, LIVENESS, LIFECYCLE, EPISODE = "process", "liveness", "log lifecycle", "final episode"
+SCHEDULER, DRIVER = "scheduler", "driver"
 
 
 @dataclass
@@ -43,15 +47,59 @@ class TriageResult:
     evidence: list[str] = field(default_factory=list)
     # which kinds of evidence the verdict rests on: process, liveness, log lifecycle, final episode
     sources: list[str] = field(default_factory=list)
+    # how strong the log's own reading is (see strength): its evidence kinds (structure, phrase), a
+    # confidence in [0, 1], what decided it, and for an `unknown` the most suspicious lines and why
+    kinds: list[str] = field(default_factory=list)
+    confidence: float = 0.0
+    decided_by: str = ""
+    suspicious: list[dict[str, Any]] = field(default_factory=list)
+    last_seen_line: int | None = None  # the last line that showed the server ready or serving
 
     @property
     def crashed(self) -> bool:
         return self.cls in CRASH_CLASSES
 
+    @property
+    def process_known(self) -> bool:
+        """Is anything known of the process beside its log (exit status, a stop asked for, liveness)?"""
+        return PROCESS in self.sources or LIVENESS in self.sources
+
+    @property
+    def evidence_kinds(self) -> list[str]:
+        """The kinds of evidence the verdict rests on, strongest first (strength.KINDS)."""
+        had = set(self.kinds)
+        if self.process_known:
+            had.add("process")
+        if SCHEDULER in self.sources:
+            had.add("scheduler")
+        if DRIVER in self.sources:
+            had.add("driver")
+        return [kind for kind in strength.KINDS if kind in had]
+
+    @property
+    def overall_confidence(self) -> float:
+        """The log's confidence, raised when the process or the driver decided the class."""
+        if DRIVER in self.sources and self.decided_by.startswith("driver"):
+            return max(self.confidence, 0.97)
+        if self.process_known and self.cls != "unknown" and self.state in ("crashed", "stopped"):
+            return max(self.confidence, 0.95)
+        return self.confidence
+
+    def last_seen(self) -> str:
+        """What a log alone proves of a server that looked alive: where it was last seen so."""
+        if self.process_known or self.state not in ("ready", "serving", "loading"):
+            return ""
+        where = f" at line {self.last_seen_line}" if self.last_seen_line is not None else ""
+        return f"last seen {self.state}{where}; the process's fate is unknown (no process evidence)"
+
     def to_json(self) -> dict[str, Any]:
         return {"class": self.cls, "state": self.state, "line": self.line, "summary": self.summary,
                 "excerpt": list(self.excerpt), "server": self.server, "ready_seen": self.ready_seen,
-                "evidence": list(self.evidence), "sources": list(self.sources)}
+                "evidence": list(self.evidence), "sources": list(self.sources),
+                "evidence_kinds": self.evidence_kinds, "confidence": round(self.overall_confidence, 2),
+                "decided_by": self.decided_by, "suspicious": [dict(s) for s in self.suspicious],
+                "last_seen": self.last_seen() or None,
+                "process_fate": "known" if self.process_known else "unknown"}
 
 
 # What a failure looks like from outside: after an orderly stop began these are
@@ -106,6 +154,8 @@ def decide(episode: Episode, server_hits: list[Hit], rules: RuleSet) -> TriageRe
     for hit in _first_and_last(episode):
         if hit.rule.kind != "class":
             continue
+        if enumerates_causes(hit.text):
+            continue  # a list of possible causes names none of them
         if phases.superseded(hit):
             dropped.append(hit)
         else:
@@ -113,15 +163,15 @@ def decide(episode: Episode, server_hits: list[Hit], rules: RuleSet) -> TriageRe
     evidence = _evidence(signs, episode)
     sources = [LIFECYCLE] if signs else []
 
-    def result(cls: str, hit: Hit | None, summary: str, state: str) -> TriageResult:
+    def result(cls: str, hit: Hit | None, summary: str, state: str, how: str = "nothing") -> TriageResult:
         out = _result(cls, hit, summary, server, ready_seen, state, evidence)
         out.sources = sources + ([EPISODE] if fatal or dropped else [])
-        return out
+        return _weigh(out, how, episode)
 
     root = _root_cause(episode, fatal, rules, phases)
     if root is not None:
-        cls, hit, summary = root
-        return result(cls, hit, summary, _failure_state(cls, hit, episode))
+        cls, hit, summary, how = root
+        return result(cls, hit, summary, _failure_state(cls, hit, episode), how)
 
     errors = [h for h in _hits_of(episode, "error") if h.after_ready and not phases.superseded(h)]
     last_error = max(errors, key=lambda h: h.line) if errors else None
@@ -136,10 +186,11 @@ def decide(episode: Episode, server_hits: list[Hit], rules: RuleSet) -> TriageRe
                       "a request failed with HTTP 500 after the server was ready", state)
     if live_500:
         return result("engine-dead", min(failed_500, key=lambda h: h.line),
-                      f"{episode.http500_after_ready} requests failed with HTTP 500 after ready", "crashed")
+                      f"{episode.http500_after_ready} requests failed with HTTP 500 after ready", "crashed",
+                      "http500-burst")
     if exit_hit is not None:
         return result("unknown", exit_hit, f"the process exited with a failure status: {_trim(exit_hit.text, 160)}",
-                      "crashed")
+                      "crashed", "exit")
 
     serving = _first_of(signs.get("serving"))
     ready = _first_of(signs.get("ready"))
@@ -156,20 +207,25 @@ def decide(episode: Episode, server_hits: list[Hit], rules: RuleSet) -> TriageRe
             first = min(request_failures, key=lambda h: h.line)
             return result("request-error", first,
                           f"a request failed ({_trim(first.text.strip(), 120)}); the server went on answering "
-                          f"requests (line {phases.resumed})", "stopped" if state == "stopped" else "serving")
+                          f"requests (line {phases.resumed})", "stopped" if state == "stopped" else "serving",
+                          "request-error")
         if phases.stop is not None:  # state == "stopped"
             noise = " (its shutdown logged errors: noise of the stop)" if any(
                 h.line > phases.stop for h in dropped) else ""
-            return result("healthy", stopped, "server was serving, then stopped in order" + noise, state)
+            return result("healthy", stopped, "server was serving, then stopped in order" + noise, state, "stopped")
         decisive = ready or serving
         summary = "server serving requests" if serving is not None else "server ready"
         if any(h.rule.notice and h.line < episode.ready_line for h in dropped):
             summary += " (after a slow start: an early no-progress notice was not a hang)"
-        return result("healthy", decisive, summary, state)
+        out = result("healthy", decisive, summary, state, "serving" if serving is not None else "ready")
+        out.last_seen_line = _last_alive_line(episode)
+        return out
     if stopped is not None:
         return result("unknown", stopped, "the server stopped before it was ready", "stopped")
     if loading is not None:
-        return result("unknown", loading, "server starting, not ready yet: the log proves nothing more", "loading")
+        out = result("unknown", loading, "server starting, not ready yet: the log proves nothing more", "loading")
+        out.last_seen_line = max(h.line for h in (signs.get("loading") or []) + (signs.get("start") or []))
+        return out
     if last_error is not None:
         return result("unknown", last_error, f"an error line, and no sign the server ever ran: {_trim(last_error.text, 160)}",
                       "unknown")
@@ -188,19 +244,20 @@ def _hits_of(episode: Episode, sign: str) -> list[Hit]:
 
 
 def _root_cause(episode: Episode, fatal: dict[str, list[Hit]], rules: RuleSet,
-                phases: Phases) -> tuple[str, Hit, str] | None:
-    """(class, decisive hit, summary) of the run's failure, or None."""
-    causes: list[tuple[str, Hit, str]] = []
+                phases: Phases) -> tuple[str, Hit, str, str] | None:
+    """(class, decisive hit, summary, how it was decided) of the run's failure, or None."""
+    causes: list[tuple[str, Hit, str, str]] = []
     for cls, hits in fatal.items():
         if cls in CAUSES:
             hit = _decisive(hits)
-            causes.append((cls, hit, _summary(hit)))
+            how = "cause-in-exception" if exception_of(hit.text) else ("cause-weak" if hit.rule.weak else "cause")
+            causes.append((cls, hit, _summary(hit), how))
     exceptions = [h for h in _exceptions(episode) if not phases.superseded(h)]
     for hit in exceptions:
         derived = _from_traceback(hit, rules)
         if derived is not None:
-            cls, why = derived
-            causes.append((cls, hit, f"{why}: {_trim(hit.text.strip(), 160)}"))
+            cls, why, how = derived
+            causes.append((cls, hit, f"{why}: {_trim(hit.text.strip(), 160)}", how))
     truncated = _truncated_traceback(episode, exceptions, rules)
     if truncated is not None and not phases.superseded(truncated[1]):
         causes.append(truncated)
@@ -210,27 +267,42 @@ def _root_cause(episode: Episode, fatal: dict[str, list[Hit]], rules: RuleSet,
         if killed is None or min(c[1].line for c in causes) <= killed.line:
             return best
     if killed is not None:
-        return "process-killed", killed, _summary(killed)
+        return "process-killed", killed, _summary(killed), "killed"
+    strong = [h for h in episode.exceptions if not h.rule.weak and not phases.superseded(h)
+              and not enumerates_causes(h.text) and _exception_type(h) not in STOP_EXCEPTIONS]
     signalled = [(cls, _decisive(hits)) for cls, hits in fatal.items() if cls in SIGNAL_CLASSES]
     if signalled:
         cls, hit = min(signalled, key=lambda c: c[1].line)
-        return cls, hit, _summary(hit)
+        first_exception = min(strong, key=lambda h: h.line) if strong else None
+        if first_exception is not None and first_exception.line < hit.line and \
+                not death_notice(first_exception.text) and "python-exception" in fatal:
+            # the first root cause, not the last consequence: an exception, then the process dies of a signal
+            summary = f"{_summary(first_exception)}; then {hit.rule.summary or cls} (line {hit.line})"
+            return "python-exception", first_exception, summary, "exception"
+        return cls, hit, _summary(hit), "signal"
     if "engine-dead" in fatal:
         hit = _decisive(fatal["engine-dead"])
-        return "engine-dead", hit, _summary(hit)
+        own = [h for h in strong if h.line == hit.line and not death_notice(h.text)]
+        if own and hit.rule.summary == "the engine process crashed":
+            # the line is a traceback's final exception whose message merely names a runtime error:
+            # the exception is the structure, the crash phrase only its wording
+            return "python-exception", own[0], _summary(own[0]), "exception"
+        return "engine-dead", hit, _summary(hit), "death-notice" if death_notice(hit.text) else "engine-dead"
     if "python-exception" in fatal:
-        strong = [h for h in episode.exceptions if not h.rule.weak and not phases.superseded(h)]
         stopped = _hits_of(episode, "stopped")
-        if not strong and any(s.line > _decisive(fatal["python-exception"]).line for s in stopped):
+        strong_all = [h for h in episode.exceptions if not h.rule.weak and not phases.superseded(h)]
+        if not strong_all and any(s.line > _decisive(fatal["python-exception"]).line for s in stopped):
             return None  # a traceback that ends an orderly stop (Ctrl-C)
-        if stopped and strong and all(_exception_type(h) in STOP_EXCEPTIONS for h in strong) and \
-                min(s.line for s in stopped) <= min(h.line for h in strong):
+        if stopped and strong_all and all(_exception_type(h) in STOP_EXCEPTIONS for h in strong_all) and \
+                min(s.line for s in stopped) <= min(h.line for h in strong_all):
             return None  # the stop's own signal, raised through the stack (KeyboardInterrupt, SignalException)
-        hit = strong[-1] if strong else _decisive(fatal["python-exception"])
+        hit = strong_all[-1] if strong_all else _decisive(fatal["python-exception"])
         summary = _summary(hit)
         if hit.frame:
             summary += f" (in {hit.frame})"
-        return "python-exception", hit, summary
+        how = "death-notice" if death_notice(hit.text) or enumerates_causes(hit.text) else (
+            "exception" if strong_all else "cause-weak")
+        return "python-exception", hit, summary, how
     return None
 
 
@@ -243,21 +315,29 @@ def _exceptions(episode: Episode) -> list[Hit]:
 
 def _exception_type(hit: Hit) -> str:
     """`SignalException` from `torch.distributed...api.SignalException: Process 1 got signal: 2`."""
+    found = exception_of(hit.text)
+    if found is not None and found[0] != "Error":
+        return found[0]
     head = hit.text.strip().split(":", 1)[0]
     return head.rsplit(" ", 1)[-1].rsplit(".", 1)[-1]
 
 
-def _from_traceback(hit: Hit, rules: RuleSet) -> tuple[str, str] | None:
-    """A class for a traceback whose message no rule knows: by exception type, then by frame."""
+def _from_traceback(hit: Hit, rules: RuleSet) -> tuple[str, str, str] | None:
+    """A class for a traceback whose message no rule knows: by exception type, then by what its
+    message means (a small vocabulary, whatever the server), then by its deepest frame."""
     name = _exception_type(hit)
     if name in rules.exception_class:
-        return rules.exception_class[name], f"{name}"
+        return rules.exception_class[name], f"{name}", "exception-type"
+    found = exception_of(hit.text)
+    meaning = meaning_of(found[1]) if found is not None and found[1] else None
+    if meaning is not None and not enumerates_causes(hit.text):
+        return meaning, f"{name} ({meaning.replace('-', ' ')})", "exception-meaning"
     if hit.frame and hit.frame in rules.frame_class:
-        return rules.frame_class[hit.frame], f"exception in {hit.frame}"
+        return rules.frame_class[hit.frame], f"exception in {hit.frame}", "exception-frame"
     return None
 
 
-def _truncated_traceback(episode: Episode, exceptions: list[Hit], rules: RuleSet) -> tuple[str, Hit, str] | None:
+def _truncated_traceback(episode: Episode, exceptions: list[Hit], rules: RuleSet) -> tuple[str, Hit, str, str] | None:
     """A traceback cut off before its exception line: judge it by its deepest
     frame's function, or by what that frame's source line calls."""
     frame = episode.frame_hit
@@ -265,8 +345,29 @@ def _truncated_traceback(episode: Episode, exceptions: list[Hit], rules: RuleSet
         return None
     for name in (frame.frame, *reversed(episode.frame_calls)):
         if name in rules.frame_class:
-            return rules.frame_class[name], frame, f"traceback cut off in {name}: {_trim(frame.text.strip(), 160)}"
+            return (rules.frame_class[name], frame, f"traceback cut off in {name}: {_trim(frame.text.strip(), 160)}",
+                    "truncated-traceback")
     return None
+
+
+def _weigh(out: TriageResult, how: str, episode: Episode) -> TriageResult:
+    """Give the verdict its evidence kinds and confidence; below the threshold a class is not
+    given at all: `unknown`, with the run's most suspicious lines and why each is."""
+    weight = strength.of(how)
+    out.kinds, out.confidence, out.decided_by = list(weight.kinds), weight.confidence, how
+    if out.cls not in ("unknown", "healthy") and weight.confidence < strength.THRESHOLD:
+        out.summary = f"not sure enough to name a class (it looks like {out.cls}): {out.summary}"
+        out.cls = "unknown"
+    if out.cls == "unknown":
+        out.suspicious = strength.suspicious_lines(episode)
+    return out
+
+
+def _last_alive_line(episode: Episode) -> int | None:
+    """The last line of the run that showed the server ready or answering."""
+    lines = [h.line for h in list(episode.first.values()) + list(episode.last.values())
+             if h.rule.kind == "sign" and h.rule.name in ("ready", "serving")]
+    return max(lines) if lines else episode.ready_line
 
 
 def _failure_state(cls: str, hit: Hit, episode: Episode) -> str:

@@ -1,0 +1,1 @@
+"""The project's corpus of real server log excerpts (see README.md)."""
