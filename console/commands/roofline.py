@@ -124,8 +124,12 @@ def _compute(args: argparse.Namespace):
                     context=args.context, assumptions=dict(_assumption(a) for a in args.assume),
                     assume_ignored=tuple(args.assume_ignored), profile=profile_name)
     batches = _batches(args.batch)
+    headers, why = _checkpoint(args)   # first: its tensors settle the weight shapes the config leaves open
+    inputs = inputs.with_changes(witnessed=headers is not None)
     facts = model_facts(inputs)
-    roof = compute_inputs(inputs, batches, checkpoint=_checkpoint(args, facts), facts=facts)
+    if why and facts.headers is None:
+        facts.warnings.append(why)
+    roof = compute_inputs(inputs, batches, checkpoint=headers, facts=facts)
     chosen = roof.setup.gpu.name
     if chosen.casefold() != gpu_name.casefold():  # 'H100' is one of several: say which one counts
         import sys
@@ -142,8 +146,9 @@ def _compute(args: argparse.Namespace):
     return roof, measured
 
 
-def _checkpoint(args: argparse.Namespace, facts):
-    """Shard headers to witness the config: --checkpoint DIR, or the profile's launch-script model path."""
+def _checkpoint(args: argparse.Namespace):
+    """(shard headers to witness the config, or None; why not, or ""): --checkpoint DIR, or the profile's
+    launch-script model path."""
     from pathlib import Path
 
     from ..roofline.shard_headers import read_local
@@ -151,19 +156,16 @@ def _checkpoint(args: argparse.Namespace, facts):
     profile_name = getattr(args, "profile", None)
     if args.checkpoint and not profile_name:
         headers = read_local(Path(args.checkpoint))
-        if headers is None:
-            facts.warnings.append(f"--checkpoint {args.checkpoint}: no safetensors checkpoint there")
-        return headers
-    if not profile_name or facts.headers is not None:
-        return None
+        return headers, "" if headers is not None else f"--checkpoint {args.checkpoint}: no safetensors checkpoint there"
+    if not profile_name:
+        return None, ""
     from ..roofline.checkpoint_source import checkpoint_for_profile
     from ..session import HostSession
     from .kit import load_profile, run_async
 
     session = HostSession.open(load_profile(profile_name), readonly=True)
     if session.simulated:
-        facts.warnings.append("checkpoint not read: the profile is simulated")
-        return None
+        return None, "checkpoint not read: the profile is simulated"
 
     async def read():
         try:
@@ -172,9 +174,7 @@ def _checkpoint(args: argparse.Namespace, facts):
             await session.host.close()
 
     headers, why = run_async(read())
-    if headers is None:
-        facts.warnings.append(f"checkpoint not read: {why}")
-    return headers
+    return headers, "" if headers is not None else f"checkpoint not read: {why}"
 
 
 def _batches(text: str) -> list[int]:
@@ -215,7 +215,8 @@ def quant_line(setup) -> str:
     """Which quantisation the numbers use and where it was read from."""
     if setup.scheme is None:
         return f"none found (no --quant, no hf_quant_config.json beside the config, no quantization_config in it): " \
-               f"{setup.facts.weight_dtype_bytes} B/param as the checkpoint dtype"
+               f"{setup.facts.weight_dtype_bytes} B/param, {setup.facts.serving_dtype} as served " \
+               f"({setup.facts.serving_dtype_source})"
     return f"{setup.scheme.method} from {setup.scheme.source}"
 
 

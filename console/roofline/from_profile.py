@@ -24,6 +24,7 @@ class Inputs:
     assumptions: dict[str, Any] = field(default_factory=dict)
     profile: str | None = None   # the profile these came from, to name it in "how to set this" hints
     assume_ignored: tuple[str, ...] = ()   # config keys the operator accepts as irrelevant (`--assume-ignored`)
+    witnessed: bool = False   # the checkpoint's headers are in hand: its tensors settle the weight shapes
 
     def with_changes(self, **changes: Any) -> "Inputs":
         return replace(self, **changes)
@@ -42,7 +43,7 @@ def how_to_set(inputs: Inputs) -> str:
     return f"gpudeck profiles set {name} model.config=PATH/config.json gpu.name='GPU NAME' gpu.count=N"
 
 
-_FACTS_CACHE: dict[tuple[str, float, tuple[str, ...]], Any] = {}
+_FACTS_CACHE: dict[tuple[str, float, tuple[str, ...], bool], Any] = {}
 
 
 def model_facts(inputs: Inputs):
@@ -58,9 +59,9 @@ def model_facts(inputs: Inputs):
     path = Path(inputs.config).expanduser()
     if not path.is_file():
         path = resolve_model(inputs.config)
-    key = (str(path), path.stat().st_mtime, tuple(inputs.assume_ignored))
+    key = (str(path), path.stat().st_mtime, tuple(inputs.assume_ignored), inputs.witnessed)
     if key not in _FACTS_CACHE:
-        _FACTS_CACHE[key] = load_model(path, assume_ignored=tuple(inputs.assume_ignored))
+        _FACTS_CACHE[key] = load_model(path, assume_ignored=tuple(inputs.assume_ignored), witnessed=inputs.witnessed)
     facts = _FACTS_CACHE[key]
     return copy_with(facts, warnings=list(facts.warnings))
 

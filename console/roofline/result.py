@@ -81,11 +81,13 @@ class Roofline:
             "gpu_bandwidth_from": g.figures_from.get("bandwidth_gbs", g.source),
             "parallel": f"TP{s.tp}" + (f" EP{s.ep}" if s.ep > 1 else "") + (f" x DP{s.dp}" if s.dp > 1 else ""),
             "context_tokens": s.context,
-            "weights_quant": s.scheme.describe if s.scheme else f"{f.weight_dtype_bytes} B/param (checkpoint dtype, unquantised)",
+            "weights_quant": s.scheme.describe if s.scheme else (
+                f"{f.weight_dtype_bytes} B/param ({f.serving_dtype} as served, unquantised; "
+                f"checkpoint {f.checkpoint_dtype}; {f.serving_dtype_source})"),
             "weights_quant_source": s.scheme.source if s.scheme else "config.json dtype",
             "kv_cache_dtype": s.kv_dtype,
             "kv_cache_source": "--kv-dtype" if s.kv_dtype and s.scheme and s.kv_dtype != s.scheme.kv_dtype else (
-                s.scheme.source if s.scheme and s.scheme.kv_dtype else "model dtype"),
+                s.scheme.source if s.scheme and s.scheme.kv_dtype else f"model dtype ({f.serving_dtype})"),
             "ideal_weights_gb_per_token": round(weights_1 / 1e9, 3),
             "embedding_table_gb": round(t.embedding_bytes / 1e9, 3),
             "input_embedding_read": ("the whole table every step (embedding_table_read true)" if knobs["embedding_table_read"]
