@@ -98,6 +98,8 @@ GENERATION_SETTINGS = frozenset({
 # Words of a training framework's knobs: regularisation, losses, initialisation, recomputation.
 _TRAINING_WORDS = {"dropout", "pdrop", "loss", "aux", "coef", "coeff", "jitter", "initializer", "init", "std",
                    "gradient", "checkpointing", "recompute", "recomputation", "balance", "balancing", "z"}
+# Of those, the words no shape-bearing key ever carries.
+_TRAINING_ALWAYS = {"dropout", "pdrop", "loss", "aux", "coef", "coeff", "jitter", "initializer"}
 _NORM_WORDS = {"norm", "layernorm", "rmsnorm", "ln"}
 # Spellings one architecture gives a field another reads under its usual name (alias -> the usual name).
 ALIASES = {"sliding_window_size": "sliding_window", "num_kv_heads": "num_key_value_heads",
@@ -121,8 +123,8 @@ def harmless_kind(key: str, value: Any, doc: dict[str, Any] | None = None) -> st
     if key.endswith(("_token_id", "_token_ids", "_token_index", "_token", "_id", "_ids")) or "token" in w and not (
             w & {"layer", "layers", "head", "heads", "expert", "experts", "dim", "hidden", "intermediate", "vocab"}):
         return "a tokenizer or special-token id"
-    if w & _TRAINING_WORDS and not (w & _STRONG_WORDS):
-        return "a training-only knob"
+    if w & _TRAINING_ALWAYS or (w & _TRAINING_WORDS and not (w & _STRONG_WORDS)):
+        return "a training-only knob"   # a loss's weight stays a loss's weight, per layer or not
     if (key.startswith("use_") or isinstance(value, bool)) and w & _NORM_WORDS:
         return "a flag on norm tensors"
     if {"time", "step"} <= w:

@@ -25,6 +25,7 @@ class Inputs:
     profile: str | None = None   # the profile these came from, to name it in "how to set this" hints
     assume_ignored: tuple[str, ...] = ()   # config keys the operator accepts as irrelevant (`--assume-ignored`)
     witnessed: bool = False   # the checkpoint's headers are in hand: its tensors settle the weight shapes
+    serve_dtype: str | None = None   # the launch's --dtype (None: auto): the dtype the weights are read in
 
     def with_changes(self, **changes: Any) -> "Inputs":
         return replace(self, **changes)
@@ -43,7 +44,7 @@ def how_to_set(inputs: Inputs) -> str:
     return f"gpudeck profiles set {name} model.config=PATH/config.json gpu.name='GPU NAME' gpu.count=N"
 
 
-_FACTS_CACHE: dict[tuple[str, float, tuple[str, ...], bool], Any] = {}
+_FACTS_CACHE: dict[tuple[str, float, tuple[str, ...], bool, str | None], Any] = {}
 
 
 def model_facts(inputs: Inputs):
@@ -59,9 +60,10 @@ def model_facts(inputs: Inputs):
     path = Path(inputs.config).expanduser()
     if not path.is_file():
         path = resolve_model(inputs.config)
-    key = (str(path), path.stat().st_mtime, tuple(inputs.assume_ignored), inputs.witnessed)
+    key = (str(path), path.stat().st_mtime, tuple(inputs.assume_ignored), inputs.witnessed, inputs.serve_dtype)
     if key not in _FACTS_CACHE:
-        _FACTS_CACHE[key] = load_model(path, assume_ignored=tuple(inputs.assume_ignored), witnessed=inputs.witnessed)
+        _FACTS_CACHE[key] = load_model(path, assume_ignored=tuple(inputs.assume_ignored), witnessed=inputs.witnessed,
+                                       serve_dtype=inputs.serve_dtype)
     facts = _FACTS_CACHE[key]
     return copy_with(facts, warnings=list(facts.warnings))
 
@@ -91,8 +93,11 @@ def compute_inputs(inputs: Inputs, batches=None, checkpoint=None, facts=None):
 
 
 def _quant_beside(inputs: Inputs) -> Path | None:
+    from .gguf_header import is_gguf
     from .model_lookup import quant_file_beside, resolve_model
 
+    if is_gguf(inputs.config or ""):   # a GGUF carries its quantisation in its tensor types
+        return None
     path = Path(inputs.config).expanduser()
     return quant_file_beside(path if path.is_file() else resolve_model(inputs.config))
 

@@ -23,6 +23,7 @@ from .errors import RooflineError
 from .layer_plan import describe_arch, plan_layers
 from .recurrent import gated_deltanet, mamba2
 from .serving_dtype import served_dtype
+from .towers import tower_params
 from .unsupported import refuse_unsupported
 
 _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2}
@@ -78,6 +79,18 @@ class ModelFacts:
     assumptions: list[str] = field(default_factory=list)  # keys accepted knowingly, parts left out
     state_dtype_bytes: float | None = None   # recurrent (Mamba / DeltaNet) state dtype, when the config names it
     headers: Any = None                      # shard_headers.CheckpointHeaders of the checkpoint beside the config
+    gguf: bool = False                       # read from a GGUF header: the tensors are the only word on dtypes
+    tower_params: dict[str, int | None] = field(default_factory=dict)   # other towers (towers.py); None: unknown
+    mtp_params: int = 0                      # the MTP layers the checkpoint holds and plain decode leaves out
+
+    def checkpoint_params(self, mtp: bool = True, towers: bool = True) -> int | None:
+        """Every parameter the checkpoint holds by the config model: the language model, its MTP layers and
+        its other towers (each left out when the index shows the checkpoint has none); None when a tower's
+        size is unknown."""
+        if towers and any(v is None for v in self.tower_params.values()):
+            return None
+        return (self.total_params + (self.mtp_params if mtp else 0)
+                + (sum(v or 0 for v in self.tower_params.values()) if towers else 0))
 
     # -- parameter counts -------------------------------------------------
     def _sum(self, roles_out: tuple[str, ...] = (), experts_active: bool = False) -> int:
@@ -198,12 +211,19 @@ class _Config:
 
 
 def load_model(path: str | Path, name: str | None = None, assume_ignored: tuple[str, ...] = (),
-               witnessed: bool = False) -> ModelFacts:
+               witnessed: bool = False, serve_dtype: str | None = None) -> ModelFacts:
     """Read a config.json (and a safetensors index beside it, if any).
 
     `witnessed`: the caller holds the checkpoint's headers (`--checkpoint`, the launch script's model
-    path), so keys of weight shapes are settled by its tensors (facts_from_config)."""
+    path), so keys of weight shapes are settled by its tensors (facts_from_config). `serve_dtype`: the
+    launch's `--dtype` (None: auto), which decides the bytes a step reads (serving_dtype.py)."""
     path = Path(path)
+    from .gguf_header import is_gguf
+
+    if is_gguf(path):   # llama.cpp's single file: its header is the config and the witness at once
+        from .gguf_model import load_gguf_model
+
+        return load_gguf_model(path, name, tuple(assume_ignored))
     try:
         doc = json.loads(path.read_text())
     except FileNotFoundError:
@@ -236,7 +256,7 @@ def load_model(path: str | Path, name: str | None = None, assume_ignored: tuple[
         witnessed = isinstance(index_total, int) and index_total > 0
     try:
         facts = facts_from_config(doc, name=name or _name_from_path(path), where=str(path),
-                                  assume_ignored=tuple(assume_ignored), witnessed=witnessed)
+                                  assume_ignored=tuple(assume_ignored), witnessed=witnessed, serve_dtype=serve_dtype)
     except RooflineError:
         raise
     except (TypeError, ValueError, OverflowError) as exc:  # a field of the wrong kind (a list where a count belongs)
@@ -256,8 +276,9 @@ def _check_index_total(facts: ModelFacts, total: int, path: Path) -> None:
     """With only the index (no shards), its total_size settles the weight-shape keys not read only
     when the config model's bytes agree with it within 2%; otherwise those keys refuse, by name."""
     settled = [a for a in facts.assumptions if "settled by the checkpoint's tensors" in a]
-    priced = facts.total_params * _DTYPE_BYTES.get(facts.checkpoint_dtype, 2)
-    if settled and abs(priced - total) / total > 0.02:
+    params = facts.checkpoint_params()
+    priced = (params or 0) * _DTYPE_BYTES.get(facts.checkpoint_dtype, 2)
+    if settled and (params is None or abs(priced - total) / total > 0.02):
         error = RooflineError(f"{path}: {settled[0].removesuffix(': weight shapes, settled by the checkpoint' + chr(39) + 's tensors')}"
                               f" and the index's total_size {total / 1e9:.2f} GB differs from the config model's "
                               f"{priced / 1e9:.2f} GB by more than 2%: the shards' headers are needed to settle them")
@@ -292,7 +313,8 @@ _OTHER_TOWERS = ("vision_config", "audio_config", "speech_config", "vision_tower
                  "projector_hidden_act", "multimodal_projector_bias", "image_size", "patch_size",
                  "vision_feature_layer", "vision_feature_select_strategy", "spatial_merge_size")
 # Words of a multimodal wrapper's keys that belong to another modality's tower or its placeholders.
-_OTHER_MODALITIES = {"vision", "visual", "video", "image", "media", "audio", "speech", "mm", "patch"}
+_OTHER_MODALITIES = {"vision", "visual", "video", "image", "media", "audio", "speech", "mm", "patch", "view", "tile",
+                     "resolutions", "projector", "vit", "sam"}
 # Recurrent-state dtype fields (the state a Mamba / DeltaNet layer keeps per sequence).
 _STATE_DTYPE_KEYS = ("mamba_ssm_cache_dtype", "mamba_ssm_dtype", "ssm_cache_dtype", "ssm_state_dtype", "linear_state_dtype",
                      "recurrent_state_dtype")
@@ -303,7 +325,8 @@ _TOP_K_KEYS = ("num_experts_per_tok", "experts_per_token", "moe_topk", "moe_k", 
 
 
 def facts_from_config(doc: dict[str, Any], name: str = "model", where: str = "config.json",
-                      assume_ignored: tuple[str, ...] = (), witnessed: bool = False) -> ModelFacts:
+                      assume_ignored: tuple[str, ...] = (), witnessed: bool = False,
+                      serve_dtype: str | None = None) -> ModelFacts:
     """Build the component list of one model from its parsed config.
 
     Every key is accounted for: the ones the model reads, the ones known to
@@ -316,7 +339,7 @@ def facts_from_config(doc: dict[str, Any], name: str = "model", where: str = "co
     """
     seen: list[TrackedConfig] = []
     try:
-        return _facts_from_config(doc, name, where, tuple(assume_ignored), seen, witnessed)
+        return _facts_from_config(doc, name, where, tuple(assume_ignored), seen, witnessed, serve_dtype)
     except RooflineError as exc:
         if seen and not getattr(exc, "names_keys", False):
             structural, _ = unaccounted(seen[-1], tuple(assume_ignored))
@@ -327,11 +350,16 @@ def facts_from_config(doc: dict[str, Any], name: str = "model", where: str = "co
 
 
 def _facts_from_config(doc: dict[str, Any], name: str, where: str, assume_ignored: tuple[str, ...],
-                       seen: list[TrackedConfig], witnessed: bool = False) -> ModelFacts:
+                       seen: list[TrackedConfig], witnessed: bool = False,
+                       serve_dtype: str | None = None) -> ModelFacts:
     arch = describe_arch(doc)
     outer: TrackedConfig | None = None
     warnings: list[str] = []
     assumptions: list[str] = []
+    whole = doc
+    if "hidden_size" not in doc and isinstance(doc.get("language_config"), dict) and "text_config" not in doc:
+        doc = {**doc, "text_config": doc["language_config"]}   # DeepSeek-VL's spelling of the language model's config
+        doc.pop("language_config")
     if "hidden_size" not in doc and isinstance(doc.get("text_config"), dict):
         outer = TrackedConfig(doc, where, arch)
         outer.mark("text_config", "quantization_config", "tie_word_embeddings", "torch_dtype", "dtype", "architectures")
@@ -349,6 +377,11 @@ def _facts_from_config(doc: dict[str, Any], name: str, where: str, assume_ignore
     refuse_unsupported(doc, where, arch)
     tracked = TrackedConfig(doc, where, arch)
     seen.append(tracked)
+    # a multimodal model whose language fields sit at the top: its tower keys belong to the other towers,
+    # and a nested copy of the language model's fields (DeepSeek-VL's language_config) repeats them
+    tracked.mark(*[k for k in doc if k in _OTHER_TOWERS or words(k) & _OTHER_MODALITIES])
+    if outer is None and isinstance(doc.get("language_config"), dict):
+        tracked.mark("language_config")
     if not doc.get("use_cla"):
         tracked.mark("use_cla", "cla_share_factor")   # sharing switched off: the factor changes nothing
     cfg = _Config(tracked, where, arch)
@@ -374,7 +407,7 @@ def _facts_from_config(doc: dict[str, Any], name: str, where: str, assume_ignore
     if dtype_name not in _DTYPE_BYTES:
         raise RooflineError(f"{where}: weight dtype {dtype_name!r} ('torch_dtype') is not modelled "
                             f"(known: {', '.join(sorted(_DTYPE_BYTES))})")
-    serving, serving_source = served_dtype(dtype_name, None)
+    serving, serving_source = served_dtype(dtype_name, serve_dtype)
     if serving != dtype_name:
         assumptions.append(f"weights stored as {dtype_name}, priced as {serving} ({serving_source})")
     comps: list[Component] = [Component("model.embed_tokens", "embedding", vocab * hidden, linear=False)]
@@ -455,7 +488,8 @@ def _facts_from_config(doc: dict[str, Any], name: str, where: str, assume_ignore
     if mtp:
         assumptions.append(f"{mtp} multi-token-prediction layer(s) not counted: plain decode does not run them "
                            "(a checkpoint's total includes them)")
-    return ModelFacts(
+    towers = tower_params(whole, hidden)
+    facts = ModelFacts(
         name=name,
         model_type=model_type,
         hidden_size=hidden,
@@ -478,7 +512,12 @@ def _facts_from_config(doc: dict[str, Any], name: str, where: str, assume_ignore
         warnings=list(dict.fromkeys(warnings + tracked.warnings)),
         assumptions=assumptions,
         state_dtype_bytes=state_bytes,
+        tower_params=towers,
     )
+    if mtp:   # the MTP layers as the checkpoint holds them: one decoder layer each, with its input projection
+        last = [c for c in comps if c.layer == layers - 1]
+        facts.mtp_params = mtp * (sum(c.total_params for c in last) + 2 * hidden * hidden + 3 * hidden)
+    return facts
 
 
 def _state_dtype(cfg: _Config, state_elems: int, where: str) -> float | None:

@@ -81,10 +81,10 @@ class Roofline:
             "gpu_bandwidth_from": g.figures_from.get("bandwidth_gbs", g.source),
             "parallel": f"TP{s.tp}" + (f" EP{s.ep}" if s.ep > 1 else "") + (f" x DP{s.dp}" if s.dp > 1 else ""),
             "context_tokens": s.context,
-            "weights_quant": s.scheme.describe if s.scheme else (
+            "weights_quant": s.scheme.describe if s.scheme else "the GGUF's tensors in their own ggml types" if f.gguf else (
                 f"{f.weight_dtype_bytes} B/param ({f.serving_dtype} as served, unquantised; "
                 f"checkpoint {f.checkpoint_dtype}; {f.serving_dtype_source})"),
-            "weights_quant_source": s.scheme.source if s.scheme else "config.json dtype",
+            "weights_quant_source": s.scheme.source if s.scheme else "GGUF header" if f.gguf else "config.json dtype",
             "kv_cache_dtype": s.kv_dtype,
             "kv_cache_source": "--kv-dtype" if s.kv_dtype and s.scheme and s.kv_dtype != s.scheme.kv_dtype else (
                 s.scheme.source if s.scheme and s.scheme.kv_dtype else f"model dtype ({f.serving_dtype})"),

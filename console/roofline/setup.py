@@ -118,7 +118,9 @@ class Setup:
         if headers is not None and headers.tensors:
             witness = witness_from_headers(headers, facts.num_layers,
                                            facts.checkpoint_dtype == "float32" and facts.weight_dtype_bytes == 2)
-            witness.disagreements = compare(witness, totals.stored_bytes_all, totals.class_width, totals.class_bytes)
+            # a GGUF's metadata names no dtype: its tensors' ggml types are the only word, nothing to disagree with
+            witness.disagreements = [] if facts.gguf else compare(witness, totals.stored_bytes_all, totals.class_width,
+                                                                  totals.class_bytes)
             _use_checkpoint(totals, witness, facts, bool(knobs["embedding_table_read"]))
         return cls(facts, gpu, count, tp, ep, scheme, kv, context, knobs, totals, _quant_warnings(facts, scheme),
                    witness)
