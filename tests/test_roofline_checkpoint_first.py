@@ -189,3 +189,41 @@ def test_falcon_feed_forward_defaults_to_4x_hidden_and_says_so():
     up = next(c for c in facts.components if c.path == "model.layers.0.mlp.up_proj")
     assert up.params == 8192 * 32768 and not any(c.path.endswith("gate_proj") for c in facts.components)
     assert facts.total_params == pytest.approx(41.8e9, rel=0.005)   # Falcon-40B's published size
+
+
+# -- the realistic ceiling from the chip as measured ------------------------------------------------
+
+def test_the_realistic_bound_uses_the_h200_as_measured_and_names_the_measurement(shared_dir):
+    """On a real H200 a plain read reaches 4.15 TB/s and a bf16 GEMM 657 TFLOP/s (shared/gpu-measured/H200.md):
+    the realistic bound is the ideal one at those rates, not at the datasheet's."""
+    facts = roofline.load_model(shared_dir / "model-configs" / "Llama-3.1-8B.json")
+    r = roofline.compute(facts, "H200", 1, batches=(1, 256))
+    one, big = r.at(1), r.at(256)
+    assert one.t_mem_s == pytest.approx(one.t_ideal_mem_s * 4800 / 4150, rel=1e-9)
+    assert big.t_compute_s == pytest.approx(big.t_ideal_compute_s * 989 / 657, rel=1e-9)
+    assert r.single_stream_realistic < 0.87 * r.single_stream_ideal
+    said = r.assumptions()
+    assert said["realistic_bandwidth"].startswith("4,150 GB/s (86% of the 4,800 datasheet): measured 2026-12-04")
+    assert said["realistic_tflops"].startswith("bf16 657 TFLOP/s (66% of 989 dense), as measured")
+
+
+def test_a_chip_without_a_measurement_says_the_realistic_bound_is_the_datasheets(shared_dir):
+    facts = roofline.load_model(shared_dir / "model-configs" / "Llama-3.1-8B.json")
+    r = roofline.compute(facts, "H100 SXM", 1, batches=(1,))
+    assert r.at(1).t_mem_s == pytest.approx(r.at(1).t_ideal_mem_s, rel=1e-9)
+    assert "no measurement kept for this chip" in r.assumptions()["realistic_bandwidth"]
+
+
+def test_a_users_achievable_figures_are_checked(tmp_path, gpudeck_home):
+    from console.roofline.catalogue import load_catalogue, user_catalogue_path
+
+    path = user_catalogue_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    entry = ('[[gpu]]\nkey = "h200"\nname = "H200"\naliases = ["h200"]\nmemory_gb = 141\nbandwidth_gbs = 4800\n'
+             'tflops = { bf16 = 989 }\ninterconnect = "NVLink 4"\nallreduce_alpha_us = 0.5\nallreduce_beta_gbs = 360\n')
+    path.write_text(entry + 'achievable = { bandwidth_gbs = 3900, tflops = { bf16 = 700 } }\n')
+    h200 = next(g for g in load_catalogue() if g.key == "h200")
+    assert h200.realistic_bandwidth_gbs()[0] == 3900 and h200.realistic_tflops("fp8") == pytest.approx(700)
+    path.write_text(entry + 'achievable = { bandwidth_gbs = -1 }\n')
+    with pytest.raises(RooflineError, match="'achievable' figures must be positive numbers"):
+        load_catalogue()

@@ -79,6 +79,8 @@ class Roofline:
             "weights_from": self.weights_from() + (f" ({s.witness.source})" if s.witness is not None else ""),
             "gpu": f"{s.count} x {g.name} ({g.bandwidth_gbs / 1000:.2f} TB/s, {g.memory_gb:g} GB each; {g.interconnect})",
             "gpu_bandwidth_from": g.figures_from.get("bandwidth_gbs", g.source),
+            "realistic_bandwidth": _realistic_bandwidth(g),
+            "realistic_tflops": _realistic_tflops(g),
             "parallel": f"TP{s.tp}" + (f" EP{s.ep}" if s.ep > 1 else "") + (f" x DP{s.dp}" if s.dp > 1 else ""),
             "context_tokens": s.context,
             "weights_quant": s.scheme.describe if s.scheme else "the GGUF's tensors in their own ggml types" if f.gguf else (
@@ -178,3 +180,16 @@ class Roofline:
             doc["mbu_pct"] = measured.mbu_pct
             doc["mfu_pct"] = measured.mfu_pct
         return doc
+
+
+def _realistic_bandwidth(g) -> str:
+    bw, source = g.realistic_bandwidth_gbs()
+    return f"{bw:,.0f} GB/s ({bw / g.bandwidth_gbs:.0%} of the {g.bandwidth_gbs:,.0f} datasheet): {source}"
+
+
+def _realistic_tflops(g) -> str:
+    bf16 = g.realistic_tflops("bf16")
+    peak = g.peak_tflops("bf16")[0]
+    if g.achievable_tflops:
+        return f"bf16 {bf16:,.0f} TFLOP/s ({bf16 / peak:.0%} of {peak:,.0f} dense), as measured; other dtypes scaled alike"
+    return f"bf16 {peak:,.0f} TFLOP/s: the datasheet (no measurement kept for this chip)"
