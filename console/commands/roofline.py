@@ -36,6 +36,11 @@ def register(sub) -> None:
     p.add_argument("--assume-ignored", action="append", default=[], metavar="KEY",
                    help="accept a config key the roofline does not read as irrelevant (listed in the output's "
                         "assumptions; repeatable)")
+    p.add_argument("--probe", action="store_true",
+                   help="measure what the profile's GPUs reach (a plain read, a bf16 GEMM; a few seconds each, with "
+                        "the host's PyTorch or CuPy; refused while a process holds a GPU) and print the catalogue "
+                        "entry that keeps them for the realistic bound")
+    p.add_argument("--save", action="store_true", help="with --probe: add that entry to your gpus.toml")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.set_defaults(func=_run)
 
@@ -44,6 +49,11 @@ def _run(args: argparse.Namespace) -> int:
     from .kit import CLIError, emit_json
     from ..roofline import RooflineError
 
+    if args.probe:
+        try:
+            return _probe(args)
+        except RooflineError as exc:
+            raise CLIError(str(exc)) from None
     try:
         roof, measured = _compute(args)
         cal, run_name, note = _calibration(args, roof)
@@ -59,6 +69,60 @@ def _run(args: argparse.Namespace) -> int:
         emit_json(doc)
     else:
         print(render_text(roof, measured, cal, run_name, note))
+    return 0
+
+
+def _probe(args: argparse.Namespace) -> int:
+    """`--probe`: measure the profile's GPUs, show the figures beside the datasheet, print (or --save) the entry."""
+    from profiles import store
+
+    from ..roofline.catalogue import find_gpu, user_catalogue_path
+    from ..roofline.errors import RooflineError
+    from ..roofline.probe import catalogue_entry, run_probe
+    from ..session import HostSession
+    from .kit import emit_json, load_profile, run_async
+
+    name = getattr(args, "profile", None) or store.last_used()
+    session = HostSession.open(load_profile(name), readonly=True)
+    if session.simulated:
+        raise RooflineError(f"probe: profile {name} is simulated: there is no GPU to measure")
+
+    async def measure():
+        try:
+            return await run_probe(session.host)
+        finally:
+            await session.host.close()
+
+    result = run_async(measure())
+    entries = []
+    for gpu in result.gpus:
+        spec = find_gpu(gpu["name"])
+        entries.append((gpu, spec, catalogue_entry(spec, gpu, result)))
+    if args.json:
+        emit_json({"host": result.host, "library": result.library, "date": result.date,
+                   "gpus": [{**gpu, "catalogue_key": spec.key, "datasheet_gbs": spec.bandwidth_gbs,
+                             "datasheet_bf16_tflops": spec.tflops.get("bf16")} for gpu, spec, _ in entries]})
+    else:
+        for gpu, spec, _ in entries:
+            print(f"GPU {gpu['index']} {gpu['name']} ({spec.name}): read {gpu['read_gbs']:,.0f} GB/s "
+                  f"({gpu['read_gbs'] / spec.bandwidth_gbs:.0%} of {spec.bandwidth_gbs:,.0f}); bf16 GEMM "
+                  f"{gpu['bf16_tflops']:,.0f} TFLOP/s ({gpu['bf16_tflops'] / spec.tflops['bf16']:.0%} of "
+                  f"{spec.tflops['bf16']:,.0f})")
+    gpu, spec, entry = entries[0]   # one entry per chip kind: the first GPU of each speaks for it
+    path = user_catalogue_path()
+    if args.save:
+        existing = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if f'key = "{spec.key}"' in existing:
+            raise RooflineError(f"probe: {path} already has an entry for {spec.key!r}: put the achievable figures "
+                                f"in it by hand:\n{entry}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        from profiles.atomic import write_atomic
+
+        write_atomic(path, existing + ("\n" if existing and not existing.endswith("\n") else "") + entry)
+        if not args.json:
+            print(f"kept in {path}: the realistic bound now uses these figures for {spec.name}")
+    elif not args.json:
+        print(f"\nto keep them for the realistic bound, add to {path} (or run again with --save):\n\n{entry}")
     return 0
 
 
