@@ -227,3 +227,38 @@ def test_a_users_achievable_figures_are_checked(tmp_path, gpudeck_home):
     path.write_text(entry + 'achievable = { bandwidth_gbs = -1 }\n')
     with pytest.raises(RooflineError, match="'achievable' figures must be positive numbers"):
         load_catalogue()
+
+
+# -- multimodal: the language model for decode, the other towers named beside --------------------------
+
+def test_a_vision_towers_bytes_are_named_beside_the_language_model():
+    """olmOCR-7B (Qwen2-VL): decode reads the language model; the ViT is named, from its own config."""
+    facts = roofline.facts_from_config(_corpus("olmOCR-7B-0225-preview"))
+    r = roofline.compute(facts, "H200", 1, context=0)
+    assert r.setup.totals.stored_bytes_all == pytest.approx(facts.total_params * 2)   # no tower in the step
+    # the real index's total_size is the language model and the tower together
+    assert (facts.total_params + facts.tower_params["vision_config"]) * 2 == pytest.approx(16582751232, rel=0.002)
+    assert r.assumptions()["other_towers"].startswith("vision_config: 0.68B params, about 1.35 GB (estimated")
+    # DeepSeek-OCR-2's config names its vision encoder without its shape (priced with its index beside it)
+    unknown = roofline.compute(roofline.facts_from_config(_corpus("DeepSeek-OCR-2"), witnessed=True), "H200", 1)
+    assert "size unknown" in unknown.assumptions()["other_towers"]
+
+
+def test_the_launch_scripts_dtype_is_the_served_dtype(tmp_path, gpudeck_home):
+    from profiles import store
+    from profiles.profile import profile_from_dict
+
+    write_checkpoint(tmp_path / "model")
+    (tmp_path / "model" / "config.json").write_text(json.dumps({**CONFIG, "torch_dtype": "float32"}))
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "serve.sh").write_text(f"#!/bin/sh\nvllm serve {tmp_path / 'model'} --dtype float32\n")
+    store.save(profile_from_dict("box", {"transport": "local", "server": {"scripts_dir": str(scripts)},
+                                         "model": {"config": str(tmp_path / "model" / "config.json")},
+                                         "gpu": {"name": "H100 SXM", "count": 1}}))
+    doc = json.loads(gpudeck("roofline", "--profile", "box", "--json").stdout)
+    assert "--dtype float32" in doc["assumptions"]["weights_quant"]
+    assert any(a.startswith("weights served as --dtype float32 (launch script serve") for a in doc["assumption_notes"])
+    (scripts / "serve.sh").write_text(f"#!/bin/sh\nvllm serve {tmp_path / 'model'}\n")
+    doc = json.loads(gpudeck("roofline", "--profile", "box", "--json").stdout)
+    assert "--dtype auto loads a float32 checkpoint in 16 bits" in doc["assumptions"]["weights_quant"]

@@ -121,6 +121,9 @@ class Roofline:
         if f.attention.index_topk:
             out["sparse_attention"] = (f"indexer reads every token's key; attention reads at most "
                                        f"{f.attention.index_topk} tokens")
+        towers = _other_towers(s)
+        if towers:
+            out["other_towers"] = towers
         if f.checkpoint:
             out["checkpoint"] = f.checkpoint
         out.update({k: v for k, v in knobs.items()})
@@ -193,3 +196,22 @@ def _realistic_tflops(g) -> str:
     if g.achievable_tflops:
         return f"bf16 {bf16:,.0f} TFLOP/s ({bf16 / peak:.0%} of {peak:,.0f} dense), as measured; other dtypes scaled alike"
     return f"bf16 {peak:,.0f} TFLOP/s: the datasheet (no measurement kept for this chip)"
+
+
+def _other_towers(s) -> str | None:
+    """The vision/audio towers (and MTP layers) the checkpoint holds beside the language model decode reads:
+    from the shard headers when they are there, else estimated from the tower's own config; not per token."""
+    w, f = s.witness, s.facts
+    per_image = "read once per image or clip, not per token"
+    if w is not None and w.left_out.get("other_towers"):
+        return f"{w.left_out['other_towers'] / 1e9:.2f} GB from the checkpoint's headers ({per_image})"
+    if not f.tower_params:
+        return None
+    parts = []
+    for key, params in f.tower_params.items():
+        if params is None:
+            parts.append(f"{key}: size unknown (its config names the tower without its shape)")
+        else:
+            parts.append(f"{key}: {params / 1e9:.2f}B params, about {params * f.weight_dtype_bytes / 1e9:.2f} GB "
+                         "(estimated from its config)")
+    return "; ".join(parts) + f" ({per_image})"
