@@ -262,3 +262,26 @@ def test_the_launch_scripts_dtype_is_the_served_dtype(tmp_path, gpudeck_home):
     (scripts / "serve.sh").write_text(f"#!/bin/sh\nvllm serve {tmp_path / 'model'}\n")
     doc = json.loads(gpudeck("roofline", "--profile", "box", "--json").stdout)
     assert "--dtype auto loads a float32 checkpoint in 16 bits" in doc["assumptions"]["weights_quant"]
+
+
+def _index_only(folder: Path, extra: dict, total_size: int) -> Path:
+    """A model directory with its config and index, and no shards (what a partial download leaves)."""
+    write_checkpoint(folder)
+    index = json.loads((folder / "model.safetensors.index.json").read_text())
+    for shard in folder.glob("*.safetensors"):
+        shard.unlink()
+    index["metadata"]["total_size"] = total_size
+    index["weight_map"] = {n: f for n, f in index["weight_map"].items() if not n.startswith("model.layers.3.")}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    (folder / "config.json").write_text(json.dumps({**CONFIG, **extra}))
+    return folder / "config.json"
+
+
+def test_the_index_alone_settles_weight_keys_when_its_total_agrees(tmp_path):
+    sizes = write_checkpoint(tmp_path / "full")
+    # the index names no MTP layer here, so its total is the decoder's alone
+    total = sum(n for name, n in sizes.items() if not name.startswith("model.layers.3."))
+    facts = roofline.load_model(_index_only(tmp_path / "m", {"expert_hidden_multiplier": 3}, total))
+    assert any("expert_hidden_multiplier" in a for a in facts.assumptions)
+    with pytest.raises(RooflineError, match=r"expert_hidden_multiplier.*total_size .* differs .* by more than 2%"):
+        roofline.load_model(_index_only(tmp_path / "n", {"expert_hidden_multiplier": 3}, int(total * 1.5)))

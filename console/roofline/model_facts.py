@@ -246,6 +246,7 @@ def load_model(path: str | Path, name: str | None = None, assume_ignored: tuple[
             problem = str(exc)
     witnessed = witnessed or (path.name == "config.json" and headers is not None and bool(headers.tensors))
     index_total = None
+    index_names: list[str] = []
     if path.name == "config.json" and not witnessed:
         try:
             index = read_index(path.parent)
@@ -254,6 +255,7 @@ def load_model(path: str | Path, name: str | None = None, assume_ignored: tuple[
         meta = index.get("metadata") if isinstance(index, dict) else None
         index_total = meta.get("total_size") if isinstance(meta, dict) else None
         witnessed = isinstance(index_total, int) and index_total > 0
+        index_names = list(index["weight_map"]) if witnessed and isinstance(index, dict) else []
     try:
         facts = facts_from_config(doc, name=name or _name_from_path(path), where=str(path),
                                   assume_ignored=tuple(assume_ignored), witnessed=witnessed, serve_dtype=serve_dtype)
@@ -263,7 +265,7 @@ def load_model(path: str | Path, name: str | None = None, assume_ignored: tuple[
         raise RooflineError(f"{path}: a field has a value of the wrong kind ({exc})") from None
     facts.source = str(path)
     if index_total:
-        _check_index_total(facts, index_total, path)
+        _check_index_total(facts, index_total, path, index_names)
     facts.checkpoint = checkpoint_summary(path.parent, facts.num_layers, headers, problem)
     if path.name == "config.json":
         facts.headers = headers
@@ -272,16 +274,20 @@ def load_model(path: str | Path, name: str | None = None, assume_ignored: tuple[
     return facts
 
 
-def _check_index_total(facts: ModelFacts, total: int, path: Path) -> None:
+def _check_index_total(facts: ModelFacts, total: int, path: Path, names: list[str]) -> None:
     """With only the index (no shards), its total_size settles the weight-shape keys not read only
-    when the config model's bytes agree with it within 2%; otherwise those keys refuse, by name."""
+    when the config model's bytes agree with it within 2%; otherwise those keys refuse, by name. The
+    index's names say which families it holds: MTP layers and other towers count only when it has them."""
+    from .checkpoint import place
+
     settled = [a for a in facts.assumptions if "settled by the checkpoint's tensors" in a]
-    params = facts.checkpoint_params()
+    classes = {place(n, facts.num_layers)[0] for n in names}
+    params = facts.checkpoint_params(mtp="mtp" in classes, towers="other_towers" in classes)
     priced = (params or 0) * _DTYPE_BYTES.get(facts.checkpoint_dtype, 2)
     if settled and (params is None or abs(priced - total) / total > 0.02):
         error = RooflineError(f"{path}: {settled[0].removesuffix(': weight shapes, settled by the checkpoint' + chr(39) + 's tensors')}"
-                              f" and the index's total_size {total / 1e9:.2f} GB differs from the config model's "
-                              f"{priced / 1e9:.2f} GB by more than 2%: the shards' headers are needed to settle them")
+                              f" and the index's total_size {total / 1e9:.3g} GB differs from the config model's "
+                              f"{priced / 1e9:.3g} GB by more than 2%: the shards' headers are needed to settle them")
         error.names_keys = True
         raise error
 
