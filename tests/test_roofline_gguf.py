@@ -141,3 +141,14 @@ def test_a_profile_whose_launch_script_names_a_gguf_gets_a_ceiling_without_a_con
     assert doc["weights_from"] == "from the checkpoint"
     assert doc["checkpoint_witness"]["source"] == f"box:{gguf}"
     assert not any("no such directory" in w for w in doc["warnings"])
+
+
+def test_the_roofline_tab_path_prices_a_gguf_without_a_config(gguf):
+    """compute_inputs (the Roofline tab, campaigns, the report) with the launch script's GGUF as its checkpoint."""
+    from console.roofline.from_profile import Inputs, compute_inputs
+    from console.roofline.gguf_model import headers_from_gguf
+
+    headers = headers_from_gguf(gguf_header.read_local(gguf))
+    r = compute_inputs(Inputs(config=None, gpu="H200", count=1), checkpoint=headers)
+    assert r.weights_from() == "from the checkpoint" and r.setup.facts.gguf
+    assert r.setup.witness.total_bytes == headers.total_bytes

@@ -75,6 +75,14 @@ def compute_inputs(inputs: Inputs, batches=None, checkpoint=None, facts=None):
     from . import compute, load_quant_file, scheme_from_name
     from .result import DEFAULT_BATCHES
 
+    gguf = getattr(checkpoint, "gguf", None)
+    if facts is None and gguf is not None and not inputs.config:   # llama.cpp's .gguf: its header is the config
+        from .gguf_model import facts_from_header
+
+        facts = facts_from_header(gguf, gguf.source.rsplit("/", 1)[-1].removesuffix(".gguf"), inputs.assume_ignored)
+        inputs = inputs.with_changes(config=gguf.source)
+    if checkpoint is not None and not inputs.witnessed:   # its tensors settle the weight shapes the config leaves open
+        inputs = inputs.with_changes(witnessed=True)
     if not inputs.config:
         raise RooflineError(f"no model config for this profile: set it with `{how_to_set(inputs)}`")
     if not inputs.gpu:
