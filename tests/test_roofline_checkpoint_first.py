@@ -46,6 +46,12 @@ def test_keys_that_cannot_change_bytes_never_block_and_change_nothing():
     assert _total({**doc, **HARMLESS}) == _total(doc)
 
 
+def test_use_qk_norm_on_a_qwen3_moe_changes_nothing(shared_dir):
+    """Qwen3-Coder-480B's config carries `use_qk_norm`: Qwen3's q/k norms are counted already."""
+    doc = json.loads((shared_dir / "model-configs" / "Qwen3-30B-A3B.json").read_text())
+    assert _total({**doc, "use_qk_norm": True}) == _total(doc)
+
+
 def test_use_qk_norm_prices_its_norms_and_never_blocks():
     """Qwen3-Coder-480B (held-back set 1) was refused for `use_qk_norm`: the flag adds norm weights only."""
     doc = _doc("Llama-3.2-3B")

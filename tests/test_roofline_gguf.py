@@ -152,3 +152,15 @@ def test_the_roofline_tab_path_prices_a_gguf_without_a_config(gguf):
     r = compute_inputs(Inputs(config=None, gpu="H200", count=1), checkpoint=headers)
     assert r.weights_from() == "from the checkpoint" and r.setup.facts.gguf
     assert r.setup.witness.total_bytes == headers.total_bytes
+
+
+def test_a_config_witnessed_by_a_gguf_checkpoint(gguf):
+    """`--checkpoint model.gguf` beside a config.json: llama.cpp's tensor names are placed like the HF ones."""
+    out = gpudeck("roofline", "--model-config", str(SMOLLM2), "--checkpoint", str(gguf), "--gpu", "H200", "--count",
+                  "1", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    w = doc["checkpoint_witness"]
+    assert doc["weights_from"] == "from the checkpoint" and w["unplaced_bytes"] == 0
+    assert set(w["bytes_by_class"]) == {"embedding", "attention", "dense_mlp", "norms"}
+    assert w["total_bytes"] == gguf_header.read_local(gguf).tensor_bytes
