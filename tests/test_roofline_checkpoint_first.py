@@ -86,10 +86,12 @@ def test_mamba_time_step_rank_does_not_block_nemotron_h():
     assert _total({**doc, "time_step_rank": 256}) == _total(doc)
 
 
-def test_a_structural_key_still_blocks_without_a_checkpoint():
+@pytest.mark.parametrize("key, value", [("extra_dense_block_width", 4096), ("swa_layer_ids", [0, 2, 4])])
+def test_a_structural_key_still_blocks_without_a_checkpoint(key, value):
+    """An id list of layers is no token id: it names which layers differ."""
     doc = _doc("Llama-3.2-3B")
-    with pytest.raises(RooflineError, match="'extra_dense_block_width'"):
-        roofline.facts_from_config({**doc, "extra_dense_block_width": 4096})
+    with pytest.raises(RooflineError, match=f"'{key}'"):
+        roofline.facts_from_config({**doc, key: value})
 
 
 def _with_unknown_keys(folder: Path, extra: dict) -> Path:

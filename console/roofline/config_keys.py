@@ -100,6 +100,9 @@ _TRAINING_WORDS = {"dropout", "pdrop", "loss", "aux", "coef", "coeff", "jitter",
                    "gradient", "checkpointing", "recompute", "recomputation", "balance", "balancing", "z"}
 # Of those, the words no shape-bearing key ever carries.
 _TRAINING_ALWAYS = {"dropout", "pdrop", "loss", "aux", "coef", "coeff", "jitter", "initializer"}
+# What a special token marks, in the names of id keys that do not say "token" (bos_id, image_index, ...).
+_SPECIAL_TOKENS = {"bos", "eos", "pad", "unk", "sep", "cls", "mask", "image", "video", "audio", "vision", "boi", "eoi",
+                   "boa", "eoa", "start", "end", "placeholder", "media", "box", "ref", "coord", "none", "decoder"}
 _NORM_WORDS = {"norm", "layernorm", "rmsnorm", "ln"}
 # Spellings one architecture gives a field another reads under its usual name (alias -> the usual name).
 ALIASES = {"sliding_window_size": "sliding_window", "num_kv_heads": "num_key_value_heads",
@@ -120,9 +123,10 @@ def harmless_kind(key: str, value: Any, doc: dict[str, Any] | None = None) -> st
     w = words(key)
     if key in GENERATION_SETTINGS:
         return "a generation setting"
-    if key.endswith(("_token_id", "_token_ids", "_token_index", "_token", "_id", "_ids")) or "token" in w and not (
-            w & {"layer", "layers", "head", "heads", "expert", "experts", "dim", "hidden", "intermediate", "vocab"}):
-        return "a tokenizer or special-token id"
+    shapes = w & {"layer", "layers", "head", "heads", "expert", "experts", "dim", "hidden", "intermediate", "vocab",
+                  "block", "blocks"}
+    if not shapes and ("token" in w or (key.endswith(("_id", "_ids", "_index")) and w & _SPECIAL_TOKENS)):
+        return "a tokenizer or special-token id"   # never a per-layer list such as 'swa_layer_ids'
     if w & _TRAINING_ALWAYS or (w & _TRAINING_WORDS and not (w & _STRONG_WORDS)):
         return "a training-only knob"   # a loss's weight stays a loss's weight, per layer or not
     if (key.startswith("use_") or isinstance(value, bool)) and w & _NORM_WORDS:
