@@ -247,8 +247,8 @@ def test_a_vision_towers_bytes_are_named_beside_the_language_model():
     # the real index's total_size is the language model and the tower together
     assert (facts.total_params + facts.tower_params["vision_config"]) * 2 == pytest.approx(16582751232, rel=0.002)
     assert r.assumptions()["other_towers"].startswith("vision_config: 0.68B params, about 1.35 GB (estimated")
-    # DeepSeek-OCR-2's config names its vision encoder without its shape (priced with its index beside it)
-    unknown = roofline.compute(roofline.facts_from_config(_corpus("DeepSeek-OCR-2"), witnessed=True), "H200", 1)
+    # DeepSeek-OCR-2's config names its vision encoder without its shape
+    unknown = roofline.compute(roofline.facts_from_config(_corpus("DeepSeek-OCR-2")), "H200", 1)
     assert "size unknown" in unknown.assumptions()["other_towers"]
 
 

@@ -388,6 +388,8 @@ def _facts_from_config(doc: dict[str, Any], name: str, where: str, assume_ignore
     tracked.mark(*[k for k in doc if k in _OTHER_TOWERS or words(k) & _OTHER_MODALITIES])
     if outer is None and isinstance(doc.get("language_config"), dict):
         tracked.mark("language_config")
+    if dict.get(doc, "lm_head") is True:   # DeepSeek-VL's flag that the output head exists: it is priced anyway
+        tracked.mark("lm_head")
     if not doc.get("use_cla"):
         tracked.mark("use_cla", "cla_share_factor")   # sharing switched off: the factor changes nothing
     cfg = _Config(tracked, where, arch)
