@@ -144,3 +144,21 @@ def test_profile_calibrates_against_its_latest_sweep(cfg, gpudeck_home):
     assert 80 < cal["overhead_ms"] < 100 and cal["dominant"].startswith("per-step overhead is 9")
     text = gpudeck("roofline", "--profile", "rtx6000")
     assert "calibration from run sweep-20260101-000000: eta " in text.stdout and "fitted tok/s" in text.stdout
+
+
+def test_run_id_is_found_where_bench_list_finds_it_without_a_profile(cfg, gpudeck_home):
+    """`bench --list` lists the last-used profile's runs (else 'local'); `roofline --run ID` finds the same
+    run with no -p (it said "no such run")."""
+    from console.bench.results import runs_dir
+
+    folder = runs_dir("local")
+    folder.mkdir(parents=True)
+    levels = [{"concurrency": c, "status": "ok", "output_throughput": c / t, "tpot_ms": {"median": t * 1e3}}
+              for c, t in ((1, 0.0963), (2, 0.0984), (10, 0.105))]
+    (folder / "sweep-20260101-000000.json").write_text(json.dumps({"run_id": "sweep-20260101-000000", "levels": levels}))
+    listed = json.loads(gpudeck("bench", "--list", "--json").stdout)
+    assert [r["run_id"] for r in listed["runs"]] == ["sweep-20260101-000000"]
+    out = gpudeck("roofline", *[a.format(cfg=cfg) for a in GLM], "--run", "sweep-20260101-000000", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert "sweep-20260101-000000" in json.dumps([doc.get("calibration"), doc.get("calibration_note")])

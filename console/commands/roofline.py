@@ -18,6 +18,9 @@ def register(sub) -> None:
     p.add_argument("--tp", type=int, metavar="N", help="tensor-parallel size (default: count)")
     p.add_argument("--ep", type=int, metavar="N", help="expert-parallel size (default: 1)")
     p.add_argument("--quant", metavar="FMT", help="bf16, fp16, fp8, fp8-block, nvfp4, mxfp4, int4-awq[-gN], int4-gptq[-gN], int8")
+    p.add_argument("--dtype", metavar="DTYPE",
+                   help="the dtype the server loads the weights in, as vLLM/sglang's --dtype (default: the profile's "
+                        "launch script's --dtype, else auto: a float32 checkpoint is served in 16 bits)")
     p.add_argument("--kv-dtype", metavar="FMT", help="KV-cache dtype: bf16, fp16, fp8, int8, fp4")
     p.add_argument("--batch", metavar="B,B,..", default="1,2,10,64,256,512", help="batch sizes (default 1,2,10,64,256,512)")
     p.add_argument("--context", type=int, default=4096, metavar="N", help="tokens in each sequence's KV cache (default 4096)")
@@ -33,6 +36,11 @@ def register(sub) -> None:
     p.add_argument("--assume-ignored", action="append", default=[], metavar="KEY",
                    help="accept a config key the roofline does not read as irrelevant (listed in the output's "
                         "assumptions; repeatable)")
+    p.add_argument("--probe", action="store_true",
+                   help="measure what the profile's GPUs reach (a plain read, a bf16 GEMM; a few seconds each, with "
+                        "the host's PyTorch or CuPy; refused while a process holds a GPU) and print the catalogue "
+                        "entry that keeps them for the realistic bound")
+    p.add_argument("--save", action="store_true", help="with --probe: add that entry to your gpus.toml")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.set_defaults(func=_run)
 
@@ -41,6 +49,11 @@ def _run(args: argparse.Namespace) -> int:
     from .kit import CLIError, emit_json
     from ..roofline import RooflineError
 
+    if args.probe:
+        try:
+            return _probe(args)
+        except RooflineError as exc:
+            raise CLIError(str(exc)) from None
     try:
         roof, measured = _compute(args)
         cal, run_name, note = _calibration(args, roof)
@@ -59,6 +72,60 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _probe(args: argparse.Namespace) -> int:
+    """`--probe`: measure the profile's GPUs, show the figures beside the datasheet, print (or --save) the entry."""
+    from profiles import store
+
+    from ..roofline.catalogue import find_gpu, user_catalogue_path
+    from ..roofline.errors import RooflineError
+    from ..roofline.probe import catalogue_entry, run_probe
+    from ..session import HostSession
+    from .kit import emit_json, load_profile, run_async
+
+    name = getattr(args, "profile", None) or store.last_used()
+    session = HostSession.open(load_profile(name), readonly=True)
+    if session.simulated:
+        raise RooflineError(f"probe: profile {name} is simulated: there is no GPU to measure")
+
+    async def measure():
+        try:
+            return await run_probe(session.host)
+        finally:
+            await session.host.close()
+
+    result = run_async(measure())
+    entries = []
+    for gpu in result.gpus:
+        spec = find_gpu(gpu["name"])
+        entries.append((gpu, spec, catalogue_entry(spec, gpu, result)))
+    if args.json:
+        emit_json({"host": result.host, "library": result.library, "date": result.date,
+                   "gpus": [{**gpu, "catalogue_key": spec.key, "datasheet_gbs": spec.bandwidth_gbs,
+                             "datasheet_bf16_tflops": spec.tflops.get("bf16")} for gpu, spec, _ in entries]})
+    else:
+        for gpu, spec, _ in entries:
+            print(f"GPU {gpu['index']} {gpu['name']} ({spec.name}): read {gpu['read_gbs']:,.0f} GB/s "
+                  f"({gpu['read_gbs'] / spec.bandwidth_gbs:.0%} of {spec.bandwidth_gbs:,.0f}); bf16 GEMM "
+                  f"{gpu['bf16_tflops']:,.0f} TFLOP/s ({gpu['bf16_tflops'] / spec.tflops['bf16']:.0%} of "
+                  f"{spec.tflops['bf16']:,.0f})")
+    gpu, spec, entry = entries[0]   # one entry per chip kind: the first GPU of each speaks for it
+    path = user_catalogue_path()
+    if args.save:
+        existing = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if f'key = "{spec.key}"' in existing:
+            raise RooflineError(f"probe: {path} already has an entry for {spec.key!r}: put the achievable figures "
+                                f"in it by hand:\n{entry}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        from profiles.atomic import write_atomic
+
+        write_atomic(path, existing + ("\n" if existing and not existing.endswith("\n") else "") + entry)
+        if not args.json:
+            print(f"kept in {path}: the realistic bound now uses these figures for {spec.name}")
+    elif not args.json:
+        print(f"\nto keep them for the realistic bound, add to {path} (or run again with --save):\n\n{entry}")
+    return 0
+
+
 def _calibration(args: argparse.Namespace, roof):
     """(Calibration or None, run name, a note when there is a run but no fit)."""
     from pathlib import Path
@@ -72,10 +139,12 @@ def _calibration(args: argparse.Namespace, roof):
     profile = getattr(args, "profile", None)
     if args.run:
         path = Path(args.run)
-        if not path.exists() and profile:
+        if not path.exists():   # a run id: in the profile's runs/, the same profile `bench --list` lists
+            from profiles import store
+
             from ..bench.results import runs_dir
 
-            path = runs_dir(profile) / f"{args.run}.json"
+            path = runs_dir(profile or store.last_used()) / f"{args.run}.json"
         try:
             run = load_one_run(path)
         except (StateFileError, ValueError) as exc:
@@ -107,6 +176,10 @@ def _compute(args: argparse.Namespace):
     config = args.model_config or (str(resolve_model(args.model)) if args.model else None)
     if config is None and prof_model is not None:
         config = prof_model.config or (str(resolve_model(prof_model.name)) if prof_model.name else None)
+    headers, why, serving = _checkpoint(args)   # first: its tensors settle the weight shapes the config leaves open
+    gguf = headers.gguf if headers is not None and config is None else None
+    if gguf is not None:   # llama.cpp's launch names a .gguf: its header is the config
+        config = gguf.source
     if config is None:
         raise CLIError("no model: give --model-config FILE, --model NAME, or --profile P with [model] config", 2)
     gpu_name = args.gpu or (prof_gpu.name if prof_gpu else None)
@@ -124,8 +197,25 @@ def _compute(args: argparse.Namespace):
                     context=args.context, assumptions=dict(_assumption(a) for a in args.assume),
                     assume_ignored=tuple(args.assume_ignored), profile=profile_name)
     batches = _batches(args.batch)
-    facts = model_facts(inputs)
-    roof = compute_inputs(inputs, batches, checkpoint=_checkpoint(args, facts), facts=facts)
+    launch_dtype, launch_quant, script = serving
+    inputs = inputs.with_changes(witnessed=headers is not None, serve_dtype=args.dtype or launch_dtype)
+    if not args.quant and not inputs.quant and launch_quant in _LAUNCH_QUANT:
+        inputs = inputs.with_changes(quant=_LAUNCH_QUANT[launch_quant])
+    if gguf is not None:
+        from ..roofline.gguf_model import facts_from_header
+
+        facts = facts_from_header(gguf, gguf.source.rsplit("/", 1)[-1].removesuffix(".gguf"), inputs.assume_ignored)
+    else:
+        facts = model_facts(inputs)
+    if why and facts.headers is None:
+        facts.warnings.append(why)
+    if not args.dtype and launch_dtype:
+        facts.assumptions.append(f"weights served as --dtype {launch_dtype} (launch script {script})")
+    if not args.quant and launch_quant:
+        facts.assumptions.append(f"launch script {script} serves with --quantization {launch_quant}"
+                                 + ("" if launch_quant in _LAUNCH_QUANT else
+                                    " (read from the checkpoint's own quantization config)"))
+    roof = compute_inputs(inputs, batches, checkpoint=headers, facts=facts)
     chosen = roof.setup.gpu.name
     if chosen.casefold() != gpu_name.casefold():  # 'H100' is one of several: say which one counts
         import sys
@@ -142,39 +232,52 @@ def _compute(args: argparse.Namespace):
     return roof, measured
 
 
-def _checkpoint(args: argparse.Namespace, facts):
-    """Shard headers to witness the config: --checkpoint DIR, or the profile's launch-script model path."""
+# vLLM / sglang --quantization values that name one format; others (modelopt, compressed-tensors, ...)
+# say "as the checkpoint's quantization config says", which the config is read for anyway.
+_LAUNCH_QUANT = {"fp8": "fp8", "awq": "int4-awq", "awq_marlin": "int4-awq", "gptq": "int4-gptq",
+                 "gptq_marlin": "int4-gptq", "mxfp4": "mxfp4", "nvfp4": "nvfp4", "modelopt_fp4": "nvfp4"}
+_NO_LAUNCH: tuple[str | None, str | None, str] = (None, None, "")
+
+
+def _checkpoint(args: argparse.Namespace):
+    """(shard headers to witness the config, or None; why not, or ""; the launch script's (--dtype,
+    --quantization, script name)): --checkpoint DIR, or the profile's launch-script model path."""
     from pathlib import Path
 
+    from ..roofline.gguf_header import is_gguf
+    from ..roofline.gguf_model import headers_from_gguf
+    from ..roofline.gguf_header import read_local as read_gguf
     from ..roofline.shard_headers import read_local
 
     profile_name = getattr(args, "profile", None)
     if args.checkpoint and not profile_name:
+        if is_gguf(args.checkpoint):
+            return headers_from_gguf(read_gguf(args.checkpoint)), "", _NO_LAUNCH
         headers = read_local(Path(args.checkpoint))
-        if headers is None:
-            facts.warnings.append(f"--checkpoint {args.checkpoint}: no safetensors checkpoint there")
-        return headers
-    if not profile_name or facts.headers is not None:
-        return None
-    from ..roofline.checkpoint_source import checkpoint_for_profile
+        why = "" if headers is not None else f"--checkpoint {args.checkpoint}: no safetensors checkpoint there"
+        return headers, why, _NO_LAUNCH
+    if not profile_name:
+        return None, "", _NO_LAUNCH
+    from ..roofline.checkpoint_source import checkpoint_for_profile, launch_serving
     from ..session import HostSession
     from .kit import load_profile, run_async
 
     session = HostSession.open(load_profile(profile_name), readonly=True)
     if session.simulated:
-        facts.warnings.append("checkpoint not read: the profile is simulated")
-        return None
+        return None, "checkpoint not read: the profile is simulated", _NO_LAUNCH
 
     async def read():
         try:
-            return await checkpoint_for_profile(session, args.checkpoint)
+            try:
+                serving = await launch_serving(session)
+            except Exception:  # scripts unreadable: checkpoint_for_profile says why
+                serving = _NO_LAUNCH
+            return (*await checkpoint_for_profile(session, args.checkpoint), serving)
         finally:
             await session.host.close()
 
-    headers, why = run_async(read())
-    if headers is None:
-        facts.warnings.append(f"checkpoint not read: {why}")
-    return headers
+    headers, why, serving = run_async(read())
+    return headers, "" if headers is not None else f"checkpoint not read: {why}", serving
 
 
 def _batches(text: str) -> list[int]:
@@ -213,9 +316,12 @@ def calibration_line(cal) -> str:
 
 def quant_line(setup) -> str:
     """Which quantisation the numbers use and where it was read from."""
+    if setup.scheme is None and setup.facts.gguf:
+        return f"the GGUF's own tensor types ({setup.facts.serving_dtype_source})"
     if setup.scheme is None:
         return f"none found (no --quant, no hf_quant_config.json beside the config, no quantization_config in it): " \
-               f"{setup.facts.weight_dtype_bytes} B/param as the checkpoint dtype"
+               f"{setup.facts.weight_dtype_bytes} B/param, {setup.facts.serving_dtype} as served " \
+               f"({setup.facts.serving_dtype_source})"
     return f"{setup.scheme.method} from {setup.scheme.source}"
 
 
@@ -237,8 +343,8 @@ def render_text(roof, measured, cal=None, run_name: str | None = None, note: str
     lines.append(f"weights: {roof.weights_from()}")
     for warning in roof.warnings():
         lines.append(f"warning: {warning}")
-    for note in roof.assumption_notes():
-        lines.append(f"assumed: {note}")
+    for assumed in roof.assumption_notes():
+        lines.append(f"assumed: {assumed}")
     lines.append("")
     fit_head = f"  {'fitted tok/s':>12}" if cal else ""
     lines.append(f"{'batch':>6}  {'ideal tok/s':>12}  {'realistic':>10}  {'mem ms':>8}  {'compute ms':>10}  {'comm ms':>8}{fit_head}  bound")

@@ -35,6 +35,15 @@ with headers from `shard_headers.read_local` / `remote_headers.read_remote(host,
 witness (checkpoint.py): its shard headers' bytes win, and `r.weights_from()`
 says "from the checkpoint" or "from config.json only".
 
+The checkpoint comes first: with its headers (or its index) in hand, config keys
+about weight shapes are settled by the tensors (`load_model(path, witnessed=True)`),
+and keys that cannot change bytes never block (config_keys.harmless_kind). A
+`.gguf` path is read as llama.cpp's header (gguf_header.py, gguf_model.py).
+Weights are priced in the dtype the server loads (serving_dtype.py: a float32
+checkpoint at 16 bits under `--dtype auto`); other towers and MTP layers are
+named beside the decode figure (towers.py). The realistic bound uses the
+chip as measured where the catalogue keeps it (`achievable`, probe.py).
+
 `facts.total_params`, `facts.active_params` (one token's decode reads: the
 input table left out, the output head counted), `facts.active_params_with_embedding`
 and `facts.active_params_without_embeddings` cover the makers' conventions.

@@ -28,6 +28,25 @@ class GPUSpec:
     aliases: tuple[str, ...] = ()
     source: str = "packaged"
     figures_from: dict[str, str] = field(default_factory=dict)   # figure -> the document it comes from
+    # what the chip reaches as measured (a plain read, a bf16 GEMM), beside the datasheet; None: not measured
+    achievable_bandwidth_gbs: float | None = None
+    achievable_tflops: dict[str, float] = field(default_factory=dict)
+
+    def realistic_bandwidth_gbs(self) -> tuple[float, str]:
+        """(the bandwidth the realistic bound uses, where it comes from): measured when kept, else the datasheet."""
+        if self.achievable_bandwidth_gbs:
+            return self.achievable_bandwidth_gbs, self.figures_from.get("achievable", "measured")
+        return self.bandwidth_gbs, "datasheet (no measurement kept for this chip: gpudeck roofline --probe)"
+
+    def realistic_tflops(self, dtype: str) -> float:
+        """Dense TFLOPS the realistic bound uses: the measured GEMM rate of that dtype, else the datasheet's
+        scaled by the measured bf16 fraction (a chip that reaches 66% in bf16 is not assumed at 100% in fp8)."""
+        peak, got = self.peak_tflops(dtype)
+        if got in self.achievable_tflops:
+            return float(self.achievable_tflops[got])
+        if "bf16" in self.achievable_tflops and self.tflops.get("bf16"):
+            return peak * float(self.achievable_tflops["bf16"]) / float(self.tflops["bf16"])
+        return peak
 
     def peak_tflops(self, dtype: str) -> tuple[float, str]:
         """Dense TFLOPS for a dtype, falling back to the next wider one the GPU has."""
@@ -46,6 +65,8 @@ class GPUSpec:
                 "interconnect": self.interconnect, "link_gbs": self.link_gbs,
                 "allreduce_alpha_us": self.allreduce_alpha_us,
                 "allreduce_beta_gbs": self.allreduce_beta_gbs, "source": self.source,
+                "achievable_bandwidth_gbs": self.achievable_bandwidth_gbs,
+                "achievable_tflops": dict(self.achievable_tflops) or None,
                 "figures_from": dict(self.figures_from)}
 
 
@@ -96,8 +117,26 @@ def _read(path: Path, source: str) -> list[GPUSpec]:
             aliases=tuple(_words(a) for a in [raw["name"], raw["key"], *raw.get("aliases", [])]),
             source=source,
             figures_from={str(k): str(v) for k, v in (raw.get("figures_from") or {}).items()},
+            **_achievable(raw.get("achievable"), where),
         ))
     return out
+
+
+def _achievable(raw: Any, where: str) -> dict[str, Any]:
+    """The `achievable = { bandwidth_gbs = .., tflops = { bf16 = .. } }` table of an entry, checked."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise RooflineError(f"{where}: 'achievable' must be a table")
+    bw = raw.get("bandwidth_gbs")
+    tflops = raw.get("tflops") or {}
+    numbers = [bw] if bw is not None else []
+    numbers += list(tflops.values()) if isinstance(tflops, dict) else [tflops]
+    if not isinstance(tflops, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+                                               for v in numbers):
+        raise RooflineError(f"{where}: 'achievable' figures must be positive numbers")
+    return {"achievable_bandwidth_gbs": float(bw) if bw is not None else None,
+            "achievable_tflops": {str(k): float(v) for k, v in tflops.items()}}
 
 
 _NOISE = {"nvidia", "amd", "corporation"}

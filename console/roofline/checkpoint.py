@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import RooflineError
-from .shard_headers import CheckpointHeaders
+from .shard_headers import CheckpointHeaders, Tensor
 
 CLASSES = ("embedding", "lm_head", "attention", "dense_mlp", "routed_experts", "shared_experts", "router",
            "norms", "mtp", "other_towers")
@@ -124,14 +124,19 @@ def _prefix(name: str) -> str:
     return ".".join(parts[:5])
 
 
-def witness_from_headers(headers: CheckpointHeaders, num_layers: int) -> Witness:
-    """Bytes by class from the headers; RooflineError names a large unplaceable prefix."""
+def witness_from_headers(headers: CheckpointHeaders, num_layers: int, f32_served_as_16: bool = False) -> Witness:
+    """Bytes by class from the headers; RooflineError names a large unplaceable prefix.
+
+    `f32_served_as_16`: the server loads this float32 checkpoint in 16 bits (`--dtype auto`), so an F32
+    tensor is read at half its stored bytes."""
     by_class = {c: 0 for c in CLASSES}
     dtype_bytes: dict[str, dict[str, int]] = {}
     routed: dict[int, int] = {}
     unplaced: dict[str, int] = {}
     scales = 0
     for t in headers.tensors:
+        if f32_served_as_16 and t.dtype == "F32":
+            t = Tensor(t.name, "BF16", t.nbytes // 2, t.shape)
         cls, scale, layer = place(t.name, num_layers)
         if cls is None:
             unplaced[_prefix(t.name)] = unplaced.get(_prefix(t.name), 0) + t.nbytes

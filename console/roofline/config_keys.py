@@ -75,6 +75,83 @@ _STRONG_WORDS = {"layer", "layers", "head", "heads", "expert", "experts", "rank"
                  "window", "ratio", "ratios", "intermediate", "kv", "lora"}
 
 
+# Every field a transformers `GenerationConfig` holds (and the config-level copies of them older
+# configs carry): how tokens are chosen, never which weights a step reads.
+GENERATION_SETTINGS = frozenset({
+    "max_length", "max_new_tokens", "min_length", "min_new_tokens", "early_stopping", "max_time", "stop_strings",
+    "do_sample", "num_beams", "num_beam_groups", "penalty_alpha", "dola_layers", "use_cache", "cache_implementation",
+    "cache_config", "return_legacy_cache", "prefill_chunk_size", "temperature", "top_k", "top_p", "min_p", "top_h",
+    "typical_p", "epsilon_cutoff", "eta_cutoff", "diversity_penalty", "repetition_penalty",
+    "encoder_repetition_penalty", "length_penalty", "no_repeat_ngram_size", "bad_words_ids", "force_words_ids",
+    "renormalize_logits", "constraints", "forced_bos_token_id", "forced_eos_token_id", "remove_invalid_values",
+    "exponential_decay_length_penalty", "suppress_tokens", "begin_suppress_tokens", "forced_decoder_ids",
+    "sequence_bias", "token_healing", "guidance_scale", "low_memory", "watermarking_config",
+    "num_return_sequences", "output_attentions", "output_hidden_states", "output_scores", "output_logits",
+    "return_dict_in_generate", "pad_token_id", "bos_token_id", "eos_token_id", "encoder_no_repeat_ngram_size",
+    "decoder_start_token_id", "is_assistant", "num_assistant_tokens", "num_assistant_tokens_schedule",
+    "assistant_confidence_threshold", "prompt_lookup_num_tokens", "max_matching_ngram_size",
+    "assistant_early_exit", "assistant_lookbehind", "target_lookbehind", "compile_config", "disable_compile",
+    "generation_kwargs", "chunk_size_feed_forward", "tf_legacy_loss", "use_bfloat16", "pruned_heads",
+    "finetuning_task", "id2label", "label2id", "num_labels", "problem_type", "tokenizer_class", "prefix",
+    "task_specific_params", "is_decoder", "add_cross_attention", "cross_attention_hidden_size",
+})
+# Words of a training framework's knobs: regularisation, losses, initialisation, recomputation.
+_TRAINING_WORDS = {"dropout", "pdrop", "loss", "aux", "coef", "coeff", "jitter", "initializer", "init", "std",
+                   "gradient", "checkpointing", "recompute", "recomputation", "balance", "balancing", "z"}
+# Of those, the words no shape-bearing key ever carries.
+_TRAINING_ALWAYS = {"dropout", "pdrop", "loss", "aux", "coef", "coeff", "jitter", "initializer"}
+# What a special token marks, in the names of id keys that do not say "token" (bos_id, image_index, ...).
+_SPECIAL_TOKENS = {"bos", "eos", "pad", "unk", "sep", "cls", "mask", "image", "video", "audio", "vision", "boi", "eoi",
+                   "boa", "eoa", "start", "end", "placeholder", "media", "box", "ref", "coord", "none", "decoder"}
+_NORM_WORDS = {"norm", "layernorm", "rmsnorm", "ln"}
+# Spellings one architecture gives a field another reads under its usual name (alias -> the usual name).
+ALIASES = {"sliding_window_size": "sliding_window", "num_kv_heads": "num_key_value_heads",
+           "n_head_kv": "num_key_value_heads", "n_embd": "hidden_size", "n_embed": "hidden_size",
+           "n_layer": "num_hidden_layers", "n_layers": "num_hidden_layers", "n_head": "num_attention_heads",
+           "n_heads": "num_attention_heads", "ffn_hidden_size": "intermediate_size", "n_inner": "intermediate_size",
+           "num_layers": "num_hidden_layers", "d_model": "hidden_size", "attention_window_size": "sliding_window"}
+
+
+def harmless_kind(key: str, value: Any, doc: dict[str, Any] | None = None) -> str | None:
+    """The kind of key that cannot change bytes per token, or None when the key may.
+
+    Decided by what a key is, not by a list of keys seen so far: a generation
+    setting (anything a GenerationConfig holds), a tokenizer or special-token
+    id, a training-only knob, a flag switching a norm on (norms are tensors:
+    priced from the checkpoint or counted as norms), or another spelling of a
+    field that was read, with the same value."""
+    w = words(key)
+    if key in GENERATION_SETTINGS:
+        return "a generation setting"
+    shapes = w & {"layer", "layers", "head", "heads", "expert", "experts", "dim", "hidden", "intermediate", "vocab",
+                  "block", "blocks"}
+    if not shapes and ("token" in w or (key.endswith(("_id", "_ids", "_index")) and w & _SPECIAL_TOKENS)):
+        return "a tokenizer or special-token id"   # never a per-layer list such as 'swa_layer_ids'
+    if w & _TRAINING_ALWAYS or (w & _TRAINING_WORDS and not (w & _STRONG_WORDS)):
+        return "a training-only knob"   # a loss's weight stays a loss's weight, per layer or not
+    if (key.startswith("use_") or isinstance(value, bool)) and w & _NORM_WORDS:
+        return "a flag on norm tensors"
+    if {"time", "step"} <= w:
+        return "a Mamba step-size setting (one step size per head, inside the scan)"
+    usual = ALIASES.get(key)
+    if usual and doc is not None and dict.get(doc, usual) == value:   # absent: the alias is read in its place
+        return f"another spelling of '{usual}'"
+    return None
+
+
+# Words of what a checkpoint's tensors cannot say: the KV cache's layout (heads, windows, compression,
+# which layers keep a cache) and the routing (how many experts a token reads).
+_TENSORS_CANNOT_SAY = {"kv", "window", "windows", "swa", "chunk", "chunked", "latent", "compress", "compressed",
+                       "compression", "indexer", "index", "sparse", "topk", "top", "k", "tok", "cla", "share",
+                       "sharing", "shared", "global", "local", "attention", "attn", "cache", "sink", "sinks",
+                       "ratio", "ratios", "stride", "pattern", "types", "type", "per", "active"}
+
+
+def tensors_cannot_say(key: str) -> bool:
+    """True for a key of a kind a checkpoint's tensors cannot settle (KV layout, routing)."""
+    return bool(words(key) & _TENSORS_CANNOT_SAY)
+
+
 def words(key: str) -> set[str]:
     """The words of a key: snake_case and camelCase split, digits dropped."""
     spaced = re.sub(r"([a-z])([A-Z])", r"\1_\2", key)
@@ -87,7 +164,7 @@ def _empty(value: Any) -> bool:
 
 def judge(key: str, value: Any) -> str:
     """"irrelevant", "structural" or "other" for a key the model did not read."""
-    if key in IRRELEVANT or key.startswith("_") or _empty(value):
+    if key in IRRELEVANT or key.startswith("_") or _empty(value) or harmless_kind(key, value) is not None:
         return "irrelevant"   # a leading underscore marks a runtime attribute saved by accident
     w = words(key)
     if w & _MTP_WORDS:
@@ -166,7 +243,7 @@ def unaccounted(doc: TrackedConfig, assume_ignored: tuple[str, ...] = (), prefix
     for key, value in dict.items(doc):
         if key in doc.read or prefix + key in assume_ignored or key in assume_ignored:
             continue
-        verdict = judge(key, value)
+        verdict = "irrelevant" if harmless_kind(key, value, doc) else judge(key, value)
         if verdict == "structural":
             structural.append(prefix + key)
         elif verdict == "other":

@@ -24,6 +24,8 @@ class Inputs:
     assumptions: dict[str, Any] = field(default_factory=dict)
     profile: str | None = None   # the profile these came from, to name it in "how to set this" hints
     assume_ignored: tuple[str, ...] = ()   # config keys the operator accepts as irrelevant (`--assume-ignored`)
+    witnessed: bool = False   # the checkpoint's headers are in hand: its tensors settle the weight shapes
+    serve_dtype: str | None = None   # the launch's --dtype (None: auto): the dtype the weights are read in
 
     def with_changes(self, **changes: Any) -> "Inputs":
         return replace(self, **changes)
@@ -42,7 +44,7 @@ def how_to_set(inputs: Inputs) -> str:
     return f"gpudeck profiles set {name} model.config=PATH/config.json gpu.name='GPU NAME' gpu.count=N"
 
 
-_FACTS_CACHE: dict[tuple[str, float, tuple[str, ...]], Any] = {}
+_FACTS_CACHE: dict[tuple[str, float, tuple[str, ...], bool, str | None], Any] = {}
 
 
 def model_facts(inputs: Inputs):
@@ -58,9 +60,10 @@ def model_facts(inputs: Inputs):
     path = Path(inputs.config).expanduser()
     if not path.is_file():
         path = resolve_model(inputs.config)
-    key = (str(path), path.stat().st_mtime, tuple(inputs.assume_ignored))
+    key = (str(path), path.stat().st_mtime, tuple(inputs.assume_ignored), inputs.witnessed, inputs.serve_dtype)
     if key not in _FACTS_CACHE:
-        _FACTS_CACHE[key] = load_model(path, assume_ignored=tuple(inputs.assume_ignored))
+        _FACTS_CACHE[key] = load_model(path, assume_ignored=tuple(inputs.assume_ignored), witnessed=inputs.witnessed,
+                                       serve_dtype=inputs.serve_dtype)
     facts = _FACTS_CACHE[key]
     return copy_with(facts, warnings=list(facts.warnings))
 
@@ -72,6 +75,14 @@ def compute_inputs(inputs: Inputs, batches=None, checkpoint=None, facts=None):
     from . import compute, load_quant_file, scheme_from_name
     from .result import DEFAULT_BATCHES
 
+    gguf = getattr(checkpoint, "gguf", None)
+    if facts is None and gguf is not None and not inputs.config:   # llama.cpp's .gguf: its header is the config
+        from .gguf_model import facts_from_header
+
+        facts = facts_from_header(gguf, gguf.source.rsplit("/", 1)[-1].removesuffix(".gguf"), inputs.assume_ignored)
+        inputs = inputs.with_changes(config=gguf.source)
+    if checkpoint is not None and not inputs.witnessed:   # its tensors settle the weight shapes the config leaves open
+        inputs = inputs.with_changes(witnessed=True)
     if not inputs.config:
         raise RooflineError(f"no model config for this profile: set it with `{how_to_set(inputs)}`")
     if not inputs.gpu:
@@ -90,8 +101,11 @@ def compute_inputs(inputs: Inputs, batches=None, checkpoint=None, facts=None):
 
 
 def _quant_beside(inputs: Inputs) -> Path | None:
+    from .gguf_header import is_gguf
     from .model_lookup import quant_file_beside, resolve_model
 
+    if is_gguf(inputs.config or ""):   # a GGUF carries its quantisation in its tensor types
+        return None
     path = Path(inputs.config).expanduser()
     return quant_file_beside(path if path.is_file() else resolve_model(inputs.config))
 

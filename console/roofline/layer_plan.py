@@ -49,6 +49,8 @@ def describe_arch(doc: dict[str, Any]) -> str:
 
 def _window(doc: dict[str, Any]) -> int | None:
     window = doc.get("sliding_window")
+    if window is None and doc.get("sliding_window_size") is not None:   # the older spelling (Gemma-2's first configs)
+        window = doc.get("sliding_window_size")
     return int(window) if isinstance(window, (int, float)) and not isinstance(window, bool) and window > 0 else None
 
 

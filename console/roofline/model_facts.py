@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from .components import Component
-from .config_keys import TrackedConfig, count, refuse_unaccounted, unaccounted, words
+from .config_keys import ALIASES, TrackedConfig, count, tensors_cannot_say, refuse_unaccounted, unaccounted, words
 from .errors import RooflineError
 from .layer_plan import describe_arch, plan_layers
 from .recurrent import gated_deltanet, mamba2
+from .serving_dtype import served_dtype
+from .towers import tower_params
 from .unsupported import refuse_unsupported
 
 _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2}
@@ -65,7 +67,10 @@ class ModelFacts:
     mtp_layers_excluded: int = 0
     tied_embeddings: bool = False
     tied_source: str = "config"            # "config", or the architecture default used when it is silent
-    weight_dtype_bytes: int = 2
+    weight_dtype_bytes: int = 2               # as served (serving_dtype), not as stored
+    checkpoint_dtype: str = "bfloat16"       # torch_dtype as the config names it
+    serving_dtype: str = "bfloat16"          # what the server loads the weights as (serving_dtype.py)
+    serving_dtype_source: str = "config"     # why: "config", "--dtype auto (float32 checkpoint)", "--dtype X"
     quantization_config: dict[str, Any] | None = None  # as found in config.json
     source: str | None = None
     checkpoint: dict[str, Any] | None = None  # facts from a safetensors index, if any
@@ -74,6 +79,18 @@ class ModelFacts:
     assumptions: list[str] = field(default_factory=list)  # keys accepted knowingly, parts left out
     state_dtype_bytes: float | None = None   # recurrent (Mamba / DeltaNet) state dtype, when the config names it
     headers: Any = None                      # shard_headers.CheckpointHeaders of the checkpoint beside the config
+    gguf: bool = False                       # read from a GGUF header: the tensors are the only word on dtypes
+    tower_params: dict[str, int | None] = field(default_factory=dict)   # other towers (towers.py); None: unknown
+    mtp_params: int = 0                      # the MTP layers the checkpoint holds and plain decode leaves out
+
+    def checkpoint_params(self, mtp: bool = True, towers: bool = True) -> int | None:
+        """Every parameter the checkpoint holds by the config model: the language model, its MTP layers and
+        its other towers (each left out when the index shows the checkpoint has none); None when a tower's
+        size is unknown."""
+        if towers and any(v is None for v in self.tower_params.values()):
+            return None
+        return (self.total_params + (self.mtp_params if mtp else 0)
+                + (sum(v or 0 for v in self.tower_params.values()) if towers else 0))
 
     # -- parameter counts -------------------------------------------------
     def _sum(self, roles_out: tuple[str, ...] = (), experts_active: bool = False) -> int:
@@ -146,7 +163,19 @@ class _Config:
         self.where = where
         self.arch = arch
 
+    def _alias(self, key: str) -> None:
+        """An absent field read under another architecture's spelling (config_keys.ALIASES), said in the warnings."""
+        if dict.get(self.doc, key) is not None:
+            return
+        for alias, usual in ALIASES.items():
+            if usual == key and dict.get(self.doc, alias) is not None:
+                self.doc.mark(alias)
+                dict.__setitem__(self.doc, key, dict.get(self.doc, alias))
+                self.doc.warnings.append(f"'{key}' read from '{alias}' (another spelling of the same field)")
+                return
+
     def need(self, key: str, why: str) -> Any:
+        self._alias(key)
         value = self.doc.get(key)
         if value is None:
             arch = f" ({self.arch})" if self.arch else ""
@@ -163,6 +192,7 @@ class _Config:
 
     def int(self, key: str, default: int = 0) -> int:
         """A whole number; a uniform per-layer list counts as its value, any other list is refused by name."""
+        self._alias(key)
         return count(self.doc, key, default, self.where)
 
     def first(self, keys: tuple[str, ...], default: Any = None) -> Any:
@@ -180,9 +210,20 @@ class _Config:
         return default
 
 
-def load_model(path: str | Path, name: str | None = None, assume_ignored: tuple[str, ...] = ()) -> ModelFacts:
-    """Read a config.json (and a safetensors index beside it, if any)."""
+def load_model(path: str | Path, name: str | None = None, assume_ignored: tuple[str, ...] = (),
+               witnessed: bool = False, serve_dtype: str | None = None) -> ModelFacts:
+    """Read a config.json (and a safetensors index beside it, if any).
+
+    `witnessed`: the caller holds the checkpoint's headers (`--checkpoint`, the launch script's model
+    path), so keys of weight shapes are settled by its tensors (facts_from_config). `serve_dtype`: the
+    launch's `--dtype` (None: auto), which decides the bytes a step reads (serving_dtype.py)."""
     path = Path(path)
+    from .gguf_header import is_gguf
+
+    if is_gguf(path):   # llama.cpp's single file: its header is the config and the witness at once
+        from .gguf_model import load_gguf_model
+
+        return load_gguf_model(path, name, tuple(assume_ignored))
     try:
         doc = json.loads(path.read_text())
     except FileNotFoundError:
@@ -193,30 +234,62 @@ def load_model(path: str | Path, name: str | None = None, assume_ignored: tuple[
         raise RooflineError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
     if not isinstance(doc, dict):
         raise RooflineError(f"{path}: expected a JSON object")
-    try:
-        facts = facts_from_config(doc, name=name or _name_from_path(path), where=str(path),
-                                  assume_ignored=tuple(assume_ignored))
-    except RooflineError:
-        raise
-    except (TypeError, ValueError, OverflowError) as exc:  # a field of the wrong kind (a list where a count belongs)
-        raise RooflineError(f"{path}: a field has a value of the wrong kind ({exc})") from None
-    facts.source = str(path)
-    from .shard_headers import INDEX, checkpoint_summary, read_local
+    from .shard_headers import INDEX, checkpoint_summary, read_index, read_local
 
-    # the shard headers, read once: the witness of a config.json in its model directory, and the
-    # checkpoint's sizes beside any config that has a checkpoint with it
+    # the shard headers, read once and first: the witness of a config.json in its model directory (its
+    # tensors settle every weight shape), and the checkpoint's sizes beside any config that has one
     headers = problem = None
     if path.name == "config.json" or (path.parent / INDEX).is_file() or (path.parent / "model.safetensors").is_file():
         try:
             headers = read_local(path.parent)
         except (RooflineError, OSError) as exc:
             problem = str(exc)
+    witnessed = witnessed or (path.name == "config.json" and headers is not None and bool(headers.tensors))
+    index_total = None
+    index_names: list[str] = []
+    if path.name == "config.json" and not witnessed:
+        try:
+            index = read_index(path.parent)
+        except RooflineError:
+            index = None
+        meta = index.get("metadata") if isinstance(index, dict) else None
+        index_total = meta.get("total_size") if isinstance(meta, dict) else None
+        witnessed = isinstance(index_total, int) and index_total > 0
+        index_names = list(index["weight_map"]) if witnessed and isinstance(index, dict) else []
+    try:
+        facts = facts_from_config(doc, name=name or _name_from_path(path), where=str(path),
+                                  assume_ignored=tuple(assume_ignored), witnessed=witnessed, serve_dtype=serve_dtype)
+    except RooflineError:
+        raise
+    except (TypeError, ValueError, OverflowError) as exc:  # a field of the wrong kind (a list where a count belongs)
+        raise RooflineError(f"{path}: a field has a value of the wrong kind ({exc})") from None
+    facts.source = str(path)
+    if index_total:
+        _check_index_total(facts, index_total, path, index_names)
     facts.checkpoint = checkpoint_summary(path.parent, facts.num_layers, headers, problem)
     if path.name == "config.json":
         facts.headers = headers
         if problem:
             facts.warnings.append(f"checkpoint beside the config not used: {problem}")
     return facts
+
+
+def _check_index_total(facts: ModelFacts, total: int, path: Path, names: list[str]) -> None:
+    """With only the index (no shards), its total_size settles the weight-shape keys not read only
+    when the config model's bytes agree with it within 2%; otherwise those keys refuse, by name. The
+    index's names say which families it holds: MTP layers and other towers count only when it has them."""
+    from .checkpoint import place
+
+    settled = [a for a in facts.assumptions if "settled by the checkpoint's tensors" in a]
+    classes = {place(n, facts.num_layers)[0] for n in names}
+    params = facts.checkpoint_params(mtp="mtp" in classes, towers="other_towers" in classes)
+    priced = (params or 0) * _DTYPE_BYTES.get(facts.checkpoint_dtype, 2)
+    if settled and (params is None or abs(priced - total) / total > 0.02):
+        error = RooflineError(f"{path}: {settled[0].removesuffix(': weight shapes, settled by the checkpoint' + chr(39) + 's tensors')}"
+                              f" and the index's total_size {total / 1e9:.3g} GB differs from the config model's "
+                              f"{priced / 1e9:.3g} GB by more than 2%: the shards' headers are needed to settle them")
+        error.names_keys = True
+        raise error
 
 
 def _name_from_path(path: Path) -> str:
@@ -238,7 +311,7 @@ _KNOWN_FAMILIES = {
     "olmo2", "olmoe", "phi3", "smollm3", "mimo", "minimax_m2",
 }
 # Feed-forward blocks with two matrices (up, down) instead of gate/up/down.
-_TWO_MATRIX_FFN = ("nemotron_h",)
+_TWO_MATRIX_FFN = ("nemotron_h", "falcon")
 
 
 # Keys of a multimodal wrapper that belong to other towers: decode runs the language model only.
@@ -246,7 +319,8 @@ _OTHER_TOWERS = ("vision_config", "audio_config", "speech_config", "vision_tower
                  "projector_hidden_act", "multimodal_projector_bias", "image_size", "patch_size",
                  "vision_feature_layer", "vision_feature_select_strategy", "spatial_merge_size")
 # Words of a multimodal wrapper's keys that belong to another modality's tower or its placeholders.
-_OTHER_MODALITIES = {"vision", "visual", "video", "image", "media", "audio", "speech", "mm", "patch"}
+_OTHER_MODALITIES = {"vision", "visual", "video", "image", "media", "audio", "speech", "mm", "patch", "view", "tile",
+                     "resolutions", "projector", "vit", "sam"}
 # Recurrent-state dtype fields (the state a Mamba / DeltaNet layer keeps per sequence).
 _STATE_DTYPE_KEYS = ("mamba_ssm_cache_dtype", "mamba_ssm_dtype", "ssm_cache_dtype", "ssm_state_dtype", "linear_state_dtype",
                      "recurrent_state_dtype")
@@ -257,18 +331,21 @@ _TOP_K_KEYS = ("num_experts_per_tok", "experts_per_token", "moe_topk", "moe_k", 
 
 
 def facts_from_config(doc: dict[str, Any], name: str = "model", where: str = "config.json",
-                      assume_ignored: tuple[str, ...] = ()) -> ModelFacts:
+                      assume_ignored: tuple[str, ...] = (), witnessed: bool = False,
+                      serve_dtype: str | None = None) -> ModelFacts:
     """Build the component list of one model from its parsed config.
 
     Every key is accounted for: the ones the model reads, the ones known to
     be irrelevant, and any other structural-looking key refuses the result by
-    name unless it is in `assume_ignored`. When the build stops on its own
+    name unless it is in `assume_ignored`. `witnessed`: a checkpoint is there whose tensors settle every
+    weight shape, so such a key blocks only if it is of a kind the tensors cannot say (the KV layout,
+    the experts a token reads: config_keys.tensors_cannot_say). When the build stops on its own
     error first (a missing field, a layout it cannot read), the refusal also
     names the structural keys nobody had read: they are usually the reason.
     """
     seen: list[TrackedConfig] = []
     try:
-        return _facts_from_config(doc, name, where, tuple(assume_ignored), seen)
+        return _facts_from_config(doc, name, where, tuple(assume_ignored), seen, witnessed, serve_dtype)
     except RooflineError as exc:
         if seen and not getattr(exc, "names_keys", False):
             structural, _ = unaccounted(seen[-1], tuple(assume_ignored))
@@ -279,11 +356,16 @@ def facts_from_config(doc: dict[str, Any], name: str = "model", where: str = "co
 
 
 def _facts_from_config(doc: dict[str, Any], name: str, where: str, assume_ignored: tuple[str, ...],
-                       seen: list[TrackedConfig]) -> ModelFacts:
+                       seen: list[TrackedConfig], witnessed: bool = False,
+                       serve_dtype: str | None = None) -> ModelFacts:
     arch = describe_arch(doc)
     outer: TrackedConfig | None = None
     warnings: list[str] = []
     assumptions: list[str] = []
+    whole = doc
+    if "hidden_size" not in doc and isinstance(doc.get("language_config"), dict) and "text_config" not in doc:
+        doc = {**doc, "text_config": doc["language_config"]}   # DeepSeek-VL's spelling of the language model's config
+        doc.pop("language_config")
     if "hidden_size" not in doc and isinstance(doc.get("text_config"), dict):
         outer = TrackedConfig(doc, where, arch)
         outer.mark("text_config", "quantization_config", "tie_word_embeddings", "torch_dtype", "dtype", "architectures")
@@ -301,6 +383,13 @@ def _facts_from_config(doc: dict[str, Any], name: str, where: str, assume_ignore
     refuse_unsupported(doc, where, arch)
     tracked = TrackedConfig(doc, where, arch)
     seen.append(tracked)
+    # a multimodal model whose language fields sit at the top: its tower keys belong to the other towers,
+    # and a nested copy of the language model's fields (DeepSeek-VL's language_config) repeats them
+    tracked.mark(*[k for k in doc if k in _OTHER_TOWERS or words(k) & _OTHER_MODALITIES])
+    if outer is None and isinstance(doc.get("language_config"), dict):
+        tracked.mark("language_config")
+    if dict.get(doc, "lm_head") is True:   # DeepSeek-VL's flag that the output head exists: it is priced anyway
+        tracked.mark("lm_head")
     if not doc.get("use_cla"):
         tracked.mark("use_cla", "cla_share_factor")   # sharing switched off: the factor changes nothing
     cfg = _Config(tracked, where, arch)
@@ -326,6 +415,9 @@ def _facts_from_config(doc: dict[str, Any], name: str, where: str, assume_ignore
     if dtype_name not in _DTYPE_BYTES:
         raise RooflineError(f"{where}: weight dtype {dtype_name!r} ('torch_dtype') is not modelled "
                             f"(known: {', '.join(sorted(_DTYPE_BYTES))})")
+    serving, serving_source = served_dtype(dtype_name, serve_dtype)
+    if serving != dtype_name:
+        assumptions.append(f"weights stored as {dtype_name}, priced as {serving} ({serving_source})")
     comps: list[Component] = [Component("model.embed_tokens", "embedding", vocab * hidden, linear=False)]
 
     num_experts = cfg.first_int(_EXPERT_COUNT_KEYS, 0)
@@ -355,11 +447,13 @@ def _facts_from_config(doc: dict[str, Any], name: str, where: str, assume_ignore
             comps.extend(_moe_block(cfg, prefix, i, hidden, num_experts, model_type))
         elif layer.ffn == "dense":
             inter = cfg.int("intermediate_size_mlp", 0) if model_type.startswith("llama4") else 0
+            if model_type == "falcon" and cfg.first_int(("intermediate_size", "ffn_hidden_size"), 0) == 0:
+                inter = int(cfg.doc.defaulted("ffn_hidden_size", 4 * hidden, "Falcon's feed-forward is 4 x hidden"))
             inter = inter or cfg.need("intermediate_size", "the dense feed-forward layers")
             names = ("up_proj", "down_proj") if model_type in _TWO_MATRIX_FFN else ("gate_proj", "up_proj", "down_proj")
             for proj in names:   # one component per matrix, so quant ignore patterns naming one of them match
                 comps.append(Component(f"{prefix}.mlp.{proj}", "mlp", hidden * inter, layer=i))
-            if cfg.get("mlp_bias"):
+            if cfg.get("mlp_bias") or (model_type == "falcon" and cfg.get("bias")):
                 comps.append(Component(f"{prefix}.mlp.bias", "small", 2 * inter + hidden, linear=False, layer=i))
     comps.append(Component("model.norm", "small", hidden, linear=False, replicated_in_tp=True))
     comps.append(Component("lm_head", "head", vocab * hidden))
@@ -376,12 +470,20 @@ def _facts_from_config(doc: dict[str, Any], name: str, where: str, assume_ignore
     mtp = cfg.first_int(("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules",
                          "mtp_transformer_layers"), 0)
     tracked.mark("use_mtp")   # whether MTP layers exist: they are left out either way
+    if model_type == "falcon":   # layouts of the same tensors: parallel blocks, ALiBi, the 40B/180B layout flag
+        tracked.mark("parallel_attn", "alibi", "new_decoder_architecture", "multi_query", "bias", "num_ln_in_parallel_attn")
     # the accounting: every key read, known irrelevant, accepted, or refused by name
     structural, other = unaccounted(tracked, assume_ignored)
     if outer is not None:
         s_out, o_out = unaccounted(outer, assume_ignored)
         structural += s_out
         other += o_out
+    if witnessed:
+        settled = [k for k in structural if not tensors_cannot_say(k)]
+        structural = [k for k in structural if tensors_cannot_say(k)]
+        if settled:
+            assumptions.append(f"config key(s) {', '.join(settled)} not read: weight shapes, settled by the "
+                               "checkpoint's tensors")
     refuse_unaccounted(structural, where, arch)
     present = set(doc) | (set(outer) if outer is not None else set())
     for key in assume_ignored:
@@ -394,7 +496,8 @@ def _facts_from_config(doc: dict[str, Any], name: str, where: str, assume_ignore
     if mtp:
         assumptions.append(f"{mtp} multi-token-prediction layer(s) not counted: plain decode does not run them "
                            "(a checkpoint's total includes them)")
-    return ModelFacts(
+    towers = tower_params(whole, hidden)
+    facts = ModelFacts(
         name=name,
         model_type=model_type,
         hidden_size=hidden,
@@ -409,12 +512,20 @@ def _facts_from_config(doc: dict[str, Any], name: str, where: str, assume_ignore
         mtp_layers_excluded=mtp,
         tied_embeddings=tied,
         tied_source=tied_source,
-        weight_dtype_bytes=_DTYPE_BYTES[dtype_name],
+        weight_dtype_bytes=_DTYPE_BYTES[serving],
+        checkpoint_dtype=dtype_name,
+        serving_dtype=serving,
+        serving_dtype_source=serving_source,
         quantization_config=doc.get("quantization_config") if isinstance(doc.get("quantization_config"), dict) else None,
         warnings=list(dict.fromkeys(warnings + tracked.warnings)),
         assumptions=assumptions,
         state_dtype_bytes=state_bytes,
+        tower_params=towers,
     )
+    if mtp:   # the MTP layers as the checkpoint holds them: one decoder layer each, with its input projection
+        last = [c for c in comps if c.layer == layers - 1]
+        facts.mtp_params = mtp * (sum(c.total_params for c in last) + 2 * hidden * hidden + 3 * hidden)
+    return facts
 
 
 def _state_dtype(cfg: _Config, state_elems: int, where: str) -> float | None:
@@ -487,6 +598,13 @@ def _attention_shape(cfg: _Config, hidden: int, heads: int, layers: int, mla: bo
         why = f"the {cfg.get('model_type')} default" if default else "hidden_size / num_attention_heads"
         if default:
             cfg.doc.warnings.append(f"'head_dim' absent: {head_dim} assumed ({why})")
+    cfg._alias("num_key_value_heads")
+    if cfg.get("model_type") == "falcon" and cfg.get("num_key_value_heads") is None:
+        # Falcon: one shared KV head under 'multi_query' (7B), else one per query head (its config class)
+        multi = bool(cfg.get("multi_query")) and not cfg.get("new_decoder_architecture")
+        dict.__setitem__(cfg.doc, "num_key_value_heads", 1 if multi else heads)
+        cfg.doc.warnings.append(f"'num_kv_heads' absent: {1 if multi else heads} assumed (Falcon's default"
+                                f"{' with multi_query' if multi else ''})")
     if cfg.get("num_key_value_heads") is None:
         kv_heads = heads
         cfg.doc.warnings.append(f"'num_key_value_heads' absent: {heads} assumed (one KV head per query head)")

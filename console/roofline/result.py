@@ -79,13 +79,17 @@ class Roofline:
             "weights_from": self.weights_from() + (f" ({s.witness.source})" if s.witness is not None else ""),
             "gpu": f"{s.count} x {g.name} ({g.bandwidth_gbs / 1000:.2f} TB/s, {g.memory_gb:g} GB each; {g.interconnect})",
             "gpu_bandwidth_from": g.figures_from.get("bandwidth_gbs", g.source),
+            "realistic_bandwidth": _realistic_bandwidth(g),
+            "realistic_tflops": _realistic_tflops(g),
             "parallel": f"TP{s.tp}" + (f" EP{s.ep}" if s.ep > 1 else "") + (f" x DP{s.dp}" if s.dp > 1 else ""),
             "context_tokens": s.context,
-            "weights_quant": s.scheme.describe if s.scheme else f"{f.weight_dtype_bytes} B/param (checkpoint dtype, unquantised)",
-            "weights_quant_source": s.scheme.source if s.scheme else "config.json dtype",
+            "weights_quant": s.scheme.describe if s.scheme else "the GGUF's tensors in their own ggml types" if f.gguf else (
+                f"{f.weight_dtype_bytes} B/param ({f.serving_dtype} as served, unquantised; "
+                f"checkpoint {f.checkpoint_dtype}; {f.serving_dtype_source})"),
+            "weights_quant_source": s.scheme.source if s.scheme else "GGUF header" if f.gguf else "config.json dtype",
             "kv_cache_dtype": s.kv_dtype,
             "kv_cache_source": "--kv-dtype" if s.kv_dtype and s.scheme and s.kv_dtype != s.scheme.kv_dtype else (
-                s.scheme.source if s.scheme and s.scheme.kv_dtype else "model dtype"),
+                s.scheme.source if s.scheme and s.scheme.kv_dtype else f"model dtype ({f.serving_dtype})"),
             "ideal_weights_gb_per_token": round(weights_1 / 1e9, 3),
             "embedding_table_gb": round(t.embedding_bytes / 1e9, 3),
             "input_embedding_read": ("the whole table every step (embedding_table_read true)" if knobs["embedding_table_read"]
@@ -117,6 +121,9 @@ class Roofline:
         if f.attention.index_topk:
             out["sparse_attention"] = (f"indexer reads every token's key; attention reads at most "
                                        f"{f.attention.index_topk} tokens")
+        towers = _other_towers(s)
+        if towers:
+            out["other_towers"] = towers
         if f.checkpoint:
             out["checkpoint"] = f.checkpoint
         out.update({k: v for k, v in knobs.items()})
@@ -176,3 +183,35 @@ class Roofline:
             doc["mbu_pct"] = measured.mbu_pct
             doc["mfu_pct"] = measured.mfu_pct
         return doc
+
+
+def _realistic_bandwidth(g) -> str:
+    bw, source = g.realistic_bandwidth_gbs()
+    return f"{bw:,.0f} GB/s ({bw / g.bandwidth_gbs:.0%} of the {g.bandwidth_gbs:,.0f} datasheet): {source}"
+
+
+def _realistic_tflops(g) -> str:
+    bf16 = g.realistic_tflops("bf16")
+    peak = g.peak_tflops("bf16")[0]
+    if g.achievable_tflops:
+        return f"bf16 {bf16:,.0f} TFLOP/s ({bf16 / peak:.0%} of {peak:,.0f} dense), as measured; other dtypes scaled alike"
+    return f"bf16 {peak:,.0f} TFLOP/s: the datasheet (no measurement kept for this chip)"
+
+
+def _other_towers(s) -> str | None:
+    """The vision/audio towers (and MTP layers) the checkpoint holds beside the language model decode reads:
+    from the shard headers when they are there, else estimated from the tower's own config; not per token."""
+    w, f = s.witness, s.facts
+    per_image = "read once per image or clip, not per token"
+    if w is not None and w.left_out.get("other_towers"):
+        return f"{w.left_out['other_towers'] / 1e9:.2f} GB from the checkpoint's headers ({per_image})"
+    if not f.tower_params:
+        return None
+    parts = []
+    for key, params in f.tower_params.items():
+        if params is None:
+            parts.append(f"{key}: size unknown (its config names the tower without its shape)")
+        else:
+            parts.append(f"{key}: {params / 1e9:.2f}B params, about {params * f.weight_dtype_bytes / 1e9:.2f} GB "
+                         "(estimated from its config)")
+    return "; ".join(parts) + f" ({per_image})"

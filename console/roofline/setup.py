@@ -95,7 +95,8 @@ class Setup:
               assumptions: dict[str, Any] | None = None, checkpoint: CheckpointHeaders | None = None) -> "Setup":
         count, tp, ep, context = _check_layout(count, tp, ep, context)
         scheme = _scheme(facts, quant)
-        kv = kv_dtype_name(kv_dtype) if kv_dtype else (scheme.kv_dtype if scheme and scheme.kv_dtype else "bf16")
+        kv = kv_dtype_name(kv_dtype) if kv_dtype else (scheme.kv_dtype if scheme and scheme.kv_dtype
+                                                       else model_kv_dtype(facts))
         knobs = dict(DEFAULT_KNOBS)
         for key, value in (assumptions or {}).items():
             if key not in knobs:
@@ -115,11 +116,19 @@ class Setup:
         headers = checkpoint if checkpoint is not None else facts.headers
         witness = None
         if headers is not None and headers.tensors:
-            witness = witness_from_headers(headers, facts.num_layers)
-            witness.disagreements = compare(witness, totals.stored_bytes_all, totals.class_width, totals.class_bytes)
+            witness = witness_from_headers(headers, facts.num_layers,
+                                           facts.checkpoint_dtype == "float32" and facts.weight_dtype_bytes == 2)
+            # a GGUF's metadata names no dtype: its tensors' ggml types are the only word, nothing to disagree with
+            witness.disagreements = [] if facts.gguf else compare(witness, totals.stored_bytes_all, totals.class_width,
+                                                                  totals.class_bytes)
             _use_checkpoint(totals, witness, facts, bool(knobs["embedding_table_read"]))
         return cls(facts, gpu, count, tp, ep, scheme, kv, context, knobs, totals, _quant_warnings(facts, scheme),
                    witness)
+
+
+def model_kv_dtype(facts: ModelFacts) -> str:
+    """The KV cache's dtype when nothing names one: the dtype the weights are served in (fp16 stays fp16)."""
+    return "fp16" if facts.serving_dtype == "float16" else "bf16"
 
 
 def _quant_warnings(facts: ModelFacts, scheme: QuantScheme | None) -> list[str]:

@@ -46,6 +46,7 @@ class CheckpointHeaders:
     tensors: list[Tensor] = field(default_factory=list)
     shards: int = 0
     index_total_size: int | None = None   # metadata.total_size of the index, when there is one
+    gguf: Any = None                      # gguf_header.GGUFHeader when the checkpoint is one GGUF file
 
     @property
     def total_bytes(self) -> int:

@@ -2,9 +2,10 @@
 
 Ideal: the whole step's bytes spread perfectly over the summed bandwidth of
 every GPU, no communication (the number a hand calculation gives).
-Realistic: the busiest GPU of one TP group, with what TP replicates,
-max(memory, compute) plus TP allreduces / EP all-to-alls and a fixed step
-overhead.
+Realistic: the busiest GPU of one TP group, with what TP replicates, at the
+bandwidth and GEMM rate the chip reaches as measured (the catalogue's
+`achievable` figures; the datasheet where none is kept), max(memory,
+compute) plus TP allreduces / EP all-to-alls and a fixed step overhead.
 """
 from __future__ import annotations
 
@@ -154,8 +155,10 @@ def step_costs(setup: Setup, batch: int) -> StepCosts:
     gpu_w = t.fixed_bytes_gpu + sum(b * touched_rep for b in t.expert_layers) / setup.tp + b_rep * t.embedding_row_bytes
     kv_seq_gpu, att_flops_gpu = kv_per_sequence(setup, per_gpu=True)
     gpu_kv = b_rep * kv_seq_gpu
-    t_mem = (gpu_w + gpu_kv) / (bw * float(knobs["mem_efficiency"]))
-    t_compute = _compute_time(b_rep, t.flops_per_token_gpu, att_flops_gpu, gpu, 1, float(knobs["compute_efficiency"]))
+    real_bw = gpu.realistic_bandwidth_gbs()[0] * 1e9    # the chip as measured, where a measurement is kept
+    t_mem = (gpu_w + gpu_kv) / (real_bw * float(knobs["mem_efficiency"]))
+    t_compute = _compute_time(b_rep, t.flops_per_token_gpu, att_flops_gpu, gpu, 1, float(knobs["compute_efficiency"]),
+                              realistic=True)
     t_ar, t_a2a = _communication(setup, b_rep)
     return StepCosts(
         batch=batch,
@@ -168,12 +171,16 @@ def step_costs(setup: Setup, batch: int) -> StepCosts:
     )
 
 
-def _compute_time(batch: float, flops_by_dtype: dict[str, float], att_flops: float, gpu, n: int, eff: float) -> float:
+def _compute_time(batch: float, flops_by_dtype: dict[str, float], att_flops: float, gpu, n: int, eff: float,
+                  realistic: bool = False) -> float:
+    """Seconds of tensor-core work: at the datasheet's dense peak (ideal) or the chip's measured rate (realistic)."""
+    def rate(dtype: str) -> float:
+        return gpu.realistic_tflops(dtype) if realistic else gpu.peak_tflops(dtype)[0]
+
     seconds = 0.0
     for dtype, flops in flops_by_dtype.items():
-        peak, _ = gpu.peak_tflops(dtype)
-        seconds += batch * flops / (n * peak * 1e12 * eff)
-    peak_bf16, _ = gpu.peak_tflops("bf16")
+        seconds += batch * flops / (n * rate(dtype) * 1e12 * eff)
+    peak_bf16 = rate("bf16")
     seconds += batch * att_flops / (n * peak_bf16 * 1e12 * eff)
     return seconds
 

@@ -12,6 +12,13 @@ from .errors import RooflineError
 
 _SSM_ONLY = {"mamba", "mamba2", "falcon_mamba", "jamba", "zamba", "zamba2", "bamba", "falcon_h1",
              "granitemoehybrid", "rwkv", "rwkv5", "rwkv6", "rwkv7", "recurrent_gemma", "lfm2", "xlstm"}
+# The layer each of those families has in place of (some of) its attention, by name.
+_MECHANISMS = {"lfm2": "short-convolution (LIV) layers", "rwkv": "RWKV time-mixing layers",
+               "rwkv5": "RWKV time-mixing layers", "rwkv6": "RWKV time-mixing layers", "rwkv7": "RWKV time-mixing layers",
+               "recurrent_gemma": "RG-LRU recurrent layers", "xlstm": "xLSTM recurrent layers",
+               "falcon_h1": "Mamba-2 layers beside attention", "jamba": "Mamba layers beside attention",
+               "zamba": "Mamba layers with a shared attention block", "zamba2": "Mamba-2 layers with shared attention blocks",
+               "bamba": "Mamba-2 layers beside attention", "granitemoehybrid": "Mamba-2 layers beside attention"}
 _GEMMA4_FEATURES = ("num_global_key_value_heads", "global_head_dim", "attention_k_eq_v", "num_kv_shared_layers",
                     "hidden_size_per_layer_input", "enable_moe_block", "top_k_experts")
 
@@ -32,8 +39,9 @@ def refuse_unsupported(doc: dict[str, Any], where: str, arch: str) -> None:
             "(MoE routing named 'top_k_experts', separate global-attention heads, shared KV layers)")
     if model_type in _SSM_ONLY or (doc.get("hybrid_override_pattern") is None and model_type != "nemotron_h"
                                    and any(doc.get(k) for k in ("ssm_state_size", "mamba_d_state", "mamba_expand"))):
-        raise RooflineError(f"{where}: {arch} (model_type {model_type or '?'}): Mamba/SSM or recurrent layers "
-                            "are not modelled outside Nemotron-H's 'hybrid_override_pattern'")
+        mechanism = _MECHANISMS.get(model_type, "Mamba/SSM layers")
+        raise RooflineError(f"{where}: {arch} (model_type {model_type or '?'}): {mechanism} (recurrent state "
+                            "instead of a KV cache) are not modelled outside Nemotron-H's 'hybrid_override_pattern'")
     if doc.get("use_cla") or doc.get("cross_layer_attention"):
         factor = doc.get("cla_share_factor")
         raise RooflineError(f"{where}: {arch}: cross-layer KV sharing ('use_cla'"
