@@ -108,8 +108,7 @@ class CampaignPane(Pane):
             text.append(f"  {seen.driver_text()}", style="green")
         elif seen.driver_text():
             text.append(f"  · {seen.driver_text()}", style="yellow" if seen.driver == owner.GONE else "dim")
-        text.append(f"  · {seen.progress.text()} ({owner.repeats_of(state)} repeats) · "
-                    f"elapsed {duration(seen.elapsed_s)}")
+        text.append(f"  · {seen.progress.text()} · elapsed {duration(seen.elapsed_s)}")
         if seen.left_text():
             text.append(f" · {seen.left_text()}")
         if seen.current:

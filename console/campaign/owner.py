@@ -139,6 +139,7 @@ class Progress:
     runs_done: int       # visits that ended: each repeat, and the attempt that ended a cell without one
     runs_left: int       # visits still owed by the cells not yet ended
     runs_asked: int      # cells x repeats, as the campaign file asked
+    repeats: int
 
     @property
     def runs_planned(self) -> int:
@@ -149,16 +150,17 @@ class Progress:
         return self.runs_done / self.runs_planned if self.runs_planned else None
 
     def text(self) -> str:
-        """`3/5 cells · 7/13 runs (15 asked; 2 not run: a crash, pruning or an SLO met)`."""
-        runs = f"{self.cells_done}/{self.cells} cells · {self.runs_done}/{self.runs_planned} runs"
+        """`3/5 cells · 7/13 runs (3 repeats; 2 of 15 dropped)`: a crashed, pruned or skipped config
+        owes no more runs, so the runs planned can be fewer than asked."""
         dropped = self.runs_asked - self.runs_planned
-        if dropped > 0:
-            runs += f" ({self.runs_asked} asked; {dropped} not run: a crash, pruning or an SLO met)"
-        return runs
+        return (f"{self.cells_done}/{self.cells} cells · {self.runs_done}/{self.runs_planned} runs "
+                f"({self.repeats} repeat{'s' if self.repeats != 1 else ''}"
+                + (f"; {dropped} of {self.runs_asked} dropped)" if dropped > 0 else ")"))
 
     def to_json(self) -> dict[str, Any]:
         return {"cells_done": self.cells_done, "cells": self.cells, "runs_done": self.runs_done,
-                "runs_left": self.runs_left, "runs_planned": self.runs_planned, "runs_asked": self.runs_asked}
+                "runs_left": self.runs_left, "runs_planned": self.runs_planned, "runs_asked": self.runs_asked,
+                "repeats": self.repeats}
 
 
 @dataclass(frozen=True)
@@ -229,7 +231,7 @@ def progress(state: st.CampaignState) -> Progress:
     repeats = repeats_of(state)
     done = sum(len(c.rounds) + (1 if c.status in ("crashed", "start-failed") else 0) for c in state.cells)
     left = sum(visits_left(c, repeats) for c in state.cells)
-    return Progress(state.finished_cells, len(state.cells), done, left, len(state.cells) * repeats)
+    return Progress(state.finished_cells, len(state.cells), done, left, len(state.cells) * repeats, repeats)
 
 
 def _driver(state: st.CampaignState, alive: bool) -> str:
