@@ -31,7 +31,7 @@ from typing import Any, Callable
 from ..fmt import duration
 from ..store import campaigns as st
 from . import driver
-from .time_left import TimeLeft, estimate, visits_left
+from .time_left import TimeLeft, ended_without_a_round, estimate, visits_left
 
 ENDINGS = ("finished", "stopped", "failed")
 STOPPED_NOTE = "stopped by the operator"
@@ -229,7 +229,7 @@ def repeats_of(state: st.CampaignState) -> int:
 
 def progress(state: st.CampaignState) -> Progress:
     repeats = repeats_of(state)
-    done = sum(len(c.rounds) + (1 if c.status in ("crashed", "start-failed") else 0) for c in state.cells)
+    done = sum(len(c.rounds) + ended_without_a_round(c) for c in state.cells)
     left = sum(visits_left(c, repeats) for c in state.cells)
     return Progress(state.finished_cells, len(state.cells), done, left, len(state.cells) * repeats, repeats)
 

@@ -13,7 +13,8 @@ The work is shared by the campaign's lanes (Slurm jobs or hosts at once).
 The range is a 95% one: the spread of one cell's visits around their mean
 (each visit left varies by that much, and the mean itself is known only
 from the visits taken) and, for a cell not yet visited, the spread between
-the cells' means. Before any visit has ended there is nothing to estimate
+the cells' means. A shared host drifts: the latest visits against their
+cells' means give the pace the visits left are expected to run at. Before any visit has ended there is nothing to estimate
 from: None, shown as unknown, never a guess.
 """
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..fmt import duration
 from ..store.campaigns import FINISHED, IN_PROGRESS, CampaignState, Cell
 
 Z95 = 1.96
+PACE_HALF_LIFE = 3.0    # visits: how quickly the estimate follows a host that became slower or faster
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,14 @@ class _Visit:
     counts: bool          # a whole visit (a repeat); a crashed or failed one only fills the timeline
 
 
+def ended_without_a_round(cell: Cell) -> int:
+    """1 when the cell's last visit ended it without adding a repeat (a crash, a failed start), or
+    when it is a record from before repeats were kept (done, its levels its one run); else 0."""
+    if cell.status in ("crashed", "start-failed"):
+        return 1
+    return 1 if cell.status == "done" and not cell.rounds and cell.levels else 0
+
+
 def _visits(state: CampaignState) -> list[_Visit]:
     """Every visit that has ended: each cell's repeats, and the attempt that ended a cell without one."""
     found = []
@@ -63,9 +73,8 @@ def _visits(state: CampaignState) -> list[_Visit]:
             start, end = rnd.get("started_at"), rnd.get("ended_at")
             if isinstance(start, (int, float)) and isinstance(end, (int, float)) and end >= start:
                 found.append(_Visit(cell.name, float(start), float(end), True))
-        if cell.status in ("crashed", "start-failed") and cell.started_at and cell.ended_at \
-                and cell.ended_at >= cell.started_at:
-            found.append(_Visit(cell.name, cell.started_at, cell.ended_at, False))
+        if ended_without_a_round(cell) and cell.started_at and cell.ended_at and cell.ended_at >= cell.started_at:
+            found.append(_Visit(cell.name, cell.started_at, cell.ended_at, cell.status == "done"))
     return sorted(found, key=lambda v: v.started_at)
 
 
@@ -76,6 +85,17 @@ def _gap(visits: list[_Visit], lanes: int) -> float:
         return 0.0
     gaps = [b.started_at - a.ended_at for a, b in zip(visits, visits[1:]) if b.started_at >= a.ended_at]
     return statistics.fmean(gaps) if gaps else 0.0
+
+
+def _pace(whole: list[_Visit], means: dict[str, float]) -> float:
+    """How the latest visits ran against their own cells' means, the newest weighing most: a host
+    that has become busier (or quieter) since the campaign began runs the visits left at its
+    present pace, not at the campaign's average one."""
+    ratios = [(v.ended_at - v.started_at) / means[v.cell] for v in whole if means[v.cell] > 0]
+    if not ratios:
+        return 1.0
+    weights = [0.5 ** ((len(ratios) - 1 - i) / PACE_HALF_LIFE) for i in range(len(ratios))]
+    return sum(w * r for w, r in zip(weights, ratios)) / sum(weights)
 
 
 def visits_left(cell: Cell, repeats: int) -> int:
@@ -98,6 +118,7 @@ def estimate(state: CampaignState, now: float, repeats: int, lanes: int = 1) -> 
         by_cell.setdefault(v.cell, []).append(v.ended_at - v.started_at)
     means = {name: statistics.fmean(took) for name, took in by_cell.items()}
     overall = statistics.fmean(v.ended_at - v.started_at for v in whole)
+    pace = _pace(whole, means)
     # a visit's spread around its cell's mean, pooled over cells visited more than once
     residuals = [t - means[name] for name, took in by_cell.items() if len(took) > 1 for t in took]
     free = sum(len(took) - 1 for took in by_cell.values() if len(took) > 1)
@@ -112,7 +133,7 @@ def estimate(state: CampaignState, now: float, repeats: int, lanes: int = 1) -> 
         if not left:
             continue
         left_total += left
-        mean = means.get(cell.name, overall)
+        mean = means.get(cell.name, overall) * pace
         n = len(by_cell.get(cell.name, ()))
         owed = left * (mean + gap)
         if cell.status in IN_PROGRESS and cell.started_at:
