@@ -162,12 +162,15 @@ async def test_a_stopped_campaigns_zombie_driver_is_not_running():
     assert "stopped" in ended and "driver" not in ended
 
 
-def test_campaign_show_and_list_read_the_same_driver_as_the_tab():
+def test_campaign_show_list_and_the_report_read_the_same_driver_as_the_tab():
     """`campaign show --json` and `campaign list --json` say what the owner says: closing while
-    the finished campaign's driver lives on, and nothing running once it has exited."""
+    the finished campaign's driver lives on, and nothing running once it has exited; `campaign
+    show` and the report head the table with the owner's one line."""
     import json
 
     from console.campaign import owner
+    from console.report.campaigns import campaigns_section
+    from profiles import store
     from tests.cli import gpudeck
 
     fake = FakeDriver()
@@ -182,7 +185,9 @@ def test_campaign_show_and_list_read_the_same_driver_as_the_tab():
         shown = json.loads(gpudeck("campaign", "show", state.id, "-p", "box", "--json", timeout=240).stdout)
         assert (shown["driver"], shown["driver_running"], shown["left_s"]) == ("ended", False, None)
         text = gpudeck("campaign", "show", state.id, "-p", "box", timeout=240).stdout
-        assert text.splitlines()[0] == owner.read(st.load("box", state.id)).line("box")
+        line = owner.read(st.load("box", state.id)).line("box")
+        assert text.splitlines()[0] == line and "driver" not in line
+        assert line in campaigns_section(store.load("box"))      # the report heads its table alike
     finally:
         if fake.proc.poll() is None:
             fake.proc.kill()
