@@ -386,13 +386,13 @@ class GpudeckApp(OrderlyExit, QuietHeap, App):
 
     def _campaigns_ending_here(self) -> list:
         """The running campaigns that quitting this console ends (none outside the demo)."""
-        from console.campaign.control import running
+        from console.campaign.owner import driver_alive
 
         found = []
         for name in sorted(self.campaigns_end_on_quit):
             runtime = self.fleet.runtimes.get(name)
             state = runtime.campaign if runtime is not None else None
-            if state is not None and state.status == "running" and running(state):
+            if state is not None and state.status == "running" and driver_alive(state):
                 found.append(state)
         return found
 

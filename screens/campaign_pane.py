@@ -11,7 +11,7 @@ from textual import work
 from textual.binding import Binding
 from textual.widgets import Static
 
-from console.campaign import control
+from console.campaign import control, owner
 from console.campaign.compare import compare, efficiency_text, slo_lines
 from console.campaign.pareto import frontier, gpus_of
 from console.campaign.spec import CampaignError
@@ -45,7 +45,7 @@ class CampaignPane(Pane):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.state = None
-        self.seen: dict = {}
+        self.seen = None   # the campaign's reading (console.campaign.owner.Reading), as the runtime last read it
         self.message = ""
         self.message_while_running = False   # a line about the running driver: gone once it ends
         self.roof = None
@@ -100,24 +100,22 @@ class CampaignPane(Pane):
             self.query_one(CampaignFrontier).show(None)
             self.set_summary("")
             return
-        seen = self.seen or {"running": False, "elapsed_s": None, "left_s": None, "current": None, "note": ""}
+        seen = self.seen if self.seen is not None and self.seen.id == state.id else owner.read(state)
         levels = (state.spec.get("sweep") or {}).get("levels") or []
-        done = state.finished_cells
-        repeats = int((state.spec.get("sweep") or {}).get("repeats") or 1)
         comp = compare(state, self.roof, self.roof_note)
-        visits = sum(r.repeats for r in comp.results)
         text = Text.assemble((f" {state.id} ", "bold reverse"), f"  {state.status}")
-        if seen["running"]:
-            text.append("  ● driver running", style="green")
-        text.append(f"  · {done}/{len(state.cells)} cells · {visits}/{len(state.cells) * repeats} runs "
-                    f"({repeats} repeats) · elapsed {duration(seen['elapsed_s'])}")
-        if seen["left_s"] is not None:
-            text.append(f" · ~{duration(seen['left_s'])} left (from the cells so far)")
-        if seen["current"]:
-            text.append(f"\n now: {clean_line(seen['current'])}", style="bold cyan")
-        if seen["note"]:
-            text.append(f"\n {clean_line(seen['note'])}", style="yellow")
-        if self.message_while_running and state.status != "running" and not seen["running"]:
+        if seen.driving:
+            text.append(f"  {seen.driver_text()}", style="green")
+        elif seen.driver_text():
+            text.append(f"  · {seen.driver_text()}", style="yellow" if seen.driver == owner.GONE else "dim")
+        text.append(f"  · {seen.progress.text()} · elapsed {duration(seen.elapsed_s)}")
+        if seen.left_text():
+            text.append(f" · {seen.left_text()}")
+        if seen.current:
+            text.append(f"\n now: {clean_line(seen.current)}", style="bold cyan")
+        if seen.note:
+            text.append(f"\n {clean_line(seen.note)}", style="yellow")
+        if self.message_while_running and state.status != "running" and not seen.driving:
             # the campaign the line spoke of has ended (a resumed one is still "stopped" until its
             # new driver writes, but that driver is already alive)
             self.message, self.message_while_running = "", False
@@ -148,8 +146,8 @@ class CampaignPane(Pane):
         slo = (state.spec.get("sweep") or {}).get("slo") or {}
         self.query_one(CampaignFrontier).show(frontier(comp, gpus_of(self.roof), slo).to_json())
         crashed = sum(1 for c in state.cells if c.status == "crashed")
-        summary = f"{done}/{len(state.cells)}" + (f" ✖{crashed}" if crashed else "")
-        self.set_summary(("▶ " if seen["running"] else "") + summary)
+        summary = f"{seen.progress.cells_done}/{seen.progress.cells}" + (f" ✖{crashed}" if crashed else "")
+        self.set_summary(("▶ " if seen.driving else "") + summary)
 
     def _catch_up(self, runtime) -> None:
         """Take the campaign the runtime has just read (after a start or resume) before saying

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from console import demo
-from console.campaign import control
+from console.campaign import owner
 from screens.app import GpudeckApp
 from screens.confirm import Confirm
 from tests.harness import wait_until
@@ -35,7 +35,7 @@ async def test_q_asks_before_the_demo_ends_its_running_campaign(world):
         title = str(pane.query_one("#camp-title").render())
         assert "ends when the demo is quit" in title and "keeps running" not in title
         await wait_until(pilot, lambda: pane.runtime.campaign is not None
-                         and control.running(pane.runtime.campaign), 30, what="the driver running")
+                         and owner.driver_alive(pane.runtime.campaign), 30, what="the driver running")
 
         await pilot.press("q")
         await wait_until(pilot, lambda: isinstance(app.screen, Confirm), 10, what="the question before quitting")
@@ -45,7 +45,7 @@ async def test_q_asks_before_the_demo_ends_its_running_campaign(world):
         assert len([s for s in app.screen_stack if isinstance(s, Confirm)]) == 1
         await pilot.press("n")
         await wait_until(pilot, lambda: not isinstance(app.screen, Confirm), 10, what="the question gone")
-        assert app.is_running and control.running(pane.runtime.campaign)   # nothing ended
+        assert app.is_running and owner.driver_alive(pane.runtime.campaign)   # nothing ended
 
         await pilot.press("q")
         await wait_until(pilot, lambda: isinstance(app.screen, Confirm), 10, what="the question again")

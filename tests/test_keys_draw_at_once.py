@@ -51,14 +51,14 @@ async def _campaign_key(monkeypatch, saved_status: str, key: str, engine_call: s
     runtime's own reading of the store follows, and a driver is taken as alive when its pid is 4242
     (its proof is pid, start time and token; no real driver runs here). Returns the title drawn
     right after the key's work is done."""
-    from console.campaign import control
+    from console.campaign import owner
     from screens.campaign_pane import CampaignPane
     from console.session import HostSession
     from profiles import store
     from tests.harness import HostApp
     from tests.test_campaign_tab import _saved
 
-    monkeypatch.setattr(control, "running", lambda state: state.driver_pid == 4242)
+    monkeypatch.setattr(owner, "driver_alive", lambda state: state.driver_pid == 4242)
     state = _saved(saved_status)
     app = HostApp(CampaignPane(), HostSession.open(store.load("box")))
     async with app.run_test(size=(160, 45)) as pilot:

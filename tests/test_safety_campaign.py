@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from console import limits
-from console.campaign import control, driver, lock
+from console.campaign import driver, lock, owner
 from console.store import campaigns as st
 from console.campaign.grid import GridError, derive
 from console.campaign.spec import CampaignError, from_dict, load
@@ -554,7 +554,7 @@ def test_any_value_in_any_field_is_read_or_refused_in_one_line_and_every_view_dr
         counts["read"] += 1
         lines = table_lines(state)
         compare(state).to_json()
-        control.view(state)
+        owner.read(state).line()
         levels = state.spec.get("sweep", {}).get("levels") or []
         rows = [row_cells(c.to_json(), levels) for c in state.cells]
         column_widths([c.to_json() for c in state.cells])

@@ -383,13 +383,16 @@ def slo_lines(comp: Comparison) -> list[str]:
     return out
 
 
-def table_lines(state: CampaignState, roof=None, roof_note: str = "", comp: Comparison | None = None) -> list[str]:
-    """The campaign's result table, as `campaign show` prints it."""
+def table_lines(state: CampaignState, roof=None, roof_note: str = "", comp: Comparison | None = None,
+                reading=None) -> list[str]:
+    """The campaign's result table, as `campaign show` prints it; headed by the campaign's reading
+    (`owner.read`: its driver, progress, time left) when the caller has one."""
     comp = comp or compare(state, roof, roof_note)
     sweep = state.spec.get("sweep") or {}
     levels = sweep.get("levels") or []
     repeats = int(sweep.get("repeats") or 1)
-    lines = [f"{state.id} · profile {state.profile} · {state.status}" + (f" · {state.note}" if state.note else "")]
+    lines = [reading.line(state.profile) if reading is not None else
+             f"{state.id} · profile {state.profile} · {state.status}" + (f" · {state.note}" if state.note else "")]
     lines.append(f"mean output tok/s ± half its 95% CI per level, over up to {repeats} repeat(s) "
                  "(mean TTFT/TPOT p99 ms below)")
     head = f"{'config':<44} {'state':<13} {'runs':>4} " + " ".join(f"{'c=' + str(c):>11}" for c in levels) \

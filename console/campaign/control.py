@@ -2,8 +2,9 @@
 
 A campaign runs as its own detached process (`gpudeck campaign _drive ID`), so
 it outlives the console, the tmux pane and the SSH connection. This module
-is the one place that spawns it, signals it (only a driver proven by its pid,
-start time and spawn token: `driver`), and reads its state for the screens.
+is the one place that spawns it and signals it (only a driver proven by its
+pid, start time and spawn token: `driver`); how a campaign reads (its driver,
+progress and time left) is its owner's to say (`owner.read`).
 The host lock is checked before anything is created, so a refused start
 leaves no campaign behind.
 """
@@ -14,13 +15,12 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 from profiles.atomic import write_atomic
 
 from .. import limits
-from . import driver
+from . import driver, owner
 from . import lock as locks
 from ..store import campaigns as st
 from ..store.files import FileRefused, read_capped
@@ -30,11 +30,6 @@ from .spec import CampaignError, check_dataset, from_dict, load
 
 class ControlError(Exception):
     """A campaign cannot be started, resumed or stopped; one line saying why."""
-
-
-def running(state: st.CampaignState) -> bool:
-    """Is the campaign's driver alive and proven ours (pid, start time, token)?"""
-    return driver.is_driver(state.driver_pid, state.driver_start, state.driver_token)
 
 
 def check_lock(profile_name: str, spec: dict, campaign_id: str | None = None) -> None:
@@ -92,7 +87,7 @@ def create(profile_name: str, file: Path | str | None = None, max_cells: int | N
 
 def prepare_resume(profile_name: str, campaign_id: str) -> st.CampaignState:
     state = st.load(profile_name, campaign_id)
-    if running(state):
+    if owner.driver_alive(state):
         raise ControlError(f"campaign {state.id} is running (driver pid {state.driver_pid}); nothing to resume")
     if state.status == "finished":
         raise ControlError(f"campaign {state.id} is finished; nothing to resume")
@@ -143,9 +138,8 @@ def spawn(state: st.CampaignState) -> int:
         proc = subprocess.Popen([sys.executable, "-m", "console", "campaign", "_drive", state.id,
                                  "--profile", state.profile], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                 start_new_session=True, env={**os.environ, driver.TOKEN_ENV: token})
-    state.driver_pid, state.driver_start, state.driver_token = proc.pid, driver.start_ticks(proc.pid), token
     _reap_when_done(proc)
-    st.save(state)
+    owner.driver_spawned(state, proc.pid, token)
     return proc.pid
 
 
@@ -168,25 +162,3 @@ def stop(profile_name: str, campaign_id: str) -> int:
 def latest(profile_name: str) -> st.CampaignState | None:
     found = st.read_campaigns(profile_name).records
     return max(found, key=lambda s: s.created_at) if found else None
-
-
-def view(state: st.CampaignState, now: float | None = None) -> dict:
-    """What a screen shows besides the cells: is the driver alive, elapsed, an estimate of time left."""
-    now = time.time() if now is None else now
-    alive = running(state)
-    took = [c.ended_at - c.started_at for c in state.cells if c.status in st.FINISHED and c.started_at and c.ended_at]
-    left_cells = [c for c in state.cells if c.status not in st.FINISHED]
-    per_cell = (sum(took) / len(took)) if took else None
-    current = next((c for c in state.cells if c.status in st.IN_PROGRESS), None)
-    left = None
-    if per_cell is not None and left_cells:
-        left = per_cell * len(left_cells)
-        if current is not None and current.started_at:
-            left = max(0.0, left - (now - current.started_at))
-    end = state.finished_at if state.status != "running" and state.finished_at else now
-    note = state.note
-    if state.status == "running" and not alive:
-        note = "its driver is gone (killed or the machine rebooted): resume continues it"
-    return {"running": alive, "elapsed_s": max(0.0, end - state.created_at),
-            "left_s": left if state.status == "running" and alive else None,
-            "current": current.name if current else None, "note": note}

@@ -18,16 +18,16 @@ results merge into the one campaign state, each naming its host.
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Callable
 
 from profiles.profile import Profile
 
 from ..store import launches
 from . import lock as locks
+from . import owner
 from ..store import campaigns as st
 from .runner import CampaignRunner, CampaignStopped, ServerStillRunning
-from .spec import CampaignError, check_dataset
+from .spec import check_dataset
 
 
 def runner_for(state: st.CampaignState, profile: Profile, say: Callable[[str], None] | None = None):
@@ -112,10 +112,10 @@ class ParallelRunner(CampaignRunner):
     async def run(self) -> st.CampaignState:
         state = self.state
         key = await locks.take(self.profile, state.spec, state.id)
+        ended: BaseException | None = None
         try:
             check_dataset(self.spec, str(state.dir / "campaign.toml"))   # no launch for a spoilt prompts file
-            state.status, state.note = "running", ""
-            self._save()
+            owner.begin(state, lanes=len(self.lanes))
             for cell in state.cells:
                 if cell.status in st.IN_PROGRESS:
                     await self._lane_of(cell)._recover(cell)
@@ -129,23 +129,15 @@ class ParallelRunner(CampaignRunner):
                 raise failure
             if self.stop_requested.is_set() or any(isinstance(o, CampaignStopped) for o in outcomes):
                 raise CampaignStopped()
-            state.status = "finished"
-        except CampaignError as exc:
-            state.status, state.note = "failed", str(exc)
-            self._log(f"campaign failed: {state.note}")
-        except CampaignStopped:
-            state.status, state.note = "stopped", "stopped by the operator"
-            for cell in state.cells:
-                if cell.status in st.IN_PROGRESS:
-                    cell.status, cell.note = "interrupted", "campaign stopped during this cell"
-        except locks.LockHeld:
+        except locks.LockHeld as exc:   # another campaign holds a host: no ending of this one
+            ended = exc
             raise
-        except Exception as exc:  # noqa: BLE001 - a failed campaign says why and keeps every finished cell
-            state.status, state.note = "failed", f"{type(exc).__name__}: {exc}"
-            self._log(f"campaign failed: {state.note}")
+        except BaseException as exc:  # noqa: BLE001 - the owner says how it ended; every finished cell is kept
+            ended = exc
+            if not isinstance(exc, Exception):
+                raise
         finally:
-            state.finished_at = time.time()
-            self._save()
+            owner.conclude(state, ended, self._log)
             locks.release(*key, state.id)
             for runner in (self, *self.lanes):
                 await runner.session.host.close()

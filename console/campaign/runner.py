@@ -27,6 +27,8 @@ from ..store import launches
 from ..servers.monitor import ServerMonitor
 from ..session import HostSession
 from . import lock as locks
+from . import owner
+from .owner import CampaignStopped
 from ..store import campaigns as st
 from .conditions import sample as sample_conditions
 from .grid import GridError, derive
@@ -41,10 +43,6 @@ STEP_RETRIES = 5            # an SSH drop during one step is retried this many t
 
 class ServerStillRunning(Exception):
     """A cell's server outlived its stop (Slurm still shows the job): the campaign goes no further."""
-
-
-class CampaignStopped(Exception):
-    """The operator stopped the campaign (`campaign stop`, SIGTERM)."""
 
 
 def plan_cells(spec: CampaignSpec) -> list[st.Cell]:
@@ -169,8 +167,7 @@ class CampaignRunner:
         try:
             identity = await locks.host_identity(self.profile)
         except HostError as exc:
-            state.status, state.note = "failed", f"cannot tell which machine the profile is (for the lock): {exc}"
-            self._save_quietly()
+            owner.conclude(state, CampaignError(f"cannot tell which machine the profile is (for the lock): {exc}"))
             await self.session.host.close()
             return state
         port = locks.lock_port(self.profile, state.spec)
@@ -179,27 +176,18 @@ class CampaignRunner:
         except locks.LockHeld:
             await self.session.host.close()
             raise
+        ended: BaseException | None = None
         try:
             # the prompts file may have changed since the campaign was made: no launch for a bad one
             check_dataset(self.spec, str(state.dir / "campaign.toml"))
-            state.status, state.note = "running", ""
-            self._save()
+            owner.begin(state)
             await self._visit_all()
-            state.status = "finished"
-        except CampaignError as exc:
-            state.status, state.note = "failed", str(exc)
-            self._log(f"campaign failed: {state.note}")
-        except CampaignStopped:
-            state.status, state.note = "stopped", "stopped by the operator"
-            for cell in state.cells:
-                if cell.status in st.IN_PROGRESS:
-                    cell.status, cell.note = "interrupted", "campaign stopped during this cell"
-        except Exception as exc:  # noqa: BLE001 - a failed campaign says why and keeps every finished cell
-            state.status, state.note = "failed", f"{type(exc).__name__}: {exc}"
-            self._log(f"campaign failed: {state.note}")
+        except BaseException as exc:  # noqa: BLE001 - the owner says how it ended; every finished cell is kept
+            ended = exc
+            if not isinstance(exc, Exception):
+                raise
         finally:
-            state.finished_at = time.time()
-            self._save_quietly()              # a full disk still releases the lock and closes the host
+            owner.conclude(state, ended, self._log)   # a full disk still releases the lock and closes the host
             locks.release(identity, port, state.id)
             await self.session.host.close()
         return state

@@ -121,17 +121,15 @@ def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
     import asyncio
     import os
     import signal
-    import socket
 
-    from ..campaign import driver
+    from ..campaign import owner
     from ..campaign.compare import table_lines
     from ..campaign.lock import LockHeld
     from ..campaign.parallel import runner_for
     from ..campaign.spec import CampaignError
 
     recorded = state.driver_pid
-    state.driver_pid, state.driver_host = os.getpid(), socket.gethostname()
-    state.driver_start, state.driver_token = driver.start_ticks(os.getpid()), driver.own_token()
+    owner.claim_driver(state)
     say = (lambda text: print(text, file=sys.stderr if as_json else sys.stdout, flush=True)) if echo else None
     try:
         runner = runner_for(state, profile, say=say)
@@ -148,7 +146,7 @@ def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
         final = asyncio.run(main())
     except LockHeld as exc:
         if recorded in (None, os.getpid()):
-            _refused(state, str(exc))
+            owner.refuse(state, str(exc))
         raise CLIError(str(exc)) from None
     from ..campaign.compare import compare
     from ..roofline.from_profile import roofline_for
@@ -161,18 +159,6 @@ def _drive_now(profile, state, echo: bool, as_json: bool) -> int:
     return 0 if final.status == "finished" else 1
 
 
-def _refused(state, why: str) -> None:
-    """A driver refused its hosts: a campaign that never ran says so, not 'running' with its driver gone."""
-    from ..store import campaigns as st
-
-    if state.status == "running" and not any(c.status != "queued" or c.rounds for c in state.cells):
-        state.status, state.note = "failed", f"refused: {why}"[:400]
-        try:
-            st.save(state)
-        except (OSError, ValueError):
-            pass
-
-
 def _shown(state) -> dict:
     """The state as printed: without the driver's token (it proves the driver; it is nobody's to copy)."""
     doc = state.to_json()
@@ -181,30 +167,29 @@ def _shown(state) -> dict:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from ..campaign import owner
     from ..campaign.compare import compare
-    from ..campaign.control import running
     from ..store import campaigns as st
 
     profile = _profile(args)
     read = st.read_campaigns(profile.name)
     found, bad = read.records, [u.line for u in read.unreadable]
+    readings = [(s, owner.read(s)) for s in found]
     if args.json:
-        compared = [(s, compare(s)) for s in found]
+        compared = [(s, seen, compare(s)) for s, seen in readings]
         emit_json({"campaigns": [{"id": s.id, "status": s.status, "cells": len(s.cells),
                                   "done": s.finished_cells,
-                                  "running": running(s),
-                                  "driver_gone": s.status == "running" and not running(s),
+                                  "running": seen.driving, "driver": seen.driver,
+                                  "driver_gone": seen.driver == owner.GONE,
+                                  "progress": seen.progress.to_json(),
                                   "winner": comp.winner, "leader": comp.leader, "tie": comp.tie,
-                                  "verdict": "".join(comp.verdict())} for s, comp in compared],
+                                  "verdict": "".join(comp.verdict())} for s, seen, comp in compared],
                    "errors": bad})
         return 0
-    for s in found:
-        done = s.finished_cells
-        driving = running(s)
-        live = " (driver running)" if driving else (" (driver gone: resume continues it)"
-                                                    if s.status == "running" else "")
+    for s, seen in readings:
+        live = f" ({seen.driver_text(mark=False)})" if seen.driver_text() else ""
         label, names, _ = compare(s).verdict()
-        print(f"{s.id}  {s.status}{live}  {done}/{len(s.cells)} cells" + (f"  {label}{names}" if names else ""))
+        print(f"{s.id}  {s.status}{live}  {seen.progress.text()}" + (f"  {label}{names}" if names else ""))
     for line in bad:
         print(f"! {line}")
     if not found and not bad:
@@ -213,25 +198,23 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from ..campaign import owner
     from ..campaign.compare import compare, table_lines
-    from ..campaign.control import view
     from ..roofline.from_profile import roofline_for
 
     profile = _profile(args)
     state = _load(profile, args.id)
-    seen = view(state)
-    state.note = seen["note"]
+    seen = owner.read(state)
     roof, note = roofline_for(profile)
     if args.json:
         from ..campaign.pareto import frontier, gpus_of
 
         comp = compare(state, roof, note, detail=True)
         slo = (state.spec.get("sweep") or {}).get("slo") or {}
-        emit_json(_shown(state) | {"driver_running": seen["running"], "elapsed_s": seen["elapsed_s"],
-                                     "left_s": seen["left_s"], "comparison": comp.to_json(),
-                                     "frontier": frontier(comp, gpus_of(roof), slo).to_json()})
+        emit_json(_shown(state) | seen.to_json() | {"comparison": comp.to_json(),
+                                                     "frontier": frontier(comp, gpus_of(roof), slo).to_json()})
         return 0
-    print("\n".join(table_lines(state, roof, note)))
+    print("\n".join(table_lines(state, roof, note, reading=seen)))
     return 0
 
 

@@ -52,6 +52,7 @@ def frontier_picture(state, roof, note: str, out_dir: Path | None) -> str:
 
 
 def campaigns_section(profile: Any, out_dir: Path | None = None) -> str:
+    from ..campaign import owner
     from ..campaign.compare import table_lines
     from ..roofline.from_profile import roofline_for
     from ..store import campaigns as campaign_state
@@ -63,7 +64,7 @@ def campaigns_section(profile: Any, out_dir: Path | None = None) -> str:
     roof, note = roofline_for(profile)
     parts = []
     for state in sorted(states, key=lambda s: s.created_at, reverse=True):
-        parts.append(f"### {cell(state.id)}\n\n" + fenced(table_lines(state, roof, note)))
+        parts.append(f"### {cell(state.id)}\n\n" + fenced(table_lines(state, roof, note, reading=owner.read(state))))
         picture = frontier_picture(state, roof, note, out_dir)
         if picture:
             parts.append(picture)

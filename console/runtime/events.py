@@ -86,11 +86,11 @@ class HostConnection(RuntimeEvent):
 
 @dataclass(frozen=True)
 class CampaignChanged(RuntimeEvent):
-    """The profile's latest campaign (None: none yet) with what a screen shows beside it
-    (`console.campaign.control.view`: driver alive, elapsed, time left)."""
+    """The profile's latest campaign (None: none yet) with its owner's reading
+    (`console.campaign.owner.Reading`: driver, progress, elapsed, time left; None with no campaign)."""
 
     state: Any = None
-    view: dict = field(default_factory=dict)
+    view: Any = None
 
 
 @dataclass(frozen=True)

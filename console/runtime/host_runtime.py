@@ -74,7 +74,7 @@ class HostRuntime:
         self._sweep_last_emit = 0.0
         # the campaign (its driver is its own process; this follows its saved state)
         self.campaign = None                             # console.store.campaigns.CampaignState, the latest
-        self.campaign_view: dict = {}                    # what control.view says of it (elapsed, time left)
+        self.campaign_view = None                        # its owner's reading (campaign.owner.Reading)
         self._campaign_at = 0.0
         # the link
         self.down_since: float | None = None
@@ -505,8 +505,11 @@ class HostRuntime:
             try:
                 changes = await asyncio.to_thread(watch.changes)
                 await self._on_store_changes(changes)
-                running = self.campaign is not None and self.campaign.status == "running"
-                if changes.campaigns or (running and time.monotonic() - self._campaign_at >= CAMPAIGN_REFRESH_S):
+                # a running campaign's time left moves on, and a driver that has written its ending
+                # still exits after: looked at again until it is gone, so it never stays shown
+                live = self.campaign is not None and (self.campaign.status == "running"
+                                                      or (self.campaign_view is not None and self.campaign_view.alive))
+                if changes.campaigns or (live and time.monotonic() - self._campaign_at >= CAMPAIGN_REFRESH_S):
                     await self._campaign_update()
             except (OSError, HostError) as exc:  # a full disk or a dropped host: look again next time
                 from ..store.scan import first_time
@@ -582,15 +585,15 @@ class HostRuntime:
         return await asyncio.to_thread(edit, *args, **kwargs)
 
     async def _campaign_update(self) -> None:
-        """The latest campaign and its view (driver alive, elapsed, time left), read off the loop."""
-        from ..campaign import control
+        """The latest campaign and its owner's reading (driver, progress, time left), read off the loop."""
+        from ..campaign import owner
         from ..store import campaigns as campaign_state
         from ..store.scan import first_time
 
         def look():
             found = campaign_state.read_campaigns(self.name)     # a bad state file is one line; the others still show
             state = max(found.records, key=lambda s: s.created_at) if found.records else None
-            return state, (control.view(state) if state is not None else {}), first_time(found.unreadable)
+            return state, (owner.read(state) if state is not None else None), first_time(found.unreadable)
         self._campaign_at = time.monotonic()
         self.campaign, view, problems = await asyncio.to_thread(look)
         self.campaign_view = view

@@ -97,6 +97,7 @@ class CampaignState:
     driver_start: int | None = None    # the driver's start time (clock ticks after boot, /proc/PID/stat)
     driver_token: str | None = None    # the secret in the driver's environment, written at spawn
     note: str = ""
+    lanes: int | None = None           # cells at once (Slurm jobs or hosts), as the driver began it
 
     @property
     def dir(self) -> Path:
@@ -399,7 +400,8 @@ def state_from_doc(doc: Any, campaign_id: str, profile: str) -> CampaignState:
         created_at=_time(doc, "created_at", "state") or now, updated_at=_time(doc, "updated_at", "state") or now,
         finished_at=_time(doc, "finished_at", "state"),
         driver_pid=_int(doc, "driver_pid", "state", 1, 1 << 31), driver_host=_text(doc, "driver_host", "state", cap=255),
-        driver_start=_int(doc, "driver_start", "state", 0), driver_token=token, note=_note(doc, "note", "state"))
+        driver_start=_int(doc, "driver_start", "state", 0), driver_token=token, note=_note(doc, "note", "state"),
+        lanes=_int(doc, "lanes", "state", 1, 1024))
 
 
 def _state_at(path: Path, campaign_id: str, profile: str) -> CampaignState:
