@@ -94,8 +94,9 @@ class GPU:
     bus_id: Any = NA
     util_gpu_pct: Any = NA
     util_mem_pct: Any = NA
-    memory_used_mib: Any = NA
+    memory_used_mib: Any = NA        # as nvidia-smi counts it: the driver's reservation left out
     memory_total_mib: Any = NA
+    memory_reserved_mib: Any = NA    # what the driver keeps for itself (NVML v2, `nvidia-smi -q`), when read
     temperature_c: Any = NA
     power_draw_w: Any = NA
     power_limit_w: Any = NA
@@ -143,6 +144,8 @@ class GPU:
             "sm_clock_max_mhz": json_value(self.sm_clock_max_mhz),
             "throttle_reasons": list(self.throttle_reasons),
         }
+        if known(self.memory_reserved_mib):
+            doc["memory_reserved_mib"] = self.memory_reserved_mib
         if known(self.xid):
             doc["xid"] = self.xid
         if self.workloads:

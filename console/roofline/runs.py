@@ -26,9 +26,10 @@ class MeasuredRun:
     levels: list[MeasuredLevel] = field(default_factory=list)
     summary: dict = field(default_factory=dict)   # the store's RunDoc.summary, what a run list shows
 
-    def tpot_points(self) -> list[tuple[int, float]]:
-        """(concurrency, TPOT seconds) of every level that finished, for calibration."""
-        return [(lv.concurrency, lv.tpot_s) for lv in self.levels if lv.tok_s is not None and lv.tpot_s]
+    def tpot_points(self) -> list[tuple[int, float, float]]:
+        """(concurrency, TPOT seconds, output tok/s) of every level that finished, for calibration
+        (the tok/s says how many sequences each step served: `calibrate.step_batch`)."""
+        return [(lv.concurrency, lv.tpot_s, lv.tok_s) for lv in self.levels if lv.tok_s is not None and lv.tpot_s]
 
     @property
     def measured(self) -> bool:
