@@ -167,12 +167,15 @@ class GPUProcess:
     gpu_uuid: Any = NA
     gi: Any = NA
     ci: Any = NA
+    config: Any = NA          # the gpudeck launch config whose process group holds it, when known
+    launch_id: Any = NA       # ... and that launch's record id
 
     def to_json(self) -> dict:
         return {"gpu_index": json_value(self.gpu_index), "pid": json_value(self.pid),
                 "type": json_value(self.type), "name": json_value(self.name),
                 "used_memory_mib": json_value(self.used_memory_mib),
-                "gpu_uuid": json_value(self.gpu_uuid)}
+                "gpu_uuid": json_value(self.gpu_uuid),
+                "config": json_value(self.config), "launch_id": json_value(self.launch_id)}
 
 
 @dataclass
