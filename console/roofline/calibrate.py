@@ -69,10 +69,6 @@ class FitOutcome:
     reason: str | None                 # "no fit" reason; None when calibration is set
     tried: Calibration | None = None   # the refused line, for the JSON record (never for display)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"fit": self.calibration is not None, "reason": self.reason,
-                "tried": self.tried.to_json() if self.tried is not None else None}
-
 
 def step_batch(concurrency: int, tpot_s: float, tok_s: float | None) -> int:
     """The mean number of sequences each decode step served: output tok/s x TPOT, at most the concurrency."""
