@@ -65,8 +65,8 @@ def _roof(tmp_path):
 
 def test_the_recorded_sweep_reads_back_as_measured(gpudeck_home):
     run = load_one_run(_recorded_sweep())
-    points = {c: (round(t * 1e3, 3), round(tok_s)) for c, t, tok_s in run.tpot_points()}
-    assert points == {1: (1.94, 454), 8: (4.84, 1183), 32: (24.2, 1207), 64: (42.5, 1468)}
+    assert {c: round(t * 1e3, 3) for c, t, _ in run.tpot_points()} == {1: 1.94, 8: 4.84, 32: 24.2, 64: 42.5}
+    assert [round(run.tok_s_at(c)) for c in H200_SWEEP] == [454, 1183, 1207, 1468]
 
 
 def test_a_line_that_misses_its_own_points_is_no_fit(gpudeck_home, tmp_path):
@@ -101,9 +101,7 @@ def test_cli_says_no_fit_and_predicts_nothing(gpudeck_home, tmp_path):
 def test_a_line_that_reproduces_its_points_still_fits(tmp_path):
     _, roof = _roof(tmp_path)
     eta, overhead = 0.7, 0.0012
-    points = [(b, roof.step_time_s(b, "ideal") / eta + overhead, b / (roof.step_time_s(b, "ideal") / eta + overhead))
-              for b in (1, 8, 32, 64)]
-    cal = fit(roof, points)
+    cal = fit(roof, [(b, roof.step_time_s(b, "ideal") / eta + overhead) for b in (1, 8, 32, 64)])
     assert cal is not None and cal.eta == pytest.approx(eta) and cal.overhead_s == pytest.approx(overhead)
     assert cal.worst_miss == pytest.approx(1.0)
 
@@ -115,17 +113,32 @@ def test_a_flat_overhead_bound_sweep_fits_though_r2_is_low(tmp_path):
     assert cal is not None and cal.r2 is not None and cal.r2 < 0.9 and cal.worst_miss < 1.02
 
 
-def test_the_batch_is_what_the_server_stepped_not_the_streams(tmp_path):
-    """A server with 8 slots under 64 streams steps 8 sequences: its TPOT is the batch-8 step."""
-    from console.roofline.calibrate import step_batch
-
+def test_the_batch_is_what_the_server_said_it_ran_not_the_streams(gpudeck_home, tmp_path):
+    """A server with 8 slots under 64 streams steps 8 sequences: its TPOT at c=64 is the batch-8 step.
+    The run's level record says so (the server's mean running over the level); a record from before
+    that kept the last scrape (the level's tail), which is no batch and is not read as one."""
     _, roof = _roof(tmp_path)
     eta, overhead = 0.7, 0.0012
-    tpot = {b: roof.step_time_s(b, "ideal") / eta + overhead for b in (1, 8)}
-    points = [(1, tpot[1], 1 / tpot[1]), (8, tpot[8], 8 / tpot[8]), (64, tpot[8], 8 / tpot[8])]
-    assert step_batch(64, tpot[8], 8 / tpot[8]) == 8
-    cal = fit(roof, points)
-    assert cal is not None and cal.eta == pytest.approx(eta) and cal.levels_used == (1, 8, 64)
+    tpot = {b: roof.step_time_s(b, "ideal") / eta + overhead for b in (1, 8, 64)}
+    store = RunStore("slots", "sweep-20261204-120000")
+    levels = [_level(c, c / tpot[b], tpot[b] * 1e3, 5.0) for c, b in ((1, 1), (8, 8), (64, 8))]
+    for level, running in zip(levels, (1.0, 7.9, 8.0)):
+        level["server"] = {"gen_tps": level["output_throughput"], "running": running, "over": "level",
+                           "running_is": "mean busy slots per decode call"}
+    store.save({"run_id": store.run_id, "levels": levels})
+    run = load_one_run(store.path)
+    assert [b for _, _, b in run.tpot_points()] == [1.0, 7.9, 8.0]
+    cal = fit(roof, run.tpot_points())
+    assert cal is not None and cal.eta == pytest.approx(eta, rel=1e-3) and cal.levels_used == (1, 8, 64)
+    # the same levels with only the last scrape's tail (no "over": "level"), or a mean of scrapes (time-
+    # weighted, the ramp and tail in it): read at the concurrency
+    for server in ({"gen_tps": 0.0, "running": 2.0},
+                   {"gen_tps": 1.0, "running": 6.5, "over": "level", "running_is": "mean of the level's scrapes"}):
+        for level in levels:
+            level["server"] = server
+        store.save({"run_id": store.run_id, "levels": levels})
+        assert [b for _, _, b in load_one_run(store.path).tpot_points()] == [None, None, None]
+    assert fit(roof, load_one_run(store.path).tpot_points()) is None   # c=64 at the batch-8 TPOT: no line fits
 
 
 def test_a_line_faster_than_the_bandwidth_is_no_fit(tmp_path):

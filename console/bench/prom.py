@@ -30,6 +30,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from console.gpus.ranges import physical
+from console.store.runs import PER_STEP_RUNNING
 
 # Counters lose their `_total` suffix in the parser's family names.
 GEN_TOKENS_COUNTER = ("vllm:generation_tokens", "sglang:generation_tokens", "llamacpp:tokens_predicted")
@@ -118,7 +119,7 @@ def level_view(start: ServerSample | None, end: ServerSample | None, during: lis
     if gen_tps is None and not end.counted_at_request_end and end.gen_tps_gauge is not None:
         gauges = [s.gen_tps_gauge for s in seen if s.gen_tps_gauge is not None]
         gen_tps = sum(gauges) / len(gauges)
-    running, basis = _busy_per_decode(start, end), "mean busy slots per decode call"
+    running, basis = _busy_per_decode(start, end), PER_STEP_RUNNING
     if running is None:
         values = [s.running for s in seen if s.running is not None]
         running, basis = (sum(values) / len(values) if values else None), "mean of the level's scrapes"

@@ -12,11 +12,11 @@ so a least-squares line through (x, TPOT) gives 1/eta as its slope and c as
 its intercept. Both must be physical (eta > 0, c >= 0); when the free fit is
 not, the bound one is used (c = 0, or a flat line: overhead only).
 
-B is the batch the server stepped, not the number of client streams: a server
-with fewer slots, or streams that spend part of their time in prefill or
-between requests, decodes fewer sequences at once. The level's own figures
-give it: output tok/s x TPOT is the mean number of sequences that produced a
-token per step (capped at the concurrency).
+B is the batch the server stepped, not the number of client streams, when
+the server said so: a server with fewer slots than streams runs fewer at
+once. A run records the server's own mean of running requests over each
+level (console/bench/prom.level_view; llama.cpp's busy slots per decode
+call); without it, B is the concurrency.
 
 A line is only an explanation if it reproduces the points it was fitted to.
 `calibrate` checks it against them and refuses it ("no fit", with the reason)
@@ -70,21 +70,21 @@ class FitOutcome:
     tried: Calibration | None = None   # the refused line, for the JSON record (never for display)
 
 
-def step_batch(concurrency: int, tpot_s: float, tok_s: float | None) -> int:
-    """The mean number of sequences each decode step served: output tok/s x TPOT, at most the concurrency."""
-    if tok_s is None or tok_s <= 0:
+def step_batch(concurrency: int, server_batch: float | None) -> int:
+    """The batch a level's steps served: the server's own count when it gave one, at most the concurrency."""
+    if server_batch is None or server_batch <= 0:
         return concurrency
-    return max(1, min(concurrency, round(tok_s * tpot_s)))
+    return max(1, min(concurrency, round(server_batch)))
 
 
 def calibrate(roof: StepTimes, points: Iterable[Sequence[float | None]]) -> FitOutcome:
-    """Fit (concurrency, TPOT seconds[, output tok/s]) levels and check the line against them."""
+    """Fit (concurrency, TPOT seconds[, the server's batch]) levels and check the line against them."""
     levels: dict[int, tuple[int, float]] = {}
     for point in points:
         c, t = int(point[0] or 0), point[1]
-        tok_s = point[2] if len(point) > 2 else None
+        server_batch = point[2] if len(point) > 2 else None
         if c >= 1 and t and t > 0:
-            levels[c] = (step_batch(c, float(t), tok_s), float(t))
+            levels[c] = (step_batch(c, server_batch), float(t))
     pts = sorted(levels.items())
     if len(pts) < 2:
         return FitOutcome(None, "fewer than two finished levels with a TPOT, nothing to fit")
