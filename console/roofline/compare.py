@@ -48,6 +48,8 @@ def calibration_text(roof: Roofline, run: MeasuredRun | None) -> tuple[object, s
         return None, "calibration: N/A (no finished sweep yet)"
     outcome = calibrate(roof, run.tpot_points())
     cal = outcome.calibration
+    if cal is None and outcome.tried is None:
+        return None, f"calibration: N/A (run {run.name} has fewer than two finished levels with a TPOT)"
     if cal is None:
         return None, f"calibration from {run.name}: no fit ({outcome.reason})"
     eta = f"{cal.eta:.1%}" if cal.eta else UNKNOWN
