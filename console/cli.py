@@ -70,14 +70,31 @@ class _VersionAction(argparse.Action):
 
 def _version() -> str:
     """The package's version and, from a git checkout, the commit it runs from ('+changes' when
-    the tree differs from it), so a report of a bug names the code that showed it."""
+    the tree differs from it), so a report of a bug names the code that showed it. Run from a
+    checkout (`python -m console`, nothing installed), the version is the checkout's pyproject's."""
     from importlib.metadata import PackageNotFoundError, version
 
-    try:
-        number = version("gpudeck")
-    except PackageNotFoundError:
-        number = "(not installed)"
+    number = _source_version()
+    if number is None:
+        try:
+            number = version("gpudeck")
+        except PackageNotFoundError:
+            number = "(version unknown: not installed, no pyproject.toml beside the source)"
     return f"{number} ({_commit()})"
+
+
+def _source_version() -> str | None:
+    """The version in the pyproject.toml of the checkout this code runs from, if it is gpudeck's."""
+    import tomllib
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    try:
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project") or {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    number = project.get("version") if project.get("name") == "gpudeck" else None
+    return number if isinstance(number, str) and number else None
 
 
 def _commit() -> str:

@@ -34,6 +34,29 @@ def test_version_outside_a_checkout_says_the_commit_is_unknown(tmp_path):
     assert out.returncode == 0 and "commit unknown" in out.stdout, out.stdout + out.stderr
 
 
+def test_version_from_a_checkout_run_as_source_is_the_checkouts(tmp_path):
+    """`python -m console` in a checkout that was never installed (as on a GPU machine that receives
+    the tree): the version is its pyproject's, and the commit its own, not "(not installed)". The
+    copy's pyproject names a version no installed gpudeck has, so the answer can only come from it."""
+    import shutil
+
+    shutil.copytree(ROOT / "console", tmp_path / "console", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "profiles", tmp_path / "profiles", ignore=shutil.ignore_patterns("__pycache__"))
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    (tmp_path / "pyproject.toml").write_text(pyproject.replace('version = "', 'version = "7.7.7.dev3+', 1))
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "copy"], check=True)
+    head = subprocess.run([*git, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    out = subprocess.run([sys.executable, "-m", "console", "--version"], capture_output=True, text=True,
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("gpudeck 7.7.7.dev3+") and f"(commit {head})" in out.stdout, out.stdout
+    assert "not installed" not in out.stdout
+
+
 def test_campaign_help_lists_no_hidden_driver(gpudeck_home):
     out = gpudeck("campaign", "--help")
     assert out.returncode == 0 and "_drive" not in out.stdout and "SUPPRESS" not in out.stdout

@@ -94,3 +94,37 @@ def test_live_error_exits_nonzero_with_one_line(ssh_profile):
     res = gpudeck("gpus", "--profile", "testbox", text=False)
     assert res.returncode == 1
     assert res.stderr.decode().count("\n") == 1 and "no-driver" in res.stderr.decode()
+
+
+def test_json_names_the_launch_each_process_belongs_to(gpudeck_home, tmp_path):
+    """A real process in the process group of a live launch record is that launch's (config and id, the
+    GPUs tab's rule); a process in no launch's group has both null."""
+    import os
+    import subprocess
+
+    from console.store import launches
+    from profiles import store
+    from profiles.profile import profile_from_dict
+
+    server = subprocess.Popen(["sleep", "300"], start_new_session=True)   # its own process group, as a launch's
+    stranger = subprocess.Popen(["sleep", "300"])
+    try:
+        apps = tmp_path / "apps.csv"
+        apps.write_text("pid, gpu_uuid, used_memory, process_name\n"
+                        f"{server.pid}, GPU-aa000000-0000-4000-8000-000000000000, 88330, llama-server\n"
+                        f"{stranger.pid}, GPU-aa000001-0000-4000-8000-000000000001, 88330, python3\n")
+        store.save(profile_from_dict("box", {"transport": "local", "gpu": {
+            "smi_command": standin_command("ticks-busy-8x.csv", None, "--apps", str(apps))}}))
+        launches.save("box", launches.LaunchRecord(id="e2e-20261204-101500", config="e2e", script=None, log=None,
+                                                   exit_file=None, pid=server.pid, pgid=os.getpgid(server.pid),
+                                                   state="ready"))
+        res = gpudeck("gpus", "--profile", "box", "--json")
+        assert res.returncode == 0, res.stderr
+        procs = {p["pid"]: p for p in json.loads(res.stdout)["processes"]}
+        assert (procs[server.pid]["config"], procs[server.pid]["launch_id"]) == ("e2e", "e2e-20261204-101500")
+        assert (procs[stranger.pid]["config"], procs[stranger.pid]["launch_id"]) == (None, None)
+        assert ISSUE_PROC_KEYS <= set(procs[server.pid])
+    finally:
+        for proc in (server, stranger):
+            proc.kill()
+            proc.wait()

@@ -57,7 +57,7 @@ def test_roofline_run_counts_the_levels_the_roofline_tab_counts(tmp_path):
         {"concurrency": 4, "output_throughput": 30.0, "status": "ok", "tpot_ms": {"median": 120.0}}]}))
     one, tab = load_one_run(d / "r.json"), load_runs(d).latest
     assert [one.tok_s_at(c) for c in (1, 2, 4)] == [tab.tok_s_at(c) for c in (1, 2, 4)] == [None, None, 30.0]
-    assert one.tpot_points() == tab.tpot_points() == [(4, 0.12)]
+    assert one.tpot_points() == tab.tpot_points() == [(4, 0.12, None)]
     assert one.name == tab.name == "r"
 
 

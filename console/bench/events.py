@@ -12,11 +12,14 @@ One JSON object per line, each with an "event" key:
                failed, lag_ms (the worst event-loop lag of that second),
                live: {ttft_p50, ttft_p99, tpot_p50, tpot_p99},
                server: {gen_tps, running, queued, kv_cache} | null}
+               (gen_tps is null where the server's token counter moves only
+               when requests finish: llama.cpp)
                The level's last tick has `final: true` and `span_s`: the
                part-second since the last whole one (every level has one).
 - request     {level, index, ok, ttft_ms, tpot_ms, e2el_ms, output_tokens,
                input_tokens, error, queue_ms (open loop: due to sent)}
 - level-end   {level, concurrency, summary: <one level of the --json document>}
+               (its `server`: the whole level, console/bench/prom.level_view)
 - error       {message, level (or null)}
 - run-end     {status ("not started" when the server was not ready), exit_code,
                path (the saved run, or null)}

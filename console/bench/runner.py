@@ -47,7 +47,8 @@ MAX_DISTINCT_ERRORS = 5
 MODELS_DEADLINE_S = 15.0       # /v1/models before level 1
 PROBE_DEADLINE_S = 20.0        # /tokenize and /detokenize probe
 CHECK_DEADLINE_S = 5.0         # the one check of a server that hung
-SCRAPE_DEADLINE_S = 10.0       # the server's /metrics at the end of a level that had none yet
+SCRAPE_DEADLINE_S = 10.0       # the server's /metrics at the end of a level
+SCRAPE_START_S = 2.0            # ... and before its first request (a slow answer delays the level no more)
 
 
 class NotStarted(Exception):
@@ -466,6 +467,10 @@ class Sweep:
             live, job = client.live, drive(client, bodies, c or 0, on_record, schedule=schedule)
         else:
             live, job = client.live, drive(client, bodies, c, on_record)
+        try:  # the server's counters before the level's first request: its average starts here
+            await self._or_stop(scraper.begin_level(timeout=SCRAPE_START_S), SCRAPE_START_S + 1)
+        except (_Stopped, asyncio.TimeoutError):
+            pass
         lag = LagMonitor()
         lag_task = asyncio.create_task(lag.run())
         start = time.perf_counter()
@@ -487,11 +492,11 @@ class Sweep:
                 task.cancel()
             await asyncio.gather(ticker, lag_task, stop_wait, return_exceptions=True)
         # one last tick for the part-second since the last one: every level has at least one
-        await self._final_tick(i, c, live, records, failed, lag, scraper, start, per_second)
+        server = await self._final_tick(i, c, live, records, failed, lag, scraper, start, per_second, duration)
         if running.done() and not running.cancelled() and running.exception() is not None:
             raise running.exception()
         self._refused = await self._refuses_soon(records) if not stopped else False
-        level = self._verdict(c, n, records, duration, approximate, lag, scraper, stopped,
+        level = self._verdict(c, n, records, duration, approximate, lag, server, stopped,
                               start if sharded is None else (sharded.start or start), wanted_tokens)
         if rate is not None:
             # not a closed-loop concurrency: reports and the roofline, which read `concurrency`, skip it
@@ -597,25 +602,29 @@ class Sweep:
         launch = (self.doc.get("server_launch") or {}).get("launch")
         return operator_stop(self.config.profile, launch)
 
-    async def _final_tick(self, i, c, live, records, failed, lag, scraper, start, per_second) -> None:
+    async def _final_tick(self, i, c, live, records, failed, lag, scraper, start, per_second,
+                          duration: float) -> dict | None:
+        """The tick for the part-second since the last one, after one scrape of the server's end of
+        the level (bounded, given way to a stop); returns the level's server view (prom.level_view)."""
         elapsed = time.perf_counter() - start
         span = elapsed - len(per_second)
         tokens = live.tokens - sum(per_second)
-        if span <= 0:
-            return
         answering = any(r.ok for r in records)
-        if scraper.latest is None and scraper.available is not False and answering \
-                and not self.stop_requested.is_set():
-            # a level shorter than a scrape still gets the server's view: one scrape, bounded,
-            # given way to a stop
-            try:
-                await self._or_stop(scraper.scrape(timeout=SCRAPE_DEADLINE_S), SCRAPE_DEADLINE_S + 1)
-            except (_Stopped, asyncio.TimeoutError):
-                pass
+        scrape = scraper.available is not False and answering and not self.stop_requested.is_set()
+        server = None
+        # a level shorter than a scrape waits longer for its first one; others keep their ticks' pace
+        deadline = SCRAPE_DEADLINE_S if scraper.latest is None else SCRAPE_START_S
+        try:
+            server = await self._or_stop(scraper.end_level(duration, timeout=deadline, scrape=scrape), deadline + 1)
+        except (_Stopped, asyncio.TimeoutError):
+            pass
+        if span <= 0:
+            return server
         self.emit(events.make(
             "tick", level=i, concurrency=c, second=round(elapsed, 3), output_tokens=tokens, final=True,
             span_s=round(span, 3), in_flight=live.in_flight, completed=len(records) - failed, failed=failed,
             lag_ms=round(lag.take_window() * 1000, 3), live=_live_percentiles(records), server=scraper.latest))
+        return server
 
     async def _ticks(self, i, c, live, records, failed, lag, scraper, start, per_second) -> None:
         last_tokens = 0
@@ -638,7 +647,7 @@ class Sweep:
         finally:
             scrape.cancel()
 
-    def _verdict(self, c, n, records, duration, approximate, lag, scraper, stopped, level_start,
+    def _verdict(self, c, n, records, duration, approximate, lag, server, stopped, level_start,
                  wanted_tokens) -> dict:
         ok = [r for r in records if r.ok]
         bad = [r for r in records if not r.ok]
@@ -661,7 +670,7 @@ class Sweep:
         level["client_lag_ms"] = {"p99": round(percentile(sorted(lag.samples), 99) * 1000, 3)
                                   if lag.samples else None,
                                   "max": round(max(lag.samples) * 1000, 3) if lag.samples else None}
-        level["server"] = scraper.latest
+        level["server"] = server   # the whole level as the server counted it (prom.level_view)
         server_tpot = [r.server_tpot_ms for r in ok if r.server_tpot_ms is not None]
         level["server_tpot_ms_mean"] = sum(server_tpot) / len(server_tpot) if server_tpot else None
         stop_time = self._operator_stop() if any(r.error in DEATH_ERRORS for r in bad) else None

@@ -85,6 +85,8 @@ async def _once(profile, args: argparse.Namespace) -> int:
     try:
         snap = await sample_once(host, smi_command=profile.gpu.smi_command or None,
                                  simulated=profile.ui.simulated)
+        if args.json:
+            await _tie_to_launches(profile, host, snap)
     finally:
         await host.close()
     snap.host = profile.name
@@ -96,6 +98,21 @@ async def _once(profile, args: argparse.Namespace) -> int:
         why = snap.stale_reason if snap.state == "ok" else snap.message
         raise CLIError(f"{profile.name}: {snap.state}: {why}")
     return 0
+
+
+async def _tie_to_launches(profile, host, snap) -> None:
+    """Each GPU process in a live gpudeck launch's process group gets that launch's config and id
+    (the rule the GPUs tab uses: console/servers/owners.py); the others keep them unknown."""
+    if not snap.processes:
+        return
+    from console.servers.owners import process_launches
+    from console.session import HostSession
+
+    by_pid = await process_launches(HostSession(profile=profile, host=host))
+    for proc in snap.processes:
+        record = by_pid.get(proc.pid) if isinstance(proc.pid, int) else None
+        if record is not None:
+            proc.config, proc.launch_id = record.config, record.id
 
 
 async def _watch(profile, args: argparse.Namespace) -> int:
@@ -112,6 +129,7 @@ async def _watch(profile, args: argparse.Namespace) -> int:
         async for snap in sampler.snapshots():
             now = time.time()
             if args.json:
+                await _tie_to_launches(profile, sampler.host, snap)
                 sys.stdout.write(json.dumps(snap.to_json(now=now)) + "\n")
             else:
                 if clear:  # our own clear-screen, past the CLI's text boundary on purpose

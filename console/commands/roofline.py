@@ -56,7 +56,7 @@ def _run(args: argparse.Namespace) -> int:
             raise CLIError(str(exc)) from None
     try:
         roof, measured = _compute(args)
-        cal, run_name, note = _calibration(args, roof)
+        cal, run_name, note, refused = _calibration(args, roof)
     except RooflineError as exc:
         raise CLIError(str(exc)) from None
     except (TypeError, ValueError, OverflowError) as exc:  # a config value of the wrong kind or size
@@ -66,6 +66,8 @@ def _run(args: argparse.Namespace) -> int:
         if cal is None and note:
             doc["calibration"] = None
             doc["calibration_note"] = note
+            if refused is not None:   # the line that was tried and failed its own points, for the record
+                doc["calibration_refused"] = refused
         emit_json(doc)
     else:
         print(render_text(roof, measured, cal, run_name, note))
@@ -127,12 +129,12 @@ def _probe(args: argparse.Namespace) -> int:
 
 
 def _calibration(args: argparse.Namespace, roof):
-    """(Calibration or None, run name, a note when there is a run but no fit)."""
+    """(Calibration or None, run name, a note when there is a run but no fit, the refused line's figures)."""
     from pathlib import Path
 
     from profiles.atomic import StateFileError
 
-    from ..roofline.calibrate import fit
+    from ..roofline.calibrate import calibrate
     from ..roofline.errors import RooflineError
     from ..roofline.runs import load_one_run, load_runs
 
@@ -154,13 +156,14 @@ def _calibration(args: argparse.Namespace, roof):
 
         run = load_runs(runs_dir(profile)).latest
         if run is None:
-            return None, None, None
+            return None, None, None, None
     else:
-        return None, None, None
-    cal = fit(roof, run.tpot_points())
-    if cal is None:
-        return None, run.name, f"run {run.name}: fewer than two finished levels with a TPOT, nothing to fit"
-    return cal, run.name, None
+        return None, None, None, None
+    outcome = calibrate(roof, run.tpot_points())
+    if outcome.calibration is None:
+        tried = outcome.tried.to_json() if outcome.tried is not None else None
+        return None, run.name, f"run {run.name}: no fit ({outcome.reason})", tried
+    return outcome.calibration, run.name, None, None
 
 
 def _compute(args: argparse.Namespace):
@@ -360,7 +363,7 @@ def render_text(roof, measured, cal=None, run_name: str | None = None, note: str
         lines.append(f"  {dominant_term(roof, cal, 1)}")
     elif note:
         lines.append("")
-        lines.append(f"calibration: N/A ({note})")
+        lines.append(f"calibration: {note}" if "no fit" in note else f"calibration: N/A ({note})")
     if measured is not None:
         lines.append("")
         lines.append(f"measured {measured.measured_tok_s:g} tok/s at batch {measured.batch}: efficiency {measured.efficiency_pct:.1f}% "

@@ -94,8 +94,9 @@ class GPU:
     bus_id: Any = NA
     util_gpu_pct: Any = NA
     util_mem_pct: Any = NA
-    memory_used_mib: Any = NA
+    memory_used_mib: Any = NA        # as nvidia-smi counts it: the driver's reservation left out
     memory_total_mib: Any = NA
+    memory_reserved_mib: Any = NA    # what the driver keeps for itself (NVML v2, `nvidia-smi -q`), when read
     temperature_c: Any = NA
     power_draw_w: Any = NA
     power_limit_w: Any = NA
@@ -143,6 +144,8 @@ class GPU:
             "sm_clock_max_mhz": json_value(self.sm_clock_max_mhz),
             "throttle_reasons": list(self.throttle_reasons),
         }
+        if known(self.memory_reserved_mib):
+            doc["memory_reserved_mib"] = self.memory_reserved_mib
         if known(self.xid):
             doc["xid"] = self.xid
         if self.workloads:
@@ -164,12 +167,15 @@ class GPUProcess:
     gpu_uuid: Any = NA
     gi: Any = NA
     ci: Any = NA
+    config: Any = NA          # the gpudeck launch config whose process group holds it, when known
+    launch_id: Any = NA       # ... and that launch's record id
 
     def to_json(self) -> dict:
         return {"gpu_index": json_value(self.gpu_index), "pid": json_value(self.pid),
                 "type": json_value(self.type), "name": json_value(self.name),
                 "used_memory_mib": json_value(self.used_memory_mib),
-                "gpu_uuid": json_value(self.gpu_uuid)}
+                "gpu_uuid": json_value(self.gpu_uuid),
+                "config": json_value(self.config), "launch_id": json_value(self.launch_id)}
 
 
 @dataclass

@@ -9,6 +9,8 @@ from typing import Any
 
 from .model import GPU, GPUProcess, NA
 
+MIB = 1024 * 1024
+
 
 def _na(call, *args) -> Any:
     try:
@@ -57,10 +59,7 @@ class NVMLReader:
                 util = _na(n.nvmlDeviceGetUtilizationRates, h)
                 if util is not NA:
                     gpu.util_gpu_pct, gpu.util_mem_pct = util.gpu, util.memory
-                mem = _na(n.nvmlDeviceGetMemoryInfo, h)
-                if mem is not NA:
-                    gpu.memory_used_mib = mem.used // (1024 * 1024)
-                    gpu.memory_total_mib = mem.total // (1024 * 1024)
+                _read_memory(n, h, gpu)
                 gpu.temperature_c = _na(n.nvmlDeviceGetTemperature, h, n.NVML_TEMPERATURE_GPU)
                 draw = _na(n.nvmlDeviceGetPowerUsage, h)
                 gpu.power_draw_w = round(draw / 1000, 2) if draw is not NA else NA
@@ -78,11 +77,27 @@ class NVMLReader:
                     used = getattr(proc, "usedGpuMemory", None)
                     processes.append(GPUProcess(
                         gpu_index=i, pid=proc.pid, type="C", name=_process_name(proc.pid),
-                        used_memory_mib=used // (1024 * 1024) if isinstance(used, int) else NA,
+                        used_memory_mib=used // MIB if isinstance(used, int) else NA,
                         gpu_uuid=gpu.uuid))
             return gpus, processes
         except Exception as exc:  # NVMLError_GpuIsLost and friends
             return str(exc) or type(exc).__name__
+
+
+def _read_memory(n, handle, gpu: GPU) -> None:
+    """Used memory as nvidia-smi shows it. NVML's first memory call counts the driver's reservation
+    as used (615 MiB on an idle H200 that nvidia-smi shows at 0 MiB); the v2 call keeps it apart, so
+    used is nvidia-smi's figure and the reservation is its own. Drivers or bindings without v2 get the
+    first call, whose `used` is all there is."""
+    version = getattr(n, "nvmlMemory_v2", None)
+    mem = _na(n.nvmlDeviceGetMemoryInfo, handle, version) if version is not None else NA
+    if mem is not NA and getattr(mem, "reserved", None) is not None:
+        gpu.memory_reserved_mib = mem.reserved // MIB
+    else:
+        mem = _na(n.nvmlDeviceGetMemoryInfo, handle)
+    if mem is not NA:
+        gpu.memory_used_mib = mem.used // MIB
+        gpu.memory_total_mib = mem.total // MIB
 
 
 def _process_name(pid: int) -> Any:

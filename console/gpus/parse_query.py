@@ -28,6 +28,7 @@ _FIELDS = {
     "util_mem_pct": (values.number, ["Utilization/Memory"]),
     "memory_used_mib": (values.number, ["FB Memory Usage/Used"]),
     "memory_total_mib": (values.number, ["FB Memory Usage/Total"]),
+    "memory_reserved_mib": (values.number, ["FB Memory Usage/Reserved"]),
     "temperature_c": (values.number, ["Temperature/GPU Current Temp"]),
     "power_draw_w": (values.number, ["GPU Power Readings/Power Draw", "GPU Power Readings/Average Power Draw",
                                      "GPU Power Readings/Instantaneous Power Draw", "Power Readings/Power Draw"]),

@@ -22,9 +22,10 @@ Python API (the CLI, the Roofline pane and the simulator use only this):
 
 Calibration against a finished sweep (console/roofline/calibrate.py):
 
-    from console.roofline.calibrate import fit, dominant_term
-    cal = fit(r, [(1, 0.0963), (2, 0.0984), (10, 0.105)])   # (batch, measured TPOT seconds)
+    from console.roofline.calibrate import calibrate, fit, dominant_term
+    cal = fit(r, [(1, 0.0963), (2, 0.0984), (10, 0.105)])   # (concurrency, TPOT seconds[, the server's batch])
     cal.eta, cal.overhead_s, cal.r2, cal.tok_s(r, 64), dominant_term(r, cal, 1)
+    outcome = calibrate(r, points)    # .calibration, or None and .reason: a line that misses its own points
 
 Every key of a config is accounted for (config_keys.py): read by the model,
 known irrelevant, accepted with `load_model(path, assume_ignored=("KEY",))`,

@@ -40,14 +40,18 @@ class Headline:
 
 
 def calibration_text(roof: Roofline, run: MeasuredRun | None) -> tuple[object, str]:
-    """(Calibration or None, the line the Roofline tab shows about it)."""
-    from .calibrate import dominant_term, fit
+    """(Calibration or None, the line the Roofline tab shows about it): a line that misses its own
+    points is "no fit" with the reason, never an explanation."""
+    from .calibrate import calibrate, dominant_term
 
     if run is None:
         return None, "calibration: N/A (no finished sweep yet)"
-    cal = fit(roof, run.tpot_points())
-    if cal is None:
+    outcome = calibrate(roof, run.tpot_points())
+    cal = outcome.calibration
+    if cal is None and outcome.tried is None:
         return None, f"calibration: N/A (run {run.name} has fewer than two finished levels with a TPOT)"
+    if cal is None:
+        return None, f"calibration from {run.name}: no fit ({outcome.reason})"
     eta = f"{cal.eta:.1%}" if cal.eta else UNKNOWN
     r2 = f"{cal.r2:.3f}" if cal.r2 is not None else UNKNOWN
     line = (f"calibration from {run.name}: η {eta} of the ideal bandwidth · overhead {cal.overhead_s * 1e3:.2f} ms/step · "

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..store.runs import PER_STEP_RUNNING
+
 
 @dataclass(frozen=True)
 class MeasuredLevel:
@@ -16,6 +18,7 @@ class MeasuredLevel:
     tok_s: float | None   # None when the level failed or reported nothing
     status: str
     tpot_s: float | None = None   # median time per output token of the level's requests
+    server_batch: float | None = None   # the requests the server ran at once over the level, by its own count
 
 
 @dataclass
@@ -26,9 +29,11 @@ class MeasuredRun:
     levels: list[MeasuredLevel] = field(default_factory=list)
     summary: dict = field(default_factory=dict)   # the store's RunDoc.summary, what a run list shows
 
-    def tpot_points(self) -> list[tuple[int, float]]:
-        """(concurrency, TPOT seconds) of every level that finished, for calibration."""
-        return [(lv.concurrency, lv.tpot_s) for lv in self.levels if lv.tok_s is not None and lv.tpot_s]
+    def tpot_points(self) -> list[tuple[int, float, float | None]]:
+        """(concurrency, TPOT seconds, the server's own batch or None) of every level that finished, for
+        calibration (`calibrate.step_batch`)."""
+        return [(lv.concurrency, lv.tpot_s, lv.server_batch) for lv in self.levels
+                if lv.tok_s is not None and lv.tpot_s]
 
     @property
     def measured(self) -> bool:
@@ -82,9 +87,22 @@ def load_runs(runs_dir: Path) -> RunsFound:
 def _measured(run) -> MeasuredRun:
     """A store RunDoc as the roofline reads it; the level rule for efficiency is LevelResult.measured_tok_s."""
     levels = [MeasuredLevel(lv.concurrency, lv.measured_tok_s, lv.status.value,
-                            _tpot_s(lv.raw, lv.measured_tok_s is not None))
+                            _tpot_s(lv.raw, lv.measured_tok_s is not None), _server_batch(lv.raw))
               for lv in run.levels if lv.concurrency is not None]
     return MeasuredRun(path=run.path, name=run.id, mtime=run.mtime, levels=levels, summary=run.summary())
+
+
+def _server_batch(raw: dict) -> float | None:
+    """The requests the server ran per step over the level, when the run recorded its own count of
+    that (llama.cpp's busy slots per decode call: console/bench/prom.level_view). Not a mean of
+    scrapes (the level's ramp and tail pull it under the batch of its steps), nor a record from
+    before, which held the last scrape (2 at 64 streams)."""
+    server = raw.get("server")
+    if not isinstance(server, dict) or server.get("over") != "level" or server.get("running_is") != PER_STEP_RUNNING:
+        return None
+    running = server.get("running")
+    ok = isinstance(running, (int, float)) and not isinstance(running, bool) and running > 0
+    return float(running) if ok else None
 
 
 def _tpot_s(raw: dict, measured: bool) -> float | None:

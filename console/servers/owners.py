@@ -12,11 +12,32 @@ from .procs import Proc, processes
 
 
 def owner_groups(records: Iterable[LaunchRecord]) -> dict[int, str]:
-    """pgid -> config, for every live launch record. Only a group above 1 can be one gpudeck made:
-    a record naming group 0 or 1 (the kernel's threads, init's group) would hand processes that
-    are not the server's to a config."""
-    return {r.pgid: r.config for r in records
+    """pgid -> config, for every live launch record."""
+    return {pgid: r.config for pgid, r in live_groups(records).items()}
+
+
+def live_groups(records: Iterable[LaunchRecord]) -> dict[int, LaunchRecord]:
+    """pgid -> its live launch record. Only a group above 1 can be one gpudeck made: a record
+    naming group 0 or 1 (the kernel's threads, init's group) would hand processes that are not the
+    server's to a config."""
+    return {r.pgid: r for r in records
             if r.live and isinstance(r.pgid, int) and not isinstance(r.pgid, bool) and r.pgid > 1}
+
+
+async def process_launches(session: HostSession, records: Iterable[LaunchRecord] | None = None
+                           ) -> dict[int, LaunchRecord]:
+    """pid -> the live launch whose process group holds it (for `gpus --json`); empty when there
+    is none or the host cannot list its processes."""
+    if records is None:
+        records = await asyncio.to_thread(launches.load_all, session.name)
+    groups = live_groups(records)
+    if not groups:
+        return {}
+    try:
+        listing = await processes(session.host)
+    except HostError:
+        return {}
+    return {p.pid: groups[p.pgid] for p in listing if p.pgid in groups}
 
 
 async def owners(session: HostSession, records: Iterable[LaunchRecord] | None = None, fallback: dict[int, str] | None = None) -> dict[int, str]:

@@ -20,6 +20,9 @@ from ..fmt import UNKNOWN
 from .scan import Scan, json_files, scan_files
 
 KIND = "run"
+# a level's `server.running_is` when the server counted its running requests per step (llama.cpp's busy
+# slots per decode call, console/bench/prom.level_view): the batch of its steps, which calibration reads
+PER_STEP_RUNNING = "mean busy slots per decode call"
 
 
 class LevelStatus(str, Enum):
