@@ -71,6 +71,7 @@ async def recheck_clean_exit(host: Host, record: LaunchRecord) -> bool:
         return False
     if not result.ok:
         return False
-    state = ended_state(record, result.stdout)
-    changed, record.state = state != record.state, state
-    return changed
+    from . import launch_state
+
+    line = death_line(result.stdout)
+    return line is not None and launch_state.apply(record, launch_state.EngineDied(line))

@@ -21,7 +21,8 @@ from ..hosts import Host, HostError
 from ..session import HostSession
 from ..store import launches
 from ..store.launches import LaunchRecord
-from . import launch_permit, pgid_file
+from . import launch_permit, launch_state, pgid_file
+from .launch_state import Ended, Started, StartFailed, StopAsked, StopRefused
 from .launching import DEFAULT_LOG_DIR, LaunchError as LaunchError, StopResult, Survivor, absolute, safe_stem
 
 # The server half (after `setsid`, in its own group, carrying the launch mark) writes its group's
@@ -98,15 +99,14 @@ async def launch(session: HostSession, config: str, script: str, flags: dict[str
         log = f"{log_dir.rstrip('/')}/{launch_id}.log"
         return LaunchRecord(id=launch_id, config=config, script=script, log=log, exit_file=log + ".exit",
                             flags=dict(flags or {}), port=port)
-    record = launches.create(session.name, f"{safe_stem(config)}-{time.strftime('%Y%m%d-%H%M%S')}", made)
+    record = launch_state.create(session.name, f"{safe_stem(config)}-{time.strftime('%Y%m%d-%H%M%S')}", made)
     log, exit_file = record.log, record.exit_file
     assert log is not None and exit_file is not None  # made() names both
     started = await host.run(
         ["sh", "-c", 'setsid sh -c "$1" gpudeck-wrapper "$2" "$3" "$4" "$5" >/dev/null 2>&1 </dev/null & echo $!',
          "sh", WRAPPER, script, log, exit_file, record.id], timeout=20)
     if not started.ok:
-        record.state = "crashed"
-        launches.save(session.name, record)
+        launch_state.move(session.name, record, StartFailed(f"the wrapper did not start: {started.stderr.strip()}"))
         raise LaunchError(f"could not start {config}: {started.stderr.strip()}")
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
@@ -117,11 +117,9 @@ async def launch(session: HostSession, config: str, script: str, flags: dict[str
             break
         await asyncio.sleep(0.1)
     if record.pgid is None:
-        record.state = "crashed"
-        launches.save(session.name, record)
+        launch_state.move(session.name, record, StartFailed("no process group reported within 10 s"))
         raise LaunchError(f"{config} started but reported no process group within 10 s")
-    record.state = "loading"
-    launches.save(session.name, record)
+    launch_state.move(session.name, record, Started(f"process group {record.pgid}"))
     return record
 
 
@@ -179,20 +177,15 @@ def settle(record: LaunchRecord, state: ProbeState) -> bool:
         return False
     if state.pgid is not None:
         record.pgid = record.pid = state.pgid
-        if record.state == "launching":
-            record.state = "loading"
+        launch_state.apply(record, Started(f"the wrapper wrote process group {state.pgid}"))
         if state.alive:
             return True
     if state.alive:
         return False
     if record.state == "launching" and record.pgid is None and time.time() - record.started_at < LAUNCH_GRACE_S:
         return False
-    record.exit_status = state.exit_status
-    record.stopped_at = record.stopped_at or time.time()
-    from .engine_death import ended_state
-
-    record.state = ended_state(record)  # the process verdict's state (an engine death is read after)
-    return True
+    # the process verdict's state (an engine death is read after, from the log: engine_death)
+    return launch_state.apply(record, Ended(state.exit_status))
 
 
 async def reattach(session: HostSession) -> list[LaunchRecord]:
@@ -222,9 +215,9 @@ async def reattach(session: HostSession) -> list[LaunchRecord]:
                 from .engine_death import recheck_clean_exit
 
                 await recheck_clean_exit(session.host, record)  # an engine death that exited 0
-                launches.save(session.name, record)
+                launch_state.save(session.name, record)
             elif answered:
-                launches.save(session.name, record)
+                launch_state.save(session.name, record)
             changed.append(record)
     return changed
 
@@ -257,18 +250,14 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
     host = session.host
     grace = session.profile.server.kill_grace_s if grace_s is None else grace_s
     say = progress or (lambda text: None)
-    record.kill_requested = True
-    record.state = "stopping"
-    launches.save(session.name, record)
+    launch_state.move(session.name, record, StopAsked("the console or the CLI (signals)"))
     started = time.monotonic()
     result = StopResult("TERM", 0.0, None)
     own_session = not record.adopted and record.pid == record.pgid
     sent = await signal_server(host, "TERM", record.pgid, record.pid, own_session)
     result.how, result.refused = sent.how, sent.reason
     if sent.how == "none":
-        record.state = "ready" if record.ready_at else "loading"
-        record.kill_requested = False
-        launches.save(session.name, record)
+        launch_state.move(session.name, record, StopRefused(sent.reason or "not signalled"))
         raise LaunchError(f"{record.config}: not signalled: {sent.reason}")
     if sent.how == "group":
         say(f"SIGTERM sent to process group {record.pgid}")
@@ -300,10 +289,9 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
     state = await await_exit_status(host, record, state)
     if not state.alive:
         settle(record, state)
-    elif record.exit_status is None:
-        record.exit_status = state.exit_status
-    record.stopped_at = record.stopped_at or time.time()
-    record.state = "stopped"
+    if record.live:   # unkillable for now (D state): stopped on our side, its survivors named below
+        launch_state.apply(record, Ended(record.exit_status if record.exit_status is not None else state.exit_status,
+                                         how="still alive after SIGKILL", stopped_by_us=True, still_alive=True))
     result.seconds = round(time.monotonic() - started, 2)
     result.exit_status = record.exit_status
     result.survivors, result.port_held = await survivors(session, record)
@@ -313,7 +301,7 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
         # holders we can name that carry no mark of this launch: another program took the port
         result.port_foreign = bool(await port_holders(host, record.port))
     record.escaped = [s.pid for s in result.survivors]
-    launches.save(session.name, record)
+    launch_state.save(session.name, record)
     result.gpu_warning = await _gpu_still_held(session, record)
     return result
 
@@ -382,7 +370,7 @@ async def kill_escaped(session: HostSession, record: LaunchRecord) -> list[int]:
         await send(session.host, "KILL", pids=pids)
     left, _ = await survivors(session, record)
     record.escaped = [s.pid for s in left]
-    launches.save(session.name, record)
+    launch_state.save(session.name, record)
     return pids
 
 
@@ -417,7 +405,5 @@ async def adopt(session: HostSession, pid: int) -> LaunchRecord:
         log_path = None
     name = safe_stem(proc.command.split()[0].rsplit("/", 1)[-1]) + f"-pid{pid}"
     record = LaunchRecord(id=f"adopted-{pid}-{int(time.time())}", config=name, script=None, log=log_path,
-                          exit_file=None, pid=pid, pgid=proc.pgid, state="loading", adopted=True,
-                          command=proc.command)
-    launches.save(session.name, record)
-    return record
+                          exit_file=None, pid=pid, pgid=proc.pgid, adopted=True, command=proc.command)
+    return launch_state.adopt(session.name, record)

@@ -50,10 +50,16 @@ class ProcessEvidence:
     # the log shows the engine dying before any shutdown was asked for (servers.engine_death):
     # vLLM's API server then exits 0 by itself, and that 0 is no clean stop
     engine_died: bool = False
+    # a scheduler's facts (a Slurm job): its end state (COMPLETED, FAILED, TIMEOUT, ...) and the class
+    # only a scheduler can name (timeout, node-fail, out-of-memory, preempted, cancelled; slurm.ending)
+    scheduler_state: str | None = None
+    scheduler_class: str | None = None
+    failed_where: str | None = None   # the rank and node a job failed on ("rank 1 on node2"), when known
 
     @property
     def known(self) -> bool:
-        return self.exit_status is not None or self.stopped_by_operator or self.ended
+        return (self.exit_status is not None or self.stopped_by_operator or self.ended
+                or self.scheduler_state is not None)
 
     @property
     def liveness_known(self) -> bool:
@@ -88,13 +94,19 @@ def judge(log: TriageResult, process: ProcessEvidence, tail: list[str] | None = 
     status = process.exit_status
     if status is not None:
         result.evidence.insert(0, f"exit status {status}")
+    if process.scheduler_state is not None:
+        result.evidence.insert(0, f"Slurm {process.scheduler_state}")
     if process.stopped_by_operator:
         return _stopped(result, status)
+    if process.scheduler_class is not None:
+        return _scheduled_out(result, process, tail)
     number = signal_of(status)
     if number is not None and status is not None:  # a signal is only read from a status
         return _signalled(result, number, status, tail)
     if status == 0 and process.engine_died:
         return _engine_died(result)
+    if status == 0 and process.scheduler_state not in (None, "COMPLETED"):
+        return _ended_badly(result, status, tail)   # Slurm's FAILED at status 0 is no clean end
     if status == 0:
         return _exited_cleanly(result)
     if status is not None or process.ended:
@@ -142,6 +154,18 @@ def _signalled(result: TriageResult, number: int, status: int, tail: list[str] |
         result.line = None
         result.excerpt = list(tail or [])
     result.cls, result.state = cls, "crashed"
+    return result
+
+
+def _scheduled_out(result: TriageResult, process: ProcessEvidence, tail: list[str] | None) -> TriageResult:
+    """The scheduler ended the job (a time limit, a failed node, its memory limit, a preemption, a
+    cancel by someone else): its word names the class; nothing the log says overrides a TIMEOUT."""
+    cls = process.scheduler_class or "unknown"
+    logged = f"; the log's last failure: {result.summary}" if result.crashed else ""
+    result.cls, result.state = cls, "crashed"
+    result.summary = f"Slurm ended the job ({process.scheduler_state}: {cls}){logged}"
+    if result.line is None and tail:
+        result.excerpt = list(tail)
     return result
 
 
