@@ -218,6 +218,8 @@ def _stop_seen(record: LaunchRecord, event: StopSeenElsewhere) -> None:
         record.exit_status, record.stopped_at = saved.exit_status, saved.stopped_at
         record.crash_class = record.crash_class or saved.crash_class
         record.crash_record = record.crash_record or saved.crash_record
+        if record.state == S.STOPPED and _a_crash(record.crash_class):
+            record.state = S.CRASHED   # a crash this copy judged before that stop is how it ended
 
 
 def _ended(record: LaunchRecord, event: Ended) -> None:
@@ -225,7 +227,13 @@ def _ended(record: LaunchRecord, event: Ended) -> None:
     record.stopped_at = record.stopped_at or time.time()
     crashed = verdict_of_end(record, event).state == "crashed"
     # a crash judged while it ran (a fatal line, a hang) is how it ended, even if the stop was ours
-    record.state = S.CRASHED if crashed or record.crash_class else S.STOPPED
+    record.state = S.CRASHED if crashed or _a_crash(record.crash_class) else S.STOPPED
+
+
+def _a_crash(cls: str | None) -> bool:
+    from .triage import CRASH_CLASSES
+
+    return cls in CRASH_CLASSES
 
 
 def _engine_died(record: LaunchRecord, event: EngineDied) -> None:
@@ -235,12 +243,11 @@ def _engine_died(record: LaunchRecord, event: EngineDied) -> None:
 
 def _crash_found(record: LaunchRecord, event: CrashFound) -> None:
     from ..store.crashes import crash_class
-    from .triage import CRASH_CLASSES
 
     record.crash_class = crash_class(event.cls)
     if event.crash_record:
         record.crash_record = event.crash_record
-    if record.state == S.STOPPED and record.crash_class in CRASH_CLASSES:
+    if record.state == S.STOPPED and _a_crash(record.crash_class):
         record.state = S.CRASHED   # the log (or a hang) shows a crash came before the end, ours or not
 
 

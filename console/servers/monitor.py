@@ -15,7 +15,8 @@ from ..store import crashes, launches
 from .engine_death import evidence, recheck_clean_exit
 from . import launch_state, unreached
 from .launch_state import CrashFound, Ready, StopSeenElsewhere
-from .lifecycle import await_exit_status, probe, settle
+from .process_launch import await_exit_status, probe, settle
+from .backend import backend_for
 from .logtail import LogTail
 from ..store.launches import LaunchRecord
 
@@ -45,6 +46,7 @@ class ServerMonitor:
                  hang_after_s: float = 60.0):
         self.session = session
         self.record = record
+        self.backend = backend_for(session.profile)   # chosen once, as the host was
         self.on_lines = on_lines or (lambda lines: None)
         self.on_state = on_state or (lambda record: None)
         self.on_crash = on_crash or (lambda doc: None)
@@ -177,11 +179,12 @@ class ServerMonitor:
                 self.on_state(record)
 
     async def _poll(self) -> None:
-        record = self.record
-        if record.slurm:  # a Slurm job: the scheduler and its rank logs say how it is
-            from ..slurm.launch import monitor_poll
+        """One look, the profile's backend's (a process's group and exit file, a job's scheduler state)."""
+        await self.backend.evidence(self)
 
-            return await monitor_poll(self)
+    async def look_at_process(self) -> None:
+        """A process launch's look: its group, its exit file, its log's and /health's word on readiness."""
+        record = self.record
         try:
             state = await await_exit_status(self.session.host, record, await probe(self.session.host, record))
         except HostError as exc:  # the host is down: the launch's state is unknown until it answers

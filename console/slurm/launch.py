@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from dataclasses import replace
 from typing import Any
 
 from ..hosts import HostError, LocalHost
@@ -24,7 +25,7 @@ from ..servers.launching import LaunchError, StopResult, absolute, job_id, safe_
 from ..store.launches import LaunchRecord
 from ..servers.triage import TriageResult, classify_text
 from ..servers.engine_death import death_line
-from ..servers.triage.rules import CAUSES
+from ..servers.triage.process import ProcessEvidence, judge, signal_status
 from ..servers import launch_state
 from ..servers.launch_state import CrashFound, Ended, Ready, Requeued, Started, StartFailed, StopAsked, StopSeenElsewhere
 from ..session import HostSession
@@ -282,12 +283,13 @@ async def _ended(session: HostSession, record: LaunchRecord, job: JobInfo | None
     s["end"] = end.to_json()
     if not record.live:   # another process's stop had already ended it (StopSeenElsewhere)
         return
+    died = await _engine_death(session, record, end)
     launch_state.apply(record, Ended(end.exit_status, how=f"Slurm {end.state}", scheduler_state=end.state,
                                      scheduler_class=end.cls if end.cls in _SCHEDULER else None,
-                                     engine_died=await _engine_death(session, record, end), stopped_by_us=end.stopped_by_us))
+                                     engine_died=died, stopped_by_us=end.stopped_by_us))
     if record.state != "crashed":
         return
-    verdict, rank, node = await crash_verdict(session, record, end)
+    verdict, rank, node = await crash_verdict(session, record, end, died)
     s["failed_rank"], s["failed_node"] = rank, node
     launch_state.apply(record, CrashFound(verdict.cls, crashes.write_crash(session.name, record, verdict).id))
 
@@ -303,9 +305,11 @@ async def _engine_death(session: HostSession, record: LaunchRecord, end: JobEnd)
     return found
 
 
-async def crash_verdict(session: HostSession, record: LaunchRecord, end: JobEnd) -> tuple[TriageResult, int | None, str | None]:
-    """Why the job ended badly and on which rank and node: Slurm's class first, then srun's
-    report of the failing task, then that rank's own log."""
+async def crash_verdict(session: HostSession, record: LaunchRecord, end: JobEnd, died: str | None = None,
+                        ) -> tuple[TriageResult, int | None, str | None]:
+    """Why the job ended badly and on which rank and node. Where: srun's report of the failing
+    task, else the rank whose own log shows a crash. Why: the process verdict (`judge`) over that
+    rank's log and the job's facts, the same ladder a local launch's end goes through."""
     batch = await _batch_text(session, record)
     ranks = {r.rank: r for r in await read_ranks(session, record)}
     failures = srun_failures(batch)
@@ -330,30 +334,28 @@ async def crash_verdict(session: HostSession, record: LaunchRecord, end: JobEnd)
         node = nodes[0]  # a one-node job: whatever failed, failed there
     rank_log = ranks.get(rank) if rank is not None else None
     log_verdict = rank_log.verdict if rank_log and rank_log.verdict else classify_text(batch)
-    if end.cls in _SCHEDULER:
-        cls = end.cls  # the scheduler's word: nothing the log says overrides a TIMEOUT
-    elif log_verdict.crashed and log_verdict.cls in CAUSES:
-        cls = log_verdict.cls  # the log names a root cause (an illegal address before the abort)
-    elif what and failure_class(what) != "exit-nonzero":
-        cls = failure_class(what)  # srun saw the task die by a signal
-    elif end.cls not in (None, "exit-nonzero"):
-        cls = end.cls  # the job's exit code names a signal
-    elif log_verdict.crashed:
-        cls = log_verdict.cls  # a failed exit the log explains (a Python exception, a model that would not load)
-    else:
-        cls = "unknown"  # a failed exit the log does not explain, as the triage verdict says it
     where = f"rank {rank} on {node}" if rank is not None else (f"node {node}" if node else "the job")
-    detail = what or (log_verdict.summary if log_verdict.crashed else end.summary)
-    summary = f"{where}: {detail} (Slurm {end.state}, exit status {end.exit_status})"
     if rank_log and rank_log.tail:
-        excerpt, at = list(rank_log.tail), rank_log.verdict.line if rank_log.verdict else None
+        excerpt = list(rank_log.tail)
     else:
         lines = batch.splitlines()
         excerpt = lines[max(0, (line or len(lines)) - 6):(line or len(lines)) + 2]
-        at = line
-    verdict = TriageResult(cls=cls, line=at, summary=summary, excerpt=excerpt, server=log_verdict.server,
-                           ready_seen=bool(ranks) and all(r.ready for r in ranks.values()) or log_verdict.ready_seen,
-                           state="crashed")
+        if line is not None:   # srun's own report is the line to show
+            log_verdict = replace(log_verdict, line=line, excerpt=excerpt)
+    # one ladder (triage.process.judge), as for a local launch: the scheduler's class first, then the
+    # failing task's signal as srun saw it (its exit status, 128+N), the log's root cause, the exit
+    signalled = signal_status(failure_class(what)) if what else None
+    facts = ProcessEvidence(exit_status=signalled if signalled is not None else end.exit_status,
+                            stopped_by_operator=end.stopped_by_us, ended=True,
+                            engine_died=died is not None, death_line=died,
+                            scheduler_state=end.state, scheduler_class=end.cls if end.cls in _SCHEDULER else None,
+                            failed_where=where)
+    verdict = judge(replace(log_verdict, ready_seen=bool(ranks) and all(r.ready for r in ranks.values())
+                            or log_verdict.ready_seen), facts, excerpt)
+    if verdict.state != "crashed":   # the job failed (Slurm says so) though nothing names how
+        verdict = replace(verdict, cls="unknown", state="crashed")
+    detail = what or (verdict.summary if verdict.crashed or verdict.cls != "unknown" or died else end.summary)
+    verdict.summary = f"{where}: {detail} (Slurm {end.state}, exit status {end.exit_status})"
     return verdict, rank, node
 
 
@@ -410,21 +412,6 @@ async def reattach(session: HostSession) -> list[LaunchRecord]:
                 _unanswered(session, record, exc)
             changed.append(record)
     return changed
-
-
-async def follow(session: HostSession, record: LaunchRecord, timeout_s: float, poll_s: float = 0.3,
-                 until=("ready", "crashed", "stopped")) -> LaunchRecord:
-    """Refresh until the record reaches one of `until` or `timeout_s` passes."""
-    deadline = time.monotonic() + timeout_s
-    while record.state not in until and record.shown_state not in until and time.monotonic() < deadline:
-        try:
-            await refresh(session, record)
-        except SlurmError:
-            pass
-        if record.state in until:
-            break
-        await asyncio.sleep(poll_s)
-    return record
 
 
 async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None = None,

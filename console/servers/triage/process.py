@@ -50,6 +50,7 @@ class ProcessEvidence:
     # the log shows the engine dying before any shutdown was asked for (servers.engine_death):
     # vLLM's API server then exits 0 by itself, and that 0 is no clean stop
     engine_died: bool = False
+    death_line: str | None = None   # that log line, to name in the verdict
     # a scheduler's facts (a Slurm job): its end state (COMPLETED, FAILED, TIMEOUT, ...) and the class
     # only a scheduler can name (timeout, node-fail, out-of-memory, preempted, cancelled; slurm.ending)
     scheduler_state: str | None = None
@@ -77,6 +78,13 @@ def signal_of(status: int | None) -> int | None:
     return None
 
 
+def signal_status(cls: str) -> int | None:
+    """The shell status (128+N) of a death a class names (`segfault` -> 139); None for any other class:
+    how a report that names the signal in words (srun's `Segmentation fault`) becomes process evidence."""
+    number = next((n for n, (name, _) in SIGNAL_CLASSES.items() if name == cls), 9 if cls == "process-killed" else None)
+    return 128 + number if number is not None else None
+
+
 def signal_name(number: int) -> str:
     if number in SIGNAL_CLASSES:
         return SIGNAL_CLASSES[number][1]
@@ -94,6 +102,8 @@ def judge(log: TriageResult, process: ProcessEvidence, tail: list[str] | None = 
     status = process.exit_status
     if status is not None:
         result.evidence.insert(0, f"exit status {status}")
+    if process.failed_where is not None:
+        result.evidence.insert(0, f"failed on {process.failed_where}")
     if process.scheduler_state is not None:
         result.evidence.insert(0, f"Slurm {process.scheduler_state}")
     if process.stopped_by_operator:
@@ -104,7 +114,7 @@ def judge(log: TriageResult, process: ProcessEvidence, tail: list[str] | None = 
     if number is not None and status is not None:  # a signal is only read from a status
         return _signalled(result, number, status, tail)
     if status == 0 and process.engine_died:
-        return _engine_died(result)
+        return _engine_died(result, process.death_line)
     if status == 0 and process.scheduler_state not in (None, "COMPLETED"):
         return _ended_badly(result, status, tail)   # Slurm's FAILED at status 0 is no clean end
     if status == 0:
@@ -181,12 +191,15 @@ def _exited_cleanly(result: TriageResult) -> TriageResult:
     return result
 
 
-def _engine_died(result: TriageResult) -> TriageResult:
+def _engine_died(result: TriageResult, line: str | None = None) -> TriageResult:
     """Exit 0 after an engine death nobody asked for: a crash, named by the log's cause when it has one."""
     result.state = "crashed"
     if result.cls not in CRASH_CLASSES:
         result.cls = "engine-dead"
-    result.summary = f"the engine died before any stop was asked for, then the server exited 0: {result.summary}"
+    if line:
+        result.evidence.insert(0, f"engine death: {line}")
+    said = f" ({line})" if line else ""
+    result.summary = f"the engine died before any stop was asked for{said}, then the server exited 0: {result.summary}"
     return result
 
 
