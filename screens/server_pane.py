@@ -12,6 +12,7 @@ from textual.reactive import reactive
 from textual.widgets import DataTable, Input, Static
 
 from console.fmt import clock, duration
+from console.servers.backend import backend_for
 from console.hosts import HostError
 from console.runtime import events as ev
 from console.safe_text import safe_text
@@ -40,7 +41,7 @@ SUMMARY_MARKS = (("●", ("ready",)), ("◌", ("launching", "loading", "stopping
 def launch_lines(config: cfgs.ServerConfig, runtime) -> list[str]:
     argv = getattr(config.parsed, "argv", None)
     return lifecycle.launch_lines(config.script, runtime.name, argv if isinstance(argv, list) else None,
-                                  slurm=runtime.session.profile.is_slurm)
+                                  backend_for(runtime.session.profile).how)
 
 
 def config_summary(latest: list[LaunchRecord], configs: int) -> str:

@@ -136,7 +136,10 @@ def test_a_slurm_lane_on_the_login_node_itself_connects_to_the_head_directly():
 def test_bench_on_a_local_slurm_profile_targets_the_jobs_head_node():
     """The rule the campaign now shares: `gpudeck bench` on the login node itself reaches the head."""
     _job("mine", 8000, "fe80::7", "42")
-    found = asyncio.run(route(FakeHost(tunnelled=False), PROFILE, True, "http://127.0.0.1:8000/v1"))
+    from console.servers.process_backend import ProcessBackend
+    from console.slurm.backend import SlurmBackend
+
+    found = asyncio.run(route(FakeHost(tunnelled=False), PROFILE, SlurmBackend(), "http://127.0.0.1:8000/v1"))
     assert found.url == "http://[fe80::7]:8000/v1" and not found.tunnelled
-    plain = asyncio.run(route(FakeHost(tunnelled=False), PROFILE, False, "http://127.0.0.1:8000/v1"))
+    plain = asyncio.run(route(FakeHost(tunnelled=False), PROFILE, ProcessBackend(), "http://127.0.0.1:8000/v1"))
     assert plain.url == "http://127.0.0.1:8000/v1"

@@ -32,20 +32,17 @@ class Route:
     server_port: int | None = None  # the server's port on its host, idem
 
 
-async def route(host, profile: str, is_slurm: bool, url: str, head: str | None = None) -> Route:
+async def route(host, profile: str, backend, url: str, head: str | None = None) -> Route:
     """How this machine reaches `url` as `host` sees it (a tunnel opened when one is needed).
 
-    `head`: the head node of the job serving the URL, when the caller knows which job that is
-    (a campaign lane does; two lanes' jobs may share a port); else found by the URL's port."""
+    `backend` is the profile's launch backend (`servers.backend.backend_for`): it says where a server
+    listens when not on the host itself (a Slurm job's head node, reached through the login node).
+    `head`: that node, when the caller knows which job serves the URL (a campaign lane does; two
+    lanes' jobs may share a port); else the backend finds it by the URL's port."""
     port = loopback_port(url)
     if port is None:
         return Route(url)
-    if is_slurm and not head:  # the server runs on its job's head node, reached through the login node
-        from ..slurm.launch import head_for_port
-
-        head = head_for_port(profile, port)
-    if not is_slurm:
-        head = None
+    head = head or backend.server_node(profile, port)
     if not host.tunnelled:
         return Route(on_host(url, head) if head else url)
     local = await host.forward_port(port, head or "127.0.0.1")
@@ -76,7 +73,9 @@ async def route_for_profile(profile: str, url: str):
     except (ProfileError, ValueError, OSError) as exc:
         raise NotRun(f"profile {profile!r}: {exc}", usage=True) from None
     try:
-        found = await route(session.host, profile, session.profile.is_slurm, url)
+        from ..servers.backend import backend_for
+
+        found = await route(session.host, profile, backend_for(session.profile), url)
     except (HostError, OSError, Exception) as exc:  # noqa: BLE001 - any SSH failure is one line
         await session.host.close()
         raise NotRun(f"cannot open an SSH tunnel to {url} on {profile}: {exc}") from None

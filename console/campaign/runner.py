@@ -23,6 +23,7 @@ from ..fmt import clock
 from ..hosts import HostError
 from ..servers import configs as cfgs
 from ..servers import lifecycle
+from ..servers.backend import backend_for
 from ..store import launches
 from ..servers.monitor import ServerMonitor
 from ..session import HostSession
@@ -447,7 +448,7 @@ class CampaignRunner:
 
         server_url, head = self._url_for(port), self._head_of(cell)
         found = await self._with_retries(lambda: route(self.session.host, self.profile.name,
-                                                       self.profile.is_slurm, server_url, head))
+                                                       backend_for(self.profile), server_url, head))
         sweep = SweepProcess(bench_argv(self.spec, found.url, self.profile.name, found.tunnelled,
                                         found.server_port, found.server_url))
         self._sweep = sweep

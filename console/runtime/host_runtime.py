@@ -18,6 +18,7 @@ from typing import Callable
 
 from ..hosts import CONNECTED, DOWN, HostError, HostStatus
 from ..servers import lifecycle
+from ..servers.backend import backend_for
 from ..store import launches
 from ..servers.monitor import ServerMonitor
 from ..store.launches import LaunchRecord
@@ -260,7 +261,7 @@ class HostRuntime:
         """The launch's own /metrics while it lives (ServerMetricsSampled, about 1 Hz)."""
         from .metrics_poll import poll_metrics
 
-        if monitor.record.slurm:  # its server listens on a compute node, not on the host's loopback
+        if not monitor.backend.serves_on_host:  # a job's server listens on a compute node, not on the host
             return
 
         def sampled(event: ev.ServerMetricsSampled) -> None:
@@ -380,7 +381,7 @@ class HostRuntime:
         """How this machine reaches `url` (console.bench.route: the one rule, a tunnel when needed)."""
         from ..bench.route import route
 
-        return await route(self.session.host, self.name, self.session.profile.is_slurm, url)
+        return await route(self.session.host, self.name, backend_for(self.session.profile), url)
 
     async def list_models(self, url: str) -> list[str]:
         from ..bench.endpoint import list_models

@@ -11,6 +11,7 @@ from typing import Callable
 
 from ..hosts import HostError
 from ..store import launches
+from ..servers.launch_state import CrashFound, move
 from ..servers.settle_gate import profile_to_settle
 from ..session import HostSession
 from ..store.crashes import CrashRecord, crash_of_launch
@@ -35,8 +36,7 @@ async def settle_launches(session: HostSession, sweep: Callable[[], str | None] 
             continue
         existing = await asyncio.to_thread(crash_of_launch, session.name, record.id)
         if existing is not None:  # another process wrote it and had not yet linked the launch
-            record.crash_record = existing.id
-            launches.save(session.name, record)
+            move(session.name, record, CrashFound(existing.cls, existing.id))
             written.append(existing)
             continue
         monitor = ServerMonitor(session, record, sweep=sweep or (lambda: None))

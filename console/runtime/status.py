@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from ..hosts import HostError
 from ..session import HostSession
 from ..store import launches as records
+from ..servers import launch_state
 
 
 @dataclass
@@ -51,7 +52,7 @@ async def launch_status(session: HostSession) -> LaunchStatus:
             left, _ = await lifecycle.survivors(session, r)
             if [s.pid for s in left] != r.escaped:
                 r.escaped = [s.pid for s in left]
-                records.save(session.name, r)
+                launch_state.save(session.name, r)
     status.metrics = await _live_metrics(session, launches)
     return status
 

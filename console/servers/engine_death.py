@@ -44,8 +44,9 @@ def evidence(record: LaunchRecord, log_text: str | None = None) -> ProcessEviden
     whether it has ended, and (when its log is given) whether the engine died unasked."""
     from .triage.process import ProcessEvidence
 
+    line = death_line(log_text) if log_text else None
     return ProcessEvidence(exit_status=record.exit_status, stopped_by_operator=record.kill_requested,
-                           ended=not record.live, engine_died=bool(log_text and death_line(log_text) is not None))
+                           ended=not record.live, engine_died=line is not None, death_line=line)
 
 
 def ended_state(record: LaunchRecord, log_text: str | None = None) -> str:
@@ -71,6 +72,7 @@ async def recheck_clean_exit(host: Host, record: LaunchRecord) -> bool:
         return False
     if not result.ok:
         return False
-    state = ended_state(record, result.stdout)
-    changed, record.state = state != record.state, state
-    return changed
+    from . import launch_state
+
+    line = death_line(result.stdout)
+    return line is not None and launch_state.apply(record, launch_state.EngineDied(line))

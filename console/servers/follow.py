@@ -1,8 +1,8 @@
 """Follow a new launch until it is ready, crashed or stopped, or a time limit passes, and say how it went.
 
 `gpudeck server launch --wait` waits here (the console's runtime watches its
-launches for as long as it runs instead); a Slurm job is followed through the scheduler and its rank logs, a local
-launch through a ServerMonitor (which writes the crash record when it dies).
+launches for as long as it runs instead), through a ServerMonitor: the one monitor loop for every
+backend (a process, a Slurm job), which writes the crash record when it dies.
 """
 from __future__ import annotations
 
@@ -18,11 +18,8 @@ SETTLED = ("ready", "crashed", "stopped")
 
 async def until_settled(session: HostSession, record: LaunchRecord,
                         timeout_s: float) -> tuple[object, dict[str, Any] | None]:
-    """The record once it settled (or at the time limit), and the crash record written meanwhile."""
-    if record.slurm:
-        from ..slurm.launch import follow
-
-        return await follow(session, record, timeout_s), None
+    """The record once it settled (or at the time limit), and the crash record written meanwhile.
+    The monitor looks through the profile's backend: a process's group, or a job's scheduler state."""
     from .monitor import ServerMonitor
 
     done = asyncio.Event()

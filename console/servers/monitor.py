@@ -13,8 +13,10 @@ from .triage import Triage, TriageResult, classify_text
 from .triage.process import ProcessEvidence, judge
 from ..store import crashes, launches
 from .engine_death import evidence, recheck_clean_exit
-from . import unreached
-from .lifecycle import await_exit_status, probe, settle
+from . import launch_state, unreached
+from .launch_state import CrashFound, Ready, StopSeenElsewhere
+from .process_launch import await_exit_status, probe, settle
+from .backend import backend_for
 from .logtail import LogTail
 from ..store.launches import LaunchRecord
 
@@ -44,6 +46,7 @@ class ServerMonitor:
                  hang_after_s: float = 60.0):
         self.session = session
         self.record = record
+        self.backend = backend_for(session.profile)   # chosen once, as the host was
         self.on_lines = on_lines or (lambda lines: None)
         self.on_state = on_state or (lambda record: None)
         self.on_crash = on_crash or (lambda doc: None)
@@ -158,7 +161,7 @@ class ServerMonitor:
             # kept with the launch, so a restarted console still shows them
             self.record.effective = {k: v if isinstance(v, (str, int, float, bool, type(None))) else str(v)
                                      for k, v in found.flags.items()}
-            launches.save(self.session.name, self.record)
+            launch_state.save(self.session.name, self.record)
             self.on_state(self.record)
 
     def _check_log_verdict(self) -> None:
@@ -172,17 +175,16 @@ class ServerMonitor:
                     self._log_ready_at = time.monotonic()
                 if time.monotonic() - self._log_ready_at < VLLM_LOG_READY_GRACE_S:
                     return
-            record.state = "ready"
-            record.ready_at = time.time()
-            launches.save(self.session.name, record)
-            self.on_state(record)
+            if launch_state.move(self.session.name, record, Ready("its log says ready")):
+                self.on_state(record)
 
     async def _poll(self) -> None:
-        record = self.record
-        if record.slurm:  # a Slurm job: the scheduler and its rank logs say how it is
-            from ..slurm.launch import monitor_poll
+        """One look, the profile's backend's (a process's group and exit file, a job's scheduler state)."""
+        await self.backend.evidence(self)
 
-            return await monitor_poll(self)
+    async def look_at_process(self) -> None:
+        """A process launch's look: its group, its exit file, its log's and /health's word on readiness."""
+        record = self.record
         try:
             state = await await_exit_status(self.session.host, record, await probe(self.session.host, record))
         except HostError as exc:  # the host is down: the launch's state is unknown until it answers
@@ -190,23 +192,23 @@ class ServerMonitor:
                 self.on_state(record)
             return
         if unreached.clear(record):  # the host answers again; the exit file below says if it ended
-            launches.save(self.session.name, record)
+            launch_state.save(self.session.name, record)
             self.on_state(record)
         self._check_log_verdict()
         if record.state == "loading" and await self._health_ok():
-            record.state = "ready"
-            record.ready_at = time.time()
-            launches.save(self.session.name, record)
-            self.on_state(record)
+            if launch_state.move(self.session.name, record, Ready("/health answered")):
+                self.on_state(record)
         if not state.alive and record.live and not record.kill_requested:
             # another process (a campaign, the CLI, a second console) may have stopped it:
             # its stop is on disk, and a stop is not a crash
-            if launches.stop_asked_elsewhere(self.session.name, record) is not None:
-                record.kill_requested = True
+            saved = launches.stop_asked_elsewhere(self.session.name, record)
+            if saved is not None and launch_state.apply(record, StopSeenElsewhere(saved)) and not record.live:
+                self.on_state(record)   # that process has already seen its end
+                return
         if settle(record, state):
             # vLLM exits 0 after its engine dies: the log says which it was
             await recheck_clean_exit(self.session.host, record)
-            launches.save(self.session.name, record)
+            launch_state.save(self.session.name, record)
             if record.state == "crashed":
                 await self._write_crash()
             self.on_state(record)
@@ -220,9 +222,7 @@ class ServerMonitor:
             # the log says the engine died; /health says whether it still answers (liveness)
             verdict = judge(verdict, ProcessEvidence(alive=state.alive, health_ok=await self._health_ok()))
         if verdict.cls in FATAL_WHILE_RUNNING and record.crash_class is None:
-            record.crash_class = verdict.cls
             await self._write_crash()
-            launches.save(self.session.name, record)
             self.on_state(record)
 
     async def _check_hang(self) -> None:
@@ -276,10 +276,8 @@ class ServerMonitor:
         """Save the crash record (triaging the log unless a verdict is given) and report it."""
         verdict = verdict or await self._final_verdict()
         record = self.record
-        record.crash_class = verdict.cls
         self.crash_doc = crashes.write_crash(self.session.name, record, verdict, self.sweep()).to_doc()
-        record.crash_record = self.crash_doc["id"]
-        launches.save(self.session.name, record)
+        launch_state.move(self.session.name, record, CrashFound(verdict.cls, self.crash_doc["id"]))
         self.on_crash(self.crash_doc)
 
     async def _final_verdict(self, judged: bool = True) -> TriageResult:

@@ -46,10 +46,12 @@ def note_outage(profile: str, record: LaunchRecord, exc: Exception) -> bool:
     meanwhile is kept, not overwritten by this copy. True when the record changed."""
     if not mark(record, str(exc) or type(exc).__name__):
         return False
+    from . import launch_state
+
     stopped = launches.stop_asked_elsewhere(profile, record)
     if stopped is not None:
-        record.kill_requested, record.state = True, stopped.state
-    launches.save(profile, record)
+        launch_state.apply(record, launch_state.StopSeenElsewhere(stopped))
+    launch_state.save(profile, record)
     return True
 
 

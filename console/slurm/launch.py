@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from dataclasses import replace
 from typing import Any
 
 from ..hosts import HostError, LocalHost
@@ -23,7 +24,10 @@ from ..store import crashes, launches
 from ..servers.launching import LaunchError, StopResult, absolute, job_id, safe_stem, DEFAULT_LOG_DIR
 from ..store.launches import LaunchRecord
 from ..servers.triage import TriageResult, classify_text
-from ..servers.triage.rules import CAUSES
+from ..servers.engine_death import death_line
+from ..servers.triage.process import ProcessEvidence, judge, signal_status
+from ..servers import launch_state
+from ..servers.launch_state import CrashFound, Ended, Ready, Requeued, Started, StartFailed, StopAsked, StopSeenElsewhere
 from ..session import HostSession
 from . import directives, ownership, unanswered
 from .accounting import accounted_end
@@ -66,7 +70,7 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
                         "end": None, "failed_rank": None, "failed_node": None,
                         "owner": ownership.owner(config, launch_id, user)}
         return record
-    record = launches.create(session.name, f"{safe_stem(config)}-{time.strftime('%Y%m%d-%H%M%S')}", made)
+    record = launch_state.create(session.name, f"{safe_stem(config)}-{time.strftime('%Y%m%d-%H%M%S')}", made)
     launch_id, log, s = record.id, record.log, _job(record)
     argv = ["sbatch", "--parsable", f"--job-name={ownership.job_name(config)}",
             f"--comment={ownership.comment(launch_id)}", f"--output={log}",
@@ -80,13 +84,12 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
         result = await slurm(host, [*argv, script], timeout_s=30, max_bytes=SHORT_BYTES)
         s["job_id"] = parse_sbatch(result.stdout)
     except SlurmError as exc:
-        record.state = "crashed"
         s["state"] = "NOT_SUBMITTED"
-        launches.save(session.name, record)
+        launch_state.move(session.name, record, StartFailed(f"sbatch refused: {exc}"))
         raise LaunchError(f"could not submit {config}: {exc}") from None
     s["state"] = "PENDING"
     record.command = " ".join([*argv, script])
-    launches.save(session.name, record)
+    launch_state.save(session.name, record)
     return record
 
 
@@ -201,7 +204,7 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
                 await _ended(session, record, job, end)
     after = json.dumps(record.to_json(), sort_keys=True, default=str)
     if after != before:
-        launches.save(session.name, record)
+        launch_state.save(session.name, record)
         return True
     return False
 
@@ -227,8 +230,9 @@ async def _disowned(session: HostSession, record: LaunchRecord, why: str) -> Non
 
 def _stop_asked_elsewhere(session: HostSession, record: LaunchRecord) -> None:
     """A stop asked for by another process (a CLI call, another console) counts too."""
-    if launches.stop_asked_elsewhere(session.name, record) is not None:
-        record.kill_requested = True
+    saved = launches.stop_asked_elsewhere(session.name, record)
+    if saved is not None:
+        launch_state.apply(record, StopSeenElsewhere(saved))
 
 
 async def _forgotten_end(session: HostSession, record: LaunchRecord) -> JobEnd:
@@ -248,11 +252,11 @@ async def _running(session: HostSession, record: LaunchRecord, job: JobInfo) -> 
     s = _job(record)
     if job.state not in ("RUNNING", "COMPLETING"):
         if record.state in ("loading", "ready") and job.restarts:  # requeued: it starts over elsewhere
-            record.state, record.ready_at = "launching", None
+            launch_state.apply(record, Requeued(job.restarts))
             s["restarts"], s["head_addr"], s["ranks"] = job.restarts, None, []
         return
     if record.state == "launching":
-        record.state = "loading"
+        launch_state.apply(record, Started(f"Slurm runs job {s.get('job_id')}"))
     if job.batch_host and not s.get("head_addr"):
         s["head_addr"] = await head_address(session, job.batch_host)
     if record.state not in ("loading", "ready"):
@@ -260,8 +264,7 @@ async def _running(session: HostSession, record: LaunchRecord, job: JobInfo) -> 
     ranks = await read_ranks(session, record)
     s["ranks"] = [r.to_json() for r in ranks]
     if record.state == "loading" and await _all_ready(session, record, job, ranks):
-        record.state = "ready"
-        record.ready_at = time.time()
+        launch_state.apply(record, Ready("every rank's log says ready" + (" and /health answers" if record.port else "")))
 
 
 async def _all_ready(session: HostSession, record: LaunchRecord, job: JobInfo, ranks: list[RankLog]) -> bool:
@@ -278,21 +281,35 @@ async def _all_ready(session: HostSession, record: LaunchRecord, job: JobInfo, r
 async def _ended(session: HostSession, record: LaunchRecord, job: JobInfo | None, end: JobEnd) -> None:
     s = _job(record)
     s["end"] = end.to_json()
-    record.exit_status = end.exit_status
-    record.stopped_at = record.stopped_at or time.time()
-    if end.cls in (None, "stopped"):
-        record.state = "stopped"
+    if not record.live:   # another process's stop had already ended it (StopSeenElsewhere)
         return
-    record.state = "crashed"
-    verdict, rank, node = await crash_verdict(session, record, end)
+    died = await _engine_death(session, record, end)
+    launch_state.apply(record, Ended(end.exit_status, how=f"Slurm {end.state}", scheduler_state=end.state,
+                                     scheduler_class=end.cls if end.cls in _SCHEDULER else None,
+                                     engine_died=died, stopped_by_us=end.stopped_by_us))
+    if record.state != "crashed":
+        return
+    verdict, rank, node = await crash_verdict(session, record, end, died)
     s["failed_rank"], s["failed_node"] = rank, node
-    record.crash_class = verdict.cls
-    record.crash_record = crashes.write_crash(session.name, record, verdict).id
+    launch_state.apply(record, CrashFound(verdict.cls, crashes.write_crash(session.name, record, verdict).id))
 
 
-async def crash_verdict(session: HostSession, record: LaunchRecord, end: JobEnd) -> tuple[TriageResult, int | None, str | None]:
-    """Why the job ended badly and on which rank and node: Slurm's class first, then srun's
-    report of the failing task, then that rank's own log."""
+async def _engine_death(session: HostSession, record: LaunchRecord, end: JobEnd) -> str | None:
+    """The engine-death line of a job that exited 0 unasked (vLLM's API server outlives its engine
+    and exits 0): the batch log's, else the first rank log's that shows one."""
+    if end.exit_status != 0 or end.stopped_by_us:
+        return None
+    found = death_line(await _batch_text(session, record))
+    if found is None:
+        found = next((r.death for r in await read_ranks(session, record) if r.death), None)
+    return found
+
+
+async def crash_verdict(session: HostSession, record: LaunchRecord, end: JobEnd, died: str | None = None,
+                        ) -> tuple[TriageResult, int | None, str | None]:
+    """Why the job ended badly and on which rank and node. Where: srun's report of the failing
+    task, else the rank whose own log shows a crash. Why: the process verdict (`judge`) over that
+    rank's log and the job's facts, the same ladder a local launch's end goes through."""
     batch = await _batch_text(session, record)
     ranks = {r.rank: r for r in await read_ranks(session, record)}
     failures = srun_failures(batch)
@@ -317,30 +334,28 @@ async def crash_verdict(session: HostSession, record: LaunchRecord, end: JobEnd)
         node = nodes[0]  # a one-node job: whatever failed, failed there
     rank_log = ranks.get(rank) if rank is not None else None
     log_verdict = rank_log.verdict if rank_log and rank_log.verdict else classify_text(batch)
-    if end.cls in _SCHEDULER:
-        cls = end.cls  # the scheduler's word: nothing the log says overrides a TIMEOUT
-    elif log_verdict.crashed and log_verdict.cls in CAUSES:
-        cls = log_verdict.cls  # the log names a root cause (an illegal address before the abort)
-    elif what and failure_class(what) != "exit-nonzero":
-        cls = failure_class(what)  # srun saw the task die by a signal
-    elif end.cls not in (None, "exit-nonzero"):
-        cls = end.cls  # the job's exit code names a signal
-    elif log_verdict.crashed:
-        cls = log_verdict.cls  # a failed exit the log explains (a Python exception, a model that would not load)
-    else:
-        cls = "unknown"  # a failed exit the log does not explain, as the triage verdict says it
     where = f"rank {rank} on {node}" if rank is not None else (f"node {node}" if node else "the job")
-    detail = what or (log_verdict.summary if log_verdict.crashed else end.summary)
-    summary = f"{where}: {detail} (Slurm {end.state}, exit status {end.exit_status})"
     if rank_log and rank_log.tail:
-        excerpt, at = list(rank_log.tail), rank_log.verdict.line if rank_log.verdict else None
+        excerpt = list(rank_log.tail)
     else:
         lines = batch.splitlines()
         excerpt = lines[max(0, (line or len(lines)) - 6):(line or len(lines)) + 2]
-        at = line
-    verdict = TriageResult(cls=cls, line=at, summary=summary, excerpt=excerpt, server=log_verdict.server,
-                           ready_seen=bool(ranks) and all(r.ready for r in ranks.values()) or log_verdict.ready_seen,
-                           state="crashed")
+        if line is not None:   # srun's own report is the line to show
+            log_verdict = replace(log_verdict, line=line, excerpt=excerpt)
+    # one ladder (triage.process.judge), as for a local launch: the scheduler's class first, then the
+    # failing task's signal as srun saw it (its exit status, 128+N), the log's root cause, the exit
+    signalled = signal_status(failure_class(what)) if what else None
+    facts = ProcessEvidence(exit_status=signalled if signalled is not None else end.exit_status,
+                            stopped_by_operator=end.stopped_by_us, ended=True,
+                            engine_died=died is not None, death_line=died,
+                            scheduler_state=end.state, scheduler_class=end.cls if end.cls in _SCHEDULER else None,
+                            failed_where=where)
+    verdict = judge(replace(log_verdict, ready_seen=bool(ranks) and all(r.ready for r in ranks.values())
+                            or log_verdict.ready_seen), facts, excerpt)
+    if verdict.state != "crashed":   # the job failed (Slurm says so) though nothing names how
+        verdict = replace(verdict, cls="unknown", state="crashed")
+    detail = what or (verdict.summary if verdict.crashed or verdict.cls != "unknown" or died else end.summary)
+    verdict.summary = f"{where}: {detail} (Slurm {end.state}, exit status {end.exit_status})"
     return verdict, rank, node
 
 
@@ -360,10 +375,10 @@ def _unanswered(session: HostSession, record: LaunchRecord, exc: Exception) -> b
         return False
     stopped = launches.stop_asked_elsewhere(session.name, record)
     if stopped is not None:
-        record.kill_requested, record.state = True, stopped.state
+        launch_state.apply(record, StopSeenElsewhere(stopped))
         if not record.live:   # that stop has already ended it
             unanswered.clear(record)
-    launches.save(session.name, record)
+    launch_state.save(session.name, record)
     return True
 
 
@@ -399,21 +414,6 @@ async def reattach(session: HostSession) -> list[LaunchRecord]:
     return changed
 
 
-async def follow(session: HostSession, record: LaunchRecord, timeout_s: float, poll_s: float = 0.3,
-                 until=("ready", "crashed", "stopped")) -> LaunchRecord:
-    """Refresh until the record reaches one of `until` or `timeout_s` passes."""
-    deadline = time.monotonic() + timeout_s
-    while record.state not in until and record.shown_state not in until and time.monotonic() < deadline:
-        try:
-            await refresh(session, record)
-        except SlurmError:
-            pass
-        if record.state in until:
-            break
-        await asyncio.sleep(poll_s)
-    return record
-
-
 async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None = None,
                progress=None) -> StopResult:
     """`scancel --full`: SIGTERM to the batch shell and every step now; if the job has not
@@ -433,13 +433,11 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
         raise LaunchError(f"{record.config}: {exc}") from None
     if why:
         await _disowned(session, record, why)
-        launches.save(session.name, record)
+        launch_state.save(session.name, record)
         raise LaunchError(f"{record.config}: nothing signalled: job {jid} is not this launch's: {why}")
     say = progress or (lambda text: None)
     grace = session.profile.server.kill_grace_s if grace_s is None else grace_s
-    record.kill_requested = True
-    record.state = "stopping"
-    launches.save(session.name, record)
+    launch_state.move(session.name, record, StopAsked("the console or the CLI (scancel)"))
     started = time.monotonic()
     result = StopResult("TERM", 0.0, None, how="scancel")
     try:
@@ -462,8 +460,8 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
     except SlurmError as exc:
         raise LaunchError(f"{record.config}: {exc}") from None
     if record.live:  # Slurm says the job still runs (or COMPLETING on a node that does not answer)
-        record.state = "stopping"
-        launches.save(session.name, record)
+        launch_state.apply(record, StopAsked("the console or the CLI (scancel), again"))
+        launch_state.save(session.name, record)
         result.running = (f"job {jid} still {_job(record).get('state') or 'live'} after scancel"
                           + (" and SIGKILL" if killed else ""))
     result.seconds = round(time.monotonic() - started, 2)

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from ..hosts import Host
+from ..servers.engine_death import death_line
 from ..servers.triage import TriageResult, classify_text
 
 MAX_RANKS = 1024
@@ -35,6 +36,7 @@ class RankLog:
     path: str
     verdict: TriageResult | None = None
     tail: list[str] | None = None
+    death: str | None = None   # the engine-death line of this rank's log, before any stop (engine_death)
 
     @property
     def ready(self) -> bool:
@@ -74,6 +76,7 @@ async def read_rank(host: Host, rank: RankLog) -> RankLog:
     text = result.stdout if result.ok else ""
     rank.verdict = classify_text(text)
     rank.tail = text.splitlines()[-10:]
+    rank.death = death_line(text)
     return rank
 
 

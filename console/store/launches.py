@@ -17,6 +17,7 @@ import re
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Callable
 
@@ -29,9 +30,23 @@ KIND = "launch record"
 MAX_RECORD_BYTES = 4 << 20   # a record is a few kB; its flags and Slurm ranks stay far below this
 RECORD_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")   # what safe_stem makes: never a path
 
+
+
+class LaunchState(StrEnum):
+    """A launch's state. Only `console.servers.launch_state` moves a record from one to another
+    (its transitions table is in console/README.md); the value is what the record's file holds."""
+
+    LAUNCHING = "launching"
+    LOADING = "loading"
+    READY = "ready"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    CRASHED = "crashed"
+
+
 # launching -> loading -> ready -> stopping -> stopped, or crashed (from any live state)
-LIVE_STATES = ("launching", "loading", "ready", "stopping")
-STATES = (*LIVE_STATES, "stopped", "crashed")
+LIVE_STATES = (LaunchState.LAUNCHING, LaunchState.LOADING, LaunchState.READY, LaunchState.STOPPING)
+STATES = tuple(LaunchState)
 
 
 @dataclass
@@ -44,7 +59,7 @@ class LaunchRecord:
     pid: int | None = None
     pgid: int | None = None
     started_at: float = field(default_factory=time.time)
-    state: str = "launching"
+    state: LaunchState = LaunchState.LAUNCHING
     ready_at: float | None = None
     stopped_at: float | None = None
     exit_status: int | None = None
@@ -61,6 +76,7 @@ class LaunchRecord:
     unreached: dict[str, Any] | None = None  # live, but its host did not answer the last look (console.servers.unreached)
 
     def __post_init__(self) -> None:
+        self.state = LaunchState(self.state)   # a record built with the state's text reads the same
         if self.crash_class is not None:
             from .crashes import crash_class
 
@@ -77,8 +93,9 @@ class LaunchRecord:
         or its silence (a hang, an engine error), so the row, the tab title and the chip agree;
         `unknown` for a live Slurm job Slurm has not answered about (console.slurm.unanswered) and
         for a live launch whose host did not answer the last look (console.servers.unreached)."""
-        if self.live and self.crash_class:
-            return "crashed"
+        if self.crash_class not in (None, "healthy", "request-error") and (
+                self.live or self.state == LaunchState.STOPPED):
+            return "crashed"   # a crash judged before the end (a record written before its owner took that in)
         if self.live and isinstance(self.slurm, dict) and isinstance(self.slurm.get("unanswered"), dict):
             return "unknown"
         if self.live and isinstance(self.unreached, dict):

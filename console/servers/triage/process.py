@@ -50,10 +50,17 @@ class ProcessEvidence:
     # the log shows the engine dying before any shutdown was asked for (servers.engine_death):
     # vLLM's API server then exits 0 by itself, and that 0 is no clean stop
     engine_died: bool = False
+    death_line: str | None = None   # that log line, to name in the verdict
+    # a scheduler's facts (a Slurm job): its end state (COMPLETED, FAILED, TIMEOUT, ...) and the class
+    # only a scheduler can name (timeout, node-fail, out-of-memory, preempted, cancelled; slurm.ending)
+    scheduler_state: str | None = None
+    scheduler_class: str | None = None
+    failed_where: str | None = None   # the rank and node a job failed on ("rank 1 on node2"), when known
 
     @property
     def known(self) -> bool:
-        return self.exit_status is not None or self.stopped_by_operator or self.ended
+        return (self.exit_status is not None or self.stopped_by_operator or self.ended
+                or self.scheduler_state is not None)
 
     @property
     def liveness_known(self) -> bool:
@@ -69,6 +76,13 @@ def signal_of(status: int | None) -> int | None:
     if -65 < status < 0:
         return -status
     return None
+
+
+def signal_status(cls: str) -> int | None:
+    """The shell status (128+N) of a death a class names (`segfault` -> 139); None for any other class:
+    how a report that names the signal in words (srun's `Segmentation fault`) becomes process evidence."""
+    number = next((n for n, (name, _) in SIGNAL_CLASSES.items() if name == cls), 9 if cls == "process-killed" else None)
+    return 128 + number if number is not None else None
 
 
 def signal_name(number: int) -> str:
@@ -88,13 +102,21 @@ def judge(log: TriageResult, process: ProcessEvidence, tail: list[str] | None = 
     status = process.exit_status
     if status is not None:
         result.evidence.insert(0, f"exit status {status}")
+    if process.failed_where is not None:
+        result.evidence.insert(0, f"failed on {process.failed_where}")
+    if process.scheduler_state is not None:
+        result.evidence.insert(0, f"Slurm {process.scheduler_state}")
     if process.stopped_by_operator:
         return _stopped(result, status)
+    if process.scheduler_class is not None:
+        return _scheduled_out(result, process, tail)
     number = signal_of(status)
     if number is not None and status is not None:  # a signal is only read from a status
         return _signalled(result, number, status, tail)
     if status == 0 and process.engine_died:
-        return _engine_died(result)
+        return _engine_died(result, process.death_line)
+    if status == 0 and process.scheduler_state not in (None, "COMPLETED"):
+        return _ended_badly(result, status, tail)   # Slurm's FAILED at status 0 is no clean end
     if status == 0:
         return _exited_cleanly(result)
     if status is not None or process.ended:
@@ -145,6 +167,18 @@ def _signalled(result: TriageResult, number: int, status: int, tail: list[str] |
     return result
 
 
+def _scheduled_out(result: TriageResult, process: ProcessEvidence, tail: list[str] | None) -> TriageResult:
+    """The scheduler ended the job (a time limit, a failed node, its memory limit, a preemption, a
+    cancel by someone else): its word names the class; nothing the log says overrides a TIMEOUT."""
+    cls = process.scheduler_class or "unknown"
+    logged = f"; the log's last failure: {result.summary}" if result.crashed else ""
+    result.cls, result.state = cls, "crashed"
+    result.summary = f"Slurm ended the job ({process.scheduler_state}: {cls}){logged}"
+    if result.line is None and tail:
+        result.excerpt = list(tail)
+    return result
+
+
 def _exited_cleanly(result: TriageResult) -> TriageResult:
     """Exit 0: the process ended as it meant to; the consequences of a shutdown are noise,
     a root cause the log names stays."""
@@ -157,12 +191,15 @@ def _exited_cleanly(result: TriageResult) -> TriageResult:
     return result
 
 
-def _engine_died(result: TriageResult) -> TriageResult:
+def _engine_died(result: TriageResult, line: str | None = None) -> TriageResult:
     """Exit 0 after an engine death nobody asked for: a crash, named by the log's cause when it has one."""
     result.state = "crashed"
     if result.cls not in CRASH_CLASSES:
         result.cls = "engine-dead"
-    result.summary = f"the engine died before any stop was asked for, then the server exited 0: {result.summary}"
+    if line:
+        result.evidence.insert(0, f"engine death: {line}")
+    said = f" ({line})" if line else ""
+    result.summary = f"the engine died before any stop was asked for{said}, then the server exited 0: {result.summary}"
     return result
 
 
