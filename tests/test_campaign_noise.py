@@ -62,6 +62,12 @@ def test_two_identical_configs_come_out_as_no_significant_difference(box):
     assert [name for _t, name in order] == ["twin_a", "twin_b", "twin_b", "twin_a", "twin_a", "twin_b"]
     shown = gpudeck("campaign", "show", doc["id"], "-p", "noisy", timeout=240)
     assert "no significant difference between twin_" in shown.stdout and "bootstrap" in shown.stdout
+    assert "log scale" in shown.stdout     # the method is printed with the answer
+    # a throughput or a latency is positive: no interval of any metric of any level goes below zero
+    bounds = [(r["cell"], lv["concurrency"], m, e["ci"]) for r in comp["results"] for lv in r["levels"]
+              for m, e in (lv.get("stats") or {}).items() if e.get("ci")]
+    assert bounds and all(ci[0] >= 0 for *_w, ci in bounds), bounds
+    assert comp["difference"]["ci"][0] > -100
 
 
 def _throttled(port: int) -> str:

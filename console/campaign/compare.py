@@ -41,6 +41,8 @@ class ConfigResult:
     efficiency_pct: float | None = None    # at best_level, against the roofline's ideal there
     efficiency_deciding_pct: float | None = None   # at deciding_level
     calibration: dict | None = None        # eta and per-step overhead fitted to this cell's TPOTs
+    ended_by: str | None = None            # what ended its repeats: precision, max_repeats or repeats (until_sure)
+    ended_why: str = ""
     stats: dict = field(default_factory=dict, repr=False)   # concurrency -> stats.LevelStats
 
     def to_json(self) -> dict:
@@ -159,6 +161,9 @@ def result_of(cell: Cell, slo: dict, detail: bool = True) -> ConfigResult:
     rounds = rounds_of(cell)
     out = ConfigResult(cell=cell.name, status=cell.status, flags=dict(cell.flags), levels=[],
                        crash_class=cell.crash_class, note=cell.note, repeats=len(rounds))
+    last = cell.rounds[-1] if isinstance(cell.rounds, list) and cell.rounds and isinstance(cell.rounds[-1], dict) \
+        else {}
+    out.ended_by, out.ended_why = last.get("ended_by"), last.get("ended_why") or ""
     order: list[int] = []
     for rows in rounds:
         for row in rows:
@@ -421,6 +426,10 @@ def table_lines(state: CampaignState, roof=None, roof_note: str = "", comp: Comp
     lines += slo_lines(comp)
     if comp.conditions_note:
         lines.append(comp.conditions_note)
+    ended = [r for r in comp.results if r.ended_by in ("precision", "max_repeats")]
+    if ended:
+        lines.append(f"repeats until sure ({sum(r.repeats for r in comp.results)} visits in all):")
+        lines += [f"  {r.cell[:44]:<44} {r.ended_why}" for r in ended]
     if comp.pruned_saved_s:
         lines.append(f"pruning saved about {comp.pruned_saved_s:.0f} s of repeats on configs clearly behind")
     lines.append(comp.method)

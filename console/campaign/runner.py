@@ -207,7 +207,9 @@ class CampaignRunner:
     async def _visit_all(self) -> None:
         """Every cell once per round, rounds interleaved (A B C, C A B, ...) so drift hits every config alike."""
         state = self.state
-        repeats = self.spec.sweep.repeats
+        from .until_sure import most_rounds
+
+        repeats = most_rounds(self.spec)   # with [policy] precision, a cell sure sooner stops sooner
         for rnd in range(repeats):
             for cell in round_order(state.cells, rnd):
                 if self.stop_requested.is_set():
@@ -246,7 +248,12 @@ class CampaignRunner:
                             "started_at": cell.started_at, "ended_at": time.time(),
                             "elapsed_s": round(time.time() - cell.started_at, 3) if cell.started_at else None,
                             "sweep_s": sweep_s})
-        cell.status = "done" if len(cell.rounds) >= self.spec.sweep.repeats else "queued"
+        from .until_sure import after_visit
+
+        verdict = after_visit(cell, self.spec)
+        cell.status = "done" if verdict.done else "queued"
+        if verdict.done:
+            cell.rounds[-1]["ended_by"], cell.rounds[-1]["ended_why"] = verdict.ended_by, verdict.text
 
     # ------------------------------------------------------------ one cell
 
@@ -377,6 +384,8 @@ class CampaignRunner:
         self._save()
         await self._gpus_idle(cell)
         done = f" (repeat {len(cell.rounds)} of {self.spec.sweep.repeats})" if cell.rounds else ""
+        if cell.rounds and cell.rounds[-1].get("ended_why") and cell.status == "done":
+            done = f" ({cell.rounds[-1]['ended_why']})"
         self._log(f"{cell.name}: {cell.status}{done}" + (f" · {cell.note}" if cell.note else ""))
         if self.stop_requested.is_set():
             raise CampaignStopped()

@@ -13,6 +13,7 @@
     url = "http://127.0.0.1:8080" # default: the profile's [server] url, with the cell's --port
     slo = { ttft_ms = 500, tpot_ms = 50 }
     repeats = 3                   # each level measured this many times, in interleaved rounds
+                                  # (the least, with [policy] precision)
 
     [[config]]                    # launch configs by script name (as the Server tab lists them)
     name = "run_tp8"
@@ -30,6 +31,8 @@
     max_cells = 1000              # refuse a bigger campaign unless raised here (or by --max-cells)
     min_effect = 2.0              # percent: a smaller difference never names a winner
     prune = false                 # stop repeating a config clearly behind the leader
+    precision = 0.05              # repeat a cell until its deciding level's 95% CI is within ±5% of its mean
+    max_repeats = 10              # ... or until this many repeats (with precision, `repeats` is the least)
 
 Everything in the file is checked before anything runs: flag names follow the
 servers' own grammar (a name becomes part of a shell script), config names are
@@ -88,6 +91,8 @@ class Policy:
     hosts: list[str] = field(default_factory=list)  # profiles that each run one cell at a time (--hosts)
     min_effect: float = 2.0
     prune: bool = False
+    precision: float | None = None    # the CI's half-width over the mean that ends a cell's repeats (until_sure)
+    max_repeats: int | None = None    # the repeats a cell may take at most while not that sure
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -186,6 +191,24 @@ def _flag(where: str, key: str, value: Any) -> bool:
     if not isinstance(value, bool):
         _fail(where, key, "true or false", value)
     return value
+
+
+def _until_sure(where: str, policy: Policy, doc: dict, sweep: SweepSpec) -> None:
+    """`precision` (a fraction, 0 < p < 1) and `max_repeats` (at least `repeats`, at most 50)."""
+    precision, most = doc.get("precision"), doc.get("max_repeats")
+    if precision is not None:
+        if isinstance(precision, bool) or not isinstance(precision, (int, float)) or not 0 < precision < 1:
+            _fail(where, "policy.precision", "a fraction between 0 and 1, e.g. 0.05 for ±5%", precision)
+        policy.precision = float(precision)
+    if most is not None:
+        if policy.precision is None:
+            _fail(where, "policy.max_repeats", "set together with policy.precision", most)
+        _capped(where, "policy.max_repeats", _positive(where, "policy.max_repeats", most, allow_none=False), 50)
+        if most < sweep.repeats:
+            _fail(where, "policy.max_repeats", f"at least sweep.repeats ({sweep.repeats})", most)
+        policy.max_repeats = int(most)
+    elif policy.precision is not None:
+        policy.max_repeats = max(sweep.repeats, 10)
 
 
 def load(path: Path | str, max_cells: int | None = None) -> CampaignSpec:
@@ -332,7 +355,7 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
     if not isinstance(policy_doc, dict):
         _fail(where, "policy", "a [policy] table", policy_doc)
     pknown = {"ready_timeout_s", "on_crash", "gpu_idle_timeout_s", "gpu_idle_mib", "stop_at_first_slo", "max_cells",
-              "parallel", "hosts", "min_effect", "prune"}
+              "parallel", "hosts", "min_effect", "prune", "precision", "max_repeats"}
     for key in policy_doc:
         if key not in pknown:
             _fail(where, f"policy.{key}", "one of " + ", ".join(sorted(pknown)), "unknown key")
@@ -357,6 +380,7 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
                                                                allow_none=False), limits.MAX_CELLS_CEILING),
         parallel=min(int(_positive(where, "policy.parallel", policy_doc.get("parallel", 1), allow_none=False)), 64),
         hosts=_hosts(where, policy_doc.get("hosts", [])))
+    _until_sure(where, policy, policy_doc, sweep)
     if max_cells is not None:    # the command line's --max-cells, kept with the campaign
         policy.max_cells = _capped(where, "--max-cells", _positive(where, "--max-cells", max_cells, allow_none=False),
                                    limits.MAX_CELLS_CEILING)

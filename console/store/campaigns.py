@@ -310,7 +310,9 @@ def _round(doc: Any, where: str) -> dict[str, Any]:
                            and (not isinstance(v, str) or len(v) <= 200)
                            and (not isinstance(v, float) or math.isfinite(v))},
             "started_at": _time(doc, "started_at", where), "ended_at": _time(doc, "ended_at", where),
-            "elapsed_s": metric(doc.get("elapsed_s"), 1e9), "sweep_s": metric(doc.get("sweep_s"), 1e9)}
+            "elapsed_s": metric(doc.get("elapsed_s"), 1e9), "sweep_s": metric(doc.get("sweep_s"), 1e9),
+            # what ended the cell's repeats (console.campaign.until_sure), on its last round
+            "ended_by": _text(doc, "ended_by", where, cap=40), "ended_why": _text(doc, "ended_why", where, cap=400)}
 
 
 def _clean_live(live: Any, where: str) -> dict[str, Any] | None:
