@@ -17,6 +17,7 @@ from ..fmt import UNKNOWN
 from ..store.runs import LevelResult
 from . import stats
 from .conditions import spread_note
+from .validity import invalid_repeats
 from ..store.campaigns import CampaignState, Cell
 
 MIN_EFFECT_PCT = 2.0       # the smallest difference worth naming a winner, unless [policy] min_effect says
@@ -175,18 +176,30 @@ def result_of(cell: Cell, slo: dict, detail: bool = True) -> ConfigResult:
                 out.crashed_at = c
     for c in sorted(order):
         found = [next((r for r in rows if r.get("concurrency") == c), None) for rows in rounds]
-        measured = [r for r in found if r is not None and _measured(r)]
-        if len(measured) < len(found):
-            failed = next((r for r in found if r is not None and not _measured(r)), None)
+        present = [r for r in found if r is not None]
+        # a level the server died in (or a repeat never reached) is unfinished; else invalid repeats
+        # (console.campaign.validity) are kept and shown, and left out of the answer
+        invalid = invalid_repeats(present) if len(present) == len(found) and \
+            not any(r.get("status") == "failed" for r in present) else {}
+        shown_invalid = [{"repeat": i + 1, "why": why} for i, why in sorted(invalid.items())]
+        valid = [r for i, r in enumerate(found) if i not in invalid]
+        if found and not valid:
+            out.levels.append({"concurrency": c, "status": "invalid", "finished": False,
+                               "note": shown_invalid[0]["why"], "invalid": shown_invalid})
+            continue
+        measured = [r for r in valid if r is not None and _measured(r)]
+        if len(measured) < len(valid):
+            failed = next((r for r in valid if r is not None and not _measured(r)), None)
             out.levels.append({"concurrency": c, "status": failed.get("status") if failed else "missing",
-                               "finished": False, "note": (failed or {}).get("note", "")})
+                               "finished": False, "note": (failed or {}).get("note", ""),
+                               "invalid": shown_invalid})
             continue
         level = stats.LevelStats.of(c, measured, detail)
         out.stats[c] = level
         est = level.estimates
         row = {"concurrency": c, "status": "ok", "finished": True, "output_throughput": est["tps"].mean,
                **{m: level.mean(m) for m in ("ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99")},
-               "stats": level.to_json()}
+               "stats": level.to_json(), "invalid": shown_invalid}
         out.levels.append(row)
         tps = est["tps"].mean
         if tps is None:  # never: every row kept measured a finite rate
@@ -351,6 +364,15 @@ def _pm(level: dict) -> str:
     return f"{mean:.1f}±{max(mean - ci[0], ci[1] - mean):.1f}"
 
 
+def invalid_lines(comp: Comparison) -> list[str]:
+    """The repeats left out of the answer, each named with why (console.campaign.validity)."""
+    found = [(r.cell, lv["concurrency"], bad) for r in comp.results for lv in r.levels for bad in lv.get("invalid") or []]
+    if not found:
+        return []
+    return ["invalid repeats (kept, left out of the answer):"] + \
+        [f"  {cell[:44]} c={c} repeat {bad['repeat']}: {bad['why']}" for cell, c, bad in found]
+
+
 def crash_text(r: ConfigResult) -> str:
     if r.crashed_at is not None:
         return f"crashed at c={r.crashed_at}: {r.crash_class}"
@@ -411,6 +433,9 @@ def table_lines(state: CampaignState, roof=None, roof_note: str = "", comp: Comp
             elif lv.get("finished"):
                 cells.append(f"{_pm(lv):>11}")
                 lat.append(f"{_n(lv.get('ttft_p99'), '{:.0f}') + '/' + _n(lv.get('tpot_p99'), '{:.0f}'):>11}")
+            elif lv.get("status") == "invalid":
+                cells.append(f"{'✖ invalid':>11}")
+                lat.append(f"{'':>11}")
             else:
                 cells.append(f"{'✖ ' + str(lv.get('status')):>11}")
                 lat.append(f"{'':>11}")
@@ -418,6 +443,7 @@ def table_lines(state: CampaignState, roof=None, roof_note: str = "", comp: Comp
         why = crash_text(r)
         lines.append(f"{name:<44} {r.status:<13} {r.repeats:>4} " + " ".join(cells) + (f"  {why}" if why else ""))
         lines.append(f"{'':<44} {'':<13} {'':>4} " + " ".join(lat))
+    lines += invalid_lines(comp)
     if roof is not None:
         lines += efficiency_lines(comp)
     elif comp.roofline_note:
