@@ -27,6 +27,7 @@ class _FakeRunner(CampaignRunner):
         self.profile = SimpleNamespace(name="nowhere")
         self.say, self.stop_requested = (lambda text: None), asyncio.Event()
         self.rng, self.spreads, self.visits = random.Random(5), spreads, []
+        self._searched = None
 
     def _save(self) -> None:
         pass

@@ -42,6 +42,7 @@ class ConfigResult:
     efficiency_pct: float | None = None    # at best_level, against the roofline's ideal there
     efficiency_deciding_pct: float | None = None   # at deciding_level
     calibration: dict | None = None        # eta and per-step overhead fitted to this cell's TPOTs
+    max_load: dict | None = None           # the highest concurrency within the [slo], over its visits (slo_search)
     ended_by: str | None = None            # what ended its repeats: precision, max_repeats or repeats (until_sure)
     ended_why: str = ""
     stats: dict = field(default_factory=dict, repr=False)   # concurrency -> stats.LevelStats
@@ -75,6 +76,7 @@ class Comparison:
     per_slo: list[dict] = field(default_factory=list)   # per SLO: the best config and level, with its CI
     conditions_note: str = ""              # cells measured under different host conditions
     pruned_saved_s: float | None = None    # visits pruning skipped, in estimated seconds
+    slo_answer: dict | None = None         # with an [slo]: the config serving the most streams within it
 
     @property
     def winner(self) -> str | None:
@@ -92,6 +94,8 @@ class Comparison:
     def verdict(self) -> tuple[str, str, str]:
         """The one answer line, as (label, names, rest), for `campaign show`, `campaign list` and the tab."""
         prefix = {"running": "so far, ", "incomplete": "incomplete (campaign stopped): "}.get(self.phase, "")
+        if self.slo_answer is not None:
+            return _load_verdict(self.slo_answer, self.phase, prefix)
         if not self.leader:
             return ("no winner: no config finished a level" if self.phase == "final" else "no winner yet"), "", \
                 f" ({self.basis})"
@@ -121,7 +125,28 @@ class Comparison:
                 "min_effect_pct": self.min_effect_pct, "tie": self.tie, "tied": list(self.tied),
                 "verdict": "".join(self.verdict()), "basis": self.basis, "method": self.method,
                 "per_slo": self.per_slo, "conditions_note": self.conditions_note,
-                "pruned_saved_s": self.pruned_saved_s, "roofline_note": self.roofline_note}
+                "pruned_saved_s": self.pruned_saved_s, "roofline_note": self.roofline_note,
+                "slo_answer": self.slo_answer}
+
+
+def _load_verdict(answer: dict, phase: str, prefix: str) -> tuple[str, str, str]:
+    """The answer of a campaign with an [slo]: the config that serves the most streams within it."""
+    best = answer.get("config")
+    if best is None:
+        return (prefix + "no config held the SLO at any load"), "", f" ({answer['slo']})"
+    label = {"final": "most users within the SLO: ", "running": "most users within the SLO so far: "}.get(
+        phase, prefix + "most users within the SLO: ")
+    load = answer["max_load"]
+    lo, hi = load["interval"]
+    rest = f" holds {answer['slo']} up to {load['max_concurrency']} streams (held at {lo} … {hi} over " \
+           f"{load['visits']} visit(s)" + (f", failed at {load['first_fail']}" if load.get("first_fail") else
+                                             ", the search's cap") + ")"
+    if answer.get("runner_up"):
+        other = answer["runner_up_load"]
+        rest += f"; next {answer['runner_up']} up to {other['max_concurrency'] or 0}"
+        if not answer.get("clear"):
+            rest += " (their intervals overlap)"
+    return label, best, rest
 
 
 def _ci(ci) -> str:
@@ -165,6 +190,12 @@ def result_of(cell: Cell, slo: dict, detail: bool = True) -> ConfigResult:
     last = cell.rounds[-1] if isinstance(cell.rounds, list) and cell.rounds and isinstance(cell.rounds[-1], dict) \
         else {}
     out.ended_by, out.ended_why = last.get("ended_by"), last.get("ended_why") or ""
+    searches = [r["slo_search"] for r in (cell.rounds if isinstance(cell.rounds, list) else [])
+                if isinstance(r, dict) and isinstance(r.get("slo_search"), dict)]
+    if searches:
+        from .slo_search import combine
+
+        out.max_load = combine(searches)
     order: list[int] = []
     for rows in rounds:
         for row in rows:
@@ -198,6 +229,7 @@ def result_of(cell: Cell, slo: dict, detail: bool = True) -> ConfigResult:
         out.stats[c] = level
         est = level.estimates
         row = {"concurrency": c, "status": "ok", "finished": True, "output_throughput": est["tps"].mean,
+               "energy": energy_of(measured),
                **{m: level.mean(m) for m in ("ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99")},
                "stats": level.to_json(), "invalid": shown_invalid}
         out.levels.append(row)
@@ -210,6 +242,38 @@ def result_of(cell: Cell, slo: dict, detail: bool = True) -> ConfigResult:
             out.best_within_slo, out.best_within_slo_level = tps, c
     out.deciding_level = out.best_within_slo_level if slo else out.best_level
     return out
+
+
+def energy_of(rows: list[dict]) -> dict:
+    """A level's output tokens per joule and average power, the mean over its repeats (console.bench.energy);
+    unknown (with why) when any repeat's power was unknown."""
+    found = [r.get("energy") for r in rows]
+    known = [e for e in found if isinstance(e, dict) and isinstance(e.get("tok_per_j"), (int, float))
+             and isinstance(e.get("avg_power_w"), (int, float))]
+    if not found or len(known) < len(found):
+        why = next((e.get("why") for e in found if isinstance(e, dict) and e.get("why")), "power not sampled")
+        return {"tok_per_j": None, "avg_power_w": None, "source": None, "why": why}
+    source = "SIMULATED" if any(e.get("source") == "SIMULATED" for e in known) else "measured"
+    return {"tok_per_j": sum(e["tok_per_j"] for e in known) / len(known),
+            "avg_power_w": sum(e["avg_power_w"] for e in known) / len(known), "source": source,
+            "repeats": len(known)}
+
+
+def energy_lines(comp: Comparison) -> list[str]:
+    """Tokens per joule per level: N/A where power is unknown (a CPU host), SIMULATED in the demo."""
+    lines = []
+    for r in comp.results:
+        for lv in r.levels:
+            e = lv.get("energy")
+            if not lv.get("finished") or not isinstance(e, dict):
+                continue
+            if e.get("tok_per_j") is None:
+                text = f"N/A ({e.get('why') or 'power unknown'})"
+            else:
+                text = f"{e['tok_per_j']:.3g} tok/J at {e['avg_power_w']:.0f} W" + \
+                    (" (SIMULATED)" if e.get("source") == "SIMULATED" else "")
+            lines.append(f"  {r.cell[:44]:<44} c={lv['concurrency']:<5} {text}")
+    return ["output tokens per joule (GPUs the server holds), per level:"] + lines if lines else []
 
 
 def _efficiency(roof, result: ConfigResult, level: int | None) -> float | None:
@@ -305,6 +369,8 @@ def compare(state: CampaignState, roof=None, roof_note: str = "", detail: bool =
     comp.conditions_note = spread_note([r.get("conditions") for c in state.cells
                                         for r in (getattr(c, "rounds", None) or []) if isinstance(r, dict)])
     comp.pruned_saved_s = pruned_saved(state, int(sweep.get("repeats") or 1))
+    if isinstance(state.spec.get("slo"), dict) and state.spec["slo"]:
+        comp.slo_answer = _most_users(results, state.spec["slo"])
     if not ranked:
         return comp
     lead = ranked[0]
@@ -321,6 +387,28 @@ def compare(state: CampaignState, roof=None, roof_note: str = "", detail: bool =
         comp.tied = [lead.cell] + [r.cell for r in ranked[1:]
                                    if not _diff(lead, r).beyond(comp.min_effect_pct)]
     return comp
+
+
+def _most_users(results: list[ConfigResult], slo_doc: dict) -> dict:
+    """The config with the highest load under the SLO (its lowest over its visits), and the next one."""
+    from .slo_search import parse
+
+    slo = parse(slo_doc)
+    loads = sorted(((r.cell, r.max_load) for r in results if r.max_load and r.max_load.get("max_concurrency")),
+                   key=lambda x: (x[1]["max_concurrency"], x[1]["interval"][1]), reverse=True)
+    out: dict = {"slo": slo.label() if slo else "", "config": None}
+    if not loads:
+        return out
+    out |= {"config": loads[0][0], "max_load": loads[0][1]}
+    if len(loads) > 1:
+        second = loads[1][1]
+        out |= {"runner_up": loads[1][0], "runner_up_load": second,
+                "clear": loads[0][1]["interval"][0] > second["interval"][1]}
+    else:
+        failed = [r.cell for r in results if r.max_load is not None and not r.max_load.get("max_concurrency")]
+        if failed:
+            out |= {"runner_up": failed[0], "runner_up_load": {"max_concurrency": None}, "clear": True}
+    return out
 
 
 def _diff(a: ConfigResult, b: ConfigResult) -> stats.Difference:
@@ -444,6 +532,15 @@ def table_lines(state: CampaignState, roof=None, roof_note: str = "", comp: Comp
         lines.append(f"{name:<44} {r.status:<13} {r.repeats:>4} " + " ".join(cells) + (f"  {why}" if why else ""))
         lines.append(f"{'':<44} {'':<13} {'':>4} " + " ".join(lat))
     lines += invalid_lines(comp)
+    lines += energy_lines(comp)
+    if comp.slo_answer is not None:
+        lines.append(f"highest load within the SLO ({comp.slo_answer['slo']}), per config:")
+        for r in comp.results:
+            load = r.max_load or {}
+            lines.append(f"  {r.cell[:44]:<44} " + (
+                "not searched" if not load else
+                f"held at c={load['max_concurrency'] or 0} (visits held {load['interval'][0]} … "
+                f"{load['interval'][1]})" + (f", failed at c={load['first_fail']}" if load.get("first_fail") else "")))
     if roof is not None:
         lines += efficiency_lines(comp)
     elif comp.roofline_note:

@@ -22,6 +22,10 @@
     base = "run_tp8"
     flags = { "--cuda-graph-max-bs" = [16, 32, 64], "--max-running-requests" = [256, 512] }
 
+    [slo]                         # search each config's highest load under this SLO (console.campaign.slo_search)
+    ttft_p99_ms = 2000
+    tpot_p99_ms = 50
+
     [policy]
     ready_timeout_s = 600
     on_crash = "continue"         # or "retry" (once)
@@ -33,6 +37,7 @@
     prune = false                 # stop repeating a config clearly behind the leader
     precision = 0.05              # repeat a cell until its deciding level's 95% CI is within ±5% of its mean
     max_repeats = 10              # ... or until this many repeats (with precision, `repeats` is the least)
+    try_infeasible = false        # launch a config whose weights + KV cache cannot fit its GPUs' memory
 
 Everything in the file is checked before anything runs: flag names follow the
 servers' own grammar (a name becomes part of a shell script), config names are
@@ -93,6 +98,7 @@ class Policy:
     prune: bool = False
     precision: float | None = None    # the CI's half-width over the mean that ends a cell's repeats (until_sure)
     max_repeats: int | None = None    # the repeats a cell may take at most while not that sure
+    try_infeasible: bool = False      # launch a config even when its weights + KV cannot fit (feasible)
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -115,13 +121,14 @@ class CampaignSpec:
     grids: list[GridSpec]
     policy: Policy
     source: str = "<campaign>"
+    slo: dict | None = None           # the [slo] table: search each config's highest load under it (slo_search)
 
     def to_json(self) -> dict:
         """The campaign file's own shape (what `from_dict` reads back), with None values left out."""
         sweep = {k: v for k, v in self.sweep.to_json().items() if v is not None}
         return {"sweep": sweep, "config": [{"name": n} for n in self.configs],
                 "grid": [{"base": g.base, "flags": g.flags} for g in self.grids],
-                "policy": self.policy.to_json()}
+                "policy": self.policy.to_json(), **({"slo": dict(self.slo)} if self.slo else {})}
 
 
 def _fail(where: str, key: str, expected: str, got: Any = None) -> NoReturn:
@@ -263,8 +270,8 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
     if not isinstance(doc, dict):
         _fail(where, "sweep", "a campaign document (a table)", type(doc).__name__)
     for key in doc:
-        if key not in ("sweep", "config", "grid", "policy"):
-            _fail(where, key, "one of sweep, config, grid, policy", "unknown key")
+        if key not in ("sweep", "config", "grid", "policy", "slo"):
+            _fail(where, key, "one of sweep, config, grid, policy, slo", "unknown key")
     sweep_doc = doc.get("sweep")
     if not isinstance(sweep_doc, dict):
         _fail(where, "sweep", "a [sweep] table with at least `levels`")
@@ -355,7 +362,8 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
     if not isinstance(policy_doc, dict):
         _fail(where, "policy", "a [policy] table", policy_doc)
     pknown = {"ready_timeout_s", "on_crash", "gpu_idle_timeout_s", "gpu_idle_mib", "stop_at_first_slo", "max_cells",
-              "parallel", "hosts", "min_effect", "prune", "precision", "max_repeats"}
+              "parallel", "hosts", "min_effect", "prune", "precision", "max_repeats",
+              "try_infeasible"}
     for key in policy_doc:
         if key not in pknown:
             _fail(where, f"policy.{key}", "one of " + ", ".join(sorted(pknown)), "unknown key")
@@ -375,6 +383,7 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
                                      integer=False, allow_none=False)),
         stop_at_first_slo=stop_first, min_effect=_min_effect(where, policy_doc.get("min_effect", 2.0)),
         prune=_flag(where, "policy.prune", policy_doc.get("prune", False)),
+        try_infeasible=_flag(where, "policy.try_infeasible", policy_doc.get("try_infeasible", False)),
         max_cells=_capped(where, "policy.max_cells", _positive(where, "policy.max_cells",
                                                                policy_doc.get("max_cells", limits.MAX_CELLS),
                                                                allow_none=False), limits.MAX_CELLS_CEILING),
@@ -391,4 +400,11 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
     if cells > policy.max_cells:
         raise CampaignError(f"{where}: {cells:,} cells, more than the limit of {policy.max_cells:,} "
                             "(raise it with [policy] max_cells or --max-cells)")
-    return CampaignSpec(sweep=sweep, configs=configs, grids=grids, policy=policy, source=where)
+    from .slo_search import SloError, parse as parse_slo
+
+    try:
+        parse_slo(doc.get("slo"), where)
+    except SloError as exc:
+        raise CampaignError(str(exc)) from None
+    return CampaignSpec(sweep=sweep, configs=configs, grids=grids, policy=policy, source=where,
+                        slo=dict(doc["slo"]) if doc.get("slo") else None)
