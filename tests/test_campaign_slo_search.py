@@ -82,3 +82,17 @@ def test_the_answer_of_a_campaign_with_an_slo_is_the_config_serving_the_most_use
     assert np1.max_load["max_concurrency"] == 1 and np1.max_load["interval"] == [1, 2]
     assert any("np1" in s and "held at c=1" in s and "failed at c=2" in s for s in table_lines(state))
     assert comp.to_json()["slo_answer"]["max_load"]["max_concurrency"] == 4
+
+
+def test_without_a_search_the_swept_levels_still_give_each_config_its_highest_load_within_the_slo():
+    from tests.test_campaign_stats import _cell
+
+    # levels 1 and 4; TTFT p99 90 ms everywhere: a 100 ms SLO holds at both, a 50 ms one at neither
+    held = compare(_campaign(_cell("a", 20.0, 1), slo={"ttft_ms": 100}))
+    assert held.results[0].max_load["max_concurrency"] == 4 and held.results[0].max_load["capped"]
+    assert held.slo_answer is None      # the answer stays the throughput comparison
+    lines = table_lines(_campaign(_cell("a", 20.0, 1), slo={"ttft_ms": 100}))
+    assert any("(from the swept levels)" in line for line in lines)
+    assert any("held at c=4 (the highest level swept)" in line for line in lines)
+    failed = compare(_campaign(_cell("a", 20.0, 1), slo={"ttft_ms": 50})).results[0].max_load
+    assert failed["max_concurrency"] is None and failed["first_fail"] == 1

@@ -241,6 +241,8 @@ def result_of(cell: Cell, slo: dict, detail: bool = True) -> ConfigResult:
         if slo and meets_slo(row, slo) and (out.best_within_slo is None or tps > out.best_within_slo):
             out.best_within_slo, out.best_within_slo_level = tps, c
     out.deciding_level = out.best_within_slo_level if slo else out.best_level
+    if slo and out.max_load is None:
+        out.max_load = swept_load(out.levels, slo, out.repeats)
     return out
 
 
@@ -274,6 +276,37 @@ def energy_lines(comp: Comparison) -> list[str]:
                     (" (SIMULATED)" if e.get("source") == "SIMULATED" else "")
             lines.append(f"  {r.cell[:44]:<44} c={lv['concurrency']:<5} {text}")
     return ["output tokens per joule (GPUs the server holds), per level:"] + lines if lines else []
+
+
+def load_text(load: dict | None) -> str:
+    """A config's highest load within the SLO, with its interval, in words."""
+    if not load:
+        return "not searched"
+    lo, hi = load["interval"]
+    held = f"held at c={load['max_concurrency'] or 0}"
+    if load.get("from") == "swept levels":
+        span = f" (the limit lies in {lo} … {hi})" if load.get("first_fail") else " (the highest level swept)"
+    else:
+        span = f" (visits held {lo} … {hi})"
+    return held + span + (f", failed at c={load['first_fail']}" if load.get("first_fail") else "")
+
+
+def swept_load(levels: list[dict], slo: dict, repeats: int) -> dict | None:
+    """Without an [slo] search, the highest load within the [sweep] SLO that the swept levels show: the
+    highest level below the first that failed it (a level unfinished fails it); its interval runs up to
+    the level just below that failure, as far as the sweep's levels can tell."""
+    ordered = sorted((lv for lv in levels if isinstance(lv.get("concurrency"), int)), key=lambda lv: lv["concurrency"])
+    if not ordered:
+        return None
+    held, fail = None, None
+    for lv in ordered:
+        if lv.get("finished") and meets_slo(lv, slo):
+            held = lv["concurrency"]
+        else:
+            fail = lv["concurrency"]
+            break
+    return {"max_concurrency": held, "interval": [held or 0, (fail - 1) if fail else held or 0],
+            "first_fail": fail, "visits": repeats, "capped": fail is None, "from": "swept levels"}
 
 
 def _efficiency(roof, result: ConfigResult, level: int | None) -> float | None:
@@ -533,14 +566,13 @@ def table_lines(state: CampaignState, roof=None, roof_note: str = "", comp: Comp
         lines.append(f"{'':<44} {'':<13} {'':>4} " + " ".join(lat))
     lines += invalid_lines(comp)
     lines += energy_lines(comp)
-    if comp.slo_answer is not None:
-        lines.append(f"highest load within the SLO ({comp.slo_answer['slo']}), per config:")
+    if comp.slo_answer is not None or any(r.max_load for r in comp.results):
+        label = comp.slo_answer["slo"] if comp.slo_answer is not None else _slo_label(sweep.get("slo") or {})
+        lines.append(f"highest load within the SLO ({label}), per config" +
+                     ("" if comp.slo_answer is not None else " (from the swept levels)") + ":")
         for r in comp.results:
             load = r.max_load or {}
-            lines.append(f"  {r.cell[:44]:<44} " + (
-                "not searched" if not load else
-                f"held at c={load['max_concurrency'] or 0} (visits held {load['interval'][0]} … "
-                f"{load['interval'][1]})" + (f", failed at c={load['first_fail']}" if load.get("first_fail") else "")))
+            lines.append(f"  {r.cell[:44]:<44} " + load_text(load))
     if roof is not None:
         lines += efficiency_lines(comp)
     elif comp.roofline_note:
