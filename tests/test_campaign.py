@@ -267,7 +267,7 @@ def test_the_simulated_campaign_triages_a_crash_goes_on_and_names_the_winner(tmp
     # avoid eager steps; 256 streams crash one config and (three times faster than the demo) miss the TTFT SLO
     shipped = demo.DEMO_CAMPAIGN
     for part in ("levels = [1, 10, 64, 256]", "output_len = 8", "slo = { ttft_ms = 8000 }", "repeats = 2",
-                 "precision = 0.05", "max_repeats = 5"):
+                 "precision = 0.10", "max_repeats = 5"):
         assert part in shipped
     campaign = tmp_path / "campaign.toml"   # two repeats exactly: repeating until sure has tests of its own
     campaign.write_text("\n".join(line for line in shipped.replace("levels = [1, 10, 64, 256]", "levels = [64, 256]")

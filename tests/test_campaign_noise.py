@@ -68,6 +68,11 @@ def test_two_identical_configs_come_out_as_no_significant_difference(box):
               for m, e in (lv.get("stats") or {}).items() if e.get("ci")]
     assert bounds and all(ci[0] >= 0 for *_w, ci in bounds), bounds
     assert comp["difference"]["ci"][0] > -100
+    # llama.cpp's own count of the tokens it generated (its usage) agrees with the chunks received: no
+    # repeat is invalid (console.campaign.validity)
+    counts = [lv["token_counts"] for c in doc["cells"] for r in c["rounds"] for lv in r["levels"]]
+    assert counts and all(t["server"] == t["client"] > 0 for t in counts), counts
+    assert not any(lv.get("invalid") for r in comp["results"] for lv in r["levels"])
 
 
 def _throttled(port: int) -> str:

@@ -59,7 +59,7 @@ flags = { "--cuda-graph-max-bs" = [32, 64] }   # above it, each decode step runs
 ready_timeout_s = 120
 on_crash = "continue"
 gpu_idle_timeout_s = 30
-precision = 0.05     # repeat a config until its deciding level's 95% CI is within ±5% ...
+precision = 0.10     # repeat a config until its deciding level's 95% CI is within ±10% ...
 max_repeats = 5      # ... or five repeats: a steady config stops sooner, a noisy one gets more
 """
 
