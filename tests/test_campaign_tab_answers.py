@@ -36,6 +36,7 @@ async def test_the_tab_shows_tokens_per_joule_invalid_repeats_and_the_highest_lo
         await wait_until(pilot, lambda: app.pane.state is not None and "tok/J" in str(result.render()),
                          what="the saved campaign's answer drawn")
         lines = [" ".join(line.split()) for line in str(result.render()).splitlines()]
-        assert any(line.startswith("a c=4 ") and line.endswith("tok/J at 1200 W (SIMULATED)") for line in lines)
+        assert any(line.startswith("a: tok/J c=1 0.00") and line.endswith(" (SIMULATED)") and "· c=4 0.03" in line
+                   for line in lines), lines
         assert "b c=4 repeat 3: 3 of 8 requests failed" in lines
         assert "a: held at c=4 (the highest level swept)" in lines

@@ -246,10 +246,12 @@ def result_of(cell: Cell, slo: dict, detail: bool = True) -> ConfigResult:
     return out
 
 
-def energy_of(rows: list[dict]) -> dict:
+def energy_of(rows: list[dict]) -> dict | None:
     """A level's output tokens per joule and average power, the mean over its repeats (console.bench.energy);
     unknown (with why) when any repeat's power was unknown."""
     found = [r.get("energy") for r in rows]
+    if not any(isinstance(e, dict) for e in found):
+        return None     # a campaign from before energy was measured: nothing to say, not even N/A
     known = [e for e in found if isinstance(e, dict) and isinstance(e.get("tok_per_j"), (int, float))
              and isinstance(e.get("avg_power_w"), (int, float))]
     if not found or len(known) < len(found):
@@ -276,6 +278,23 @@ def energy_lines(comp: Comparison) -> list[str]:
                     (" (SIMULATED)" if e.get("source") == "SIMULATED" else "")
             lines.append(f"  {r.cell[:44]:<44} c={lv['concurrency']:<5} {text}")
     return ["output tokens per joule (GPUs the server holds), per level:"] + lines if lines else []
+
+
+def energy_summary(comp: Comparison) -> list[str]:
+    """One line per config: its levels' tokens per joule (the Campaign tab's short form of `energy_lines`)."""
+    out = []
+    for r in comp.results:
+        found = [(lv["concurrency"], lv["energy"]) for lv in r.levels
+                 if lv.get("finished") and isinstance(lv.get("energy"), dict)]
+        if not found:
+            continue
+        if all(e.get("tok_per_j") is None for _c, e in found):
+            out.append(f"{r.cell}: tok/J N/A ({found[0][1].get('why') or 'power unknown'})")
+            continue
+        parts = [f"c={c} {e['tok_per_j']:.3g}" if e.get("tok_per_j") is not None else f"c={c} N/A" for c, e in found]
+        simulated = any(e.get("source") == "SIMULATED" for _c, e in found)
+        out.append(f"{r.cell}: tok/J " + " · ".join(parts) + (" (SIMULATED)" if simulated else ""))
+    return out
 
 
 def load_text(load: dict | None) -> str:
