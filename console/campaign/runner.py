@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ..bench.process import SweepProcess
 
 STEP_RETRIES = 5            # an SSH drop during one step is retried this many times, with backoff
+POWER_SAMPLE_S = 0.5        # GPU power through a sweep: two samples in a level of a second or more (bench.energy)
 
 
 class ServerStillRunning(Exception):
@@ -572,7 +573,7 @@ class CampaignRunner:
         if self.profile.is_slurm:
             return None, None
         trace = PowerTrace(idle_mib=self.spec.policy.gpu_idle_mib)
-        sampler = Sampler(self.session.host, 1.0, smi_command=self.profile.gpu.smi_command or None,
+        sampler = Sampler(self.session.host, POWER_SAMPLE_S, smi_command=self.profile.gpu.smi_command or None,
                           simulated=self.profile.ui.simulated)
         return trace, asyncio.create_task(record(sampler.snapshots(), trace))
 
