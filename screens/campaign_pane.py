@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from console.campaign import control, owner
-from console.campaign.compare import compare, efficiency_text, slo_lines
+from console.campaign.compare import compare, efficiency_text, energy_summary, invalid_lines, load_text, slo_lines
 from console.campaign.pareto import frontier, gpus_of
 from console.campaign.spec import CampaignError
 from console.campaign.lock import LockHeld
@@ -139,6 +139,13 @@ class CampaignPane(Pane):
         if comp.leader:
             for line in slo_lines(comp):
                 text.append("\n" + clean_line(line.strip()), style="dim")
+        for r in comp.results:   # the highest load within the SLO, per config
+            if r.max_load:
+                text.append("\n" + clean_line(f"{r.cell}: {load_text(r.max_load)}"), style="dim")
+        for line in invalid_lines(comp):
+            text.append("\n" + clean_line(line.strip()), style="yellow")
+        for line in energy_summary(comp):
+            text.append("\n" + clean_line(line), style="dim")
         if comp.conditions_note:
             text.append("\n" + clean_line(comp.conditions_note), style="yellow")
         text.append("\n" + clean_line(comp.method), style="dim")

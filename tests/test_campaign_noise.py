@@ -62,6 +62,17 @@ def test_two_identical_configs_come_out_as_no_significant_difference(box):
     assert [name for _t, name in order] == ["twin_a", "twin_b", "twin_b", "twin_a", "twin_a", "twin_b"]
     shown = gpudeck("campaign", "show", doc["id"], "-p", "noisy", timeout=240)
     assert "no significant difference between twin_" in shown.stdout and "bootstrap" in shown.stdout
+    assert "log scale" in shown.stdout     # the method is printed with the answer
+    # a throughput or a latency is positive: no interval of any metric of any level goes below zero
+    bounds = [(r["cell"], lv["concurrency"], m, e["ci"]) for r in comp["results"] for lv in r["levels"]
+              for m, e in (lv.get("stats") or {}).items() if e.get("ci")]
+    assert bounds and all(ci[0] >= 0 for *_w, ci in bounds), bounds
+    assert comp["difference"]["ci"][0] > -100
+    # llama.cpp's own count of the tokens it generated (its usage) agrees with the chunks received: no
+    # repeat is invalid (console.campaign.validity)
+    counts = [lv["token_counts"] for c in doc["cells"] for r in c["rounds"] for lv in r["levels"]]
+    assert counts and all(t["server"] == t["client"] > 0 for t in counts), counts
+    assert not any(lv.get("invalid") for r in comp["results"] for lv in r["levels"])
 
 
 def _throttled(port: int) -> str:

@@ -59,7 +59,8 @@ def _runner(cls, host: FakeHost, is_slurm: bool) -> CampaignRunner:
     """A runner over a fake host: only what a cell's sweep reads is set."""
     runner = cls.__new__(cls)
     runner.spec = from_dict({"sweep": {"levels": [1], "num_prompts": 1}, "config": [{"name": "a"}]})
-    runner.profile = SimpleNamespace(name=PROFILE, is_slurm=is_slurm, server=SimpleNamespace(url=None))
+    runner.profile = SimpleNamespace(name=PROFILE, is_slurm=is_slurm, server=SimpleNamespace(url=None),
+                                     gpu=SimpleNamespace(smi_command=[]), ui=SimpleNamespace(simulated=False))
     runner.session = SimpleNamespace(host=host)
     runner.stop_requested = asyncio.Event()
     runner.state = None

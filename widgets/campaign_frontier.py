@@ -1,4 +1,5 @@
-"""The campaign's frontier: tok/s per user against tok/s per GPU, one line per config, CI bars, SLO lines.
+"""The campaign's frontier: tok/s per user against tok/s per GPU, one line per config, CI bars, SLO lines;
+each point labelled with its output tokens per joule, the third axis (none where power is unknown).
 
 Plain data in (`console.campaign.pareto.Frontier.to_json()`); it owns no I/O.
 """
@@ -24,7 +25,10 @@ class CampaignFrontier(PlotextPlot):
             plt.title("frontier: no level finished in every repeat yet")
             self.refresh()
             return
-        plt.title("frontier (● on it) · bars: 95% CI")
+        energy = [p for p in points if isinstance(p.get("z"), (int, float))]
+        simulated = any(p.get("z_source") == "SIMULATED" for p in energy)
+        plt.title("frontier (● on it) · bars: 95% CI" + (
+            f" · labels: tok/J{' (SIMULATED)' if simulated else ''}" if energy else " · tok/J N/A"))
         plt.xlabel(clean_line(front.get("x_label", "")))
         plt.ylabel(clean_line(front.get("y_label", "")))
         configs = list(dict.fromkeys(p["config"] for p in points))
@@ -38,6 +42,9 @@ class CampaignFrontier(PlotextPlot):
                     plt.plot([p["x"], p["x"]], list(p["y_ci"]), color=colour, marker="braille")
                 if p.get("x_ci"):
                     plt.plot(list(p["x_ci"]), [p["y"], p["y"]], color=colour, marker="braille")
+            for p in mine:
+                if isinstance(p.get("z"), (int, float)):
+                    plt.text(f"{p['z']:.2g}", p["x"], p["y"], color=colour)
             on = [p for p in mine if p.get("frontier")]
             if on:
                 plt.scatter([p["x"] for p in on], [p["y"] for p in on], color=colour, marker="●")

@@ -17,6 +17,7 @@ from ..fmt import UNKNOWN
 from ..store.runs import LevelResult
 from . import stats
 from .conditions import spread_note
+from .validity import invalid_repeats
 from ..store.campaigns import CampaignState, Cell
 
 MIN_EFFECT_PCT = 2.0       # the smallest difference worth naming a winner, unless [policy] min_effect says
@@ -41,6 +42,9 @@ class ConfigResult:
     efficiency_pct: float | None = None    # at best_level, against the roofline's ideal there
     efficiency_deciding_pct: float | None = None   # at deciding_level
     calibration: dict | None = None        # eta and per-step overhead fitted to this cell's TPOTs
+    max_load: dict | None = None           # the highest concurrency within the [slo], over its visits (slo_search)
+    ended_by: str | None = None            # what ended its repeats: precision, max_repeats or repeats (until_sure)
+    ended_why: str = ""
     stats: dict = field(default_factory=dict, repr=False)   # concurrency -> stats.LevelStats
 
     def to_json(self) -> dict:
@@ -72,6 +76,7 @@ class Comparison:
     per_slo: list[dict] = field(default_factory=list)   # per SLO: the best config and level, with its CI
     conditions_note: str = ""              # cells measured under different host conditions
     pruned_saved_s: float | None = None    # visits pruning skipped, in estimated seconds
+    slo_answer: dict | None = None         # with an [slo]: the config serving the most streams within it
 
     @property
     def winner(self) -> str | None:
@@ -89,6 +94,8 @@ class Comparison:
     def verdict(self) -> tuple[str, str, str]:
         """The one answer line, as (label, names, rest), for `campaign show`, `campaign list` and the tab."""
         prefix = {"running": "so far, ", "incomplete": "incomplete (campaign stopped): "}.get(self.phase, "")
+        if self.slo_answer is not None:
+            return _load_verdict(self.slo_answer, self.phase, prefix)
         if not self.leader:
             return ("no winner: no config finished a level" if self.phase == "final" else "no winner yet"), "", \
                 f" ({self.basis})"
@@ -118,7 +125,28 @@ class Comparison:
                 "min_effect_pct": self.min_effect_pct, "tie": self.tie, "tied": list(self.tied),
                 "verdict": "".join(self.verdict()), "basis": self.basis, "method": self.method,
                 "per_slo": self.per_slo, "conditions_note": self.conditions_note,
-                "pruned_saved_s": self.pruned_saved_s, "roofline_note": self.roofline_note}
+                "pruned_saved_s": self.pruned_saved_s, "roofline_note": self.roofline_note,
+                "slo_answer": self.slo_answer}
+
+
+def _load_verdict(answer: dict, phase: str, prefix: str) -> tuple[str, str, str]:
+    """The answer of a campaign with an [slo]: the config that serves the most streams within it."""
+    best = answer.get("config")
+    if best is None:
+        return (prefix + "no config held the SLO at any load"), "", f" ({answer['slo']})"
+    label = {"final": "most users within the SLO: ", "running": "most users within the SLO so far: "}.get(
+        phase, prefix + "most users within the SLO: ")
+    load = answer["max_load"]
+    lo, hi = load["interval"]
+    rest = f" holds {answer['slo']} up to {load['max_concurrency']} streams (held at {lo} … {hi} over " \
+           f"{load['visits']} visit(s)" + (f", failed at {load['first_fail']}" if load.get("first_fail") else
+                                             ", the search's cap") + ")"
+    if answer.get("runner_up"):
+        other = answer["runner_up_load"]
+        rest += f"; next {answer['runner_up']} up to {other['max_concurrency'] or 0}"
+        if not answer.get("clear"):
+            rest += " (their intervals overlap)"
+    return label, best, rest
 
 
 def _ci(ci) -> str:
@@ -159,6 +187,15 @@ def result_of(cell: Cell, slo: dict, detail: bool = True) -> ConfigResult:
     rounds = rounds_of(cell)
     out = ConfigResult(cell=cell.name, status=cell.status, flags=dict(cell.flags), levels=[],
                        crash_class=cell.crash_class, note=cell.note, repeats=len(rounds))
+    last = cell.rounds[-1] if isinstance(cell.rounds, list) and cell.rounds and isinstance(cell.rounds[-1], dict) \
+        else {}
+    out.ended_by, out.ended_why = last.get("ended_by"), last.get("ended_why") or ""
+    searches = [r["slo_search"] for r in (cell.rounds if isinstance(cell.rounds, list) else [])
+                if isinstance(r, dict) and isinstance(r.get("slo_search"), dict)]
+    if searches:
+        from .slo_search import combine
+
+        out.max_load = combine(searches)
     order: list[int] = []
     for rows in rounds:
         for row in rows:
@@ -170,18 +207,31 @@ def result_of(cell: Cell, slo: dict, detail: bool = True) -> ConfigResult:
                 out.crashed_at = c
     for c in sorted(order):
         found = [next((r for r in rows if r.get("concurrency") == c), None) for rows in rounds]
-        measured = [r for r in found if r is not None and _measured(r)]
-        if len(measured) < len(found):
-            failed = next((r for r in found if r is not None and not _measured(r)), None)
+        present = [r for r in found if r is not None]
+        # a level the server died in (or a repeat never reached) is unfinished; else invalid repeats
+        # (console.campaign.validity) are kept and shown, and left out of the answer
+        invalid = invalid_repeats(present) if len(present) == len(found) and \
+            not any(r.get("status") == "failed" for r in present) else {}
+        shown_invalid = [{"repeat": i + 1, "why": why} for i, why in sorted(invalid.items())]
+        valid = [r for i, r in enumerate(found) if i not in invalid]
+        if found and not valid:
+            out.levels.append({"concurrency": c, "status": "invalid", "finished": False,
+                               "note": shown_invalid[0]["why"], "invalid": shown_invalid})
+            continue
+        measured = [r for r in valid if r is not None and _measured(r)]
+        if len(measured) < len(valid):
+            failed = next((r for r in valid if r is not None and not _measured(r)), None)
             out.levels.append({"concurrency": c, "status": failed.get("status") if failed else "missing",
-                               "finished": False, "note": (failed or {}).get("note", "")})
+                               "finished": False, "note": (failed or {}).get("note", ""),
+                               "invalid": shown_invalid})
             continue
         level = stats.LevelStats.of(c, measured, detail)
         out.stats[c] = level
         est = level.estimates
         row = {"concurrency": c, "status": "ok", "finished": True, "output_throughput": est["tps"].mean,
+               "energy": energy_of(measured),
                **{m: level.mean(m) for m in ("ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99")},
-               "stats": level.to_json()}
+               "stats": level.to_json(), "invalid": shown_invalid}
         out.levels.append(row)
         tps = est["tps"].mean
         if tps is None:  # never: every row kept measured a finite rate
@@ -191,7 +241,91 @@ def result_of(cell: Cell, slo: dict, detail: bool = True) -> ConfigResult:
         if slo and meets_slo(row, slo) and (out.best_within_slo is None or tps > out.best_within_slo):
             out.best_within_slo, out.best_within_slo_level = tps, c
     out.deciding_level = out.best_within_slo_level if slo else out.best_level
+    if slo and out.max_load is None:
+        out.max_load = swept_load(out.levels, slo, out.repeats)
     return out
+
+
+def energy_of(rows: list[dict]) -> dict | None:
+    """A level's output tokens per joule and average power, the mean over its repeats (console.bench.energy);
+    unknown (with why) when any repeat's power was unknown."""
+    found = [r.get("energy") for r in rows]
+    if not any(isinstance(e, dict) for e in found):
+        return None     # a campaign from before energy was measured: nothing to say, not even N/A
+    known = [e for e in found if isinstance(e, dict) and isinstance(e.get("tok_per_j"), (int, float))
+             and isinstance(e.get("avg_power_w"), (int, float))]
+    if not found or len(known) < len(found):
+        why = next((e.get("why") for e in found if isinstance(e, dict) and e.get("why")), "power not sampled")
+        return {"tok_per_j": None, "avg_power_w": None, "source": None, "why": why}
+    source = "SIMULATED" if any(e.get("source") == "SIMULATED" for e in known) else "measured"
+    return {"tok_per_j": sum(e["tok_per_j"] for e in known) / len(known),
+            "avg_power_w": sum(e["avg_power_w"] for e in known) / len(known), "source": source,
+            "repeats": len(known)}
+
+
+def energy_lines(comp: Comparison) -> list[str]:
+    """Tokens per joule per level: N/A where power is unknown (a CPU host), SIMULATED in the demo."""
+    lines = []
+    for r in comp.results:
+        for lv in r.levels:
+            e = lv.get("energy")
+            if not lv.get("finished") or not isinstance(e, dict):
+                continue
+            if e.get("tok_per_j") is None:
+                text = f"N/A ({e.get('why') or 'power unknown'})"
+            else:
+                text = f"{e['tok_per_j']:.3g} tok/J at {e['avg_power_w']:.0f} W" + \
+                    (" (SIMULATED)" if e.get("source") == "SIMULATED" else "")
+            lines.append(f"  {r.cell[:44]:<44} c={lv['concurrency']:<5} {text}")
+    return ["output tokens per joule (GPUs the server holds), per level:"] + lines if lines else []
+
+
+def energy_summary(comp: Comparison) -> list[str]:
+    """One line per config: its levels' tokens per joule (the Campaign tab's short form of `energy_lines`)."""
+    out = []
+    for r in comp.results:
+        found = [(lv["concurrency"], lv["energy"]) for lv in r.levels
+                 if lv.get("finished") and isinstance(lv.get("energy"), dict)]
+        if not found:
+            continue
+        if all(e.get("tok_per_j") is None for _c, e in found):
+            out.append(f"{r.cell}: tok/J N/A ({found[0][1].get('why') or 'power unknown'})")
+            continue
+        parts = [f"c={c} {e['tok_per_j']:.3g}" if e.get("tok_per_j") is not None else f"c={c} N/A" for c, e in found]
+        simulated = any(e.get("source") == "SIMULATED" for _c, e in found)
+        out.append(f"{r.cell}: tok/J " + " · ".join(parts) + (" (SIMULATED)" if simulated else ""))
+    return out
+
+
+def load_text(load: dict | None) -> str:
+    """A config's highest load within the SLO, with its interval, in words."""
+    if not load:
+        return "not searched"
+    lo, hi = load["interval"]
+    held = f"held at c={load['max_concurrency'] or 0}"
+    if load.get("from") == "swept levels":
+        span = f" (the limit lies in {lo} … {hi})" if load.get("first_fail") else " (the highest level swept)"
+    else:
+        span = f" (visits held {lo} … {hi})"
+    return held + span + (f", failed at c={load['first_fail']}" if load.get("first_fail") else "")
+
+
+def swept_load(levels: list[dict], slo: dict, repeats: int) -> dict | None:
+    """Without an [slo] search, the highest load within the [sweep] SLO that the swept levels show: the
+    highest level below the first that failed it (a level unfinished fails it); its interval runs up to
+    the level just below that failure, as far as the sweep's levels can tell."""
+    ordered = sorted((lv for lv in levels if isinstance(lv.get("concurrency"), int)), key=lambda lv: lv["concurrency"])
+    if not ordered:
+        return None
+    held, fail = None, None
+    for lv in ordered:
+        if lv.get("finished") and meets_slo(lv, slo):
+            held = lv["concurrency"]
+        else:
+            fail = lv["concurrency"]
+            break
+    return {"max_concurrency": held, "interval": [held or 0, (fail - 1) if fail else held or 0],
+            "first_fail": fail, "visits": repeats, "capped": fail is None, "from": "swept levels"}
 
 
 def _efficiency(roof, result: ConfigResult, level: int | None) -> float | None:
@@ -287,6 +421,8 @@ def compare(state: CampaignState, roof=None, roof_note: str = "", detail: bool =
     comp.conditions_note = spread_note([r.get("conditions") for c in state.cells
                                         for r in (getattr(c, "rounds", None) or []) if isinstance(r, dict)])
     comp.pruned_saved_s = pruned_saved(state, int(sweep.get("repeats") or 1))
+    if isinstance(state.spec.get("slo"), dict) and state.spec["slo"]:
+        comp.slo_answer = _most_users(results, state.spec["slo"])
     if not ranked:
         return comp
     lead = ranked[0]
@@ -303,6 +439,28 @@ def compare(state: CampaignState, roof=None, roof_note: str = "", detail: bool =
         comp.tied = [lead.cell] + [r.cell for r in ranked[1:]
                                    if not _diff(lead, r).beyond(comp.min_effect_pct)]
     return comp
+
+
+def _most_users(results: list[ConfigResult], slo_doc: dict) -> dict:
+    """The config with the highest load under the SLO (its lowest over its visits), and the next one."""
+    from .slo_search import parse
+
+    slo = parse(slo_doc)
+    loads = sorted(((r.cell, r.max_load) for r in results if r.max_load and r.max_load.get("max_concurrency")),
+                   key=lambda x: (x[1]["max_concurrency"], x[1]["interval"][1]), reverse=True)
+    out: dict = {"slo": slo.label() if slo else "", "config": None}
+    if not loads:
+        return out
+    out |= {"config": loads[0][0], "max_load": loads[0][1]}
+    if len(loads) > 1:
+        second = loads[1][1]
+        out |= {"runner_up": loads[1][0], "runner_up_load": second,
+                "clear": loads[0][1]["interval"][0] > second["interval"][1]}
+    else:
+        failed = [r.cell for r in results if r.max_load is not None and not r.max_load.get("max_concurrency")]
+        if failed:
+            out |= {"runner_up": failed[0], "runner_up_load": {"max_concurrency": None}, "clear": True}
+    return out
 
 
 def _diff(a: ConfigResult, b: ConfigResult) -> stats.Difference:
@@ -344,6 +502,15 @@ def _pm(level: dict) -> str:
     if not ci or ci[0] is None or tps.get("repeats", 0) * max(1, tps.get("requests", 0)) <= 1:
         return f"{mean:.2f}"
     return f"{mean:.1f}±{max(mean - ci[0], ci[1] - mean):.1f}"
+
+
+def invalid_lines(comp: Comparison) -> list[str]:
+    """The repeats left out of the answer, each named with why (console.campaign.validity)."""
+    found = [(r.cell, lv["concurrency"], bad) for r in comp.results for lv in r.levels for bad in lv.get("invalid") or []]
+    if not found:
+        return []
+    return ["invalid repeats (kept, left out of the answer):"] + \
+        [f"  {cell[:44]} c={c} repeat {bad['repeat']}: {bad['why']}" for cell, c, bad in found]
 
 
 def crash_text(r: ConfigResult) -> str:
@@ -409,6 +576,9 @@ def table_lines(state: CampaignState, roof=None, roof_note: str = "", comp: Comp
             elif lv.get("finished"):
                 cells.append(f"{_pm(lv):>11}")
                 lat.append(f"{_n(lv.get('ttft_p99'), '{:.0f}') + '/' + _n(lv.get('tpot_p99'), '{:.0f}'):>11}")
+            elif lv.get("status") == "invalid":
+                cells.append(f"{'✖ invalid':>11}")
+                lat.append(f"{'':>11}")
             else:
                 cells.append(f"{'✖ ' + str(lv.get('status')):>11}")
                 lat.append(f"{'':>11}")
@@ -416,6 +586,15 @@ def table_lines(state: CampaignState, roof=None, roof_note: str = "", comp: Comp
         why = crash_text(r)
         lines.append(f"{name:<44} {r.status:<13} {r.repeats:>4} " + " ".join(cells) + (f"  {why}" if why else ""))
         lines.append(f"{'':<44} {'':<13} {'':>4} " + " ".join(lat))
+    lines += invalid_lines(comp)
+    lines += energy_lines(comp)
+    if comp.slo_answer is not None or any(r.max_load for r in comp.results):
+        label = comp.slo_answer["slo"] if comp.slo_answer is not None else _slo_label(sweep.get("slo") or {})
+        lines.append(f"highest load within the SLO ({label}), per config" +
+                     ("" if comp.slo_answer is not None else " (from the swept levels)") + ":")
+        for r in comp.results:
+            load = r.max_load or {}
+            lines.append(f"  {r.cell[:44]:<44} " + load_text(load))
     if roof is not None:
         lines += efficiency_lines(comp)
     elif comp.roofline_note:
@@ -424,6 +603,10 @@ def table_lines(state: CampaignState, roof=None, roof_note: str = "", comp: Comp
     lines += slo_lines(comp)
     if comp.conditions_note:
         lines.append(comp.conditions_note)
+    ended = [r for r in comp.results if r.ended_by in ("precision", "max_repeats")]
+    if ended:
+        lines.append(f"repeats until sure ({sum(r.repeats for r in comp.results)} visits in all):")
+        lines += [f"  {r.cell[:44]:<44} {r.ended_why}" for r in ended]
     if comp.pruned_saved_s:
         lines.append(f"pruning saved about {comp.pruned_saved_s:.0f} s of repeats on configs clearly behind")
     lines.append(comp.method)

@@ -1,5 +1,8 @@
 """The throughput/interactivity frontier: per config, (output tok/s per GPU, tok/s per user) across its levels.
 
+Each point also carries its output tokens per joule (`z`, a third axis; None where power is unknown),
+which the tab and the report print beside it; the frontier itself is the two speed axes.
+
 More streams buy throughput and cost each user speed; no single number says
 which config is best for every operator. A point is on the frontier when no
 other config's point is at least as good on both axes and better on one.
@@ -20,6 +23,8 @@ class Point:
     x_ci: list | None = None
     y_ci: list | None = None
     frontier: bool = False
+    z: float | None = None     # output tokens per joule (None: power unknown); not part of the 2-D frontier
+    z_source: str | None = None   # "measured" or "SIMULATED"
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -31,6 +36,7 @@ class Frontier:
     x_label: str = "output tok/s per GPU"
     y_label: str = "output tok/s per user"
     slo_lines: list[dict] = field(default_factory=list)   # {"axis": "y", "value": ..., "label": ...}
+    z_label: str = "output tokens per joule"
 
     @property
     def on_frontier(self) -> list[Point]:
@@ -40,7 +46,8 @@ class Frontier:
         return list(dict.fromkeys(p.config for p in self.points))
 
     def to_json(self) -> dict:
-        return {"x_label": self.x_label, "y_label": self.y_label, "slo_lines": self.slo_lines,
+        return {"x_label": self.x_label, "y_label": self.y_label, "z_label": self.z_label,
+                "slo_lines": self.slo_lines,
                 "points": [p.to_json() for p in self.points],
                 "frontier": [{"config": p.config, "concurrency": p.concurrency} for p in self.on_frontier]}
 
@@ -65,7 +72,9 @@ def frontier(comparison, gpus: int | None = None, slo: dict | None = None) -> Fr
             if not lv.get("finished") or not c or tps is None:
                 continue
             ci = ((lv.get("stats") or {}).get("tps") or {}).get("ci")
-            out.points.append(Point(r.cell, c, tps / per, tps / c, _scaled(ci, per), _scaled(ci, c)))
+            energy = lv.get("energy") if isinstance(lv.get("energy"), dict) else {}
+            out.points.append(Point(r.cell, c, tps / per, tps / c, _scaled(ci, per), _scaled(ci, c),
+                                    z=energy.get("tok_per_j"), z_source=energy.get("source")))
     for p in out.points:
         p.frontier = not any(q is not p and q.x >= p.x and q.y >= p.y and (q.x > p.x or q.y > p.y)
                              for q in out.points)

@@ -11,6 +11,7 @@ mid-way has its server stopped before it is redone.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import posixpath
 import sys
 import time
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from ..bench.process import SweepProcess
 
 STEP_RETRIES = 5            # an SSH drop during one step is retried this many times, with backoff
+POWER_SAMPLE_S = 0.5        # GPU power through a sweep: two samples in a level of a second or more (bench.energy)
 
 
 class ServerStillRunning(Exception):
@@ -81,9 +83,10 @@ async def write_remote_script(host, path: str, text: str) -> None:
 
 
 def bench_argv(spec: CampaignSpec, url: str, profile: str, tunnelled: bool, server_port: int | None,
-               server_url: str | None = None) -> list[str]:
+               server_url: str | None = None, levels: list[int] | None = None) -> list[str]:
     s = spec.sweep
-    argv = [sys.executable, "-m", "console.bench", "--url", url, "--concurrency", ",".join(map(str, s.levels)),
+    argv = [sys.executable, "-m", "console.bench", "--url", url,
+            "--concurrency", ",".join(map(str, levels or s.levels)),
             "--api", s.api, "--input-len", str(s.input_len), "--output-len", str(s.output_len),
             "--profile", profile, "--events", "--no-suggest"]
     if s.num_prompts:
@@ -95,6 +98,8 @@ def bench_argv(spec: CampaignSpec, url: str, profile: str, tunnelled: bool, serv
     if s.dataset:   # fixed prompts (the same file another client reads), not input_len's made-up ones
         argv += ["--dataset", s.dataset]
     slo = {"ttft": s.slo.get("ttft_ms"), "tpot": s.slo.get("tpot_ms"), "e2el": s.slo.get("e2el_ms")}
+    if spec.slo:    # the [slo] table's per-request limits, for goodput (console.campaign.slo_search)
+        slo |= {k: spec.slo[f"{k}_ms"] for k in ("ttft", "tpot", "itl", "e2el") if f"{k}_ms" in spec.slo}
     slo_text = ",".join(f"{k}={v:g}" for k, v in slo.items() if v is not None)
     if slo_text:
         argv += ["--slo", slo_text]
@@ -117,6 +122,7 @@ def level_row(summary: dict) -> dict:
            "output_throughput": summary.get("output_throughput"),
            "ttft_p50": stat("ttft_ms", "median"), "ttft_p99": stat("ttft_ms", "p99"),
            "tpot_p50": stat("tpot_ms", "median"), "tpot_p99": stat("tpot_ms", "p99"),
+           "itl_p99": stat("itl_ms", "p99"), "good_requests": summary.get("good_requests"),
            "goodput": summary.get("goodput"), "note": _level_note(summary)}
     return st.clean_level(row)     # a figure outside its physical range is kept as unknown
 
@@ -142,6 +148,7 @@ class CampaignRunner:
         self._sweep: SweepProcess | None = None
         self._label: str | None = None
         self._saved_live = 0.0
+        self._searched: dict | None = None   # this visit's highest load under the [slo] (slo_search)
 
     def request_stop(self) -> None:
         self.stop_requested.set()
@@ -196,7 +203,9 @@ class CampaignRunner:
     async def _visit_all(self) -> None:
         """Every cell once per round, rounds interleaved (A B C, C A B, ...) so drift hits every config alike."""
         state = self.state
-        repeats = self.spec.sweep.repeats
+        from .until_sure import most_rounds
+
+        repeats = most_rounds(self.spec)   # with [policy] precision, a cell sure sooner stops sooner
         for rnd in range(repeats):
             for cell in round_order(state.cells, rnd):
                 if self.stop_requested.is_set():
@@ -230,12 +239,19 @@ class CampaignRunner:
         """A visit that measured every level: kept as one repeat, with per-request samples for the intervals."""
         from .samples import attach_samples
 
-        attach_samples(self.profile.name, cell.run_id, cell.levels)
+        if self._searched is None:   # a search attached each probe's samples as it went
+            attach_samples(self.profile.name, cell.run_id, cell.levels)
         cell.rounds.append({"levels": list(cell.levels), "run_id": cell.run_id, "conditions": conditions,
+                            **({"slo_search": self._searched} if self._searched is not None else {}),
                             "started_at": cell.started_at, "ended_at": time.time(),
                             "elapsed_s": round(time.time() - cell.started_at, 3) if cell.started_at else None,
                             "sweep_s": sweep_s})
-        cell.status = "done" if len(cell.rounds) >= self.spec.sweep.repeats else "queued"
+        from .until_sure import after_visit
+
+        verdict = after_visit(cell, self.spec)
+        cell.status = "done" if verdict.done else "queued"
+        if verdict.done:
+            cell.rounds[-1]["ended_by"], cell.rounds[-1]["ended_why"] = verdict.ended_by, verdict.text
 
     # ------------------------------------------------------------ one cell
 
@@ -276,11 +292,18 @@ class CampaignRunner:
         cell.status, cell.started_at, cell.ended_at = "launching", time.time(), None
         cell.crash_class = cell.crash_record = None
         cell.levels, cell.run_id = [], None      # this visit's own (earlier visits keep theirs in `rounds`)
+        self._searched = None
         self._save()
         try:
             config = await self._with_retries(lambda: self._script_for(cell))
         except (GridError, LookupError, OSError, HostError, ValueError) as exc:
             cell.status, cell.note, cell.ended_at = "start-failed", str(exc), time.time()
+            self._save()
+            return
+        refused = self._infeasible(config)
+        if refused:   # weights + KV cannot fit the memory it is given: a launch would only crash
+            cell.status, cell.note, cell.ended_at = "skipped", refused, time.time()
+            self._log(f"{cell.name}: skipped, {refused}")
             self._save()
             return
         if config.warnings:   # a config named EP8 that runs TP8: worth a task, whatever its numbers
@@ -313,7 +336,10 @@ class CampaignRunner:
                 self._label = f"campaign {self.state.id} cell {cell.name}"
                 began = time.monotonic()
                 try:
-                    await self._sweep_cell(cell, config.port)
+                    if self.spec.slo:
+                        await self._search_cell(cell, config.port)
+                    else:
+                        await self._sweep_cell(cell, config.port)
                 finally:
                     self._label = None
                     sweep_s = round(time.monotonic() - began, 3)
@@ -366,9 +392,23 @@ class CampaignRunner:
         self._save()
         await self._gpus_idle(cell)
         done = f" (repeat {len(cell.rounds)} of {self.spec.sweep.repeats})" if cell.rounds else ""
+        if cell.rounds and cell.rounds[-1].get("ended_why") and cell.status == "done":
+            done = f" ({cell.rounds[-1]['ended_why']})"
         self._log(f"{cell.name}: {cell.status}{done}" + (f" · {cell.note}" if cell.note else ""))
         if self.stop_requested.is_set():
             raise CampaignStopped()
+
+    def _infeasible(self, config: cfgs.ServerConfig) -> str | None:
+        """Why the config cannot fit its GPUs' memory (console.campaign.feasible), unless told to try anyway."""
+        from .feasible import check
+
+        if self.spec.policy.try_infeasible:
+            return None
+        s = self.spec.sweep
+        streams = max(s.levels + ([int(self.spec.slo.get("max_concurrency", 64))] if self.spec.slo else []))
+        found, _why = check(self.profile, config, streams, s.input_len + s.output_len)
+        return f"{found.text()} (set [policy] try_infeasible = true to launch anyway)" \
+            if found is not None and not found.fits else None
 
     def _still_running(self, cell: st.Cell, why: str) -> None:
         """A server the campaign asked to stop still runs: the cell ends here and so does the campaign."""
@@ -442,7 +482,30 @@ class CampaignRunner:
         """The head node of the job serving this cell, when the runner knows it (a Slurm lane does)."""
         return None
 
-    async def _sweep_cell(self, cell: st.Cell, port: int | None) -> None:
+    async def _search_cell(self, cell: st.Cell, port: int | None) -> None:
+        """The highest load under the [slo]: one level at a time on this server (console.campaign.slo_search)."""
+        from .samples import attach_samples
+        from .slo_search import parse, search
+
+        slo = parse(self.spec.slo)
+        assert slo is not None
+
+        async def probe(c: int) -> dict | None:
+            before = len(cell.levels)
+            if self.stop_requested.is_set():
+                return None
+            await self._sweep_cell(cell, port, levels=[c])
+            if len(cell.levels) == before:
+                return None
+            attach_samples(self.profile.name, cell.run_id, cell.levels[before:])
+            return cell.levels[-1]
+
+        found = await search(probe, slo)
+        self._searched = found.to_json()
+        self._log(f"{cell.name}: {slo.label()} held up to c={found.max_ok}"
+                  + (f", failed at c={found.first_fail}" if found.first_fail else " (the cap)"))
+
+    async def _sweep_cell(self, cell: st.Cell, port: int | None, levels: list[int] | None = None) -> None:
         from ..bench.process import SweepProcess
         from ..bench.route import route
 
@@ -450,8 +513,9 @@ class CampaignRunner:
         found = await self._with_retries(lambda: route(self.session.host, self.profile.name,
                                                        backend_for(self.profile), server_url, head))
         sweep = SweepProcess(bench_argv(self.spec, found.url, self.profile.name, found.tunnelled,
-                                        found.server_port, found.server_url))
+                                        found.server_port, found.server_url, levels))
         self._sweep = sweep
+        trace, recorder = self._power_trace()
         await sweep.start()
         try:
             async for event in sweep.events():
@@ -468,7 +532,8 @@ class CampaignRunner:
                         self._save()
                 elif kind == "level-end":
                     cell.live = None
-                    cell.levels.append(level_row(event.get("summary") or {}))
+                    summary = event.get("summary") or {}
+                    cell.levels.append(level_row(summary) | {"energy": self._energy(trace, summary)})
                     self._save()
                     row = cell.levels[-1]
                     tps = row["output_throughput"]
@@ -482,7 +547,33 @@ class CampaignRunner:
         finally:
             self._sweep = None
             cell.live = None
+            if recorder is not None:
+                recorder.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await recorder    # its sampler's stream ends with it
             await sweep.close()
+
+    def _power_trace(self):
+        """The power of the GPUs this host's server holds, sampled through the sweep (console.bench.energy);
+        (None, None) on a Slurm profile, whose GPUs are on the job's nodes, not this host."""
+        from ..bench.energy import PowerTrace, record
+        from ..gpus.sampler import Sampler
+
+        if self.profile.is_slurm:
+            return None, None
+        trace = PowerTrace(idle_mib=self.spec.policy.gpu_idle_mib)
+        sampler = Sampler(self.session.host, POWER_SAMPLE_S, smi_command=self.profile.gpu.smi_command or None,
+                          simulated=self.profile.ui.simulated)
+        return trace, asyncio.create_task(record(sampler.snapshots(), trace))
+
+    def _energy(self, trace, summary: dict) -> dict:
+        """One level's tokens per joule and average power over the span it just measured."""
+        from ..bench.energy import level_energy
+
+        now, span = time.monotonic(), summary.get("duration_s")
+        if not isinstance(span, (int, float)) or isinstance(span, bool) or span <= 0:
+            return level_energy(None, now, now, None, self.profile.ui.simulated) | {"why": "no level duration"}
+        return level_energy(trace, now - span, now, summary.get("output_tokens"), self.profile.ui.simulated)
 
     async def _gpus_idle(self, cell: st.Cell) -> None:
         """After a stop: wait for GPU memory to come back to idle; name what still holds it."""

@@ -55,11 +55,23 @@ def samples_of(rows: list[dict]) -> dict:
             "tokens": [t for t, _e in both], "e2el_ms": [round(e, 2) for _t, e in both]}
 
 
+def token_counts(rows: list[dict]) -> dict:
+    """The server's count of the tokens it generated (its `usage`; None when a response had none) beside
+    the content chunks the client received, over the level's successful requests (`validity` compares them)."""
+    chunks = sum(len(r["itl_ms"]) + 1 for r in rows
+                 if isinstance(r.get("itl_ms"), list) and _num(r.get("ttft_ms")) is not None)
+    counted = [_num(r.get("output_tokens")) for r in rows if r.get("output_tokens_from") == "usage"]
+    server = sum(v for v in counted if v is not None) if rows and len(counted) == len(rows) \
+        and None not in counted else None
+    return {"server": server, "client": chunks}
+
+
 def attach_samples(profile: str, run_id: str | None, levels: list[dict]) -> None:
-    """Add each level's `samples` in place (levels without requests on disk keep none)."""
+    """Add each level's `samples` and `token_counts` in place (levels without requests on disk keep none)."""
     by_level = read_requests(profile, run_id)
     for level in levels:
         concurrency = level.get("concurrency")
         rows = by_level.get(concurrency) if concurrency is not None else None
         if rows:
             level["samples"] = samples_of(rows)
+            level["token_counts"] = token_counts(rows)

@@ -13,6 +13,7 @@
     url = "http://127.0.0.1:8080" # default: the profile's [server] url, with the cell's --port
     slo = { ttft_ms = 500, tpot_ms = 50 }
     repeats = 3                   # each level measured this many times, in interleaved rounds
+                                  # (the least, with [policy] precision)
 
     [[config]]                    # launch configs by script name (as the Server tab lists them)
     name = "run_tp8"
@@ -20,6 +21,10 @@
     [[grid]]                      # one derived script per combination of flag values
     base = "run_tp8"
     flags = { "--cuda-graph-max-bs" = [16, 32, 64], "--max-running-requests" = [256, 512] }
+
+    [slo]                         # search each config's highest load under this SLO (console.campaign.slo_search)
+    ttft_p99_ms = 2000
+    tpot_p99_ms = 50
 
     [policy]
     ready_timeout_s = 600
@@ -30,6 +35,9 @@
     max_cells = 1000              # refuse a bigger campaign unless raised here (or by --max-cells)
     min_effect = 2.0              # percent: a smaller difference never names a winner
     prune = false                 # stop repeating a config clearly behind the leader
+    precision = 0.05              # repeat a cell until its deciding level's 95% CI is within ±5% of its mean
+    max_repeats = 10              # ... or until this many repeats (with precision, `repeats` is the least)
+    try_infeasible = false        # launch a config whose weights + KV cache cannot fit its GPUs' memory
 
 Everything in the file is checked before anything runs: flag names follow the
 servers' own grammar (a name becomes part of a shell script), config names are
@@ -88,6 +96,9 @@ class Policy:
     hosts: list[str] = field(default_factory=list)  # profiles that each run one cell at a time (--hosts)
     min_effect: float = 2.0
     prune: bool = False
+    precision: float | None = None    # the CI's half-width over the mean that ends a cell's repeats (until_sure)
+    max_repeats: int | None = None    # the repeats a cell may take at most while not that sure
+    try_infeasible: bool = False      # launch a config even when its weights + KV cannot fit (feasible)
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -110,13 +121,14 @@ class CampaignSpec:
     grids: list[GridSpec]
     policy: Policy
     source: str = "<campaign>"
+    slo: dict | None = None           # the [slo] table: search each config's highest load under it (slo_search)
 
     def to_json(self) -> dict:
         """The campaign file's own shape (what `from_dict` reads back), with None values left out."""
         sweep = {k: v for k, v in self.sweep.to_json().items() if v is not None}
         return {"sweep": sweep, "config": [{"name": n} for n in self.configs],
                 "grid": [{"base": g.base, "flags": g.flags} for g in self.grids],
-                "policy": self.policy.to_json()}
+                "policy": self.policy.to_json(), **({"slo": dict(self.slo)} if self.slo else {})}
 
 
 def _fail(where: str, key: str, expected: str, got: Any = None) -> NoReturn:
@@ -188,6 +200,24 @@ def _flag(where: str, key: str, value: Any) -> bool:
     return value
 
 
+def _until_sure(where: str, policy: Policy, doc: dict, sweep: SweepSpec) -> None:
+    """`precision` (a fraction, 0 < p < 1) and `max_repeats` (at least `repeats`, at most 50)."""
+    precision, most = doc.get("precision"), doc.get("max_repeats")
+    if precision is not None:
+        if isinstance(precision, bool) or not isinstance(precision, (int, float)) or not 0 < precision < 1:
+            _fail(where, "policy.precision", "a fraction between 0 and 1, e.g. 0.05 for ±5%", precision)
+        policy.precision = float(precision)
+    if most is not None:
+        if policy.precision is None:
+            _fail(where, "policy.max_repeats", "set together with policy.precision", most)
+        _capped(where, "policy.max_repeats", _positive(where, "policy.max_repeats", most, allow_none=False), 50)
+        if most < sweep.repeats:
+            _fail(where, "policy.max_repeats", f"at least sweep.repeats ({sweep.repeats})", most)
+        policy.max_repeats = int(most)
+    elif policy.precision is not None:
+        policy.max_repeats = max(sweep.repeats, 10)
+
+
 def load(path: Path | str, max_cells: int | None = None) -> CampaignSpec:
     """Read a campaign file: a regular file under the size cap, valid TOML, every key checked."""
     where = str(path)
@@ -240,8 +270,8 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
     if not isinstance(doc, dict):
         _fail(where, "sweep", "a campaign document (a table)", type(doc).__name__)
     for key in doc:
-        if key not in ("sweep", "config", "grid", "policy"):
-            _fail(where, key, "one of sweep, config, grid, policy", "unknown key")
+        if key not in ("sweep", "config", "grid", "policy", "slo"):
+            _fail(where, key, "one of sweep, config, grid, policy, slo", "unknown key")
     sweep_doc = doc.get("sweep")
     if not isinstance(sweep_doc, dict):
         _fail(where, "sweep", "a [sweep] table with at least `levels`")
@@ -332,7 +362,8 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
     if not isinstance(policy_doc, dict):
         _fail(where, "policy", "a [policy] table", policy_doc)
     pknown = {"ready_timeout_s", "on_crash", "gpu_idle_timeout_s", "gpu_idle_mib", "stop_at_first_slo", "max_cells",
-              "parallel", "hosts", "min_effect", "prune"}
+              "parallel", "hosts", "min_effect", "prune", "precision", "max_repeats",
+              "try_infeasible"}
     for key in policy_doc:
         if key not in pknown:
             _fail(where, f"policy.{key}", "one of " + ", ".join(sorted(pknown)), "unknown key")
@@ -352,11 +383,13 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
                                      integer=False, allow_none=False)),
         stop_at_first_slo=stop_first, min_effect=_min_effect(where, policy_doc.get("min_effect", 2.0)),
         prune=_flag(where, "policy.prune", policy_doc.get("prune", False)),
+        try_infeasible=_flag(where, "policy.try_infeasible", policy_doc.get("try_infeasible", False)),
         max_cells=_capped(where, "policy.max_cells", _positive(where, "policy.max_cells",
                                                                policy_doc.get("max_cells", limits.MAX_CELLS),
                                                                allow_none=False), limits.MAX_CELLS_CEILING),
         parallel=min(int(_positive(where, "policy.parallel", policy_doc.get("parallel", 1), allow_none=False)), 64),
         hosts=_hosts(where, policy_doc.get("hosts", [])))
+    _until_sure(where, policy, policy_doc, sweep)
     if max_cells is not None:    # the command line's --max-cells, kept with the campaign
         policy.max_cells = _capped(where, "--max-cells", _positive(where, "--max-cells", max_cells, allow_none=False),
                                    limits.MAX_CELLS_CEILING)
@@ -367,4 +400,11 @@ def from_dict(doc: dict, where: str = "<campaign>", max_cells: int | None = None
     if cells > policy.max_cells:
         raise CampaignError(f"{where}: {cells:,} cells, more than the limit of {policy.max_cells:,} "
                             "(raise it with [policy] max_cells or --max-cells)")
-    return CampaignSpec(sweep=sweep, configs=configs, grids=grids, policy=policy, source=where)
+    from .slo_search import SloError, parse as parse_slo
+
+    try:
+        parse_slo(doc.get("slo"), where)
+    except SloError as exc:
+        raise CampaignError(str(exc)) from None
+    return CampaignSpec(sweep=sweep, configs=configs, grids=grids, policy=policy, source=where,
+                        slo=dict(doc["slo"]) if doc.get("slo") else None)

@@ -11,10 +11,13 @@ the level's measured rate. The generator is seeded from the data, so the same
 campaign always gives the same intervals.
 
 A bootstrap over three repeats is far too sure of itself (it can only ever see
-three values), so the interval used is the wider of the bootstrap's and
-Student's t over the repeats' own spread (t = 4.30 for three repeats, where a
-normal interval would use 1.96). With one repeat only the requests speak; with
-one repeat and no requests kept, there is no interval at all.
+three values), so the interval used is the wider of the bootstrap's and a
+t-interval over the repeats' own spread (t = 4.30 for three repeats, where a
+normal interval would use 1.96). Every figure compared is positive and skewed,
+so that t-interval is taken on the log scale (`intervals`): no bound falls
+below zero, where a t-interval on the raw values gave a throughput of −15 tok/s.
+With one repeat only the requests speak; with one repeat and no requests kept,
+there is no interval at all.
 
 Pure functions, no I/O. Results are cached: a screen redraws often, the data
 changes only when a repeat ends.
@@ -29,15 +32,15 @@ from functools import lru_cache
 from typing import Sequence
 
 from ..fmt import UNKNOWN
+from . import intervals
+from .intervals import t975
 
 RESAMPLES = 400
 LEVEL_CI = 0.95
 SAMPLE_CAP = 64          # per-request samples a level keeps per repeat (evenly spread over the requests)
 METHOD = (f"95% CI: the wider of a hierarchical bootstrap ({RESAMPLES} resamples of the repeats, then of the "
-          "requests within each; percentile, seeded from the data) and Student's t over the repeats' spread")
-# Student's t, 97.5th percentile, by degrees of freedom: a bootstrap over 3 repeats is far too sure of itself
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-        12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
+          f"requests within each; percentile, seeded from the data) and a {intervals.METHOD} over the repeats' "
+          "spread; bounds stay above zero, differences are ratios of means on the log scale")
 METRICS = ("tps", "ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99")
 
 
@@ -166,22 +169,19 @@ def signed(pct: float | None) -> str:
     return f"{pct:+.1f}%".replace("-", "−")
 
 
-def t975(df: int) -> float:
-    """Student's t, 97.5th percentile: the normal 1.96 understates the spread of a mean over few repeats."""
-    if df < 1:
-        return float("inf")
-    return T975.get(df) or next((T975[k] for k in sorted(T975) if k >= df), 1.96)
-
-
 def _stdev(values: Sequence[float]) -> float:
     m = _mean(values)
     return math.sqrt(sum((v - m) ** 2 for v in values) / (len(values) - 1))
 
 
 def _t_interval(values: Sequence[float]) -> tuple[float, float] | None:
-    """mean ± t(n-1)·s/√n: what the repeats' own spread allows (None with one repeat)."""
+    """What the repeats' own spread allows (None with one repeat): on the log scale for positive values;
+    a value at or below zero (never a measured rate or latency) falls back to mean ± t(n-1)·s/√n."""
     if len(values) < 2:
         return None
+    found = intervals.positive_mean(values)
+    if found is not None:
+        return found
     m, half = _mean(values), t975(len(values) - 1) * _stdev(values) / math.sqrt(len(values))
     return m - half, m + half
 
@@ -245,20 +245,9 @@ def estimate(metric: str, repeats: tuple[Repeat, ...]) -> Estimate:
 
 def _t_difference(a: Sequence[Repeat], b: Sequence[Repeat], metric: str,
                   paired: bool) -> tuple[float, float] | None:
-    """The t interval of A over B in percent: from the rounds' paired ratios, else by the delta method."""
+    """The t interval of A over B in percent, on the log scale: from the rounds' paired log ratios, else Welch's."""
     va, vb = _points(metric, a), _points(metric, b)   # each repeat has one: `difference` kept only those
-    if paired:
-        ratios = [(x / y - 1) * 100 for x, y in zip(va, vb) if y]
-        return _t_interval(ratios) if len(ratios) == len(va) else None
-    if len(va) < 2 or len(vb) < 2:
-        return None
-    ma, mb = _mean(va), _mean(vb)
-    if ma <= 0 or mb <= 0:
-        return None
-    ratio = ma / mb
-    se = ratio * math.sqrt(_stdev(va) ** 2 / len(va) / ma ** 2 + _stdev(vb) ** 2 / len(vb) / mb ** 2)
-    half = t975(min(len(va), len(vb)) - 1) * se * 100
-    return (ratio - 1) * 100 - half, (ratio - 1) * 100 + half
+    return intervals.ratio_pct(va, vb, paired)
 
 
 @lru_cache(maxsize=4096)

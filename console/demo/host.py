@@ -31,7 +31,7 @@ SCRIPTS = {
                              "--mem-fraction-static 0.85"),
 }
 
-# The campaign the demo ships: the three configs and a small grid, each swept three times.
+# The campaign the demo ships: the three configs and a small grid, each swept until sure (2 to 5 times).
 DEMO_CAMPAIGN = """\
 # gpudeck demo campaign (SIMULATED): which config serves GLM-5-NVFP4 best on 8x RTX PRO 6000?
 [sweep]
@@ -40,7 +40,7 @@ input_len = 128
 output_len = 8
 prompts_per_stream = 1
 slo = { ttft_ms = 8000 }
-repeats = 3          # each level three times, in interleaved rounds: a winner must beat the noise
+repeats = 2          # at least twice, in interleaved rounds: a winner must beat the noise
 
 [[config]]
 name = "run_tp8_cds16"
@@ -59,6 +59,8 @@ flags = { "--cuda-graph-max-bs" = [32, 64] }   # above it, each decode step runs
 ready_timeout_s = 120
 on_crash = "continue"
 gpu_idle_timeout_s = 30
+precision = 0.10     # repeat a config until its deciding level's 95% CI is within ±10% ...
+max_repeats = 5      # ... or five repeats: a steady config stops sooner, a noisy one gets more
 """
 
 PLAN = [

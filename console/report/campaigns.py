@@ -46,9 +46,11 @@ def frontier_picture(state, roof, note: str, out_dir: Path | None) -> str:
         write_atomic(out_dir / name, render(front, title=f"{state.id}: {front.y_label} against {front.x_label}"))
     except OSError as exc:
         return f"Frontier picture not written: {cell(str(exc))}"
-    on = ", ".join(f"{p.config} c={p.concurrency}" for p in front.on_frontier)
+    on = ", ".join(f"{p.config} c={p.concurrency}" + (f" ({p.z:.3g} tok/J{', SIMULATED' if p.z_source == 'SIMULATED' else ''})"
+                                                      if p.z is not None else "") for p in front.on_frontier)
     return (f"![{cell(state.id)} frontier]({name})\n\nOn the frontier (no other point is better on both "
-            f"{front.x_label} and {front.y_label}): {cell(on)}. Bars are 95% CIs.")
+            f"{front.x_label} and {front.y_label}): {cell(on)}. Bars are 95% CIs; tok/J is the third axis "
+            "(N/A where power is unknown).")
 
 
 def campaigns_section(profile: Any, out_dir: Path | None = None) -> str:

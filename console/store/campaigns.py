@@ -311,7 +311,28 @@ def _round(doc: Any, where: str) -> dict[str, Any]:
                            and (not isinstance(v, str) or len(v) <= 200)
                            and (not isinstance(v, float) or math.isfinite(v))},
             "started_at": _time(doc, "started_at", where), "ended_at": _time(doc, "ended_at", where),
-            "elapsed_s": metric(doc.get("elapsed_s"), 1e9), "sweep_s": metric(doc.get("sweep_s"), 1e9)}
+            "elapsed_s": metric(doc.get("elapsed_s"), 1e9), "sweep_s": metric(doc.get("sweep_s"), 1e9),
+            # what ended the cell's repeats (console.campaign.until_sure), on its last round
+            "ended_by": _text(doc, "ended_by", where, cap=40), "ended_why": _text(doc, "ended_why", where, cap=400),
+            "slo_search": _slo_search(doc.get("slo_search"))}
+
+
+def _slo_search(doc: Any) -> dict[str, Any] | None:
+    """A visit's highest load under the SLO (console.campaign.slo_search): whole levels in range, short probes."""
+    if not isinstance(doc, dict):
+        return None
+
+    def level(value: Any) -> int | None:
+        found = metric(value, load_limits.MAX_CONCURRENCY, whole=True)
+        return int(found) if found else None
+
+    found = doc.get("probes")
+    probes: list[Any] = found if isinstance(found, list) else []
+    return {"max_ok": level(doc.get("max_ok")), "first_fail": level(doc.get("first_fail")),
+            "capped": doc.get("capped") is True,
+            "probes": [{"concurrency": level(p.get("concurrency")), "holds": p.get("holds") is True,
+                        "why": _cut(why, 200) if isinstance(why := p.get("why"), str) else ""}
+                       for p in probes[:64] if isinstance(p, dict)]}
 
 
 def _clean_live(live: Any, where: str) -> dict[str, Any] | None:
