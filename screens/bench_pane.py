@@ -53,7 +53,7 @@ class BenchPane(Pane):
     BenchPane { height: 1fr; }
     BenchPane #bp-head { height: auto; max-height: 3; padding: 0 1; text-style: bold; }
     BenchPane #bp-status { height: auto; padding: 0 1; color: $text-muted; }
-    BenchPane #bp-error { height: auto; padding: 0 1; color: $error; }
+    BenchPane #bp-error { height: auto; padding: 0 1; color: $error; display: none; }
     BenchPane #bp-note { height: auto; padding: 0 1; }
     BenchPane BenchCompareTable { display: none; }
     BenchPane.comparing BenchCompareTable { display: block; }
@@ -95,13 +95,15 @@ class BenchPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Static("no sweep yet: fill in the setup and press Start", id="bp-head", markup=False)
+        # under the headline, above the setup and the table: a refused value or an unreachable
+        # server is on screen at 100x30 whatever the table below takes (it was below the table)
+        yield Static("", id="bp-error", markup=False)
         yield BenchForm()
         yield BenchChart()
         yield BenchLevelTable()
         yield BenchCompareTable()
         yield Static("", id="bp-note", markup=False)
         yield Static("", id="bp-status", markup=False)
-        yield Static("", id="bp-error", markup=False)
 
     @property
     def proc(self):
@@ -329,7 +331,9 @@ class BenchPane(Pane):
 
     def _error(self, text: str) -> None:
         self._error_text = text
-        self.query_one("#bp-error", Static).update(safe_text(text, newlines=True))  # server and host errors
+        error = self.query_one("#bp-error", Static)
+        error.update(safe_text(text, newlines=True))  # server and host errors
+        error.display = bool(text)  # no blank line above the setup when all is well
 
     def on_data_table_row_selected(self, event) -> None:
         """Enter on a level: its whole note, wrapped, under the table (the column cuts it short)."""
