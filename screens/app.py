@@ -34,6 +34,11 @@ TOAST_TIMEOUT_S = 5.0  # toasts go by themselves; what must stay is drawn in the
 
 
 
+# whose summary leaves the tab strip first when it is wider than the screen: a crash mark on the
+# Server tab stays longest
+SUMMARY_GIVES_WAY = ("roofline", "tasks", "gpus", "campaign", "bench", "server")
+
+
 def tab_label(tab_id: str, title: str, summary: str):
     return safe_text(f"{tab_digit(tab_id)} {title} {summary}".rstrip())
 
@@ -263,11 +268,15 @@ class GpudeckApp(OrderlyExit, QuietHeap, App):
 
     def _label_tabs(self) -> None:
         """Each tab's digit, title and summary, as long as the strip fits the screen's width; wider,
-        the summaries give way (the tabs show them again once there is room). A strip wider than
-        the screen scrolls to the open tab and starts mid-word, and its first tabs are lost."""
+        summaries give way one tab at a time, the least telling first (they come back once there is
+        room). A strip wider than the screen was cut at its right, or scrolled to the open tab and
+        started mid-word with its first tabs lost."""
         labels = {tab_id: tab_label(tab_id, title, self.summaries.get(tab_id, "")) for tab_id, title, *_ in TABS}
-        if tabs_width(labels.values()) > self.size.width:
-            labels = {tab_id: tab_label(tab_id, title, "") for tab_id, title, *_ in TABS}
+        titles = {tab_id: title for tab_id, title, *_ in TABS}
+        for tab_id in SUMMARY_GIVES_WAY:
+            if tabs_width(labels.values()) <= self.size.width:
+                break
+            labels[tab_id] = tab_label(tab_id, titles[tab_id], "")
         for tab_id, label in labels.items():
             try:
                 tab = self.tabs.get_tab(tab_id)

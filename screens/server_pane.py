@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.widgets import DataTable, Input, Static
 
-from console.fmt import clock, duration
+from console.fmt import clock, duration, middle_cut
 from console.hosts import HostError
 from console.runtime import events as ev
 from console.safe_text import safe_text
@@ -146,13 +146,22 @@ class ServerPane(Pane):
     # below this width the configs list gives up its "since" column (it scrolls) so the flags stay whole
     NARROW = 130
 
+    _drawn_width = 0  # the list's width when its names were last cut to it
+
     def on_resize(self, event) -> None:
         narrow = event.size.width < self.NARROW
         changed = narrow != self.has_class("narrow")
         self.set_class(narrow, "narrow")
         self._config_columns(since=not narrow)
+        if self.configs or self.unmanaged:
+            self.call_after_refresh(self._refit_names)
         if changed and not self.diffing and self.is_mounted:
             self._draw_flags(self._selected_config())  # model paths shortened or whole again
+
+    def _refit_names(self) -> None:
+        """Once the list has its new width: the names cut to it again, if their room changed."""
+        if self._drawn_width != self.query_one("#configs", DataTable).scrollable_content_region.width:
+            self._draw_configs()
 
     def _config_columns(self, since: bool) -> None:
         """The configs table's columns; a narrow pane drops "since" whole rather than show a sliver of it."""
@@ -253,16 +262,37 @@ class ServerPane(Pane):
             if record is not None and record.live and config.name in table.rows:
                 table.update_cell(config.name, self.since_column, self._since(record, now))
 
+    def _name_room(self, rows: list[tuple[str, str, str]]) -> int:
+        """The characters a config name has: the list's width less the state (and since) column,
+        so the state stays on screen however long a campaign's grid names are (0: not laid out yet)."""
+        inner = self.query_one("#configs", DataTable).scrollable_content_region.width
+        if inner <= 0:
+            return 0
+        state = max((len(badge) for _, badge, _ in rows), default=0)
+        since = max([7, *(len(s) for _, _, s in rows)]) if self.since_column is not None else -2  # room to tick
+        return max(8, inner - state - since - 2 * 2 - 2 - 1)  # each column pads a cell a side; a scrollbar
+
     def _draw_configs(self) -> None:
         table = self.query_one("#configs", DataTable)
         table.clear()
         now = time.time()
+        rows = []  # (name, state badge, since) as drawn, the state's style by its key
+        for config in self.configs:
+            record = self.latest.get(config.name)
+            badge, style = state_badge(record)
+            since = self._since(record, now) if record else ""
+            rows.append((config.name + (" ⚠" if config.warnings else ""), badge, since))
+        for proc in self.unmanaged:
+            rows.append((f"pid {proc.pid} (not ours)", "● running", duration(proc.elapsed_s)))
+        room = self._name_room(rows)
+        self._drawn_width = table.scrollable_content_region.width
         for config in self.configs:
             record = self.latest.get(config.name)
             badge, style = state_badge(record)
             since = self._since(record, now) if record else ""
             warn = " ⚠" if config.warnings else ""
-            table.add_row(config.name + warn, Text(badge, style=style), *self._since_cell(since), key=config.name)
+            name = middle_cut(config.name, room - len(warn)) if room else config.name
+            table.add_row(name + warn, Text(badge, style=style), *self._since_cell(since), key=config.name)
         for proc in self.unmanaged:
             table.add_row(f"pid {proc.pid} (not ours)", Text("● running", style="yellow"),
                           *self._since_cell(duration(proc.elapsed_s)), key=f"pid:{proc.pid}")
