@@ -91,11 +91,13 @@ class ServerPane(Pane):
         Binding("N", "prev_match", "prev", show=False),
         Binding("x", "filter", "filter", show=False),
         Binding("j", "jump", "jump to crash"),
+        # the log takes the whole tab and back (tmux's prefix-z, k9s' and lazygit's full-screen view)
+        Binding("z", "zoom", "zoom log", show=False),
         Binding("R", "reload", "reload", show=False),
     ]
     KEY_GROUPS = {"follow": "Log", "follow_end": "Log", "numbers": "Log", "copy_line": "Log",
                   "copy_excerpt": "Log", "search": "Log", "next_match": "Log", "prev_match": "Log",
-                  "filter": "Log", "jump": "Log", "launch": "Configs", "kill": "Configs", "diff": "Configs",
+                  "filter": "Log", "jump": "Log", "zoom": "Log", "launch": "Configs", "kill": "Configs", "diff": "Configs",
                   "adopt": "Configs", "reload": "Configs"}
     DEFAULT_CSS = """
     ServerPane #top { height: 14; }
@@ -111,6 +113,7 @@ class ServerPane(Pane):
     ServerPane #loghead { height: 1; background: $panel; padding: 0 1; }
     ServerPane #search { display: none; }
     ServerPane #search.shown { display: block; }
+    ServerPane.zoom #top, ServerPane.zoom #metrics.shown { display: none; }
     """
 
     RUNTIME_PARTS = {"gpus": False, "servers": True, "watch": True}
@@ -368,7 +371,8 @@ class ServerPane(Pane):
         flt = f"'{log.filter}'" if log.filter else "off"
         self.query_one("#loghead", Static).update(Text.assemble(
             safe_text(f"log  {record.log or '(unknown path)'}   follow "), ("●", "green") if log.follow else "○",
-            safe_text(f"   filter {flt}   "), ("f/End follow · / search · x filter · # numbers · y/Y copy", "dim")))
+            safe_text(f"   filter {flt}   "),
+            ("f/End follow · / search · x filter · # numbers · y/Y copy · z zoom", "dim")))
 
     def _restore_loghead(self) -> None:
         if self.shown_record is not None:
@@ -642,7 +646,18 @@ class ServerPane(Pane):
             return "diff"
         if self.query_one(LogView).filter:
             return "filter"
+        if self.has_class("zoom"):
+            return "zoom"
         return None
+
+    def action_zoom(self) -> None:
+        """The log alone in the tab (the configs and flags hidden), or back; a following log stays at
+        its end through the change of height (widgets/log_view.py)."""
+        self.toggle_class("zoom")
+        if self.has_class("zoom"):
+            self.query_one(LogView).focus()  # the hidden list must not keep the keys
+        self.notify("log zoomed: z again brings the configs back" if self.has_class("zoom") else "configs back",
+                    timeout=2)
 
     def action_close_layer(self) -> None:
         layer = self._top_layer()
@@ -652,6 +667,8 @@ class ServerPane(Pane):
             self.action_leave_diff()
         elif layer == "filter":
             self.action_filter()  # x again: the filter goes, the line in view stays
+        elif layer == "zoom":
+            self.action_zoom()
         self.refresh_bindings()
 
     def action_search(self) -> None:
