@@ -576,8 +576,12 @@ class ServerPane(Pane):
             table.add_row(*row)
         self.diffing = True
         self.refresh_bindings()
+        from console.servers.launch import diff
+
+        same = "" if any(row.differs for row in diff(config.parsed, other.parsed)) else \
+            "   no differences: every flag the same"
         self.query_one("#promise", Static).update(
-            safe_text(f"diff: {config.name}  vs  {other.name}   (d: next config · Esc: back)"))
+            safe_text(f"diff: {config.name}  vs  {other.name}{same}   (d: next config · Esc: back)"))
 
     def _flag_table(self, columns: tuple[str, ...]) -> DataTable:
         """The flags table emptied, with these column headers (a diff names its two configs)."""
