@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from console.campaign import control
-from console.campaign.compare import compare, efficiency_text, slo_lines
+from console.campaign.compare import compare, efficiency_text, rounds_of, slo_lines
 from console.campaign.pareto import frontier, gpus_of
 from console.campaign.spec import CampaignError
 from console.campaign.lock import LockHeld
@@ -207,7 +207,8 @@ class CampaignPane(Pane):
                 self._say(f"started {campaign_id} (driver pid {pid}); {self._after_quit(runtime)}",
                           while_running=True)
             elif what == "stop":
-                done = sum(len(c.rounds) for c in self.state.cells)
+                # counted as the title counts runs (a cell's first visit counts before its round is saved)
+                done = sum(len(rounds_of(c)) for c in self.state.cells)
                 lines = [f"{self.state.id} has measured {done} run(s) so far; stopping ends its current cell "
                          "and stops that cell's server. `R` resumes it later and redoes the cut-short cell."]
                 if not await self.app.push_screen_wait(Confirm(f"Stop campaign {self.state.id}?", lines, "Stop")):
