@@ -104,8 +104,9 @@ class CampaignPane(Pane):
         name = self.session.name if self.session else "?"
         if state is None:
             path = campaign_file(name)
-            title.update(Text.assemble(("no campaign yet on this host. ", "bold"),
-                                       clean_line(f"r runs {path} (or: gpudeck campaign run FILE -p {name})"),
+            how = (f"read-only console: start one with gpudeck campaign run FILE -p {name}" if self.readonly
+                   else f"r runs {path} (or: gpudeck campaign run FILE -p {name})")  # no key that is off
+            title.update(Text.assemble(("no campaign yet on this host. ", "bold"), clean_line(how),
                                        ("\n" + clean_line(self.message), "yellow") if self.message else ""))
             grid.show([], [])
             result.update("")
