@@ -399,8 +399,12 @@ class GpudeckApp(OrderlyExit, QuietHeap, App):
             self.screen.refresh(layout=True)
 
     async def action_quit(self) -> None:
-        """q quits; where a running campaign ends with the console (the demo's), it asks first."""
+        """q quits; where a running campaign ends with the console (the demo's), it asks first. With the
+        keys panel open, q closes it, as Esc does: q and Esc close the top layer, q quits from a tab."""
         if self._asking_to_quit:
+            return
+        if self._help_shown():
+            await self.action_close_help()
             return
         running = self._campaigns_ending_here()
         if not running:
