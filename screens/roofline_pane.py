@@ -260,17 +260,16 @@ class RooflinePane(Pane):
 
 
 def run_line(run, picked: bool) -> Text:
-    """The run the efficiency reads: its id, when, where and what it measured, why this one (picked and
-    kept through new runs, or the newest that measured), and a run still in progress said loudly."""
+    """The run the efficiency reads: its id (when it started), the server it measured and its levels,
+    why this one (picked and kept through new runs, or the newest that measured), and a run still in
+    progress said loudly. One line at 100 columns; the model is on the setup line above."""
     if run is None:
         return Text("")
     s = run.summary or {}
     levels = ",".join(str(c) for c in s.get("levels") or [])
-    text = Text.assemble(("reads ", "dim"), (clean_line(run.name), "bold"),
-                         clean_line(f" · started {s.get('started') or UNKNOWN} · {s.get('url') or UNKNOWN} · "
-                                    f"{s.get('model') or UNKNOWN} · levels {levels or UNKNOWN}"))
-    text.append(" · picked, kept while new runs arrive (p picks another)" if picked
-                else " · the newest run that measured (p pins another)", style="dim")
+    text = Text.assemble(("reads ", "dim"), (clean_line(run.name), "bold"),  # its id holds when it started
+                         clean_line(f" · {s.get('url') or UNKNOWN} · levels {levels or UNKNOWN}"))
+    text.append(" · picked, kept (p: another)" if picked else " · newest measured (p pins another)", style="dim")
     if s.get("status") == "running":
         text.append("\n▶ this run is still in progress: its figures move as its levels finish", style="bold yellow")
     return text

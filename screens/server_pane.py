@@ -368,10 +368,10 @@ class ServerPane(Pane):
         if record is None:
             return
         log = self.query_one(LogView)
-        flt = f"'{log.filter}'" if log.filter else "off"
+        flt = f"   filter '{log.filter}'" if log.filter else ""  # named while one is set: the line keeps its keys
         self.query_one("#loghead", Static).update(Text.assemble(
             safe_text(f"log  {record.log or '(unknown path)'}   follow "), ("●", "green") if log.follow else "○",
-            safe_text(f"   filter {flt}   "),
+            safe_text(f"{flt}   "),
             ("f/End follow · / search · x filter · # numbers · y/Y copy · z zoom", "dim")))
 
     def _restore_loghead(self) -> None:

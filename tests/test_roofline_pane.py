@@ -180,7 +180,7 @@ async def test_the_tab_names_the_run_it_reads_and_says_when_it_is_still_running(
         await _drawn(pilot, app)
         pane = app.query_one(RooflinePane)
         line = str(pane.query_one("#rl-run").render())
-        assert line.startswith("reads sweep-b") and "levels 1" in line and "newest run that measured" in line
+        assert line.startswith("reads sweep-b") and "http://127.0.0.1:30000" in line and "levels 1" in line and "newest measured" in line
         assert "still in progress" in line
         await pilot.press("p")
         await wait_until(pilot, lambda: app.screen.__class__.__name__ == "PickRun", what="the run picker")
@@ -188,4 +188,4 @@ async def test_the_tab_names_the_run_it_reads_and_says_when_it_is_still_running(
         await wait_until(pilot, lambda: str(pane.query_one("#rl-run").render()).startswith("reads sweep-a"),
                          what="the picked run named")
         line = str(pane.query_one("#rl-run").render())
-        assert "picked, kept" in line and "in progress" not in line
+        assert "picked, kept" in line and "in progress" not in line and "levels 1,64,256" in line
