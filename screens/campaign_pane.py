@@ -70,7 +70,8 @@ class CampaignPane(Pane):
         short = event.size.height < self.SHORT
         if short != self.has_class("short"):
             self.set_class(short, "short")
-            self.draw()
+            if self.session is not None:  # before a host is open there is nothing to redraw
+                self.draw()
 
     async def set_session(self, target) -> None:
         await super().set_session(target)
