@@ -48,3 +48,15 @@ def duration(seconds: float | None, tenths: bool = False) -> str:
     if seconds < 3600:
         return f"{seconds // 60}m{seconds % 60:02d}s"
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def middle_cut(text: str, width: int) -> str:
+    """`text` in at most `width` characters, cut in the middle (`run_tp8_cd…max-bs=32`): names made
+    of a base and a variant (a campaign's grid configs) differ at their end, and a cut end made two
+    of them read alike."""
+    if width <= 0 or len(text) <= width:
+        return text if width > 0 else ""
+    if width == 1:
+        return "…"
+    tail = (width - 1) // 2
+    return f"{text[:width - 1 - tail]}…{text[len(text) - tail:]}" if tail else f"{text[:width - 1]}…"

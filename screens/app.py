@@ -34,6 +34,20 @@ TOAST_TIMEOUT_S = 5.0  # toasts go by themselves; what must stay is drawn in the
 
 
 
+# whose summary leaves the tab strip first when it is wider than the screen: a crash mark on the
+# Server tab stays longest
+SUMMARY_GIVES_WAY = ("roofline", "tasks", "gpus", "campaign", "bench", "server")
+
+
+def tab_label(tab_id: str, title: str, summary: str):
+    return safe_text(f"{tab_digit(tab_id)} {title} {summary}".rstrip())
+
+
+def tabs_width(labels) -> int:
+    """The cells a strip of these labels takes: each tab pads its label by one cell a side."""
+    return sum(label.cell_len + 2 for label in labels)
+
+
 def _build_pane(tab_id: str, title: str, module: str, cls: str) -> Pane:
     pane = getattr(importlib.import_module(module), cls)(id=f"pane-{tab_id}")
     pane.TAB_TITLE = title
@@ -247,15 +261,35 @@ class GpudeckApp(OrderlyExit, QuietHeap, App):
         self._set_tab_label(tab_id, message.text)
 
     def _set_tab_label(self, tab_id: str, summary: str) -> None:
-        title = next(t[1] for t in TABS if t[0] == tab_id)
         if self.summaries.get(tab_id) == summary:
             return  # a relabelled tab lays the whole strip out again: only when its words change
         self.summaries[tab_id] = summary
-        try:
-            tab = self.tabs.get_tab(tab_id)
-        except NoMatches:  # a summary that arrives while the app is shutting down
-            return
-        tab.label = safe_text(f"{tab_digit(tab_id)} {title} {summary}".rstrip())
+        self._label_tabs()
+
+    def _label_tabs(self) -> None:
+        """Each tab's digit, title and summary, as long as the strip fits the screen's width; wider,
+        summaries give way one tab at a time, the least telling first (they come back once there is
+        room). A strip wider than the screen was cut at its right, or scrolled to the open tab and
+        started mid-word with its first tabs lost."""
+        labels = {tab_id: tab_label(tab_id, title, self.summaries.get(tab_id, "")) for tab_id, title, *_ in TABS}
+        titles = {tab_id: title for tab_id, title, *_ in TABS}
+        for tab_id in SUMMARY_GIVES_WAY:
+            if tabs_width(labels.values()) <= self.size.width:
+                break
+            labels[tab_id] = tab_label(tab_id, titles[tab_id], "")
+        for tab_id, label in labels.items():
+            try:
+                tab = self.tabs.get_tab(tab_id)
+            except NoMatches:  # a summary that arrives while the app is shutting down
+                return
+            if str(tab.label) != label.plain:
+                tab.label = label
+
+    def on_resize(self, event) -> None:
+        if self.tabs is not None:
+            self._label_tabs()
+        for panel in self.screen.query_children(KeysPanel):
+            panel.fit(event.size.height)
 
     def action_tab(self, tab_id: str) -> None:
         # The focus moves once the tab is drawn (on_tabbed_content_tab_activated), not before:
@@ -365,8 +399,12 @@ class GpudeckApp(OrderlyExit, QuietHeap, App):
             self.screen.refresh(layout=True)
 
     async def action_quit(self) -> None:
-        """q quits; where a running campaign ends with the console (the demo's), it asks first."""
+        """q quits; where a running campaign ends with the console (the demo's), it asks first. With the
+        keys panel open, q closes it, as Esc does: q and Esc close the top layer, q quits from a tab."""
         if self._asking_to_quit:
+            return
+        if self._help_shown():
+            await self.action_close_help()
             return
         running = self._campaigns_ending_here()
         if not running:

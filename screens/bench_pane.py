@@ -8,6 +8,7 @@ looks at another host.
 """
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Callable
 
 from textual.app import ComposeResult
@@ -17,7 +18,7 @@ from textual.widgets import Static
 
 from console.bench.live import SweepView, view_from_run
 from console.bench.process import sweep_argv
-from console.bench.results import compare_runs
+from console.bench.compare import compare
 from console.fmt import number
 from console.runtime import events as ev
 from console.safe_text import safe_text
@@ -53,10 +54,11 @@ class BenchPane(Pane):
     BenchPane { height: 1fr; }
     BenchPane #bp-head { height: auto; max-height: 3; padding: 0 1; text-style: bold; }
     BenchPane #bp-status { height: auto; padding: 0 1; color: $text-muted; }
-    BenchPane #bp-error { height: auto; padding: 0 1; color: $error; }
+    BenchPane #bp-error { height: auto; padding: 0 1; color: $error; display: none; }
     BenchPane #bp-note { height: auto; padding: 0 1; }
-    BenchPane BenchCompareTable { display: none; }
-    BenchPane.comparing BenchCompareTable { display: block; }
+    BenchPane BenchCompareTable, BenchPane #bp-compare-head { display: none; }
+    BenchPane.comparing BenchCompareTable, BenchPane.comparing #bp-compare-head { display: block; }
+    BenchPane #bp-compare-head { height: auto; padding: 0 1; text-style: bold; }
     BenchPane.running BenchForm { display: none; }
     BenchPane.hide-form BenchForm { display: none; }
     BenchPane.short BenchChart { display: none; }
@@ -95,13 +97,16 @@ class BenchPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Static("no sweep yet: fill in the setup and press Start", id="bp-head", markup=False)
+        # under the headline, above the setup and the table: a refused value or an unreachable
+        # server is on screen at 100x30 whatever the table below takes (it was below the table)
+        yield Static("", id="bp-error", markup=False)
         yield BenchForm()
         yield BenchChart()
         yield BenchLevelTable()
+        yield Static("", id="bp-compare-head", markup=False)  # which run is A and which is B
         yield BenchCompareTable()
         yield Static("", id="bp-note", markup=False)
         yield Static("", id="bp-status", markup=False)
-        yield Static("", id="bp-error", markup=False)
 
     @property
     def proc(self):
@@ -263,7 +268,12 @@ class BenchPane(Pane):
             return
         earlier = view_from_run(base)
         self.overlay = (base.get("run_id") or "earlier", earlier.series, earlier.boundaries)
-        self.query_one(BenchCompareTable).show(compare_runs(base, current))
+        # A is the run that started first, as `gpudeck bench --compare` reads them, whichever is on screen
+        profile = self.session.name if self.session else None
+        doc = await asyncio.to_thread(compare, base, current, profile)
+        self.query_one("#bp-compare-head", Static).update(safe_text(
+            f"A {doc['a']} → B {doc['b']}: each change is B against A · ≈ within noise (its 95% interval holds 0)"))
+        self.query_one(BenchCompareTable).show(doc["levels"])
         self.add_class("comparing")
         self._redraw()
 
@@ -329,7 +339,9 @@ class BenchPane(Pane):
 
     def _error(self, text: str) -> None:
         self._error_text = text
-        self.query_one("#bp-error", Static).update(safe_text(text, newlines=True))  # server and host errors
+        error = self.query_one("#bp-error", Static)
+        error.update(safe_text(text, newlines=True))  # server and host errors
+        error.display = bool(text)  # no blank line above the setup when all is well
 
     def on_data_table_row_selected(self, event) -> None:
         """Enter on a level: its whole note, wrapped, under the table (the column cuts it short)."""

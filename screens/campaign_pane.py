@@ -20,7 +20,7 @@ from console.store.campaigns import campaign_file
 from console.fmt import duration
 from console.safe_text import clean_line
 from console.runtime import events as ev
-from widgets.campaign_frontier import CampaignFrontier
+from widgets.campaign_frontier import CampaignFrontier, frontier_legend
 from widgets.campaign_grid import CampaignGrid
 
 from .confirm import Confirm
@@ -40,7 +40,12 @@ class CampaignPane(Pane):
     CampaignPane CampaignGrid { height: auto; max-height: 50%; }
     CampaignPane #camp-result { height: auto; }
     CampaignPane CampaignFrontier { height: 1fr; min-height: 10; }
+    CampaignPane #camp-legend { height: auto; }
     """
+
+    # Below this height (a 100x30 split's pane is 26 rows) the answer keeps its verdict and the
+    # leader's efficiency; the SLO lines and the interval method give their rows to the frontier
+    SHORT = 34
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -55,10 +60,18 @@ class CampaignPane(Pane):
         yield Static(id="camp-title")
         yield CampaignGrid(id="camp-grid")
         yield Static(id="camp-result")
+        yield Static(id="camp-legend")  # the chart's legend, over it: plotext's own covered the c=1 points
         yield CampaignFrontier(id="camp-frontier")
 
     def on_mount(self) -> None:
         self.draw()
+
+    def on_resize(self, event) -> None:
+        short = event.size.height < self.SHORT
+        if short != self.has_class("short"):
+            self.set_class(short, "short")
+            if self.session is not None:  # before a host is open there is nothing to redraw
+                self.draw()
 
     async def set_session(self, target) -> None:
         await super().set_session(target)
@@ -92,12 +105,14 @@ class CampaignPane(Pane):
         name = self.session.name if self.session else "?"
         if state is None:
             path = campaign_file(name)
-            title.update(Text.assemble(("no campaign yet on this host. ", "bold"),
-                                       clean_line(f"r runs {path} (or: gpudeck campaign run FILE -p {name})"),
+            how = (f"read-only console: start one with gpudeck campaign run FILE -p {name}" if self.readonly
+                   else f"r runs {path} (or: gpudeck campaign run FILE -p {name})")  # no key that is off
+            title.update(Text.assemble(("no campaign yet on this host. ", "bold"), clean_line(how),
                                        ("\n" + clean_line(self.message), "yellow") if self.message else ""))
             grid.show([], [])
             result.update("")
             self.query_one(CampaignFrontier).show(None)
+            self.query_one("#camp-legend", Static).update("")
             self.set_summary("")
             return
         seen = self.seen if self.seen is not None and self.seen.id == state.id else owner.read(state)
@@ -136,22 +151,26 @@ class CampaignPane(Pane):
                             f"{cal['overhead_ms']:.1f} ms fixed per step")
         elif comp.roofline_note and comp.leader:
             text.append("\n" + clean_line(comp.roofline_note), style="dim")
-        if comp.leader:
+        short = self.has_class("short")
+        if comp.leader and not short:
             for line in slo_lines(comp):
                 text.append("\n" + clean_line(line.strip()), style="dim")
-        for r in comp.results:   # the highest load within the SLO, per config
+        for r in comp.results if not short else ():   # the highest load within the SLO, per config
             if r.max_load:
                 text.append("\n" + clean_line(f"{r.cell}: {load_text(r.max_load)}"), style="dim")
         for line in invalid_lines(comp):
             text.append("\n" + clean_line(line.strip()), style="yellow")
-        for line in energy_summary(comp):
+        for line in energy_summary(comp) if not short else ():
             text.append("\n" + clean_line(line), style="dim")
         if comp.conditions_note:
             text.append("\n" + clean_line(comp.conditions_note), style="yellow")
-        text.append("\n" + clean_line(comp.method), style="dim")
+        if not short:
+            text.append("\n" + clean_line(comp.method), style="dim")
         result.update(text)
         slo = (state.spec.get("sweep") or {}).get("slo") or {}
-        self.query_one(CampaignFrontier).show(frontier(comp, gpus_of(self.roof), slo).to_json())
+        front = frontier(comp, gpus_of(self.roof), slo).to_json()
+        self.query_one(CampaignFrontier).show(front)
+        self.query_one("#camp-legend", Static).update(frontier_legend(front, self.size.width or 100))
         crashed = sum(1 for c in state.cells if c.status == "crashed")
         summary = f"{seen.progress.cells_done}/{seen.progress.cells}" + (f" ✖{crashed}" if crashed else "")
         self.set_summary(("▶ " if seen.driving else "") + summary)
@@ -195,7 +214,8 @@ class CampaignPane(Pane):
                 self._say(f"started {campaign_id} (driver pid {pid}); {self._after_quit(runtime)}",
                           while_running=True)
             elif what == "stop":
-                done = sum(len(c.rounds) for c in self.state.cells)
+                # counted by the owner that the title reads, so the two never disagree
+                done = owner.progress(self.state).runs_done
                 lines = [f"{self.state.id} has measured {done} run(s) so far; stopping ends its current cell "
                          "and stops that cell's server. `R` resumes it later and redoes the cut-short cell."]
                 if not await self.app.push_screen_wait(Confirm(f"Stop campaign {self.state.id}?", lines, "Stop")):

@@ -16,7 +16,9 @@ from console.safe_text import safe_text
 
 
 class Confirm(ModalScreen[bool]):
-    BINDINGS = [Binding("escape,n", "dismiss(False)", "cancel"), Binding("y", "dismiss(True)", "yes")]
+    # q closes the top layer as Esc does (answered no); it quits only from a tab
+    BINDINGS = [Binding("escape,n", "dismiss(False)", "cancel"), Binding("q", "dismiss(False)", "cancel", show=False),
+                Binding("y", "dismiss(True)", "yes")]
     DEFAULT_CSS = """
     Confirm { align: center middle; }
     Confirm > Vertical { width: 100; max-width: 96%; height: auto; max-height: 90%;

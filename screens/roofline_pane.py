@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -14,7 +15,8 @@ from console.roofline.from_profile import Inputs, inputs_from_profile
 from console.roofline.runs import RunsFound
 from console.runtime import events as ev
 from console.runtime.host_runtime import roofline_or_error
-from console.safe_text import safe_text
+from console.fmt import UNKNOWN
+from console.safe_text import clean_line, safe_text
 from widgets.roofline_headline import RooflineHeadline
 from widgets.roofline_plot import RooflinePlot
 from widgets.roofline_table import RooflineTable
@@ -45,6 +47,7 @@ class RooflinePane(Pane):
     RooflinePane.narrow #rl-body { height: auto; min-height: 0; }
     RooflinePane #rl-assumptions { height: auto; color: $text-muted; padding: 0 1; }
     RooflinePane #rl-status { height: 1; padding: 0 1; color: $error; }
+    RooflinePane #rl-run { height: auto; padding: 0 1; }
     RooflinePane #rl-calibration { height: auto; max-height: 6; padding: 0 1; }  /* whole in a 100-column split */
     RooflinePane RooflineTable { width: auto; max-width: 100%; }
     RooflinePane RooflinePlot { width: 1fr; min-width: 40; height: 1fr; }
@@ -65,6 +68,7 @@ class RooflinePane(Pane):
 
     def compose(self) -> ComposeResult:
         yield RooflineHeadline()
+        yield Static("", id="rl-run", markup=False)  # which run the efficiency reads, and why that one
         with Horizontal(id="rl-body"):
             yield RooflineTable()
             yield RooflinePlot()
@@ -210,6 +214,8 @@ class RooflinePane(Pane):
             self.set_summary("N/A")
             return
         roof = self.roof = result
+        self.query_one("#rl-run", Static).update(run_line(run, picked=self.chosen is not None
+                                                            and run is not None and str(run.path) == self.chosen))
         head = headline(roof, run)
         self.query_one(RooflineHeadline).show(head, self._setup_line(roof))
         cal, cal_line = calibration_text(roof, run)
@@ -251,6 +257,22 @@ class RooflinePane(Pane):
                                   "kv_dtype": i.kv_dtype, "context": i.context}
         values.update({k: i.assumptions.get(k) for k in _KNOB_FIELDS})
         self.query_one(WhatIf).fill(values)
+
+
+def run_line(run, picked: bool) -> Text:
+    """The run the efficiency reads: its id (when it started), the server it measured and its levels,
+    why this one (picked and kept through new runs, or the newest that measured), and a run still in
+    progress said loudly. One line at 100 columns; the model is on the setup line above."""
+    if run is None:
+        return Text("")
+    s = run.summary or {}
+    levels = ",".join(str(c) for c in s.get("levels") or [])
+    text = Text.assemble(("reads ", "dim"), (clean_line(run.name), "bold"),  # its id holds when it started
+                         clean_line(f" · {s.get('url') or UNKNOWN} · levels {levels or UNKNOWN}"))
+    text.append(" · picked, kept (p: another)" if picked else " · newest measured (p pins another)", style="dim")
+    if s.get("status") == "running":
+        text.append("\n▶ this run is still in progress: its figures move as its levels finish", style="bold yellow")
+    return text
 
 
 def _inputs_from_form(base: Inputs, values: dict[str, str]) -> Inputs:

@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.widgets import DataTable, Input, Static
 
-from console.fmt import clock, duration
+from console.fmt import clock, duration, middle_cut
 from console.servers.backend import backend_for
 from console.hosts import HostError
 from console.runtime import events as ev
@@ -92,11 +92,13 @@ class ServerPane(Pane):
         Binding("N", "prev_match", "prev", show=False),
         Binding("x", "filter", "filter", show=False),
         Binding("j", "jump", "jump to crash"),
+        # the log takes the whole tab and back (tmux's prefix-z, k9s' and lazygit's full-screen view)
+        Binding("z", "zoom", "zoom log", show=False),
         Binding("R", "reload", "reload", show=False),
     ]
     KEY_GROUPS = {"follow": "Log", "follow_end": "Log", "numbers": "Log", "copy_line": "Log",
                   "copy_excerpt": "Log", "search": "Log", "next_match": "Log", "prev_match": "Log",
-                  "filter": "Log", "jump": "Log", "launch": "Configs", "kill": "Configs", "diff": "Configs",
+                  "filter": "Log", "jump": "Log", "zoom": "Log", "launch": "Configs", "kill": "Configs", "diff": "Configs",
                   "adopt": "Configs", "reload": "Configs"}
     DEFAULT_CSS = """
     ServerPane #top { height: 14; }
@@ -112,6 +114,7 @@ class ServerPane(Pane):
     ServerPane #loghead { height: 1; background: $panel; padding: 0 1; }
     ServerPane #search { display: none; }
     ServerPane #search.shown { display: block; }
+    ServerPane.zoom #top, ServerPane.zoom #metrics.shown { display: none; }
     """
 
     RUNTIME_PARTS = {"gpus": False, "servers": True, "watch": True}
@@ -147,13 +150,22 @@ class ServerPane(Pane):
     # below this width the configs list gives up its "since" column (it scrolls) so the flags stay whole
     NARROW = 130
 
+    _drawn_width = 0  # the list's width when its names were last cut to it
+
     def on_resize(self, event) -> None:
         narrow = event.size.width < self.NARROW
         changed = narrow != self.has_class("narrow")
         self.set_class(narrow, "narrow")
         self._config_columns(since=not narrow)
+        if self.configs or self.unmanaged:
+            self.call_after_refresh(self._refit_names)
         if changed and not self.diffing and self.is_mounted:
             self._draw_flags(self._selected_config())  # model paths shortened or whole again
+
+    def _refit_names(self) -> None:
+        """Once the list has its new width: the names cut to it again, if their room changed."""
+        if self._drawn_width != self.query_one("#configs", DataTable).scrollable_content_region.width:
+            self._draw_configs()
 
     def _config_columns(self, since: bool) -> None:
         """The configs table's columns; a narrow pane drops "since" whole rather than show a sliver of it."""
@@ -254,16 +266,37 @@ class ServerPane(Pane):
             if record is not None and record.live and config.name in table.rows:
                 table.update_cell(config.name, self.since_column, self._since(record, now))
 
+    def _name_room(self, rows: list[tuple[str, str, str]]) -> int:
+        """The characters a config name has: the list's width less the state (and since) column,
+        so the state stays on screen however long a campaign's grid names are (0: not laid out yet)."""
+        inner = self.query_one("#configs", DataTable).scrollable_content_region.width
+        if inner <= 0:
+            return 0
+        state = max((len(badge) for _, badge, _ in rows), default=0)
+        since = max([7, *(len(s) for _, _, s in rows)]) if self.since_column is not None else -2  # room to tick
+        return max(8, inner - state - since - 2 * 2 - 2 - 1)  # each column pads a cell a side; a scrollbar
+
     def _draw_configs(self) -> None:
         table = self.query_one("#configs", DataTable)
         table.clear()
         now = time.time()
+        rows = []  # (name, state badge, since) as drawn, the state's style by its key
+        for config in self.configs:
+            record = self.latest.get(config.name)
+            badge, style = state_badge(record)
+            since = self._since(record, now) if record else ""
+            rows.append((config.name + (" ⚠" if config.warnings else ""), badge, since))
+        for proc in self.unmanaged:
+            rows.append((f"pid {proc.pid} (not ours)", "● running", duration(proc.elapsed_s)))
+        room = self._name_room(rows)
+        self._drawn_width = table.scrollable_content_region.width
         for config in self.configs:
             record = self.latest.get(config.name)
             badge, style = state_badge(record)
             since = self._since(record, now) if record else ""
             warn = " ⚠" if config.warnings else ""
-            table.add_row(config.name + warn, Text(badge, style=style), *self._since_cell(since), key=config.name)
+            name = middle_cut(config.name, room - len(warn)) if room else config.name
+            table.add_row(name + warn, Text(badge, style=style), *self._since_cell(since), key=config.name)
         for proc in self.unmanaged:
             table.add_row(f"pid {proc.pid} (not ours)", Text("● running", style="yellow"),
                           *self._since_cell(duration(proc.elapsed_s)), key=f"pid:{proc.pid}")
@@ -337,10 +370,11 @@ class ServerPane(Pane):
         if record is None:
             return
         log = self.query_one(LogView)
-        flt = f"'{log.filter}'" if log.filter else "off"
+        flt = f"   filter '{log.filter}'" if log.filter else ""  # named while one is set: the line keeps its keys
         self.query_one("#loghead", Static).update(Text.assemble(
             safe_text(f"log  {record.log or '(unknown path)'}   follow "), ("●", "green") if log.follow else "○",
-            safe_text(f"   filter {flt}   "), ("f/End follow · / search · x filter · # numbers · y/Y copy", "dim")))
+            safe_text(f"{flt}   "),
+            ("f/End follow · / search · x filter · # numbers · y/Y copy · z zoom", "dim")))
 
     def _restore_loghead(self) -> None:
         if self.shown_record is not None:
@@ -544,8 +578,12 @@ class ServerPane(Pane):
             table.add_row(*row)
         self.diffing = True
         self.refresh_bindings()
+        from console.servers.launch import diff
+
+        same = "" if any(row.differs for row in diff(config.parsed, other.parsed)) else \
+            "   no differences: every flag the same"
         self.query_one("#promise", Static).update(
-            safe_text(f"diff: {config.name}  vs  {other.name}   (d: next config · Esc: back)"))
+            safe_text(f"diff: {config.name}  vs  {other.name}{same}   (d: next config · Esc: back)"))
 
     def _flag_table(self, columns: tuple[str, ...]) -> DataTable:
         """The flags table emptied, with these column headers (a diff names its two configs)."""
@@ -614,7 +652,18 @@ class ServerPane(Pane):
             return "diff"
         if self.query_one(LogView).filter:
             return "filter"
+        if self.has_class("zoom"):
+            return "zoom"
         return None
+
+    def action_zoom(self) -> None:
+        """The log alone in the tab (the configs and flags hidden), or back; a following log stays at
+        its end through the change of height (widgets/log_view.py)."""
+        self.toggle_class("zoom")
+        if self.has_class("zoom"):
+            self.query_one(LogView).focus()  # the hidden list must not keep the keys
+        self.notify("log zoomed: z again brings the configs back" if self.has_class("zoom") else "configs back",
+                    timeout=2)
 
     def action_close_layer(self) -> None:
         layer = self._top_layer()
@@ -624,6 +673,8 @@ class ServerPane(Pane):
             self.action_leave_diff()
         elif layer == "filter":
             self.action_filter()  # x again: the filter goes, the line in view stays
+        elif layer == "zoom":
+            self.action_zoom()
         self.refresh_bindings()
 
     def action_search(self) -> None:

@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 
 from console.safe_text import append_safe
 
+from profiles.task_model import PRIORITIES
 from profiles.task_suggestion import Suggestion
 
 Edit = Callable[[str], Awaitable[list[Suggestion]]]
@@ -25,13 +26,23 @@ Edit = Callable[[str], Awaitable[list[Suggestion]]]
 def _option(s: Suggestion) -> Option:
     line = Text(f"{s.priority:<6} ", style="yellow" if s.priority != "low" else "grey62")
     append_safe(line, s.text)
-    if s.created:
-        append_safe(line, f"  ({s.created[:16].replace('T', ' ')})", "grey62")
+    stamp = s.created[:16].replace("T", " ") if s.created else ""
+    if stamp and stamp[11:] not in s.text:  # the time once: a crash's suggestion names its time already
+        append_safe(line, f"  ({stamp})", "grey62")
     return Option(line, id=s.key)
 
 
+def in_order(suggestions: list[Suggestion]) -> list[Suggestion]:
+    """Highest priority first, then the newest: the list reads as the board sorts its tasks."""
+    rank = {p: i for i, p in enumerate(PRIORITIES)}  # high first
+    newest_first = sorted(suggestions, key=lambda s: s.created or "", reverse=True)
+    return sorted(newest_first, key=lambda s: rank.get(s.priority, len(rank)))
+
+
 class SuggestionList(ModalScreen[None]):
-    BINDINGS = [Binding("escape", "dismiss(None)", "close"), Binding("n", "dismiss_one", "dismiss"),
+    # q closes the list as Esc does; it quits only from a tab
+    BINDINGS = [Binding("escape", "dismiss(None)", "close"), Binding("q", "dismiss(None)", "close", show=False),
+                Binding("n", "dismiss_one", "dismiss"),
                 Binding("enter", "accept_one", "accept", show=False)]
     DEFAULT_CSS = """
     SuggestionList { align: center middle; }
@@ -43,7 +54,7 @@ class SuggestionList(ModalScreen[None]):
 
     def __init__(self, suggestions: list[Suggestion], accept: Edit, dismiss: Edit, readonly: bool) -> None:
         super().__init__()
-        self.suggestions = suggestions
+        self.suggestions = in_order(suggestions)
         self.accept = accept
         self.dismiss_key = dismiss
         self.readonly = readonly
@@ -83,7 +94,7 @@ class SuggestionList(ModalScreen[None]):
             return
         options = self.query_one(OptionList)
         at = options.highlighted or 0
-        self.suggestions = await edit(key)
+        self.suggestions = in_order(await edit(key))
         if not self.suggestions:
             self.dismiss(None)
             return

@@ -77,10 +77,49 @@ def test_compare_two_saved_runs(capsys):
     assert [row["concurrency"] for row in doc["levels"]] == [1]
     m = doc["levels"][0]["metrics"]
     assert m["output_throughput"]["change_pct"] == pytest.approx(10.0)
-    assert m["ttft_ms.median"] == {"base": 40.0, "other": 30.0, "change_pct": pytest.approx(-25.0)}
+    assert {k: m["ttft_ms.median"][k] for k in ("base", "other", "change_pct")} == \
+        {"base": 40.0, "other": 30.0, "change_pct": pytest.approx(-25.0)}
     assert [r["run_id"] for r in list_runs("local")] == ["other", "base"]
     assert main(["bench", "--list", "--json"]) == 0
     assert [r["run_id"] for r in json.loads(capsys.readouterr().out)["runs"]] == ["other", "base"]
+
+
+def test_compare_reads_a_to_b_whichever_run_is_named_first(capsys):
+    """The run that started first is A, in either order of the arguments (and as the Bench tab shows it)."""
+    _save("early", [_level(1, "ok", 25.0, 40.0)], "2026-11-29T10:00:00")
+    _save("late", [_level(1, "ok", 24.0, 40.0)], "2026-11-29T11:00:00")
+    outs = []
+    for order in (["early", "late"], ["late", "early"]):
+        assert main(["bench", "--compare", *order]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1]
+    assert outs[0].startswith("A early → B late")
+    assert "25.00 →      24.00  -4.0%" in outs[0]
+
+
+def test_a_change_inside_the_noise_says_so(capsys):
+    """A p99 that doubles over a level of four requests a run is within noise by the campaign's
+    statistics (the interval of the difference holds zero); throughput far apart is beyond it."""
+    import json as _json
+
+    from console.bench.results import runs_dir
+
+    def requests(run_id, tpot, e2el):
+        path = runs_dir("local") / f"{run_id}.requests.jsonl"
+        path.write_text("".join(_json.dumps({"concurrency": 1, "ok": True, "index": i, "ttft_ms": 40.0 + i,
+                                             "tpot_ms": t, "output_tokens": 16, "e2el_ms": e})
+                                 + "\n" for i, (t, e) in enumerate(zip(tpot, e2el))))
+
+    _save("early", [_level(1, "ok", 100.0, 40.0)], "2026-11-29T10:00:00")
+    _save("late", [{**_level(1, "ok", 10.0, 40.0), "tpot_ms": {"median": 10, "p99": 40}}], "2026-11-29T11:00:00")
+    requests("early", [9.0, 10.0, 11.0, 20.0], [100.0, 100.0, 100.0, 100.0])
+    requests("late", [9.0, 10.0, 12.0, 40.0], [1000.0, 1000.0, 1000.0, 1000.0])
+    assert main(["bench", "--compare", "late", "early", "--json"]) == 0
+    m = _json.loads(capsys.readouterr().out)["levels"][0]["metrics"]
+    assert m["tpot_ms.p99"]["change_pct"] == pytest.approx(100.0)
+    assert m["tpot_ms.p99"]["noise"] == "within noise"
+    assert m["output_throughput"]["noise"] == "beyond noise"
+    assert m["itl_ms.p99"]["noise"] is None  # no interval the campaign's statistics can put on it
 
 
 def test_unknown_value_compares_as_null():

@@ -185,6 +185,29 @@ async def test_compare_with_an_earlier_run():
         row = [str(c) for c in compare.get_row("2")]
         assert row[1] == "failed → ok"
         assert earlier.exists()
+        # named, one way: A is the run that started first, as `gpudeck bench --compare` says it
+        head = str(pane.query_one("#bp-compare-head").render())
+        assert head.startswith("A sweep-20261129-100000 → B sweep-20261129-110000")
+
+
+async def test_compare_reads_a_to_b_when_the_later_run_is_the_one_picked():
+    """The run on screen started first and the picked one later: still A (the earlier) → B."""
+    from console.bench.results import load_run
+
+    earlier = saved_run(DIED, "sweep-20261129-100000")
+    later = saved_run(OK, "sweep-20261129-110000")
+    app = BenchApp()
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        await wait_until(pilot, lambda: pane.view.run_id == "sweep-20261129-110000", what="the latest run shown")
+        from console.bench.live import view_from_run
+
+        pane.view = view_from_run(load_run(earlier))
+        pane.compare_with(str(later))
+        await wait_until(pilot, lambda: pane.has_class("comparing"), 10, "the comparison")
+        head = str(pane.query_one("#bp-compare-head").render())
+        assert head.startswith("A sweep-20261129-100000 → B sweep-20261129-110000")
+        assert [str(c) for c in pane.query_one(BenchCompareTable).get_row("2")][1] == "failed → ok"
 
 
 async def test_readonly_cannot_start():

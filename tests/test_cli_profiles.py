@@ -72,3 +72,13 @@ def test_help_is_quick_and_imports_no_textual(gpudeck_home):
             "print(sorted(m for m in ('textual','asyncssh','httpx','aiohttp') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.stdout.strip() == "[]", r.stdout + r.stderr
+
+
+def test_add_force_keeps_the_description_unless_given_a_new_one(gpudeck_home):
+    assert gpudeck("profiles", "add", "box", "--local", "--description", "8x H200 lab").returncode == 0
+    r = gpudeck("profiles", "add", "box", "--local", "--url", "http://127.0.0.1:30000", "--force", "--json")
+    assert r.returncode == 0, r.stderr
+    shown = json.loads(gpudeck("profiles", "show", "box", "--json").stdout)
+    assert shown["description"] == "8x H200 lab" and shown["server"]["url"] == "http://127.0.0.1:30000"
+    assert gpudeck("profiles", "add", "box", "--local", "--description", "moved", "--force").returncode == 0
+    assert json.loads(gpudeck("profiles", "show", "box", "--json").stdout)["description"] == "moved"

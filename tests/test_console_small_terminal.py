@@ -225,7 +225,9 @@ async def test_suggestions_can_be_browsed_as_a_list(demo_world):
         await wait_until(pilot, lambda: pane.board is not None, what="board")
         for n, text in enumerate(["Re-run the failed level at 256", "Check efficiency of run b",
                                   "Investigate cuda-illegal-address in run_tp8_ep8_crash " + "x" * 150]):
-            pane.board.suggest(Suggestion(key=f"k{n}", text=text, kind="crash"))
+            # offered in the same minute at one priority: the list keeps the board's order (it sorts by
+            # priority, then newest first)
+            pane.board.suggest(Suggestion(key=f"k{n}", text=text, kind="crash", created="2026-12-01T10:00:00"))
         pane.redraw()
         suggestion = pane.query_one("#suggestion")
         line = suggestion.render()

@@ -159,3 +159,33 @@ async def test_calibration_line_and_fitted_column(shared_dir):
         fitted_64 = str(table.get_row("64")[5])
         assert fitted_64 not in ("N/A", "—") and float(fitted_64.replace(",", "")) > 0
         assert [str(c) for c in table.get_row("64")][3] == "failed"
+
+
+async def test_the_tab_names_the_run_it_reads_and_says_when_it_is_still_running(shared_dir):
+    """Which run the efficiency reads is named (id, start, server, model, levels, why this one); a
+    sweep still running is said to be in progress; a run picked with p is said to be kept."""
+    import os
+
+    done = {**SWEEP, "run_id": "sweep-a", "started": "2026-12-01T10:00:00", "status": "ok",
+            "url": "http://127.0.0.1:30000", "model": "glm-5"}
+    running = {"run_id": "sweep-b", "started": "2026-12-01T11:00:00", "status": "running",
+               "url": "http://127.0.0.1:30000", "model": "glm-5",
+               "levels": [{"concurrency": 1, "output_throughput": 9.1, "status": "ok"}]}
+    session = _session(shared_dir, [done, running])
+    runs = session.data_dir / "runs"
+    for i in range(2):
+        os.utime(runs / f"sweep-{i}.json", (1_000_000_000 + i, 1_000_000_000 + i))
+    app = PaneApp(session)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await _drawn(pilot, app)
+        pane = app.query_one(RooflinePane)
+        line = str(pane.query_one("#rl-run").render())
+        assert line.startswith("reads sweep-b") and "http://127.0.0.1:30000" in line and "levels 1" in line and "newest measured" in line
+        assert "still in progress" in line
+        await pilot.press("p")
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ == "PickRun", what="the run picker")
+        await pilot.press("down", "enter")  # newest first: sweep-b, sweep-a
+        await wait_until(pilot, lambda: str(pane.query_one("#rl-run").render()).startswith("reads sweep-a"),
+                         what="the picked run named")
+        line = str(pane.query_one("#rl-run").render())
+        assert "picked, kept" in line and "in progress" not in line and "levels 1,64,256" in line

@@ -22,6 +22,8 @@ def change_cell(metric: dict, higher_is_better: bool) -> Text:
     text = f"{number(base)} → {number(other)}"
     if change is None:
         return Text(text, justify="right")
+    if metric.get("noise") == "within noise":  # no colour for a change the runs' own spread explains
+        return Text(f"{text} ({change:+.1f}% ≈)", style="dim", justify="right")
     better = change > 0 if higher_is_better else change < 0
     style = "green" if better and abs(change) >= 1 else ("red" if abs(change) >= 1 else "")
     return Text(f"{text} ({change:+.1f}%)", style=style, justify="right")

@@ -70,7 +70,9 @@ class BenchForm(Vertical):
                                           value="completions", allow_blank=False, title="API")
                     else:
                         _, label, default, width, placeholder = spec[key]
-                        field = Input(default, id=f"bf-{key}", placeholder=placeholder)
+                        # Tab into a field puts the cursor at its end: selected whole, the next key
+                        # replaced the levels list an operator meant to add one level to
+                        field = Input(default, id=f"bf-{key}", placeholder=placeholder, select_on_focus=False)
                         field.border_title = label
                         field.styles.width = width
                         yield field

@@ -7,9 +7,34 @@ from __future__ import annotations
 
 from textual_plotext import PlotextPlot
 
+from rich.text import Text
+
+from console.fmt import middle_cut
 from console.safe_text import clean_line
 
 COLOURS = ("cyan", "red", "green", "magenta", "yellow", "blue", "orange", "white")
+
+
+def frontier_legend(front: dict | None, width: int) -> Text:
+    """`━ name` per config in its line's colour, names cut in the middle so that grid configs sharing
+    a base stay apart, wrapped to `width`. Drawn over the chart: plotext's legend sat on the chart's
+    top-left corner, where the low-concurrency points are."""
+    points = (front or {}).get("points") or []
+    configs = list(dict.fromkeys(p["config"] for p in points))
+    text = Text()
+    if not configs:
+        return text
+    room = max(16, min(40, width // min(len(configs), 3) - 3))
+    for i, config in enumerate(configs):
+        if i:
+            text.append("  ")
+        text.append("━ ", style=COLOURS[i % len(COLOURS)])
+        text.append(middle_cut(clean_line(config), room))
+    for line in front.get("slo_lines") or []:
+        text.append("  ")
+        text.append("· ", style="red")
+        text.append(clean_line(line.get("label", "SLO")))
+    return text
 
 
 class CampaignFrontier(PlotextPlot):
@@ -36,7 +61,7 @@ class CampaignFrontier(PlotextPlot):
             colour = COLOURS[i % len(COLOURS)]
             mine = sorted((p for p in points if p["config"] == config), key=lambda p: p["concurrency"])
             xs, ys = [p["x"] for p in mine], [p["y"] for p in mine]
-            plt.plot(xs, ys, color=colour, label=clean_line(config)[:28], marker="braille")
+            plt.plot(xs, ys, color=colour, marker="braille")  # named in frontier_legend, over the chart
             for p in mine:
                 if p.get("y_ci"):
                     plt.plot([p["x"], p["x"]], list(p["y_ci"]), color=colour, marker="braille")
@@ -50,6 +75,5 @@ class CampaignFrontier(PlotextPlot):
                 plt.scatter([p["x"] for p in on], [p["y"] for p in on], color=colour, marker="●")
         xs = [p["x"] for p in points]
         for line in front.get("slo_lines") or []:
-            plt.plot([0, max(xs)], [line["value"], line["value"]], color="red", marker="·",
-                     label=clean_line(line.get("label", "SLO"))[:28])
+            plt.plot([0, max(xs)], [line["value"], line["value"]], color="red", marker="·")
         self.refresh()

@@ -5,6 +5,7 @@ from typing import Sequence
 
 from rich.text import Text
 
+from console.fmt import middle_cut
 from console.safe_text import safe_text
 
 from .safe_table import SafeDataTable
@@ -46,11 +47,33 @@ def state_label(cell: dict) -> str:
 def column_widths(cells: Sequence[dict]) -> tuple[int, int]:
     """Config and state columns as wide as their longest entry (capped), so a 100-column pane shows every level."""
     name = max((len(str(c.get("name", ""))) for c in cells), default=0)
-    state = max((len(str(state_label(c))) + 2 for c in cells), default=0)
-    return min(40, max(12, name)), min(22, max(9, state))
+    state = max((len(str(state_label(c))) + 2 + (len(f" ×{c['repeats']}") if c.get("repeats") else 0)
+                 for c in cells), default=0)
+    return min(40, max(12, name)), min(26, max(9, state))
 
 
-def row_cells(cell: dict, levels: Sequence[int]) -> list:
+LEVEL_WIDTH = 13
+
+
+def fit_columns(widths: tuple[int, int], levels: int, room: int) -> tuple[int, int, bool]:
+    """Config and state widths and whether the note column shows, in `room` characters (0: not laid
+    out yet, as asked). The levels are what the grid is for: every one stays whole; the note goes
+    first, then the config names and then the states are cut (in the middle) to what is left."""
+    name, state = widths
+    if room <= 0:
+        return name, state, True
+    pads = 2 * (2 + levels)  # each column pads a cell a side
+    left = room - pads - levels * LEVEL_WIDTH - 1  # a scrollbar
+    note = left - name - state >= 20 + 2
+    if name + state > left:  # the names give way first (cut in the middle), down to 24; then the states
+        name = max(min(name, 24), left - state)
+    if name + state > left:
+        state = max(9, left - name)
+        name = max(12, left - state)
+    return name, state, note
+
+
+def row_cells(cell: dict, levels: Sequence[int], widths: tuple[int, int] = (0, 0), note: bool = True) -> list:
     status = cell.get("status", "?")
     label = state_label(cell)
     if cell.get("repeats"):
@@ -60,8 +83,11 @@ def row_cells(cell: dict, levels: Sequence[int]) -> list:
         else cell.get("note") or cell.get("crash_class") or ""
     if cell.get("crashed_at"):
         why = f"crashed at c={cell['crashed_at']} · {why}"
-    return [safe_text(cell.get("name", "?")), safe_text(f" {label} ", style=STATE_STYLES.get(status, "")),
-            *(level_cell(cell, c) for c in levels), safe_text(why, style="dim")]
+    name = str(cell.get("name", "?"))
+    if widths[0]:
+        name, label = middle_cut(name, widths[0]), middle_cut(label, widths[1] - 2)
+    return [safe_text(name), safe_text(f" {label} ", style=STATE_STYLES.get(status, "")),
+            *(level_cell(cell, c) for c in levels), *([safe_text(why, style="dim")] if note else [])]
 
 
 class CampaignGrid(SafeDataTable):
@@ -71,21 +97,32 @@ class CampaignGrid(SafeDataTable):
         super().__init__(cursor_type="row", **kwargs)
         self.levels: list[int] = []
         self.widths: tuple[int, int] = (0, 0)
+        self.note = True
 
     def show(self, cells: Sequence[dict], levels: Sequence[int]) -> None:
-        widths = column_widths(cells)
-        if list(levels) != self.levels or widths != self.widths or not self.columns:
+        self._shown = (list(cells), list(levels))
+        room = self.scrollable_content_region.width if self.is_mounted else 0
+        name, state, note = fit_columns(column_widths(cells), len(levels), room)
+        widths = (name, state)
+        if list(levels) != self.levels or widths != self.widths or note != self.note or not self.columns:
             self.clear(columns=True)
             self.levels = list(levels)
             self.widths = widths
+            self.note = note
             self.add_column("config", key="config", width=widths[0])
             self.add_column("state", key="state", width=widths[1])
             for c in self.levels:
-                self.add_column(f"c={c}", key=f"c{c}", width=13)
-            self.add_column("crash / note", key="note")
+                self.add_column(f"c={c}", key=f"c{c}", width=LEVEL_WIDTH)
+            if note:
+                self.add_column("crash / note", key="note")
         keep = self.cursor_row
         self.clear()
         for cell in cells:
-            self.add_row(*row_cells(cell, self.levels), key=cell.get("name"))
+            self.add_row(*row_cells(cell, self.levels, widths if room > 0 else (0, 0), note), key=cell.get("name"))
         if 0 <= keep < len(cells):
             self.move_cursor(row=keep)
+
+    def on_resize(self, event) -> None:
+        """The columns fitted to the new width (the first draw may come before the grid is laid out)."""
+        if getattr(self, "_shown", None) is not None:
+            self.call_after_refresh(self.show, *self._shown)

@@ -28,8 +28,11 @@ def keys_text(groups: list[tuple[str, list[tuple[str, str]]]]) -> Text:
 
 
 class KeysPanel(VerticalScroll):
+    # On a layer of its own, over the tab's right side, between the tab strip and the footer: docked
+    # in the screen's layout it narrowed every tab (the strip scrolled to keep the open tab in view,
+    # the tables lost columns) while it was open.
     DEFAULT_CSS = """
-    KeysPanel { dock: right; width: 44; max-width: 45%; height: 1fr;
+    KeysPanel { layer: keys; dock: right; width: 44; max-width: 45%; margin-top: 3;
                 border-left: wide $accent; background: $panel; padding: 0 1; }
     """
 
@@ -37,6 +40,15 @@ class KeysPanel(VerticalScroll):
         super().__init__(**kwargs)
         self.groups = groups
         self.can_focus = False
+
+    ABOVE, BELOW = 3, 1  # the host line and the tab strip above it, the footer below
+
+    def fit(self, screen_height: int) -> None:
+        """As tall as the screen between the tab strip and the footer."""
+        self.styles.height = max(3, screen_height - self.ABOVE - self.BELOW)
+
+    def on_mount(self) -> None:
+        self.fit(self.screen.size.height)
 
     def compose(self):
         yield Static(keys_text(self.groups), id="keys-text")

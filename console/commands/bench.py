@@ -196,7 +196,7 @@ def format_table(doc: dict) -> str:
 def _saved(args, profile: str) -> int:
     import sys
 
-    from console.bench.results import compare_runs, list_runs, load_run
+    from console.bench.results import list_runs, load_run
     from console.commands.kit import CLIError, emit_json
     from profiles.atomic import StateFileError
 
@@ -214,13 +214,18 @@ def _saved(args, profile: str) -> int:
         base, other = (load_run(ref, profile) for ref in args.compare)
     except StateFileError as exc:
         raise CLIError(str(exc), 2) from None
-    rows = compare_runs(base, other)
+    from console.bench.compare import compare
+
+    doc = compare(base, other, profile)  # A is the run that started first, whichever was named first
+    rows = doc["levels"]
     if args.json:
-        emit_json({"base": base.get("run_id"), "other": other.get("run_id"), "levels": rows})
+        emit_json({"a": doc["a"], "b": doc["b"], "base": doc["a"], "other": doc["b"], "levels": rows})
     else:
+        sys.stdout.write(f"A {doc['a']} → B {doc['b']}: each change is B against A\n")
         for row in rows:
-            sys.stdout.write(f"c={row['concurrency']}  {row['status'][0]} -> {row['status'][1]}\n")
+            sys.stdout.write(f"c={row['concurrency']}  {row['status'][0]} → {row['status'][1]}\n")
             for name, m in row["metrics"].items():
                 change = "" if m["change_pct"] is None else f"  {m['change_pct']:+.1f}%"
-                sys.stdout.write(f"   {name:<20} {_fmt(m['base'], 2):>10} -> {_fmt(m['other'], 2):>10}{change}\n")
+                mark = f"  {m['noise']}" if m.get("noise") else ""
+                sys.stdout.write(f"   {name:<20} {_fmt(m['base'], 2):>10} → {_fmt(m['other'], 2):>10}{change}{mark}\n")
     return 0

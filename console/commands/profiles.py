@@ -140,6 +140,13 @@ def _add(args: argparse.Namespace) -> int:
         doc = {"transport": "prometheus", "prometheus": prometheus}
     if args.description:
         doc["description"] = args.description
+    elif store.exists(args.name):  # --force replaces the target and settings, not the words the operator wrote
+        try:
+            kept = store.load(args.name).description
+        except Exception:  # noqa: BLE001 - an unreadable profile being replaced keeps nothing
+            kept = None
+        if kept:
+            doc["description"] = kept
     if args.ssh:
         user, host, port = parse_ssh_target(args.ssh)
         doc["ssh"] = {k: v for k, v in {"host": host, "user": user, "port": port,

@@ -28,12 +28,14 @@ from profiles.profile import Profile
 
 from . import sections
 from .campaigns import campaigns_section
+from .summary import summary_section
 from .tasks import board_markdown
 from ..safe_text import clean, markdown_code
 from ..store.task_board import TaskBoard
 from .. import fmt
 
 SECTION_ORDER = [
+    ("summary", "Summary"),   # first: the answer, the crashes and the ceiling in one screen; details after
     ("host", "Host and GPUs"),
     ("configs", "Launch configs"),
     ("runs", "Benchmark runs"),
@@ -220,12 +222,14 @@ def render_sections(data: ReportData, out_dir: Path | None = None) -> dict[str, 
         tasks_md = f"The task board file does not parse: {markdown_code(board.error)}. Fix it to see the board here."
     else:
         tasks_md = board_markdown(board.tasks, board.suggestions, heading_level=2).rstrip()
+    measured = measured_by_concurrency(data.runs)
     bodies = {
+        "summary": summary_section(p, data.crashes, data.roofline, data.roofline_note, measured),
         "host": sections.host_section(host, data.gpus, data.gpus_note),
         "configs": sections.configs_section(data.configs, data.configs_source),
         "runs": sections.runs_section(data.runs),
-        "roofline": sections.roofline_section(data.roofline, data.roofline_note,
-                                              measured_by_concurrency(data.runs)),
+        "roofline": sections.roofline_section(data.roofline, data.roofline_note, measured,
+                                              compared_entry(data.runs)),
         "crashes": sections.crashes_section(data.crashes),
         "campaigns": campaigns_section(p, out_dir),
         "tasks": tasks_md,
@@ -272,8 +276,25 @@ def refresh_document(existing: str | None, rendered: dict[str, str]) -> str:
         # The operator's own file: the generated sections go after their text.
         added = "\n\n".join(_block(sid, rendered[sid]) for sid in missing)
         return existing.rstrip("\n") + "\n\n" + added + "\n"
-    if missing:
-        added = "\n\n".join(_block(sid, rendered[sid]) for sid in missing)
+    order = list(rendered)
+    before: dict[str, list[str]] = {}   # a new section goes before the next one the file has (the summary
+    late = []                           # added to an older report sits under its title, not at its end)
+    for sid in missing:
+        follower = next((s for s in order[order.index(sid) + 1:] if s in present), None)
+        if follower is None:
+            late.append(sid)
+        else:
+            before.setdefault(follower, []).append(sid)
+    if before:
+        pieces = []
+        cursor = 0
+        for sid, start, end in spans:
+            pieces.append(existing[cursor:start])
+            pieces.extend(_block(new, rendered[new]) + "\n\n" for new in before.get(sid, []))
+            pieces.append(_block(sid, rendered[sid]) if sid in rendered else existing[start:end])
+            cursor = end
+    if late:
+        added = "\n\n".join(_block(sid, rendered[sid]) for sid in late)
         pieces.append("\n\n" + added)
     pieces.append(tail)
     text = "".join(pieces)

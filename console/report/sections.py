@@ -182,14 +182,19 @@ def runs_section(runs: list[dict[str, Any]]) -> str:
 # ---- roofline -------------------------------------------------------------
 
 def roofline_section(roof: dict[str, Any] | None, note: str | None,
-                     measured: dict[int, tuple[float, str]]) -> str:
+                     measured: dict[int, tuple[float, str]], compared: dict[str, Any] | None = None) -> str:
     """measured: concurrency -> (output tok/s, run name), all from the one run the store's rule compares
-    (console.store.measured)."""
+    (console.store.measured), `compared` that run's report entry: named first, with what it measured."""
     if roof is None:
         return f"Roofline skipped: {cell(note)}."
     out: list[str] = []
     if note:
         out.append(cell(note) + "\n")
+    doc = (compared or {}).get("doc") if isinstance((compared or {}).get("doc"), dict) else None
+    if doc is not None:
+        out.append(f"- Measured: run {cell(compared['name'])} (the newest run that measured), started "
+                   f"{cell(doc.get('started'))}, server {cell(doc.get('url'))}, model {cell(doc.get('model'))}, "
+                   f"status {cell(doc.get('status'))}")
     model = roof.get("model") if isinstance(roof.get("model"), dict) else {}
     ideal = roof.get("ideal") if isinstance(roof.get("ideal"), dict) else {}
     real = roof.get("realistic") if isinstance(roof.get("realistic"), dict) else {}
