@@ -290,6 +290,8 @@ class ServerPane(Pane):
             rows.append((f"pid {proc.pid} (not ours)", "● running", duration(proc.elapsed_s)))
         room = self._name_room(rows)
         self._drawn_width = table.scrollable_content_region.width
+        if not room:  # not laid out yet: cut the names once the list has its width
+            self.call_after_refresh(self._refit_names)
         for config in self.configs:
             record = self.latest.get(config.name)
             badge, style = state_badge(record)

@@ -205,9 +205,9 @@ def _compute(args: argparse.Namespace):
     if not args.quant and not inputs.quant and launch_quant in _LAUNCH_QUANT:
         inputs = inputs.with_changes(quant=_LAUNCH_QUANT[launch_quant])
     if gguf is not None:
-        from ..roofline.gguf_model import facts_from_header
+        from ..roofline.model_facts import facts_from_gguf
 
-        facts = facts_from_header(gguf, gguf.source.rsplit("/", 1)[-1].removesuffix(".gguf"), inputs.assume_ignored)
+        facts = facts_from_gguf(gguf, gguf.source.rsplit("/", 1)[-1].removesuffix(".gguf"), inputs.assume_ignored)
     else:
         facts = model_facts(inputs)
     if why and facts.headers is None:

@@ -77,9 +77,9 @@ def compute_inputs(inputs: Inputs, batches=None, checkpoint=None, facts=None):
 
     gguf = getattr(checkpoint, "gguf", None)
     if facts is None and gguf is not None and not inputs.config:   # llama.cpp's .gguf: its header is the config
-        from .gguf_model import facts_from_header
+        from .model_facts import facts_from_gguf
 
-        facts = facts_from_header(gguf, gguf.source.rsplit("/", 1)[-1].removesuffix(".gguf"), inputs.assume_ignored)
+        facts = facts_from_gguf(gguf, gguf.source.rsplit("/", 1)[-1].removesuffix(".gguf"), inputs.assume_ignored)
         inputs = inputs.with_changes(config=gguf.source)
     if checkpoint is not None and not inputs.witnessed:   # its tensors settle the weight shapes the config leaves open
         inputs = inputs.with_changes(witnessed=True)

@@ -10,11 +10,10 @@ types (Q4_1 blocks with their scales, not 4 bits).
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from .errors import RooflineError
-from .gguf_header import GGUFHeader, read_local
+from .gguf_header import GGUFHeader
 from .shard_headers import CheckpointHeaders, Tensor
 
 # GGUF metadata (after the architecture prefix) -> config.json field.
@@ -113,19 +112,9 @@ def headers_from_gguf(h: GGUFHeader) -> CheckpointHeaders:
     return out
 
 
-def load_gguf_model(path: str | Path, name: str | None = None, assume_ignored: tuple[str, ...] = ()):
-    """ModelFacts of a local .gguf file: the component model from its metadata, its tensors as the witness."""
-    header = read_local(path)
-    return facts_from_header(header, name or Path(path).name.removesuffix(".gguf"), assume_ignored)
-
-
-def facts_from_header(header: GGUFHeader, name: str, assume_ignored: tuple[str, ...] = ()):
-    """ModelFacts from a GGUF header read anywhere (locally or over SSH)."""
-    from .model_facts import facts_from_config
-
-    doc = config_from_header(header)
-    facts = facts_from_config(doc, name=name, where=f"{header.source} (GGUF metadata)",
-                              assume_ignored=assume_ignored, witnessed=True)
+def dress(facts, header: GGUFHeader):
+    """ModelFacts read from a GGUF's metadata, told where they came from: its tensors are the witness
+    and the weights are priced in the file's own types (model_facts.facts_from_gguf calls this)."""
     facts.source = header.source
     facts.gguf = True
     facts.tied_source = "GGUF: no output.weight tensor" if facts.tied_embeddings else "GGUF: its own output.weight"

@@ -210,6 +210,15 @@ class _Config:
         return default
 
 
+def facts_from_gguf(header, name: str, assume_ignored: tuple[str, ...] = ()) -> ModelFacts:
+    """ModelFacts from a GGUF header read anywhere (locally or over SSH): its metadata as the config."""
+    from .gguf_model import config_from_header, dress
+
+    facts = facts_from_config(config_from_header(header), name=name, where=f"{header.source} (GGUF metadata)",
+                              assume_ignored=assume_ignored, witnessed=True)
+    return dress(facts, header)
+
+
 def load_model(path: str | Path, name: str | None = None, assume_ignored: tuple[str, ...] = (),
                witnessed: bool = False, serve_dtype: str | None = None) -> ModelFacts:
     """Read a config.json (and a safetensors index beside it, if any).
@@ -221,9 +230,9 @@ def load_model(path: str | Path, name: str | None = None, assume_ignored: tuple[
     from .gguf_header import is_gguf
 
     if is_gguf(path):   # llama.cpp's single file: its header is the config and the witness at once
-        from .gguf_model import load_gguf_model
+        from .gguf_header import read_local as read_gguf
 
-        return load_gguf_model(path, name, tuple(assume_ignored))
+        return facts_from_gguf(read_gguf(path), name or path.name.removesuffix(".gguf"), tuple(assume_ignored))
     try:
         doc = json.loads(path.read_text())
     except FileNotFoundError:
