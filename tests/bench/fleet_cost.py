@@ -22,7 +22,7 @@ Every figure runs in a fresh process; the rounds alternate the order of the
 peer and the checkouts (--base: another checkout measured in the same rounds,
 for before/after), and the load average is printed.
 
-    python tests/bench/fleet_cost.py [--rounds 3] [--seconds 10] [--keys 40] [--base CHECKOUT] [--skip-prometheus]
+    python tests/bench/fleet_cost.py [--rounds 3] [--seconds 10] [--keys 40] [--base CHECKOUT] [--skip-prometheus] [--skip-big] [--kinds engine,view]
 
 Figures (2-core VM shared with other jobs, 3 alternated rounds, medians; "before" is --base at
 the commit before each change). This VM's speed drifts from one session to the next: the same
@@ -262,7 +262,7 @@ def part_prometheus(trees: dict[str, Path], args, loads: list[float]) -> None:
         cpu: dict[str, list[float]] = {}
         each: dict[str, list[float]] = {}
         counts: dict[str, list[int]] = {}
-        order = ["bare"] + [f"{k}:{t}" for k in ("engine", "view") for t in trees]
+        order = ["bare"] + [f"{k}:{t}" for k in args.kinds.split(",") for t in trees]
         for _i, names in alternate(order, args.rounds, loads):
             for name in names:
                 kind, _, tree = name.partition(":")
@@ -354,6 +354,7 @@ def main() -> int:
     ap.add_argument("--base", help="another checkout, measured in the same rounds")
     ap.add_argument("--skip-prometheus", action="store_true", help="only the 10,000-GPU part")
     ap.add_argument("--skip-big", action="store_true", help="only the real-Prometheus part")
+    ap.add_argument("--kinds", default="engine,view", help="what the real-Prometheus part measures besides the peer")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--url", help=argparse.SUPPRESS)
     args = ap.parse_args()
