@@ -57,6 +57,13 @@ peer has read 2.9%, 3.05%, 4.3% and 5.5% of a core, so compare each line against
       keys in the view, p50 / p99   195 ms / 1.2 s                before 187 ms / 1.7 s
       peak RSS   216 MB             before 251 MB
 
+    2026-12-07, a loaded machine (load 11.5-13.3), 5 alternated rounds, --kinds engine; "before" is
+    the code without sniffio installed (httpcore's failed `import sniffio` walked sys.path about six
+    times a refresh, some 2 ms on a quiet machine): the refreshes were paced (3-10 per 10 s window,
+    PACE_SHARE) and the CPU per refresh drowned in the noise: peer 62 ms per query, engine 58 ms,
+    before 54 ms. The engine's split per refresh then (thread time, no profiler): fetch and gunzip
+    27-64 ms, JSON decode, row pass and fold 36-43 ms, flags and host rows 3-5 ms.
+
 The engine asks for the compact shape (console/gpus/fleet_query.py): a short row per value, and one
 identity row per GPU only every 30 s or when a GPU is new, so most answers are 0.8x the bytes of the
 compact answer with identities and under half those of the plain one. Per refresh at 1,024 GPUs
