@@ -70,12 +70,29 @@ def needs_decoding(block: bytes) -> bool:
     return any(key in block for key in _FULL_DECODE)
 
 
+def _lines_holding(block: bytes, keys: tuple[bytes, ...]) -> list[bytes]:
+    """The lines of `block` that hold any of `keys`, in order, each once. Found by byte search from
+    each hit out to its line's ends: a response that arrives whole is one block of some seventy
+    lines, and splitting it all to look at each line cost more than the rest of reading it."""
+    spans: dict[int, int] = {}
+    for key in keys:
+        at = block.find(key)
+        while at >= 0:
+            start = block.rfind(b"\n", 0, at) + 1
+            end = block.find(b"\n", at)
+            if end < 0:
+                end = len(block)
+            spans[start] = end
+            at = block.find(key, end)
+    return [block[start:spans[start]] for start in sorted(spans)]
+
+
 def decode_tail(block: bytes) -> list[dict]:
     """Full JSON of the lines that carry usage, timings or errors."""
     docs = []
-    for line in block.split(b"\n"):
+    for line in _lines_holding(block, _FULL_DECODE):
         line = line.strip()
-        if not line.startswith(b"data:") or not needs_decoding(line):
+        if not line.startswith(b"data:"):
             continue
         try:
             doc = json.loads(line[5:])
@@ -161,7 +178,7 @@ class _SSE:
 def _done_line(block: bytes) -> bool:
     """Whether a line of `block` is the stream's end, `data: [DONE]` (never inside a JSON line:
     a JSON string holds no raw newline)."""
-    return any(line.strip() in (b"data: [DONE]", b"data:[DONE]") for line in block.split(b"\n"))
+    return any(line.strip() in (b"data: [DONE]", b"data:[DONE]") for line in _lines_holding(block, (b"[DONE]",)))
 
 
 def _aborted(doc: dict) -> bool:

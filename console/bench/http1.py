@@ -257,6 +257,13 @@ class StreamingResponse(asyncio.BufferedProtocol):
                     self._emit(parts, now)
                     self._finish()
                     return
+                end = pos + self._need
+                if end + 2 <= size and data[end:end + 2] == b"\r\n":
+                    # the whole chunk and its CRLF are here (a response that came in one read):
+                    # taken in this step, not one step each for the size, the data and the CRLF
+                    parts.append(data[pos:end])
+                    pos = end + 2
+                    continue
                 self._state = 1
         self._emit(parts, now)
 

@@ -42,6 +42,14 @@ in-place read path and uvloop):
         4 tokens x 40 rounds:      uvloop 0.13 (0.12-0.14), before 0.13 (0.12-0.14): no
                                    significant difference; vllm-pooled 0.61 (0.54-0.62)
 
+    2026-12-07, unpaced, 512 streams, 64 tokens x 2 rounds, loaded machine (load 11-12), asyncio:
+                                   0.25 (0.25-0.29), before 0.34 (0.32-0.36), vllm-pooled 0.87
+                                   (0.74-0.92); "before" is the client that split every whole
+                                   response into lines to find its usage and [DONE] lines (about
+                                   40% of the client's profile), now found by byte search
+        4 tokens x 10 rounds (load 5.5-7.3): 0.18 (0.17-0.18), before 0.20 (0.18-0.20),
+                                   vllm-pooled 0.55 (0.55-0.57)
+
 So: uvloop is the gain that shows (a fifth to a quarter of the client's CPU
 paced); the in-place read path is worth about a tenth at 256 paced streams
 and within the spread elsewhere; unpaced, the client was already far below

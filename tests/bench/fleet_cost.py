@@ -22,7 +22,7 @@ Every figure runs in a fresh process; the rounds alternate the order of the
 peer and the checkouts (--base: another checkout measured in the same rounds,
 for before/after), and the load average is printed.
 
-    python tests/bench/fleet_cost.py [--rounds 3] [--seconds 10] [--keys 40] [--base CHECKOUT] [--skip-prometheus]
+    python tests/bench/fleet_cost.py [--rounds 3] [--seconds 10] [--keys 40] [--base CHECKOUT] [--skip-prometheus] [--skip-big] [--kinds engine,view]
 
 Figures (2-core VM shared with other jobs, 3 alternated rounds, medians; "before" is --base at
 the commit before each change). This VM's speed drifts from one session to the next: the same
@@ -56,6 +56,13 @@ peer has read 2.9%, 3.05%, 4.3% and 5.5% of a core, so compare each line against
                                                                    bare plain query 0.50 s (0.50-1.99)
       keys in the view, p50 / p99   195 ms / 1.2 s                before 187 ms / 1.7 s
       peak RSS   216 MB             before 251 MB
+
+    2026-12-07, a loaded machine (load 11.5-13.3), 5 alternated rounds, --kinds engine; "before" is
+    the code without sniffio installed (httpcore's failed `import sniffio` walked sys.path about six
+    times a refresh, some 2 ms on a quiet machine): the refreshes were paced (3-10 per 10 s window,
+    PACE_SHARE) and the CPU per refresh drowned in the noise: peer 62 ms per query, engine 58 ms,
+    before 54 ms. The engine's split per refresh then (thread time, no profiler): fetch and gunzip
+    27-64 ms, JSON decode, row pass and fold 36-43 ms, flags and host rows 3-5 ms.
 
 The engine asks for the compact shape (console/gpus/fleet_query.py): a short row per value, and one
 identity row per GPU only every 30 s or when a GPU is new, so most answers are 0.8x the bytes of the
@@ -262,7 +269,7 @@ def part_prometheus(trees: dict[str, Path], args, loads: list[float]) -> None:
         cpu: dict[str, list[float]] = {}
         each: dict[str, list[float]] = {}
         counts: dict[str, list[int]] = {}
-        order = ["bare"] + [f"{k}:{t}" for k in ("engine", "view") for t in trees]
+        order = ["bare"] + [f"{k}:{t}" for k in args.kinds.split(",") for t in trees]
         for _i, names in alternate(order, args.rounds, loads):
             for name in names:
                 kind, _, tree = name.partition(":")
@@ -354,6 +361,7 @@ def main() -> int:
     ap.add_argument("--base", help="another checkout, measured in the same rounds")
     ap.add_argument("--skip-prometheus", action="store_true", help="only the 10,000-GPU part")
     ap.add_argument("--skip-big", action="store_true", help="only the real-Prometheus part")
+    ap.add_argument("--kinds", default="engine,view", help="what the real-Prometheus part measures besides the peer")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--url", help=argparse.SUPPRESS)
     args = ap.parse_args()
