@@ -22,6 +22,7 @@ RUNNING = ("vllm:num_requests_running", "sglang:num_running_reqs", "llamacpp:req
 QUEUED = ("vllm:num_requests_waiting", "sglang:num_queue_reqs", "llamacpp:requests_deferred")
 KV_CACHE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage",
             "llamacpp:kv_cache_usage_ratio")
+PREEMPTIONS = ("vllm:num_preemptions",)   # a counter: requests pushed back out of the batch
 
 
 @dataclass
@@ -32,6 +33,7 @@ class ServerSample:
     running: float | None
     queued: float | None
     kv_cache: float | None          # 0..1
+    preemptions: float | None = None  # the server's preemption counter, since it started
 
 
 def parse_metrics(text: str, at: float | None = None) -> ServerSample:
@@ -57,6 +59,7 @@ def parse_metrics(text: str, at: float | None = None) -> ServerSample:
         running=first(RUNNING),
         queued=first(QUEUED),
         kv_cache=first(KV_CACHE),
+        preemptions=first(PREEMPTIONS),
     )
 
 
@@ -76,8 +79,9 @@ def server_view(previous: ServerSample | None, current: ServerSample) -> dict:
 class Scraper:
     """Polls /metrics; gives up quietly (None) when the server has none."""
 
-    def __init__(self, client: httpx.AsyncClient):
+    def __init__(self, client: httpx.AsyncClient, on_sample=None):
         self.client = client
+        self.on_sample = on_sample   # (view, sample) after each scrape: the run's timeline records it
         self.available: bool | None = None
         self.previous: ServerSample | None = None
         self.latest: dict | None = None
@@ -101,4 +105,6 @@ class Scraper:
         view = server_view(self.previous, sample)
         self.previous = sample
         self.latest = view
+        if self.on_sample is not None:
+            self.on_sample(view, sample)
         return view
