@@ -16,7 +16,9 @@ never a guess. The rules:
   (`--max-num-seqs`, `--max-running-requests`, `-np`): "the scheduler cap";
   running at the cap with requests waiting: the sequence cap itself.
 - Hang before the crash: the server died during the level and the last
-  token of any request came HANG_NOTE_S or more before the first failure.
+  token of any request came before the first failure by at least
+  HANG_NOTE_S, and by at least HANG_ITL_TIMES the run's p99 inter-token
+  gap (so a long prefill of a big batch is not called a hang).
 """
 from __future__ import annotations
 
@@ -30,7 +32,8 @@ KV_FULL = 0.95
 TPUT_FELL = 0.9
 POWER_AT_CAP = 0.97
 CLOCK_BELOW = 0.9
-HANG_NOTE_S = 10.0
+HANG_NOTE_S = 2.0
+HANG_ITL_TIMES = 10.0
 SEQ_CAP_FLAGS = ("max-num-seqs", "max_num_seqs", "max-running-requests", "max_running_requests", "np",
                  "parallel")
 
@@ -107,7 +110,8 @@ def scheduler_cap(tl: TimelineWriter, t0: float, t1: float, cap: int | None) -> 
     return f"requests waiting while running reached max-num-seqs ({cap}): the sequence cap is the limit"
 
 
-def hung_before_crash(tl: TimelineWriter, level: int, t0: float, t1: float, died: dict | None) -> str | None:
+def hung_before_crash(tl: TimelineWriter, level: int, t0: float, t1: float, died: dict | None,
+                      itl_p99_ms: float | None = None) -> str | None:
     if not died:
         return None
     failures = [m["t"] for m in tl.marks if m["level"] == level and m["kind"] == "first failure"]
@@ -119,18 +123,20 @@ def hung_before_crash(tl: TimelineWriter, level: int, t0: float, t1: float, died
     if not tokens:
         return None
     gap = death - max(tokens)
-    if gap < HANG_NOTE_S:
+    if gap < max(HANG_NOTE_S, HANG_ITL_TIMES * (itl_p99_ms or 0.0) / 1000):
         return None
     at = time.strftime("%H:%M:%S", time.localtime(tl.wall0 + death))
     return f"no token for {gap:.0f} s before the server died at {at}: hung before the crash"
 
 
-def for_level(tl: TimelineWriter, level: int, doc: dict, flags: dict | None) -> list[str]:
-    """The level's inferences, each one line starting with `inference: `."""
+def for_level(tl: TimelineWriter, level: int, doc: dict, flags: dict | None,
+              itl_p99_ms: float | None = None) -> list[str]:
+    """The level's inferences, each one line starting with `inference: `. `itl_p99_ms`: the run's
+    p99 inter-token gap so far (this level's, else the last level's that had one)."""
     t0, t1 = _window(tl, level)
     died = doc.get("server_died") if isinstance(doc.get("server_died"), dict) else None
     found = [kv_limit(tl, t0, t1), power_throttled(tl, t0, t1), scheduler_cap(tl, t0, t1, _seq_cap(flags)),
-             hung_before_crash(tl, level, t0, t1, died)]
+             hung_before_crash(tl, level, t0, t1, died, itl_p99_ms)]
     return [PREFIX + note for note in found if note]
 
 

@@ -399,7 +399,9 @@ class Sweep:
             if not inferences.mark_crash(tl, self.config.profile, launch, i) and not self.config.tunnelled:
                 record = launches.get(self.config.profile, launch) if launch else None
                 inferences.mark_log_verdict(tl, record.log if record else None, i)
-        notes = inferences.for_level(tl, i, level, (self.doc.get("server_launch") or {}).get("flags"))
+        itl = next((lv["itl_ms"]["p99"] for lv in [level, *reversed(self.doc["levels"])]
+                    if isinstance(lv.get("itl_ms"), dict) and lv["itl_ms"].get("p99") is not None), None)
+        notes = inferences.for_level(tl, i, level, (self.doc.get("server_launch") or {}).get("flags"), itl)
         if notes:
             level["notes"] = notes
             tl.notes[str(i)] = notes
