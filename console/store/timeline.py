@@ -22,6 +22,8 @@ from typing import Any
 
 from profiles.atomic import StateFileError, write_atomic
 
+from ..safe_text import clean_line
+
 VERSION = 1
 CAP = 10_000        # points per series
 MARK_CAP = 2_000    # marks per run
@@ -99,7 +101,8 @@ class TimelineWriter:
 
     def mark(self, t: float, kind: str, text: str, level: int | None = None) -> None:
         if len(self.marks) < MARK_CAP:
-            self.marks.append({"t": t, "kind": kind, "text": text[:500], "level": level})
+            # a mark's text is a server's (its log, its errors): cleaned once, here
+            self.marks.append({"t": t, "kind": kind, "text": clean_line(text)[:500], "level": level})
 
     def to_json(self) -> dict:
         return {"version": VERSION, "anchor": {"wall": self.wall0, "mono": 0.0},
@@ -167,8 +170,8 @@ def read_timeline(run_path: str | Path) -> Timeline | None:
         series[name] = _points(raw.get("points"), len(fields) + 1)
         stride = raw.get("stride")
         strides[name] = stride if isinstance(stride, int) and stride >= 1 else 1
-    marks = [m for m in doc.get("marks") or [] if isinstance(m, dict) and isinstance(m.get("t"), (int, float))
-             and isinstance(m.get("text"), str)]
+    marks = [{**m, "text": clean_line(m["text"])[:500]} for m in doc.get("marks") or []
+             if isinstance(m, dict) and isinstance(m.get("t"), (int, float)) and isinstance(m.get("text"), str)]
     notes_raw = doc.get("notes") if isinstance(doc.get("notes"), dict) else {}
     notes = {str(k): [n for n in v if isinstance(n, str)] for k, v in notes_raw.items() if isinstance(v, list)}
     meta = doc.get("meta") if isinstance(doc.get("meta"), dict) else {}
