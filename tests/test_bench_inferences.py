@@ -20,7 +20,7 @@ def level(tl: TimelineWriter, clock: Clock, seconds: int, client, server=None, g
         clock.now = float(s + 1)
         tl.add("client", tl.now(), 0, client(s), 8)
         if server is not None:
-            tl.add("server", tl.now(), *server(s), None)
+            tl.add("server", tl.now(), tl.now(), *server(s), None)
         if gpu is not None:
             tl.add("gpu", tl.now(), 0, 100.0, 70_000.0, *gpu(s), "")
 

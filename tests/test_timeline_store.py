@@ -27,10 +27,10 @@ def test_the_default_cap_is_ten_thousand_points():
 
 def test_written_and_read_back_on_one_clock_with_a_wall_anchor(tmp_path):
     run = tmp_path / "sweep-1.json"
-    ticks = iter([100.0, 100.5, 101.25, 102.0])
+    ticks = iter([100.0, 100.5, 101.25, 101.5, 102.0])
     tl = TimelineWriter(timeline_path(run), clock=lambda: next(ticks))
     tl.add("client", tl.now(), 0, 120.0, 4)
-    tl.add("server", tl.now(), 4.0, 0.0, 0.5, None, 118.0)
+    tl.add("server", tl.now(), tl.now(), 4.0, 0.0, 0.5, None, 118.0)
     tl.add("requests", tl.t(100.1), tl.t(100.2), tl.t(101.0), 16, True, 0)
     tl.mark(tl.now(), "decisive line", "boom\x1b[31m red\x07", 0)
     tl.notes["0"] = ["inference: x"]

@@ -81,7 +81,7 @@ class Scraper:
 
     def __init__(self, client: httpx.AsyncClient, on_sample=None):
         self.client = client
-        self.on_sample = on_sample   # (view, sample) after each scrape: the run's timeline records it
+        self.on_sample = on_sample   # (view, sample, sent at) after each scrape: the run's timeline records it
         self.available: bool | None = None
         self.previous: ServerSample | None = None
         self.latest: dict | None = None
@@ -90,6 +90,7 @@ class Scraper:
         if self.available is False:
             return None
         try:
+            sent = time.perf_counter()
             resp = await self.client.get("/metrics", timeout=timeout)
             if resp.status_code != 200:
                 self.available = self.available or False
@@ -106,5 +107,5 @@ class Scraper:
         self.previous = sample
         self.latest = view
         if self.on_sample is not None:
-            self.on_sample(view, sample)
+            self.on_sample(view, sample, sent)
         return view

@@ -31,7 +31,7 @@ def tick(tl: TimelineWriter, level: int, tokens: int, span_s: float, in_flight: 
     tl.add("client", tl.now(), level, rate, in_flight)
 
 
-def server(tl: TimelineWriter, view: dict, sample: ServerSample) -> None:
-    """One /metrics reading, at the moment it came back."""
-    tl.add("server", tl.now(), view.get("running"), view.get("queued"), view.get("kv_cache"),
+def server(tl: TimelineWriter, view: dict, sample: ServerSample, sent: float) -> None:
+    """One /metrics reading: when it was asked for and when it came back."""
+    tl.add("server", tl.t(sent), tl.now(), view.get("running"), view.get("queued"), view.get("kv_cache"),
            physical("gen_tokens_total", sample.preemptions), view.get("gen_tps"))

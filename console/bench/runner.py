@@ -309,7 +309,8 @@ class Sweep:
                                   level_labels=[level_label(c, r) for c, r in specs],
                                   tunnelled=cfg.tunnelled, path=self.doc["path"]))
             self._save()
-            scraper = Scraper(control, on_sample=lambda view, sample: recording.server(self.timeline, view, sample))
+            scraper = Scraper(control, on_sample=lambda view, sample, sent: recording.server(
+                self.timeline, view, sample, sent))
             halted: str | None = None
             numbered = 0
             self._prompts_in_run = sum(self._level_size(c, r) + cfg.warmup for c, r in specs)

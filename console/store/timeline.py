@@ -18,7 +18,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from profiles.atomic import StateFileError, write_atomic
 
@@ -35,8 +35,9 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "requests": ("first_token", "end", "output_tokens", "ok", "level"),
     # the client's per-second tick: output tokens that second, requests in flight
     "client": ("level", "output_tok_s", "in_flight"),
-    # the server's /metrics, at the poller's pace
-    "server": ("running", "waiting", "kv_cache", "preemptions", "gen_tps"),
+    # the server's /metrics, at the poller's pace: `t` when the scrape was sent, `answered` when its
+    # answer came back (the server read its gauges somewhere between the two)
+    "server": ("answered", "running", "waiting", "kv_cache", "preemptions", "gen_tps"),
     # the GPUs the server holds, at the GPU sampler's pace
     "gpu": ("index", "util", "memory_used_mib", "power_w", "power_limit_w", "sm_clock_mhz", "sm_clock_max_mhz",
             "throttle"),
@@ -55,12 +56,12 @@ class Series:
     __slots__ = ("points", "cap", "stride", "_skip")
 
     def __init__(self, cap: int = CAP):
-        self.points: list[list] = []
+        self.points: list[list[Any]] = []
         self.cap = cap
         self.stride = 1
         self._skip = 0
 
-    def add(self, point: list) -> None:
+    def add(self, point: list[Any]) -> None:
         if self._skip:
             self._skip -= 1
             return
@@ -74,13 +75,13 @@ class Series:
 class TimelineWriter:
     """The load generator's recorder: `now()` is the run's clock; `save()` writes the file atomically."""
 
-    def __init__(self, path: Path | None, clock=time.perf_counter, cap: int = CAP):
+    def __init__(self, path: Path | None, clock: Callable[[], float] = time.perf_counter, cap: int = CAP):
         self.path = path
         self.clock = clock
-        self.mono0 = clock()
+        self.mono0: float = clock()
         self.wall0 = time.time()
         self.series = {name: Series(cap) for name in FIELDS}
-        self.marks: list[dict] = []
+        self.marks: list[dict[str, Any]] = []
         self.notes: dict[str, list[str]] = {}   # level index -> inferences (console.bench.inferences)
         self.meta: dict[str, Any] = {}
         self.failed_levels: set[int] = set()
@@ -104,13 +105,13 @@ class TimelineWriter:
             # a mark's text is a server's (its log, its errors): cleaned once, here
             self.marks.append({"t": t, "kind": kind, "text": clean_line(text)[:500], "level": level})
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"version": VERSION, "anchor": {"wall": self.wall0, "mono": 0.0},
                 "fields": {name: ["t", *f] for name, f in FIELDS.items()},
                 "series": {name: {"stride": s.stride, "points": s.points} for name, s in self.series.items()},
                 "marks": self.marks, "notes": self.notes, "meta": self.meta}
 
-    def save(self, redact=None) -> None:
+    def save(self, redact: Callable[[str], str] | None = None) -> None:
         if self.path is None:
             return
         text = json.dumps(self.to_json(), separators=(",", ":"), default=str)
@@ -123,26 +124,26 @@ class Timeline:
 
     path: Path
     wall0: float
-    series: dict[str, list[list]]
+    series: dict[str, list[list[Any]]]
     strides: dict[str, int]
-    marks: list[dict]
+    marks: list[dict[str, Any]]
     notes: dict[str, list[str]]
     meta: dict[str, Any] = field(default_factory=dict)
 
-    def rows(self, name: str) -> list[dict]:
+    def rows(self, name: str) -> list[dict[str, Any]]:
         names = ("t", *FIELDS.get(name, ()))
         return [dict(zip(names, p)) for p in self.series.get(name, [])]
 
     def wall(self, t: float) -> float:
         return self.wall0 + t
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"anchor": {"wall": self.wall0}, "fields": {n: ["t", *f] for n, f in FIELDS.items()},
                 "series": {n: {"stride": self.strides.get(n, 1), "points": p} for n, p in self.series.items()},
                 "marks": self.marks, "notes": self.notes, "meta": self.meta}
 
 
-def _points(raw: Any, width: int) -> list[list]:
+def _points(raw: Any, width: int) -> list[list[Any]]:
     """Points that are lists starting with a number, of the series' width; anything else dropped."""
     if not isinstance(raw, list):
         return []
@@ -161,19 +162,23 @@ def read_timeline(run_path: str | Path) -> Timeline | None:
         raise StateFileError(path, f"not a timeline ({str(exc).splitlines()[0][:120]})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("series"), dict):
         raise StateFileError(path, "not a timeline (no series)")
-    anchor = doc.get("anchor") if isinstance(doc.get("anchor"), dict) else {}
-    wall0 = anchor.get("wall") if isinstance(anchor.get("wall"), (int, float)) else 0.0
-    series, strides = {}, {}
+    def table(key: str) -> dict[str, Any]:
+        value = doc.get(key)
+        return value if isinstance(value, dict) else {}
+
+    anchor, saved = table("anchor"), table("series")
+    wall0 = anchor.get("wall")
+    series: dict[str, list[list[Any]]] = {}
+    strides: dict[str, int] = {}
     for name, fields in FIELDS.items():
-        raw = doc["series"].get(name)
+        raw = saved.get(name)
         raw = raw if isinstance(raw, dict) else {}
         series[name] = _points(raw.get("points"), len(fields) + 1)
         stride = raw.get("stride")
         strides[name] = stride if isinstance(stride, int) and stride >= 1 else 1
-    marks = [{**m, "text": clean_line(m["text"])[:500]} for m in doc.get("marks") or []
+    raw_marks = doc.get("marks")
+    marks = [{**m, "text": clean_line(m["text"])[:500]} for m in (raw_marks if isinstance(raw_marks, list) else [])
              if isinstance(m, dict) and isinstance(m.get("t"), (int, float)) and isinstance(m.get("text"), str)]
-    notes_raw = doc.get("notes") if isinstance(doc.get("notes"), dict) else {}
-    notes = {str(k): [n for n in v if isinstance(n, str)] for k, v in notes_raw.items() if isinstance(v, list)}
-    meta = doc.get("meta") if isinstance(doc.get("meta"), dict) else {}
-    return Timeline(path=path, wall0=float(wall0), series=series, strides=strides, marks=marks, notes=notes,
-                    meta=meta)
+    notes = {str(k): [n for n in v if isinstance(n, str)] for k, v in table("notes").items() if isinstance(v, list)}
+    return Timeline(path=path, wall0=float(wall0) if isinstance(wall0, (int, float)) else 0.0, series=series,
+                    strides=strides, marks=marks, notes=notes, meta=table("meta"))
