@@ -63,3 +63,6 @@ def test_a_sweeps_timeline_holds_client_server_and_marks_on_one_clock(llama_serv
         _, most_open = in_flight_between(requests, t0, t1)
         assert producing <= held <= most_open, (s, producing, most_open)
     assert max(s["running"] for s in busy) >= 1
+    text = bench_cli("show", run_id)
+    assert text.returncode == 0, text.stderr
+    assert "timeline: requests 6, client " in text.stdout
