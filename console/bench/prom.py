@@ -24,6 +24,7 @@ scrape; the level's figure is the mean busy slots per decode call
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import httpx
@@ -42,6 +43,7 @@ KV_CACHE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:tok
             "llamacpp:kv_cache_usage_ratio")
 DECODE_CALLS = ("llamacpp:n_decode",)                      # llama_decode() calls since the server started
 BUSY_PER_DECODE = ("llamacpp:n_busy_slots_per_decode",)    # busy slots per decode call, mean since start
+PREEMPTIONS = ("vllm:num_preemptions",)   # a counter: requests pushed back out of the batch
 
 
 @dataclass
@@ -55,6 +57,7 @@ class ServerSample:
     counted_at_request_end: bool = False   # the token counter moves when requests finish (llama.cpp)
     decode_calls: float | None = None
     busy_per_decode: float | None = None
+    preemptions: float | None = None  # the server's preemption counter, since it started
 
 
 def parse_metrics(text: str, at: float | None = None) -> ServerSample:
@@ -84,6 +87,7 @@ def parse_metrics(text: str, at: float | None = None) -> ServerSample:
         counted_at_request_end=counter in COUNTED_AT_REQUEST_END,
         decode_calls=first(DECODE_CALLS),
         busy_per_decode=first(BUSY_PER_DECODE),
+        preemptions=first(PREEMPTIONS),
     )
 
 
@@ -165,6 +169,7 @@ class Scraper:
     latest: dict | None = None
     level_start: ServerSample | None = None
     level_samples: list[ServerSample] = field(default_factory=list)
+    on_sample: Callable[[dict, ServerSample, float], None] | None = None   # (view, sample, sent at) after each reading: the run's timeline records it
 
     async def scrape(self, timeout: float = 2.0) -> dict | None:
         sample = await self._sample(timeout)
@@ -198,6 +203,7 @@ class Scraper:
         if self.available is False:
             return None
         try:
+            sent = time.perf_counter()
             resp = await self.client.get("/metrics", timeout=timeout)
             if resp.status_code != 200:
                 self.available = self.available or False
@@ -210,4 +216,6 @@ class Scraper:
             self.available = False
             return None
         self.available = True
+        if self.on_sample is not None:
+            self.on_sample(server_view(self.previous, sample), sample, sent)
         return sample

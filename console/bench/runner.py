@@ -36,6 +36,9 @@ from .drive import arrivals, drive
 from .launched import death_details, launch_for_port, launch_summary, operator_stop
 from .metrics import RequestRecord, distribution, percentile, summarize
 from .prom import Scraper
+from . import inferences, recording
+from console.store import launches
+from console.store.timeline import TimelineWriter, timeline_path
 from .results import RunStore
 from .shard import ShardedLevel, plan_workers
 from .dataset import Dataset, open_dataset
@@ -231,6 +234,8 @@ class Sweep:
         self.store = store
         self.stop_requested = asyncio.Event()
         self.started = time.time()
+        # the run's timeline, on the sweep's monotonic clock; saved beside the run when there is a store
+        self.timeline = TimelineWriter(timeline_path(store.path) if store is not None else None)
         self.doc: dict = {}
         self._previous_lag_p99: float | None = None
         self._dataset = None
@@ -305,7 +310,8 @@ class Sweep:
                                   level_labels=[level_label(c, r) for c, r in specs],
                                   tunnelled=cfg.tunnelled, path=self.doc["path"]))
             self._save()
-            scraper = Scraper(control)
+            scraper = Scraper(control, on_sample=lambda view, sample, sent: recording.server(
+                self.timeline, view, sample, sent))
             halted: str | None = None
             numbered = 0
             self._prompts_in_run = sum(self._level_size(c, r) + cfg.warmup for c, r in specs)
@@ -336,6 +342,7 @@ class Sweep:
                         halted = f"level {level_label(c, rate)} failed" if rate is not None \
                             else f"level {c} failed"
                 level["label"] = level_label(c, rate)
+                self._end_level(i, level)
                 self.doc["levels"].append(level)
                 self.emit(events.make("level-end", level=i, concurrency=level.get("concurrency"), summary=level))
                 self._save()
@@ -379,6 +386,27 @@ class Sweep:
     def _save(self) -> None:
         if self.store is not None:
             self.store.save(self.doc)
+            self.timeline.save(self.store._text)
+
+    def _end_level(self, i: int, level: dict) -> None:
+        """The level's end on the timeline: its marks (death, hang, the crash's decisive line) and the
+        inferences its data supports, which the level carries as one-line notes."""
+        tl = self.timeline
+        tl.mark(tl.now(), "level-end", f"level {level.get('label')} {level.get('status')}", i)
+        for key in ("server_died", "server_hung", "server_stopping", "server_stopped"):
+            if isinstance(level.get(key), dict):
+                tl.mark(tl.now(), key.replace("_", " "), str(level[key].get("message") or key), i)
+        if isinstance(level.get("server_died"), dict) or isinstance(level.get("server_hung"), dict):
+            launch = (self.doc.get("server_launch") or {}).get("launch")
+            if not inferences.mark_crash(tl, self.config.profile, launch, i) and not self.config.tunnelled:
+                record = launches.get(self.config.profile, launch) if launch else None
+                inferences.mark_log_verdict(tl, record.log if record else None, i)
+        itl = next((lv["itl_ms"]["p99"] for lv in [level, *reversed(self.doc["levels"])]
+                    if isinstance(lv.get("itl_ms"), dict) and lv["itl_ms"].get("p99") is not None), None)
+        notes = inferences.for_level(tl, i, level, (self.doc.get("server_launch") or {}).get("flags"), itl)
+        if notes:
+            level["notes"] = notes
+            tl.notes[str(i)] = notes
 
     async def _workload(self, i: int, n: int, tokenizer: Tokenizer | None, numbered: int, total: int):
         cfg = self.config
@@ -411,6 +439,7 @@ class Sweep:
         options = cfg.request_options()
         bodies = [request_body(cfg.api, model, p, o, options) for p, o in zip(workload.prompts, outs)]
         workers = 1 if rate is not None else plan_workers(c, cfg.workers, self._previous_lag_p99)
+        self.timeline.mark(self.timeline.now(), "level-start", f"level {level_label(c, rate)} starts", i)
         self.emit(events.make("level-start", level=i, concurrency=c if rate is None else None,
                               max_concurrency=c if rate is not None else None, num_prompts=n, warmup=warmup,
                               workers=workers, time=clock(time.time()), request_rate=rate,
@@ -449,6 +478,7 @@ class Sweep:
             records.append(record)
             if not record.ok:
                 failed += 1
+            recording.request(self.timeline, i, record)
             emit(events.make("request", level=i, index=record.index, ok=record.ok,
                              ttft_ms=_ms_or_none(record.ttft), tpot_ms=_ms_or_none(record.tpot),
                              e2el_ms=_ms_or_none(record.e2el), output_tokens=record.output_tokens,
@@ -620,6 +650,7 @@ class Sweep:
             pass
         if span <= 0:
             return server
+        recording.tick(self.timeline, i, tokens, span, live.in_flight)
         self.emit(events.make(
             "tick", level=i, concurrency=c, second=round(elapsed, 3), output_tokens=tokens, final=True,
             span_s=round(span, 3), in_flight=live.in_flight, completed=len(records) - failed, failed=failed,
@@ -638,6 +669,7 @@ class Sweep:
                     scrape = asyncio.create_task(scraper.scrape())
                 tokens = live.tokens
                 per_second.append(tokens - last_tokens)
+                recording.tick(self.timeline, i, per_second[-1], 1.0, live.in_flight)
                 self.emit(events.make(
                     "tick", level=i, concurrency=c, second=second, output_tokens=per_second[-1],
                     in_flight=live.in_flight, completed=len(records) - failed(), failed=failed(),

@@ -70,6 +70,8 @@ def register(subparsers) -> None:
     p.add_argument("--out", help="also write the JSON document to this file")
     p.add_argument("--list", action="store_true", help="list the profile's earlier runs")
     p.add_argument("--compare", nargs=2, metavar=("BASE", "OTHER"), help="compare two saved runs")
+    p.add_argument("--show", metavar="RUN", help="one saved run with its timeline (also: bench show RUN)")
+    p.add_argument("verb", nargs="*", help=argparse.SUPPRESS)   # `show RUN`
     p.set_defaults(func=handle)
 
 
@@ -94,7 +96,13 @@ def handle(args: argparse.Namespace) -> int:
 
     if args.json and args.events:
         raise CLIError("--json and --events both want stdout: pick one", 2)
+    if args.verb:
+        if len(args.verb) != 2 or args.verb[0] != "show":
+            raise CLIError(f"unexpected {' '.join(args.verb)!r}: did you mean `bench show RUN`?", 2)
+        args.show = args.verb[1]
     profile = _profile_name(args)
+    if args.show:
+        return _show(args, profile)
     if args.list or args.compare:
         return _saved(args, profile)
     config = build_config(args, profile)
@@ -228,4 +236,33 @@ def _saved(args, profile: str) -> int:
                 change = "" if m["change_pct"] is None else f"  {m['change_pct']:+.1f}%"
                 mark = f"  {m['noise']}" if m.get("noise") else ""
                 sys.stdout.write(f"   {name:<20} {_fmt(m['base'], 2):>10} → {_fmt(m['other'], 2):>10}{change}{mark}\n")
+    return 0
+
+
+def _show(args, profile: str) -> int:
+    """One saved run: its levels (with their inferences) and its timeline; --json gives both whole."""
+    import sys
+
+    from console.commands.kit import CLIError, emit_json
+    from console.store.runs import read_run
+    from console.store.timeline import read_timeline
+    from profiles.atomic import StateFileError
+
+    try:
+        run = read_run(args.show, profile)
+        timeline = read_timeline(run.path)
+    except StateFileError as exc:
+        raise CLIError(str(exc), 2) from None
+    if args.json:
+        emit_json({"run": run.raw, "timeline": timeline.to_json() if timeline is not None else None})
+        return 0
+    sys.stdout.write(format_table(run.raw) + "\n")
+    for i, level in enumerate(run.raw["levels"]):
+        for note in level.get("notes") or [] if isinstance(level, dict) else []:
+            sys.stdout.write(f"level {level.get('label') or i}: {note}\n")
+    if timeline is None:
+        sys.stdout.write("timeline: none recorded (a run from before timelines)\n")
+    else:
+        counts = ", ".join(f"{name} {len(points)}" for name, points in timeline.series.items())
+        sys.stdout.write(f"timeline: {counts} points; {len(timeline.marks)} marks ({timeline.path})\n")
     return 0
