@@ -11,7 +11,7 @@ never a guess. The rules:
 - Power: on some GPU, on at least half its samples of the level, power was
   >= 97% of its limit while the SM clock was >= 10% below its maximum:
   "power-throttled".
-- Scheduler cap: requests waited on at least a third of the scrapes (and on
+- Scheduler cap: requests waited on at least a third of the loaded scrapes (and on
   two or more) while the most running was below the server's sequence cap
   (`--max-num-seqs`, `--max-running-requests`, `-np`): "the scheduler cap";
   running at the cap with requests waiting: the sequence cap itself.
@@ -99,7 +99,10 @@ def power_throttled(tl: TimelineWriter, t0: float, t1: float) -> str | None:
 def scheduler_cap(tl: TimelineWriter, t0: float, t1: float, cap: int | None) -> str | None:
     if cap is None:
         return None
-    server = [r for r in _rows(tl, "server", t0, t1) if r["running"] is not None and r["waiting"] is not None]
+    # the readings that saw load: the level's first and last scrapes (before its first request,
+    # after its last) read an idle server and say nothing of its scheduler
+    server = [r for r in _rows(tl, "server", t0, t1) if r["running"] is not None and r["waiting"] is not None
+              and (r["running"] > 0 or r["waiting"] > 0)]
     waiting = [r for r in server if r["waiting"] > 0]
     if len(waiting) < 2 or len(waiting) * 3 < len(server):
         return None
