@@ -41,8 +41,12 @@ async def test_q_asks_before_the_demo_ends_its_running_campaign(world):
         await wait_until(pilot, lambda: isinstance(app.screen, Confirm), 10, what="the question before quitting")
         question = " ".join(app.screen.lines)
         assert "Quitting the demo ends it" in question and pane.runtime.campaign.id in question
-        await pilot.press("q")   # a second q while asked: still one question
-        assert len([s for s in app.screen_stack if isinstance(s, Confirm)]) == 1
+        await pilot.press("q")   # a second q while asked closes the question (q closes the top layer): no
+        await wait_until(pilot, lambda: not isinstance(app.screen, Confirm), 10, what="the question gone")
+        assert not [s for s in app.screen_stack if isinstance(s, Confirm)]   # never a second question
+        assert app.is_running and owner.driver_alive(pane.runtime.campaign)   # nothing ended
+        await pilot.press("q")
+        await wait_until(pilot, lambda: isinstance(app.screen, Confirm), 10, what="the question asked again")
         await pilot.press("n")
         await wait_until(pilot, lambda: not isinstance(app.screen, Confirm), 10, what="the question gone")
         assert app.is_running and owner.driver_alive(pane.runtime.campaign)   # nothing ended

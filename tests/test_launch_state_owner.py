@@ -19,8 +19,9 @@ OWNER = "console/servers/launch_state.py"
 STORE = "console/store/launches.py"   # the record's own type and the store's writer
 FACTS = {"state", "crash_class", "exit_status", "stopped_at", "ready_at", "kill_requested", "crash_record"}
 # variables that hold something else with a field of the same name: TriageResult / StopResult
-# (`result`), a campaign cell (`cell`), a class's own field (`self`)
-NOT_A_LAUNCH = {"result", "cell", "self"}
+# (`result`, and `weighed`: a verdict with the driver's word added), a campaign cell (`cell`), a
+# class's own field (`self`)
+NOT_A_LAUNCH = {"result", "weighed", "cell", "self"}
 FOLDERS = ("console", "screens", "widgets")
 
 

@@ -137,31 +137,31 @@ def decisive(events: Iterable[DriverEvent]) -> DriverEvent | None:
 def apply(result: TriageResult, events: Sequence[DriverEvent], log: KernelLog | None = None) -> TriageResult:
     """The log's verdict, outranked by the driver where it reported a GPU fault; a verdict on a
     stop that was asked for stays (a stop is never a crash)."""
-    out = replace(result, sources=list(result.sources), evidence=list(result.evidence),
-                  suspicious=list(result.suspicious), kinds=list(result.kinds))
+    weighed = replace(result, sources=list(result.sources), evidence=list(result.evidence),
+                      suspicious=list(result.suspicious), kinds=list(result.kinds))
     if log is not None and not log.readable:
-        out.evidence.append("kernel log: not readable (" + "; ".join(log.notes) + ")" if log.notes
-                            else "kernel log: not readable")
-        return out
+        weighed.evidence.append("kernel log: not readable (" + "; ".join(log.notes) + ")" if log.notes
+                                else "kernel log: not readable")
+        return weighed
     event = decisive(events)
     where = f" ({log.source})" if log is not None and log.source else ""
     if event is None:
-        out.evidence.append(f"kernel log{where}: no GPU fault in the crash's window")
-        return out
-    if DRIVER not in out.sources:
-        out.sources.insert(0, DRIVER)
+        weighed.evidence.append(f"kernel log{where}: no GPU fault in the crash's window")
+        return weighed
+    if DRIVER not in weighed.sources:
+        weighed.sources.insert(0, DRIVER)
     name = f"Xid {event.xid}" if event.xid is not None else event.vendor
-    out.evidence.insert(0, f"kernel log{where}: {name}: {event.meaning}")
-    if out.state == "stopped" and not out.crashed:
-        return out  # an orderly stop: the fault is noted, the stop is not a crash
+    weighed.evidence.insert(0, f"kernel log{where}: {name}: {event.meaning}")
+    if weighed.state == "stopped" and not weighed.crashed:
+        return weighed  # an orderly stop: the fault is noted, the stop is not a crash
     said = f" (the log said: {result.cls} at line {result.line})" if result.line is not None else ""
-    out.cls, out.state = event.cls or out.cls, "crashed"
-    out.decided_by = f"driver: {name}"
-    out.summary = f"the driver reported {name}: {event.meaning}{said}"
-    out.excerpt = [event.line] + list(result.excerpt)[:8]
-    out.confidence = max(out.confidence, 0.97)
-    out.suspicious = []
-    return out
+    weighed.cls, weighed.state = event.cls or weighed.cls, "crashed"
+    weighed.decided_by = f"driver: {name}"
+    weighed.summary = f"the driver reported {name}: {event.meaning}{said}"
+    weighed.excerpt = [event.line] + list(result.excerpt)[:8]
+    weighed.confidence = max(weighed.confidence, 0.97)
+    weighed.suspicious = []
+    return weighed
 
 
 def window_around(moment: datetime, before: timedelta = timedelta(minutes=15),
