@@ -29,6 +29,11 @@ from .confirm import Confirm
 from .pane import Pane
 
 
+# What the grid shows of a cell before its answer (widgets/campaign_grid.py reads these): not the
+# whole cell, whose repeats make Cell.to_json() cost ~1 ms a config on the UI thread
+GRID_AT_ONCE = ("name", "status", "crash_class", "crash_record", "note", "levels", "live")
+
+
 class CampaignPane(Pane):
     TAB_TITLE = "Campaign"
     DESTRUCTIVE_ACTIONS = frozenset({"run", "stop", "resume"})
@@ -162,7 +167,7 @@ class CampaignPane(Pane):
             # no answer of this campaign in this phase on screen yet: the grid as the cells hold
             # it (the comparison pools their repeats), and a line saying the answer is coming
             levels = (state.spec.get("sweep") or {}).get("levels") or []
-            grid.show([c.to_json() for c in state.cells], levels)
+            grid.show([{k: getattr(c, k) for k in GRID_AT_ONCE} for c in state.cells], levels)
             result.update(Text("computing the answer…", style="dim"))
             self.query_one(CampaignFrontier).show(None)
             self.query_one("#camp-legend", Static).update("")
