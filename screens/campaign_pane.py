@@ -6,14 +6,16 @@ this pane renders. Its keys call the engine to start, stop or resume it.
 """
 from __future__ import annotations
 
+import asyncio
+
 from rich.text import Text
 from textual import work
 from textual.binding import Binding
 from textual.widgets import Static
 
 from console.campaign import control, owner
-from console.campaign.compare import compare, efficiency_text, energy_summary, invalid_lines, load_text, slo_lines
-from console.campaign.pareto import frontier, gpus_of
+from console.campaign.answer import Answer, answer
+from console.campaign.compare import efficiency_text, energy_summary, invalid_lines, load_text
 from console.campaign.spec import CampaignError
 from console.campaign.lock import LockHeld
 from console.store.campaigns import campaign_file
@@ -25,6 +27,11 @@ from widgets.campaign_grid import CampaignGrid
 
 from .confirm import Confirm
 from .pane import Pane
+
+
+# What the grid shows of a cell before its answer (widgets/campaign_grid.py reads these): not the
+# whole cell, whose repeats make Cell.to_json() cost ~1 ms a config on the UI thread
+GRID_AT_ONCE = ("name", "status", "crash_class", "crash_record", "note", "levels", "live")
 
 
 class CampaignPane(Pane):
@@ -55,6 +62,20 @@ class CampaignPane(Pane):
         self.message_while_running = False   # a line about the running driver: gone once it ends
         self.roof = None
         self.roof_note = ""
+        self.answer: Answer | None = None   # the answer drawn, and the inputs it was computed from
+        self.answer_for: tuple | None = None
+        self._answering = False             # a worker is computing (it takes up a newer state when done)
+
+    def answered(self) -> bool:
+        """Whether the answer on screen is for the state and roofline the pane holds now."""
+        return self.state is None or self._current(self.answer_for)
+
+    def _inputs(self) -> tuple:
+        return (self.state, self.roof, self.roof_note)
+
+    def _current(self, inputs: tuple | None) -> bool:
+        """Whether `inputs` are the very objects the pane holds (the runtime hands a new state per change)."""
+        return inputs is not None and inputs[0] is self.state and inputs[1] is self.roof and inputs[2] == self.roof_note
 
     def compose(self):
         yield Static(id="camp-title")
@@ -116,8 +137,6 @@ class CampaignPane(Pane):
             self.set_summary("")
             return
         seen = self.seen if self.seen is not None and self.seen.id == state.id else owner.read(state)
-        levels = (state.spec.get("sweep") or {}).get("levels") or []
-        comp = compare(state, self.roof, self.roof_note)
         text = Text.assemble((f" {state.id} ", "bold reverse"), f"  {state.status}")
         if seen.driving:
             text.append(f"  {seen.driver_text()}", style="green")
@@ -137,9 +156,50 @@ class CampaignPane(Pane):
         if self.message:
             text.append(f"\n {clean_line(self.message)}", style="yellow")
         title.update(text)
-        grid.show([c.to_json() | {"levels": r.levels, "crashed_at": r.crashed_at, "repeats": r.repeats}
-                   for c, r in zip(state.cells, comp.results)], levels)
-        label, names, rest = comp.verdict()
+        crashed = sum(1 for c in state.cells if c.status == "crashed")
+        summary = f"{seen.progress.cells_done}/{seen.progress.cells}" + (f" ✖{crashed}" if crashed else "")
+        self.set_summary(("▶ " if seen.driving else "") + summary)
+        if self.answered() and self.answer is not None:
+            self._draw_answer(self.answer)
+            return
+        drawn = self.answer_for[0] if self.answer_for else None
+        if drawn is None or drawn.id != state.id or drawn.status != state.status:
+            # no answer of this campaign in this phase on screen yet: the grid as the cells hold
+            # it (the comparison pools their repeats), and a line saying the answer is coming
+            levels = (state.spec.get("sweep") or {}).get("levels") or []
+            grid.show([{k: getattr(c, k) for k in GRID_AT_ONCE} for c in state.cells], levels)
+            result.update(Text("computing the answer…", style="dim"))
+            self.query_one(CampaignFrontier).show(None)
+            self.query_one("#camp-legend", Static).update("")
+        # else the previous answer of this campaign stays until the newer one is drawn
+        if not self._answering:
+            self._answering = True
+            self._compute_answer()
+
+    @work(group="campaign-answer")
+    async def _compute_answer(self) -> None:
+        """The answer off the UI thread (a big campaign takes about a second); a state that came
+        meanwhile is answered next, so an older answer is never drawn over a newer state."""
+        try:
+            while self.state is not None and not self.answered():
+                inputs = self._inputs()
+                done = await asyncio.to_thread(answer, *inputs)
+                if self._current(inputs):
+                    self.answer, self.answer_for = done, inputs
+                    self._draw_answer(done)
+        finally:
+            self._answering = False
+
+    def _draw_answer(self, got: Answer) -> None:
+        """The grid, the answer lines and the frontier, from an answer already computed."""
+        state = self.state
+        if state is None or not self.query("#camp-result"):
+            return
+        result = self.query_one("#camp-result", Static)
+        comp = got.comparison
+        levels = (state.spec.get("sweep") or {}).get("levels") or []
+        self.query_one(CampaignGrid).show(got.grid_rows, levels)
+        label, names, rest = got.verdict
         style = "bold green" if comp.winner else ("bold yellow" if comp.tie else "bold cyan")
         text = Text.assemble((label, "bold"), (clean_line(names), style), clean_line(rest))
         lead = next((r for r in comp.results if r.cell == comp.leader), None)
@@ -152,9 +212,8 @@ class CampaignPane(Pane):
         elif comp.roofline_note and comp.leader:
             text.append("\n" + clean_line(comp.roofline_note), style="dim")
         short = self.has_class("short")
-        if comp.leader and not short:
-            for line in slo_lines(comp):
-                text.append("\n" + clean_line(line.strip()), style="dim")
+        for line in got.slo_lines if not short else ():
+            text.append("\n" + clean_line(line.strip()), style="dim")
         for r in comp.results if not short else ():   # the highest load within the SLO, per config
             if r.max_load:
                 text.append("\n" + clean_line(f"{r.cell}: {load_text(r.max_load)}"), style="dim")
@@ -167,13 +226,8 @@ class CampaignPane(Pane):
         if not short:
             text.append("\n" + clean_line(comp.method), style="dim")
         result.update(text)
-        slo = (state.spec.get("sweep") or {}).get("slo") or {}
-        front = frontier(comp, gpus_of(self.roof), slo).to_json()
-        self.query_one(CampaignFrontier).show(front)
-        self.query_one("#camp-legend", Static).update(frontier_legend(front, self.size.width or 100))
-        crashed = sum(1 for c in state.cells if c.status == "crashed")
-        summary = f"{seen.progress.cells_done}/{seen.progress.cells}" + (f" ✖{crashed}" if crashed else "")
-        self.set_summary(("▶ " if seen.driving else "") + summary)
+        self.query_one(CampaignFrontier).show(got.frontier)
+        self.query_one("#camp-legend", Static).update(frontier_legend(got.frontier, self.size.width or 100))
 
     def _catch_up(self, runtime) -> None:
         """Take the campaign the runtime has just read (after a start or resume) before saying

@@ -461,7 +461,8 @@ async def test_the_campaign_tab_shows_cells_levels_crash_and_winner(tmp_path):
         pane = app.query_one(CampaignPane)
         await pane.set_session(HostSession.open(store.load("box")))
         grid = pane.query_one(CampaignGrid)
-        await wait_until(pilot, lambda: pane.state is not None and grid.row_count == 2, what="the campaign drawn")
+        await wait_until(pilot, lambda: pane.state is not None and grid.row_count == 2 and pane.answered(),
+                         what="the campaign and its answer drawn")
         assert grid.row_count == 2 and grid.levels == [1, 4]
         row_b = [str(c) for c in grid.get_row("b")]
         assert "cuda-illegal-address" in row_b[1] and row_b[3].startswith("✖")

@@ -43,7 +43,7 @@ async def test_campaign_grid_levels_and_frontier_fit_100x30(tmp_path):
     async with app.run_test(size=PANE_AT_100x30) as pilot:
         grid, plot = app.pane.query_one(CampaignGrid), app.pane.query_one(CampaignFrontier)
         await wait_until(pilot, lambda: app.pane.state is not None and grid.row_count == len(NAMES)
-                         and plot.region.height > 0, what="the saved campaign drawn and laid out")
+                         and app.pane.answered() and plot.region.height > 0, what="the saved campaign drawn and laid out")
         await pilot.pause()
         keys = [str(k.value) for k in grid.columns]
         upto = keys.index(f"c{LEVELS[-1]}") + 1

@@ -147,7 +147,7 @@ def _loaded(app: GpudeckApp) -> dict[str, bool]:
         "bench": bool(bench.view.run_id) and bool(bench._error_text),
         "roofline": app.summaries.get("roofline", "").endswith("%"),
         "tasks": bool(app.summaries.get("tasks")),
-        "campaign": campaign.state is not None and campaign.roof is not None
+        "campaign": campaign.state is not None and campaign.roof is not None and campaign.answered()
         and app.summaries.get("campaign", "").endswith(_campaign_tally(campaign.state)),
     }
 
