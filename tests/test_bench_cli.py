@@ -182,3 +182,12 @@ def test_a_run_list_line_marks_an_unknown_status_n_a():
 
     assert run_line({"run_id": "r", "status": None, "url": None, "levels": [1, 2]}) == "r  N/A     N/A  levels 1,2"
     assert run_line({"run_id": "r", "status": "ok", "url": "http://h:1/v1", "levels": [4]}) == "r  ok      http://h:1/v1  levels 4"
+
+
+def test_out_help_says_it_is_a_file_and_names_the_per_level_files():
+    """The help and the refusal of `--out DIR` agree: --out is a file, and vLLM's per-level files go beside it."""
+    from tests.cli import gpudeck
+
+    text = " ".join(gpudeck("bench", "--help").stdout.split())
+    assert "--out FILE" in text and "not a directory" in text and "out-c64.json" in text
+    assert "FILE-c64.json" in text
