@@ -228,6 +228,9 @@ class GpudeckApp(OrderlyExit, QuietHeap, App):
         self.sub_title = name
         await asyncio.to_thread(store.set_last_used, name)
         runtime = self.fleet.runtime(name)
+        problem = await runtime.reread_profile()  # a [model] edited since the host was last open
+        if problem:
+            self.notify(problem, severity="warning", timeout=6)
         self.summaries.clear()
         for tab_id, pane in self.panes.items():
             self._set_tab_label(tab_id, "")

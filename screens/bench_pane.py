@@ -146,7 +146,7 @@ class BenchPane(Pane):
                 self.view = saved
                 self._last_measured = saved
         if form.values()["url"]:
-            self.action_models()
+            self.action_models(asked=False)
 
     # -- actions ----------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple) -> bool | None:
@@ -170,18 +170,27 @@ class BenchPane(Pane):
 
         if isinstance(self.app.focused, Input):
             self.app.focused.value = ""
-    def action_models(self) -> None:
+    def action_models(self, asked: bool = True) -> None:
+        """`m`: the model list asked again; `asked` is False when the tab asks by itself."""
         url = self.query_one(BenchForm).values()["url"]
         if url:
-            self.run_worker(self._load_models(url), group="bench-models", exclusive=True)
+            self.run_worker(self._load_models(url, asked), group="bench-models", exclusive=True)
 
-    async def _load_models(self, url: str) -> None:
+    async def _load_models(self, url: str, asked: bool = False) -> None:
         try:
             models = await self.runtime.list_models(url)
         except Exception as exc:  # noqa: BLE001 - a tunnel that can't open is shown, not raised
             self._error(f"cannot reach {url} through the SSH tunnel: {exc}")
             return
+        before = self.query_one(BenchForm).values()["model"]
         self.query_one(BenchForm).set_models(models)
+        after = self.query_one(BenchForm).values()["model"]
+        if asked and models and after == before:
+            # the field did not change: say so, or `m` looks like it did nothing
+            self.notify(safe_text(f"model already filled in: {after} ({len(models)} listed at {url})"),
+                        timeout=4)
+        elif asked and after:
+            self.notify(safe_text(f"model set to {after}"), timeout=4)
         if models:
             self._error("")  # an earlier "no models listed" is no longer true
         else:
@@ -312,7 +321,7 @@ class BenchPane(Pane):
                 self._live = False
         elif isinstance(event, ev.ServerStateChanged) and event.record.state == "ready" \
                 and self._error_text.startswith("no models listed"):
-            self.action_models()  # a server came up since the last look: its models, not a stale "none"
+            self.action_models(asked=False)  # a server came up since the last look: its models, not a stale "none"
 
     def watch_view(self) -> None:
         self.set_summary(self.view.summary_text())  # the tab title counts levels whichever tab is shown

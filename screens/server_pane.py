@@ -191,17 +191,21 @@ class ServerPane(Pane):
         self.shown_record = None
         self._draw_metrics()
         self.query_one(LogView).reset()
-        self.action_reload()
+        self._load()
 
     # ------------------------------------------------------------ loading
     def action_reload(self) -> None:
-        self._load()
+        self._load(reread=True)
 
     @work(group="load", exclusive=True)
-    async def _load(self) -> None:
+    async def _load(self, reread: bool = False) -> None:
         runtime = self.runtime
         if runtime is None:
             return
+        if reread:  # `R`: the profile's file as it is now ([model] edited while the console ran)
+            problem = await runtime.reread_profile()
+            if problem:
+                self.notify(problem, severity="warning", timeout=6)
         self.query_one("#loghead", Static).update(safe_text(f"loading configs from {runtime.name} …"))
         try:
             view = await runtime.server_view()
@@ -427,7 +431,7 @@ class ServerPane(Pane):
                 self._draw_metrics()
         elif isinstance(event, ev.HostConnection):
             if event.reachable and self.unreached:
-                self.action_reload()  # the configs themselves, now that the host answers
+                self._load()  # the configs themselves, now that the host answers
         elif isinstance(event, ev.CrashRecorded):
             self.last_crash = event.crash
             self.notify(f"✖ {event.crash.config} crashed: {event.crash.cls}", severity="error", timeout=15)

@@ -177,8 +177,31 @@ def test_vllm_format_names_one_file_per_level(tmp_path):
     assert second["ttfts"] == [0.0] and second["output_lens"] == [0]
 
 
+def test_vllm_format_says_why_generated_texts_are_empty(tmp_path):
+    """The client keeps no generated text; the export says so beside the empty strings."""
+    from console.bench.vllm_format import level_result
+
+    requests = tmp_path / "r.jsonl"
+    requests.write_text(json.dumps({"level": 0, "index": 0, "ok": True, "ttft_ms": 20.0, "itl_ms": [5.0],
+                                    "input_tokens": 8, "output_tokens": 2, "error": None}) + "\n")
+    level = {**_level(4, "ok", 100.0, 20.0), "completed": 1}
+    doc = {"run_id": "sweep-1", "model": "m", "requests_path": str(requests), "levels": [level]}
+    out = level_result(doc, level)
+    assert out["generated_texts"] == [""]
+    assert "keeps no generated text" in out["generated_texts_note"]
+
+
 def test_a_run_list_line_marks_an_unknown_status_n_a():
     from console.store.runs import run_line
 
     assert run_line({"run_id": "r", "status": None, "url": None, "levels": [1, 2]}) == "r  N/A     N/A  levels 1,2"
     assert run_line({"run_id": "r", "status": "ok", "url": "http://h:1/v1", "levels": [4]}) == "r  ok      http://h:1/v1  levels 4"
+
+
+def test_out_help_says_it_is_a_file_and_names_the_per_level_files():
+    """The help and the refusal of `--out DIR` agree: --out is a file, and vLLM's per-level files go beside it."""
+    from tests.cli import gpudeck
+
+    text = " ".join(gpudeck("bench", "--help").stdout.split())
+    assert "--out FILE" in text and "not a directory" in text and "out-c64.json" in text
+    assert "FILE-c64.json" in text

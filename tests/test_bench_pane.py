@@ -411,6 +411,23 @@ async def test_a_stale_no_models_note_clears_once_the_model_is_found(monkeypatch
         assert str(error.render()).strip() == ""
 
 
+async def test_m_with_the_model_already_filled_in_says_so(monkeypatch):
+    """`m` when the form already holds the server's model changes nothing in the form: a notice says so."""
+
+    async def fake_list(url, timeout=3.0):
+        return ["smol"]
+
+    monkeypatch.setattr("console.bench.endpoint.list_models", fake_list)
+    app = BenchApp()
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = app.query_one(BenchPane)
+        await wait_until(pilot, lambda: pane.query_one("#bf-model").value == "smol", what="the model filled in")
+        assert not any("already" in n.message for n in app._notifications)  # the tab's own look says nothing
+        pane.action_models()  # what `m` runs
+        await wait_until(pilot, lambda: any("model already filled in: smol" in n.message for n in app._notifications),
+                         what="the already-filled notice")
+
+
 async def test_a_host_switch_never_leaves_the_last_hosts_settings_in_the_form():
     """Host A has a server URL and bench settings; host B has neither. After switching to B the form
     shows the defaults, not A's URL (a Start there would have benchmarked A's server)."""

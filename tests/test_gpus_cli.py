@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cli import gpudeck
+from tests.cli import gpudeck, json_out
 from tests.conftest import SHARED
 from tests.gpus_standin import FIXTURES, standin_command
 
@@ -128,3 +128,11 @@ def test_json_names_the_launch_each_process_belongs_to(gpudeck_home, tmp_path):
         for proc in (server, stranger):
             proc.kill()
             proc.wait()
+
+
+def test_text_and_json_exit_alike_when_the_gpus_cannot_be_read(tmp_path):
+    """No nvidia-smi on the local host: both forms say the GPUs could not be read, and both exit 1."""
+    (tmp_path / "sh").symlink_to("/bin/sh")  # a shell, and no nvidia-smi, on the PATH
+    results = [gpudeck("gpus", "-p", "local", *extra, env={"PATH": str(tmp_path)}) for extra in ([], ["--json"])]
+    assert [r.returncode for r in results] == [1, 1], [r.stderr for r in results]
+    assert json_out(results[1])["state"] == "no-driver"

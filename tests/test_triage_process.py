@@ -63,6 +63,14 @@ def test_an_exit_by_signal_is_a_crash_named_for_it(status, cls):
     assert "process" in result.sources
 
 
+def test_a_segfault_the_log_also_names_is_said_once():
+    """Exit 139 and a log ending "Segmentation fault": the summary names the death once, with its log line."""
+    result = judge(classify([*LLAMA_READY, "Segmentation fault (core dumped)"]), ProcessEvidence(exit_status=139))
+    assert result.cls == "segfault" and result.line == len(LLAMA_READY) + 1
+    assert result.summary.count("SIGSEGV") == 1, result.summary
+    assert f"line {result.line}" in result.summary
+
+
 def test_no_exit_by_any_signal_is_ever_healthy():
     logs = [LLAMA_READY, VLLM_SERVED, VLLM_SERVED + VLLM_SIGTERM_NOISE, ["hello"], []]
     for status in [*range(129, 129 + 64), *range(-64, 0)]:

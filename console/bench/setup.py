@@ -70,7 +70,7 @@ def _out_path(text: str | None):
         return None
     path = Path(text)
     if path.is_dir():
-        raise BadSetup(f"--out {text!r} is a directory: give a file name")
+        raise BadSetup(f"--out {text!r} is a directory: give a file name (levels go beside it, FILE-c64.json)")
     if not path.parent.is_dir():
         raise BadSetup(f"--out {text!r}: no directory {str(path.parent)!r}")
     return path

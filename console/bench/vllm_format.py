@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 
 METRICS = ("ttft", "tpot", "itl", "e2el")
+NO_TEXTS = ("empty on purpose: gpudeck's client counts streamed tokens without decoding their text, "
+            "so it keeps no generated text")
 
 
 def level_file(path: Path, level: dict) -> Path:
@@ -80,7 +82,10 @@ def level_result(doc: dict, level: dict) -> dict:
         # vLLM's time a request waited in its client past its due time: not kept per request here
         "queue_times": [None for _ in rows],
         "rtfx": None,  # vLLM's inverse real-time factor, for audio input only
+        # gpudeck's client counts the streamed chunks without decoding them (client.py), so it
+        # keeps no text: the strings stay empty and the note says why
         "generated_texts": ["" for _ in rows],
+        "generated_texts_note": NO_TEXTS,
         "errors": [r.get("error") or "" for r in rows],
     }
     for metric in METRICS:

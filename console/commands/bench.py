@@ -48,7 +48,8 @@ def register(subparsers) -> None:
     p.add_argument("--percentiles", metavar="P,P",
                    help="extra percentiles for every latency, e.g. 50,90,95,99,99.9")
     p.add_argument("--format", dest="out_format", choices=("gpudeck", "vllm"), default="gpudeck",
-                   help="--out as gpudeck's document, or vLLM's benchmark result JSON (one file per level)")
+                   help="--out as gpudeck's document, or vLLM's benchmark result JSON (with several levels, "
+                        "one file per level beside FILE: FILE-c64.json, ...)")
     p.add_argument("--api", choices=("completions", "chat"), default="completions")
     p.add_argument("--warmup", type=int, default=1, help="untimed requests before each level (default 1)")
     p.add_argument("--timeout", type=float, help="per-request limit in seconds (default none)")
@@ -67,7 +68,8 @@ def register(subparsers) -> None:
     p.add_argument("--profile", "-p", dest="bench_profile", help="profile whose runs/ keeps the results")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.add_argument("--events", action="store_true", help="stream JSON-lines events on stdout")
-    p.add_argument("--out", help="also write the JSON document to this file")
+    p.add_argument("--out", metavar="FILE", help="also write the JSON document to FILE (a file name, not a "
+                   "directory; --format vllm adds the level to the name: out-c64.json)")
     p.add_argument("--list", action="store_true", help="list the profile's earlier runs")
     p.add_argument("--compare", nargs=2, metavar=("BASE", "OTHER"), help="compare two saved runs")
     p.add_argument("--show", metavar="RUN", help="one saved run with its timeline (also: bench show RUN)")

@@ -552,6 +552,19 @@ class HostRuntime:
 
         return await asyncio.to_thread(load_runs, self.session.data_dir / "runs")
 
+    async def reread_profile(self) -> str | None:
+        """The profile's `[model]` read again from its file (an edit since the console started, or
+        `profiles set`), so a reload or a re-opened host prices the model as the file says now;
+        None, or why the file could not be read (the section in hand is kept then)."""
+        from profiles import store
+
+        try:
+            fresh = await asyncio.to_thread(store.load, self.name)
+        except Exception as exc:  # noqa: BLE001 - a broken file is said, the console keeps running
+            return f"profile {self.name} not re-read: {exc}"
+        self.session.profile.model = fresh.model
+        return None
+
     async def profile_roofline(self) -> tuple[object | None, str]:
         """The profile's roofline, or why there is none (roofline.from_profile.roofline_for), computed in
         a worker thread: the model's config.json and checkpoint index are read off the event loop."""

@@ -157,7 +157,10 @@ def _signalled(result: TriageResult, number: int, status: int, tail: list[str] |
         result.summary = f"{result.summary}; then {died}"
         return result
     cls = SIGNAL_CLASSES[number][0] if number in SIGNAL_CLASSES else "process-killed"
-    if result.crashed and result.line is not None:
+    if result.crashed and result.line is not None and result.cls == cls:
+        # the log names the same death ("Segmentation fault"): say it once, and where the log says it
+        result.summary = f"{died}, as the log says at line {result.line}"
+    elif result.crashed and result.line is not None:
         result.summary = f"{died}; the log's last failure: {result.summary}"
     else:
         result.summary = died
