@@ -3,13 +3,11 @@ console that started it, and the header never reads `stopped ● driver running`
 stay so, with the driver a zombie)."""
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import pytest
 
-from console import demo
 from console.campaign import owner
 from screens.app import GpudeckApp
 from screens.confirm import Confirm
@@ -19,13 +17,10 @@ SHOWN_RUNNING = re.compile(r"(finished|stopped|failed)\s+● driver running")
 
 
 @pytest.fixture
-def world(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", os.environ["PATH"])
+def world(monkeypatch, request):
+    """The demo's world (conftest's demo_world) with servers that start in 0.3 s."""
     monkeypatch.setenv("GPUDECK_SIM_STARTUP_S", "0.3")
-    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
-    made = demo.setup(tmp_path / "demo")
-    yield made
-    made.close()
+    return request.getfixturevalue("demo_world")
 
 
 async def test_a_stopped_campaigns_driver_is_reaped_and_never_shown_running(world):

@@ -1,11 +1,8 @@
 """`gpudeck demo`: its campaign ends with the demo, so the Campaign tab says so and q asks first."""
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from console import demo
 from console.campaign import owner
 from screens.app import GpudeckApp
 from screens.confirm import Confirm
@@ -13,13 +10,10 @@ from tests.harness import wait_until
 
 
 @pytest.fixture
-def world(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", os.environ["PATH"])
+def world(monkeypatch, request):
+    """The demo's world (conftest's demo_world) with servers that start in 0.3 s."""
     monkeypatch.setenv("GPUDECK_SIM_STARTUP_S", "0.3")
-    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path / "unused"))
-    made = demo.setup(tmp_path / "demo")
-    yield made
-    made.close()
+    return request.getfixturevalue("demo_world")
 
 
 async def test_q_asks_before_the_demo_ends_its_running_campaign(world):
