@@ -252,7 +252,7 @@ def test_gpu_memory_not_freed_stops_the_campaign_before_the_next_config(llama_bo
         stray.kill()
 
 
-@pytest.mark.timeout(420)
+@pytest.mark.timeout(920)
 @pytest.mark.slow
 def test_the_simulated_campaign_triages_a_crash_goes_on_and_names_the_winner(tmp_path, monkeypatch):
     """The demo's own campaign: one config dies at 256 streams; the rest still run; the table says why."""
@@ -275,7 +275,8 @@ def test_the_simulated_campaign_triages_a_crash_goes_on_and_names_the_winner(tmp
                                    .replace("slo = { ttft_ms = 8000 }", "slo = { ttft_ms = 1300 }").splitlines()
                                    if not line.startswith(("precision", "max_repeats"))))
     try:
-        out = gpudeck("campaign", "run", str(campaign), "-p", "demo", "--foreground", "--json", timeout=400)
+        # a guard against a hang, not a speed goal: 10 visits take 4-7 minutes on a loaded 2-core machine
+        out = gpudeck("campaign", "run", str(campaign), "-p", "demo", "--foreground", "--json", timeout=900)
         assert out.returncode == 0, out.stderr[-3000:]
         doc = json.loads(out.stdout)
         cells = {c["name"]: c for c in doc["cells"]}

