@@ -137,7 +137,16 @@ class LogView(Log):
         resized = super()._size_updated(size, virtual_size, container_size, layout)
         if self.follow:
             self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+        elif self.current is not None:   # a line jumped to stays in view when the view shrinks
+            self._into_view(self.current, immediate=True)
         return resized
+
+    def _into_view(self, index: int, immediate: bool = False) -> None:
+        """Scroll so shown line `index` is in view, a few rows below the top (fewer in a short view)."""
+        height = max(1, self.size.height)
+        top = int(self.scroll_y)
+        if not (top <= index < top + height):
+            self.scroll_to(y=max(0, index - min(3, (height - 1) // 2)), animate=False, immediate=immediate)
 
     def _update_maximum_width(self, updates: int, size: int) -> None:
         super()._update_maximum_width(updates, size + 10)  # room for the widest gutter
@@ -237,9 +246,7 @@ class LogView(Log):
     def _go(self, index: int) -> None:
         self.follow = False
         self.current = index
-        top = int(self.scroll_y)
-        if not (top <= index < top + max(1, self.size.height)):
-            self.scroll_to(y=max(0, index - 3), animate=False)
+        self._into_view(index)
         self._redraw()
 
     def jump_to_number(self, number: int) -> bool:
