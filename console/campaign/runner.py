@@ -11,7 +11,6 @@ mid-way has its server stopped before it is redone.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import posixpath
 import sys
 import time
@@ -549,8 +548,9 @@ class CampaignRunner:
             cell.live = None
             if recorder is not None:
                 recorder.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await recorder    # its sampler's stream ends with it
+                # its sampler's stream ends with it; bounded, so a stream that will not close can
+                # never hold the campaign between a sweep and its server's stop
+                await asyncio.wait({recorder}, timeout=5.0)
             await sweep.close()
 
     def _power_trace(self):
