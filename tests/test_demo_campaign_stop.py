@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 
 from console.campaign import owner
 from screens.app import GpudeckApp
@@ -16,14 +15,7 @@ from tests.harness import wait_until
 SHOWN_RUNNING = re.compile(r"(finished|stopped|failed)\s+● driver running")
 
 
-@pytest.fixture
-def world(monkeypatch, request):
-    """The demo's world (conftest's demo_world) with servers that start in 0.3 s."""
-    monkeypatch.setenv("GPUDECK_SIM_STARTUP_S", "0.3")
-    return request.getfixturevalue("demo_world")
-
-
-async def test_a_stopped_campaigns_driver_is_reaped_and_never_shown_running(world):
+async def test_a_stopped_campaigns_driver_is_reaped_and_never_shown_running(fast_demo_world):
     app = GpudeckApp(profile_name="demo", campaigns_end_on_quit={"demo"})
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, app.started.is_set, 30, what="the console started")

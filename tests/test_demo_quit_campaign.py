@@ -1,7 +1,6 @@
 """`gpudeck demo`: its campaign ends with the demo, so the Campaign tab says so and q asks first."""
 from __future__ import annotations
 
-import pytest
 
 from console.campaign import owner
 from screens.app import GpudeckApp
@@ -9,14 +8,7 @@ from screens.confirm import Confirm
 from tests.harness import wait_until
 
 
-@pytest.fixture
-def world(monkeypatch, request):
-    """The demo's world (conftest's demo_world) with servers that start in 0.3 s."""
-    monkeypatch.setenv("GPUDECK_SIM_STARTUP_S", "0.3")
-    return request.getfixturevalue("demo_world")
-
-
-async def test_q_asks_before_the_demo_ends_its_running_campaign(world):
+async def test_q_asks_before_the_demo_ends_its_running_campaign(fast_demo_world):
     app = GpudeckApp(profile_name="demo", campaigns_end_on_quit={"demo"})   # as `gpudeck demo` builds it
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, app.started.is_set, 30, what="the console started")
