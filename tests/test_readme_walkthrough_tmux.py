@@ -27,7 +27,7 @@ def test_readme_walkthrough(tmp_path, size):
     start = (160, 45)  # the 100x30 run is resized from here in the middle of the walk-through
     env_tmp = tmp_path / "tmp"
     env_tmp.mkdir()
-    command = (f"env -u COLUMNS -u LINES TMPDIR={env_tmp} GPUDECK_HOME={tmp_path / 'home-not-used'} GPUDECK_SIM_STARTUP_S=0.3 "
+    command = (f"env TMPDIR={env_tmp} GPUDECK_HOME={tmp_path / 'home-not-used'} GPUDECK_SIM_STARTUP_S=0.3 "
                f"GPUDECK_SIM_EFFICIENCY=0.3 {sys.executable} -m console demo")
     term = Term.launch(f"gpudeck-walk-{size[0]}", command, start)
     try:

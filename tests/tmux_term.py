@@ -35,6 +35,14 @@ def tmux_binary() -> str:
     return path
 
 
+def sized_by_the_terminal() -> dict[str, str]:
+    """This process's environment without COLUMNS and LINES, so the program in the pane reads its
+    size from the terminal. GNU readline (imported by pytest's debugger support) exports both into
+    the C environment at 80x24; a child started with the inherited environment then draws at 80x24
+    in a 160x45 pane, since `shutil.get_terminal_size` believes the variables first."""
+    return {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+
+
 class Term:
     """One tmux server (`-L name`) holding one session of the same name."""
 
@@ -49,7 +57,7 @@ class Term:
         tmux = tmux_binary()
         session = f"{name}-{os.getpid()}"
         subprocess.run([tmux, "-L", session, "new-session", "-d", "-s", session, "-x", str(size[0]),
-                        "-y", str(size[1]), command], check=True, cwd=ROOT)
+                        "-y", str(size[1]), command], check=True, cwd=ROOT, env=sized_by_the_terminal())
         return cls(tmux, session)
 
     def keys(self, *keys: str) -> None:
