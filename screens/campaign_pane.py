@@ -209,6 +209,8 @@ class CampaignPane(Pane):
             if cal.get("eta"):
                 text.append(f"; fitted: bandwidth efficiency {cal['eta'] * 100:.1f}%, "
                             f"{cal['overhead_ms']:.1f} ms fixed per step")
+            elif lead.calibration_refused:
+                text.append(clean_line(f"; no efficiency/overhead fit: {lead.calibration_refused}"))
         elif comp.roofline_note and comp.leader:
             text.append("\n" + clean_line(comp.roofline_note), style="dim")
         short = self.has_class("short")

@@ -305,6 +305,7 @@ def test_the_simulated_campaign_triages_a_crash_goes_on_and_names_the_winner(tmp
         # a fit is shown only where it meets its own levels (a line missing them is "no fit"): with two
         # levels, one of them queueing at 256 streams, either may be right; never a fit the table hides
         assert best["calibration"] is None or "against the roofline" in table
+        assert best["calibration"] is not None or best["calibration_refused"] in table   # "no fit", and why
         suggestions = json.loads(gpudeck("tasks", "-p", "demo", "suggestions", "--json", timeout=240).stdout)["suggestions"]
         keys = [s["key"] for s in suggestions]
         assert not any(k.startswith("efficiency:") for k in keys)  # the table judges the cells, not a task per run

@@ -42,6 +42,7 @@ class ConfigResult:
     efficiency_pct: float | None = None    # at best_level, against the roofline's ideal there
     efficiency_deciding_pct: float | None = None   # at deciding_level
     calibration: dict | None = None        # eta and per-step overhead fitted to this cell's TPOTs
+    calibration_refused: str | None = None  # why no line was fitted ("no fit" and its reason), when none was
     max_load: dict | None = None           # the highest concurrency within the [slo], over its visits (slo_search)
     ended_by: str | None = None            # what ended its repeats: precision, max_repeats or repeats (until_sure)
     ended_why: str = ""
@@ -337,14 +338,15 @@ def _efficiency(roof, result: ConfigResult, level: int | None) -> float | None:
 
 
 def _against_roofline(result: ConfigResult, roof) -> None:
-    from ..roofline.calibrate import fit
+    from ..roofline.calibrate import calibrate
 
     result.efficiency_pct = _efficiency(roof, result, result.best_level)
     result.efficiency_deciding_pct = _efficiency(roof, result, result.deciding_level)
     points = [(lv["concurrency"], lv["tpot_p50"] / 1000) for lv in result.levels
               if lv.get("finished") and lv.get("tpot_p50") and lv.get("concurrency")]
-    cal = fit(roof, points)
-    result.calibration = cal.to_json() if cal is not None else None
+    outcome = calibrate(roof, points)
+    result.calibration = outcome.calibration.to_json() if outcome.calibration is not None else None
+    result.calibration_refused = outcome.reason
 
 
 def _policy(state: CampaignState) -> dict:
@@ -531,6 +533,9 @@ def efficiency_lines(comp: Comparison) -> list[str]:
     lines = ["against the roofline (fit of TPOT = ideal step / eta + overhead):"]
     for r in comp.results:
         cal = r.calibration or {}
+        if not cal and r.calibration_refused:   # the reason, not two bare N/As
+            lines.append(f"  {r.cell[:44]:<44} {efficiency_text(r)} · eta and overhead: {r.calibration_refused}")
+            continue
         eta = f"eta {cal['eta'] * 100:.1f}%" if cal.get("eta") else f"eta {UNKNOWN}"
         over = f"overhead {cal['overhead_ms']:.1f} ms/step" if cal else f"overhead {UNKNOWN}"
         lines.append(f"  {r.cell[:44]:<44} {efficiency_text(r)} · {eta} · {over}")
