@@ -55,6 +55,8 @@ def test_two_identical_configs_come_out_as_no_significant_difference(box):
     for cell in doc["cells"]:
         assert cell["status"] == "done" and len(cell["rounds"]) == 3, cell
         assert all(r["levels"][0]["samples"]["tokens"] for r in cell["rounds"])
+        parts = (cell["note"] or "").split("; ")     # a cause met at every visit is said once
+        assert len(parts) == len(set(parts)), cell["note"]
     assert comp["winner"] is None and not comp["significant"], comp["verdict"]
     assert comp["verdict"].startswith("no significant difference between twin_")
     # the rounds were interleaved: A B, then B A, then A B

@@ -111,6 +111,12 @@ def bench_argv(spec: CampaignSpec, url: str, profile: str, tunnelled: bool, serv
     return argv
 
 
+def add_note(cell: st.Cell, text: str) -> None:
+    """Add to the cell's note once: a cause every visit meets (no nvidia-smi) is said once, not per visit."""
+    if text not in (cell.note or "").split("; "):
+        cell.note = f"{cell.note}; {text}" if cell.note else text
+
+
 def level_row(summary: dict) -> dict:
     """The few numbers of one level the campaign keeps and compares."""
     def stat(key: str, which: str):
@@ -353,7 +359,7 @@ class CampaignRunner:
                     still = (await lifecycle.stop(self.session, record)).running
                 except (lifecycle.LaunchError, HostError) as exc:
                     still = f"stop failed: {exc}"
-                    cell.note = (cell.note + "; " if cell.note else "") + still
+                    add_note(cell, still)
                 self._save_quietly()
             if record.live:   # not a stop until the server is gone: the next cell would land on its GPUs
                 watcher.cancel()
@@ -586,7 +592,7 @@ class CampaignRunner:
             snap = await sample_once(self.session.host, smi_command=self.profile.gpu.smi_command or None,
                                      simulated=self.profile.ui.simulated)
             if snap.state != "ok":
-                cell.note = (cell.note + "; " if cell.note else "") + f"GPU check skipped: {snap.state} ({snap.message})"
+                add_note(cell, f"GPU check skipped: {snap.state} ({snap.message})")
                 self._save()
                 return
             busy = [g for g in snap.gpus if isinstance(g.memory_used_mib, (int, float))
