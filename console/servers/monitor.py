@@ -263,8 +263,10 @@ class ServerMonitor:
 
     async def triage_after_stop(self) -> bool:
         """A server stopped right after it failed a level may not have had its fatal line read yet:
-        triage the whole log now and record the crash if it shows one. True when it did."""
-        if self.record.crash_class is not None:
+        triage the whole log now and record the crash if it shows one. True when it did. A class
+        already known stays; an "unknown" one (the process ended badly before the log was read) is
+        read again, since the log may name its cause."""
+        if self.record.crash_class not in (None, "unknown"):
             return True
         verdict = await self._final_verdict(judged=False)  # the stop was ours: only the log can tell
         if verdict.cls in ("healthy", "unknown", "process-killed"):
