@@ -19,6 +19,7 @@ class SlurmBackend:
     name = "slurm"
     how = "submitted with sbatch"
     serves_on_host = False   # on a compute node, reached through the login node
+    schedules = True
 
     async def preflight(self, session: HostSession, port: int | None) -> list[PreflightWarning]:
         return []   # the scheduler places the job on nodes this host (the login node) cannot speak for
@@ -58,3 +59,13 @@ class SlurmBackend:
         from .launch import head_for_port
 
         return head_for_port(profile, port)
+
+    def head_of(self, record: LaunchRecord) -> str | None:
+        from .launch import head_of
+
+        return head_of(record)
+
+    def nodes_of(self, record: LaunchRecord) -> list[str]:
+        from .launch import nodes_of
+
+        return nodes_of(record)

@@ -118,10 +118,22 @@ def head_for_port(profile_name: str, port: int | None) -> str | None:
         return None
     for record in launches.load_all(profile_name):
         if record.live and record.port == port and job_id(record):
-            addr = _job(record).get("head_addr")
-            if isinstance(addr, str) and addr and not addr.startswith("-") and len(addr) < 256:
+            addr = head_of(record)
+            if addr:
                 return addr
     return None
+
+
+def head_of(record: LaunchRecord) -> str | None:
+    """The job's head node address as recorded, when it is one an address can be (the file is hostile)."""
+    addr = (record.slurm or {}).get("head_addr") if isinstance(record.slurm, dict) else None
+    return addr if isinstance(addr, str) and addr and not addr.startswith("-") and len(addr) < 256 else None
+
+
+def nodes_of(record: LaunchRecord) -> list[str]:
+    """The nodes the job ran on, as recorded."""
+    nodes = record.slurm.get("nodes") if isinstance(record.slurm, dict) else None
+    return [n for n in nodes if isinstance(n, str) and n] if isinstance(nodes, list) else []
 
 
 def job_gpus(profile_name: str, config: str | None = None) -> int | None:
