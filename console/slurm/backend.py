@@ -39,7 +39,7 @@ class SlurmBackend:
                    progress: Callable[[str], None] | None) -> StopResult:
         from .launch import stop
 
-        if not record.slurm:   # a server taken over on the login node (adopted): signals, as a process
+        if record.slurm is None:   # a server taken over on the login node (adopted): signals, as a process
             from ..servers.process_launch import stop_process
 
             return await stop_process(session, record, grace_s, progress)
