@@ -19,8 +19,9 @@ class HostSession:
     readonly: bool = False
 
     @classmethod
-    def open(cls, profile: Profile, readonly: bool = False) -> "HostSession":
-        return cls(profile=profile, host=host_for(profile), readonly=readonly)
+    def open(cls, profile: Profile, readonly: bool = False, measure_latency: bool = True) -> "HostSession":
+        """`measure_latency=False`: no ping on connecting, for a command that runs once and leaves."""
+        return cls(profile=profile, host=host_for(profile, measure_latency), readonly=readonly)
 
     @property
     def name(self) -> str:

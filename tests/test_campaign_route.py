@@ -9,9 +9,10 @@ from types import SimpleNamespace
 import pytest
 
 from console.bench.route import route
-from console.campaign.parallel import SlurmLane
+from console.campaign.parallel import JobLane
 from console.campaign.runner import CampaignRunner
 from console.campaign.spec import from_dict
+from console.servers.backend import backend_for
 from console.store import campaigns as st
 from console.store import launches
 
@@ -62,6 +63,7 @@ def _runner(cls, host: FakeHost, is_slurm: bool) -> CampaignRunner:
     runner.profile = SimpleNamespace(name=PROFILE, is_slurm=is_slurm, server=SimpleNamespace(url=None),
                                      gpu=SimpleNamespace(smi_command=[]), ui=SimpleNamespace(simulated=False))
     runner.session = SimpleNamespace(host=host)
+    runner.backend = backend_for(runner.profile)
     runner.stop_requested = asyncio.Event()
     runner.state = None
     runner._sweep, runner._label, runner._saved_live = None, None, 0.0
@@ -119,7 +121,7 @@ def test_a_slurm_lane_tunnels_through_the_login_node_to_its_own_jobs_head():
     mine = _job("mine", 8000, "10.0.0.7", "42")
     host = FakeHost(tunnelled=True)
     cell = st.Cell(name="a", base="a", launch_id=mine.id)
-    argv = asyncio.run(_sweep(_runner(SlurmLane, host, True), cell, 8000))
+    argv = asyncio.run(_sweep(_runner(JobLane, host, True), cell, 8000))
     assert host.forwards == [(8000, "10.0.0.7")]
     assert _arg(argv, "--url") == "http://127.0.0.1:40123" and "--tunnelled" in argv
     assert _arg(argv, "--server-port") == "8000"
@@ -129,7 +131,7 @@ def test_a_slurm_lane_on_the_login_node_itself_connects_to_the_head_directly():
     mine = _job("mine", 8000, "10.0.0.7", "42")
     host = FakeHost(tunnelled=False)
     cell = st.Cell(name="a", base="a", launch_id=mine.id)
-    argv = asyncio.run(_sweep(_runner(SlurmLane, host, True), cell, 8000))
+    argv = asyncio.run(_sweep(_runner(JobLane, host, True), cell, 8000))
     assert host.forwards == [] and "--tunnelled" not in argv
     assert _arg(argv, "--url") == "http://10.0.0.7:8000"
 

@@ -55,7 +55,7 @@ def test_four_llama_cells_run_two_at_a_time_on_n1_and_n2(slurm, tmp_path):
     from console.store import launches
 
     jobs = [r for r in launches.load_all("cluster")]
-    assert len(jobs) == 4 and all(r.state == "stopped" and r.slurm["end"]["state"] == "CANCELLED" for r in jobs)
+    assert len(jobs) == 4 and all(r.state == "stopped" and r.slurm.end["state"] == "CANCELLED" for r in jobs)
 
 
 def test_resume_after_kill_9_cancels_the_running_jobs_by_their_ids_and_redoes_their_cells(slurm, tmp_path):
@@ -84,7 +84,7 @@ def test_resume_after_kill_9_cancels_the_running_jobs_by_their_ids_and_redoes_th
     jobs = both_running()
     assert jobs, "the two cells never swept at once"
     os.kill(info["driver_pid"], signal.SIGKILL)
-    ids = [r.slurm["job_id"] for r in jobs]
+    ids = [r.slurm.job_id for r in jobs]
     assert all(slurm.wait_job(i, {"RUNNING"})["JobState"] == "RUNNING" for i in ids)  # orphaned, still running
 
     resumed = gpudeck("campaign", "resume", info["id"], "-p", "cluster", "--foreground", "--json", timeout=300)
@@ -94,4 +94,4 @@ def test_resume_after_kill_9_cancels_the_running_jobs_by_their_ids_and_redoes_th
     for old in ids:  # found by id and cancelled by gpudeck: stopped, not crashed
         assert slurm.wait_job(old, {"CANCELLED"})["JobState"] == "CANCELLED"
     old_records = [launches.get("cluster", r.id) for r in jobs]
-    assert all(r.state == "stopped" and r.slurm["end"]["stopped_by_us"] for r in old_records)
+    assert all(r.state == "stopped" and r.slurm.end["stopped_by_us"] for r in old_records)

@@ -135,7 +135,7 @@ def test_a_console_monitor_follows_a_job_and_a_foreign_scancel_reads_cancelled(c
         monitor = ServerMonitor(session, record, on_state=on_state, poll_s=0.1)
         task = asyncio.create_task(monitor.run())
         await asyncio.wait_for(running.wait(), 30)
-        await asyncio.to_thread(slurm.run, "scancel", record.slurm["job_id"])
+        await asyncio.to_thread(slurm.run, "scancel", record.slurm.job_id)
         await asyncio.wait_for(task, 30)
         return seen
 
@@ -143,7 +143,7 @@ def test_a_console_monitor_follows_a_job_and_a_foreign_scancel_reads_cancelled(c
     first_run = seen.index("loading")
     assert set(seen[:first_run]) <= {"launching"} and seen[-1] == "crashed" and "crashed" not in seen[:-1]
     final = launches.get("cluster", launched["id"])
-    assert final.crash_class == "cancelled" and final.slurm["end"]["stopped_by_us"] is False
+    assert final.crash_class == "cancelled" and final.slurm.end["stopped_by_us"] is False
 
 
 def test_a_hostile_job_record_is_left_alone_not_a_traceback(cluster_profile, gpudeck_home):
@@ -292,7 +292,7 @@ def test_the_consoles_runtime_launches_and_stops_a_job(cluster_profile, slurm):
 
     record, result = asyncio.run(go())
     assert result.how == "scancel" and record.state == "stopped"
-    assert record.slurm["end"]["state"] == "CANCELLED" and record.slurm["end"]["stopped_by_us"]
+    assert record.slurm.end["state"] == "CANCELLED" and record.slurm.end["stopped_by_us"]
 
 
 def _foreign_job(slurm, *sbatch: str) -> str:
@@ -483,8 +483,8 @@ def test_a_campaign_goes_no_further_than_a_cell_whose_job_outlives_its_stop(clus
         assert cells["b"]["status"] == "queued" and cells["b"]["attempts"] == 0
         jobs = launches.load_all("cluster")
         assert [r.config for r in jobs] == ["a"] and jobs[0].state == "stopping"
-        assert slurm.wait_job(jobs[0].slurm["job_id"], {"RUNNING"})["JobState"] == "RUNNING"
+        assert slurm.wait_job(jobs[0].slurm.job_id, {"RUNNING"})["JobState"] == "RUNNING"
     finally:
         scancel_ignored.unlink(missing_ok=True)
         for record in launches.load_all("cluster"):
-            slurm.run(slurm.bins["scancel"], record.slurm["job_id"], check=False)
+            slurm.run(slurm.bins["scancel"], record.slurm.job_id, check=False)

@@ -133,11 +133,11 @@ def test_jobs_that_end_while_slurm_does_not_answer_are_read_once_it_does(cluster
     assert seen["status"].stdout.count(" unknown ") == 2 and SHIM_SAYS in seen["status"].stdout
     short, idle = (launches.latest_per_config("cluster")[c] for c in ("short", "idle"))
     assert short.state == "crashed" and short.exit_status == 3
-    assert short.slurm["end"]["state"] == "FAILED" and "unanswered" not in short.slurm
+    assert short.slurm.end["state"] == "FAILED" and short.slurm.unanswered is None
     assert idle.state == "crashed" and idle.crash_class == "cancelled"
-    assert idle.slurm["end"]["state"] == "CANCELLED" and idle.slurm["end"]["stopped_by_us"] is False
+    assert idle.slurm.end["state"] == "CANCELLED" and idle.slurm.end["stopped_by_us"] is False
     # Slurm's own ExitCode for the cancelled job (0:15 or 0:0, as its cancel raced the node), in shell form
-    assert idle.exit_status == (128 + sig if sig else status) and idle.slurm["end"]["signal"] == (sig or None)
+    assert idle.exit_status == (128 + sig if sig else status) and idle.slurm.end["signal"] == (sig or None)
 
 
 def test_a_job_the_controller_has_forgotten_is_read_from_accounting(cluster, slurm):
@@ -198,10 +198,11 @@ def test_a_live_state_written_in_another_case_keeps_the_job_live(monkeypatch):
     from console.slurm import launch
     from console.slurm.jobs import JobInfo
     from console.store.launches import LaunchRecord
+    from console.store.slurm_job import SlurmJob
 
     record = LaunchRecord(id="run-1", config="run", script="/scripts/run.sh", log="/logs/run-1.log", exit_file=None,
                           state="loading")
-    record.slurm = {"job_id": "42", "state": "RUNNING", "nodes": ["n1"], "ranks": [], "end": None}
+    record.slurm = SlurmJob.from_json({"job_id": "42", "state": "RUNNING", "nodes": ["n1"], "ranks": [], "end": None})
     job = JobInfo(job_id="42", state="running", reason=None, exit_status=None, exit_signal=None, nodes=["n1"],
                   batch_host="n1", num_nodes=1, num_tasks=1, stdout=None)
 
@@ -214,4 +215,4 @@ def test_a_live_state_written_in_another_case_keeps_the_job_live(monkeypatch):
     monkeypatch.setattr(launch, "show_job", shown)
     monkeypatch.setattr(launch, "_not_ours", ours)
     asyncio.run(launch.refresh(SimpleNamespace(name="cluster", host=None), record))
-    assert record.live and record.state == "loading" and record.slurm["end"] is None
+    assert record.live and record.state == "loading" and record.slurm.end is None

@@ -66,9 +66,10 @@ def test_the_writer_refuses_an_id_that_is_a_path(gpudeck_home):
 
 def test_a_junk_slurm_part_is_a_job_with_no_id_and_junk_effective_flags_are_not_seen(gpudeck_home):
     from console.slurm.launch import job_id
+    from console.store.slurm_job import SlurmJob
 
     _write("j.json", {"id": "j", "config": "c", "state": "loading", "slurm": "junk", "effective": [1]})
     found = launches.read_launches("local")
     assert found.unreadable == []
     record = found.records[0]
-    assert record.slurm == {"job_id": None} and job_id(record) is None and record.effective is None
+    assert record.slurm == SlurmJob() and job_id(record) is None and record.effective is None

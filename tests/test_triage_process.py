@@ -226,7 +226,7 @@ async def test_a_real_llama_server_killed_by_a_signal_is_that_crash_in_the_monit
     from console.store.crashes import read_crashes
     from console.store.suggest import crash_offer
 
-    offer = crash_offer(read_crashes(profile.name).records[0])
+    offer = crash_offer(read_crashes(profile.name).records[0], profile.name)
     assert offer.text.startswith(f"Investigate {cls} in smol")
 
 

@@ -128,7 +128,11 @@ def discard(state: st.CampaignState) -> None:
 
 
 def spawn(state: st.CampaignState) -> int:
-    """Start the detached driver with a fresh token in its environment; returns its pid."""
+    """Start the detached driver with a fresh token in its environment; returns its pid.
+
+    One writer at a time: the driver waits on its stdin until this process has saved who it is
+    (`owner.driver_spawned`) and closed the pipe, and only then reads the campaign. Once started,
+    the driver alone writes the state, so this save never lands over the driver's first one."""
     check_lock(state.profile, state.spec, state.id)
     token = driver.new_token()
     folder = st.inside(state.dir, st.campaigns_dir(state.profile))
@@ -136,11 +140,34 @@ def spawn(state: st.CampaignState) -> int:
                  0o600)
     with os.fdopen(fd, "ab") as log:
         proc = subprocess.Popen([sys.executable, "-m", "console", "campaign", "_drive", state.id,
-                                 "--profile", state.profile], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                 "--profile", state.profile], stdin=subprocess.PIPE, stdout=log, stderr=log,
                                 start_new_session=True, env={**os.environ, driver.TOKEN_ENV: token})
+    assert proc.stdin is not None
+    try:
+        owner.driver_spawned(state, proc.pid, token)
+    except BaseException:
+        proc.kill()   # still waiting for its handover: it has read and written nothing
+        proc.stdin.close()
+        _reap_when_done(proc)
+        raise
+    proc.stdin.close()   # the handover: the driver reads the campaign from here on, and alone writes it
     _reap_when_done(proc)
-    owner.driver_spawned(state, proc.pid, token)
     return proc.pid
+
+
+def wait_for_handover() -> None:
+    """In a driver `spawn` started: wait until the spawner has saved the driver's identity and closed
+    this process's stdin, before the campaign is read. A driver run any other way waits for nothing."""
+    if not os.environ.get(driver.TOKEN_ENV):
+        return
+    try:
+        while sys.stdin.buffer.read(1 << 16):
+            pass
+        null = os.open(os.devnull, os.O_RDONLY)   # what the driver starts reads nothing, as before
+        os.dup2(null, 0)
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        return
 
 
 def _reap_when_done(proc: subprocess.Popen) -> None:

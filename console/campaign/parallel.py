@@ -1,4 +1,5 @@
-"""Campaign cells in parallel on a Slurm profile: `[policy] parallel = N` cells at once, each its own job.
+"""Campaign cells in parallel where a scheduler places launches (a Slurm profile): `[policy] parallel = N`
+cells at once, each its own job.
 
 Each of the N lanes is a `CampaignRunner` of its own (its own connection to
 the login node, its own sweep process) that shares the one campaign state:
@@ -22,6 +23,7 @@ from typing import Callable
 
 from profiles.profile import Profile
 
+from ..servers.backend import LaunchBackend
 from ..store import launches
 from . import lock as locks
 from . import owner
@@ -31,15 +33,18 @@ from .spec import check_dataset
 
 
 def runner_for(state: st.CampaignState, profile: Profile, say: Callable[[str], None] | None = None):
-    """The runner a campaign needs: one lane per host with --hosts, lanes of jobs on a Slurm
-    profile, else the one-cell-at-a-time runner."""
+    """The runner a campaign needs: one lane per host with --hosts, lanes of jobs where the profile's
+    launch backend (chosen once, `backend_for`) has a scheduler place them, else the
+    one-cell-at-a-time runner."""
+    from ..servers.backend import backend_for
     from .spec import from_dict
 
     if from_dict(state.spec, str(state.dir / "campaign.toml")).policy.hosts:
         return HostsRunner(state, profile, say)
-    if profile.is_slurm:
-        return ParallelRunner(state, profile, say)
-    return CampaignRunner(state, profile, say)
+    backend = backend_for(profile)
+    if backend.schedules:
+        return ParallelRunner(state, profile, say, backend)
+    return CampaignRunner(state, profile, say, backend)
 
 
 def with_hosts(spec: dict, hosts_text: str, where: str) -> dict:
@@ -68,38 +73,41 @@ def with_hosts(spec: dict, hosts_text: str, where: str) -> dict:
     return spec
 
 
-class SlurmLane(CampaignRunner):
-    """One lane: one cell at a time, as a job; the server is reached on the job's head node."""
+class JobLane(CampaignRunner):
+    """One lane: one cell at a time, as a job the backend's scheduler places; the server is reached
+    on the job's head node."""
 
     async def _attempt(self, cell: st.Cell) -> None:
         try:
             await super()._attempt(cell)
         finally:
             record = launches.get(self.profile.name, cell.launch_id) if cell.launch_id else None
-            if record is not None and record.slurm:
-                cell.node = ",".join(record.slurm.get("nodes") or []) or None
+            nodes = self.backend.nodes_of(record) if record is not None else []
+            if nodes:
+                cell.node = ",".join(nodes)
                 self._save()
 
     def _head_of(self, cell: st.Cell) -> str | None:
         """This lane's own job's head node: another lane's job may serve the same port elsewhere."""
         record = launches.get(self.profile.name, cell.launch_id) if cell.launch_id else None
-        head = (record.slurm or {}).get("head_addr") if record is not None else None
-        return head if isinstance(head, str) and head and not head.startswith("-") and len(head) < 256 else None
+        return self.backend.head_of(record) if record is not None else None
 
     async def _gpus_idle(self, cell: st.Cell) -> None:
         """Slurm takes the GPUs back with the job; a later job waits for them if it must."""
 
 
 class ParallelRunner(CampaignRunner):
-    """Runs the campaign's remaining cells `policy.parallel` at a time, each lane a `SlurmLane`."""
+    """Runs the campaign's remaining cells `policy.parallel` at a time, each lane a `JobLane`."""
 
-    def __init__(self, state: st.CampaignState, profile: Profile, say: Callable[[str], None] | None = None):
-        super().__init__(state, profile, say)
+    def __init__(self, state: st.CampaignState, profile: Profile, say: Callable[[str], None] | None = None,
+                 backend: LaunchBackend | None = None):
+        super().__init__(state, profile, say, backend)
         self.lanes = self._make_lanes(say)
         self._halted = False   # a lane's server outlived its stop
 
     def _make_lanes(self, say) -> list[CampaignRunner]:
-        return [SlurmLane(self.state, self.profile, say) for _ in range(max(1, self.spec.policy.parallel))]
+        return [JobLane(self.state, self.profile, say, self.backend)
+                for _ in range(max(1, self.spec.policy.parallel))]
 
     def _lane_of(self, cell: st.Cell) -> CampaignRunner:
         return self.lanes[0]

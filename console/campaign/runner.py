@@ -23,7 +23,7 @@ from ..fmt import clock
 from ..hosts import HostError
 from ..servers import configs as cfgs
 from ..servers import lifecycle
-from ..servers.backend import backend_for
+from ..servers.backend import LaunchBackend, backend_for
 from ..store import launches
 from ..servers.monitor import ServerMonitor
 from ..session import HostSession
@@ -143,10 +143,12 @@ def _level_note(summary: dict) -> str:
 class CampaignRunner:
     """Runs one campaign's remaining cells on its profile's host."""
 
-    def __init__(self, state: st.CampaignState, profile: Profile, say: Callable[[str], None] | None = None):
+    def __init__(self, state: st.CampaignState, profile: Profile, say: Callable[[str], None] | None = None,
+                 backend: LaunchBackend | None = None):
         self.state = state
         self.spec = from_dict(state.spec, str(state.dir / "campaign.toml"))
         self.profile = profile
+        self.backend = backend if backend is not None else backend_for(profile)   # chosen once per profile
         self.session = HostSession.open(profile)
         self.say = say or (lambda text: None)
         self.stop_requested = asyncio.Event()
@@ -519,7 +521,7 @@ class CampaignRunner:
 
         server_url, head = self._url_for(port), self._head_of(cell)
         found = await self._with_retries(lambda: route(self.session.host, self.profile.name,
-                                                       backend_for(self.profile), server_url, head))
+                                                       self.backend, server_url, head))
         sweep = SweepProcess(bench_argv(self.spec, found.url, self.profile.name, found.tunnelled,
                                         found.server_port, found.server_url, levels))
         self._sweep = sweep
@@ -564,11 +566,11 @@ class CampaignRunner:
 
     def _power_trace(self):
         """The power of the GPUs this host's server holds, sampled through the sweep (console.bench.energy);
-        (None, None) on a Slurm profile, whose GPUs are on the job's nodes, not this host."""
+        (None, None) where the server runs elsewhere (a Slurm job's nodes), not on this host."""
         from ..bench.energy import PowerTrace, record
         from ..gpus.sampler import Sampler
 
-        if self.profile.is_slurm:
+        if not self.backend.serves_on_host:
             return None, None
         trace = PowerTrace(idle_mib=self.spec.policy.gpu_idle_mib)
         sampler = Sampler(self.session.host, POWER_SAMPLE_S, smi_command=self.profile.gpu.smi_command or None,

@@ -113,6 +113,9 @@ def _start(args, profile, state, new: bool = False) -> int:
 
 
 def _drive(args: argparse.Namespace) -> int:
+    from ..campaign.control import wait_for_handover
+
+    wait_for_handover()   # the spawner saves who this driver is first: one writer at a time
     profile = _profile(args)
     return _drive_now(profile, _load(profile, args.id), echo=True, as_json=False)
 

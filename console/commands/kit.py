@@ -53,7 +53,8 @@ async def with_session(args, body: Callable[[Any], Awaitable[int]], profile_attr
     from ..session import HostSession
 
     profile = load_profile(getattr(args, profile_attr, None) or getattr(args, "profile", None))
-    session = HostSession.open(profile, readonly=bool(getattr(args, "readonly", False)))
+    # a command runs once and leaves: no latency ping, a round trip nobody would read
+    session = HostSession.open(profile, readonly=bool(getattr(args, "readonly", False)), measure_latency=False)
     try:
         return await body(session)
     except HostError as exc:

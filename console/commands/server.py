@@ -31,7 +31,8 @@ def register(sub) -> None:
     stop.add_argument("--grace", type=float, help="seconds before SIGKILL (default: profile, 30)")
     stop.add_argument("--kill-escaped", action="store_true",
                       help="also SIGKILL the server's processes that left its group and outlived the stop")
-    action("status", "every launch gpudeck knows of, refreshed", _status)
+    # it settles the launches in its own look: the settle before every command would be a second one
+    action("status", "every launch gpudeck knows of, refreshed", _status).set_defaults(settles_itself=True)
     logs = action("logs", "print (or follow) a server's log", server_look.logs)
     logs.add_argument("target", nargs="?")
     logs.add_argument("-f", "--follow", action="store_true")
@@ -176,6 +177,9 @@ async def _status(args) -> int:
 
     async def body(session):
         status = await launch_status(session)
+        from ..runtime.settle import announce
+
+        announce(session.name, status.settled)   # as the settle before any other command does
         if not status.reached:
             print(f"⚠ {session.name} is unreachable ({status.why or 'no answer'}): the states below are the last "
                   "known, from the launch records, and may be stale", file=sys.stderr)

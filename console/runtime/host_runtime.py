@@ -641,7 +641,8 @@ class HostRuntime:
         for crash in changes.crashes:  # written by another process (a CLI call, another console)
             self._crashed(crash)
         offered = []
-        if (changes.runs or changes.crashes) and not self.readonly:
+        # a launch's owner may read a crash only once its record is saved after the crash file
+        if (changes.runs or changes.crashes or changes.launches) and not self.readonly:
             from ..store.suggest import offer_new
 
             with contextlib.suppress(Exception):

@@ -69,22 +69,27 @@ def settle_before_command(args, timeout_s: float = 10.0) -> None:
         return
 
     async def settle() -> list[CrashRecord]:
-        session = HostSession.open(profile)
+        session = HostSession.open(profile, measure_latency=False)   # one look, then gone
         try:
-            found = await asyncio.wait_for(settle_launches(session), timeout_s)
+            return await asyncio.wait_for(settle_launches(session), timeout_s)
         finally:
             await session.host.close()
-        from ..store.suggest import offer_crash
-
-        for crash in found:
-            try:
-                offer_crash(name, crash)
-            except Exception:  # noqa: BLE001 - a locked or broken board is reported by the tasks command
-                pass
-        return found
 
     try:
-        for crash in asyncio.run(settle()):
-            sys.stderr.write(f"gpudeck: ✖ {crash.config} crashed ({crash.cls}); crash record {crash.id}\n")
+        announce(name, asyncio.run(settle()))
     except (HostError, asyncio.TimeoutError, OSError) as exc:
         sys.stderr.write(f"gpudeck: ⚠ could not check {name}'s servers: {exc or 'no answer'}\n")
+
+
+def announce(profile: str, found: list[CrashRecord]) -> None:
+    """Crashes a CLI call settled: offered on the task board, and one line each on stderr."""
+    import sys
+
+    from ..store.suggest import offer_crash
+
+    for crash in found:
+        try:
+            offer_crash(profile, crash)
+        except Exception:  # noqa: BLE001 - a locked or broken board is reported by the tasks command
+            pass
+        sys.stderr.write(f"gpudeck: ✖ {crash.config} crashed ({crash.cls}); crash record {crash.id}\n")

@@ -25,7 +25,9 @@ class LaunchBackend(Protocol):
 
     name: str
     how: str   # how a launch runs, as the launch confirmation says it
-    serves_on_host: bool   # the server listens on the host itself (its /metrics reached there)
+    serves_on_host: bool   # the server listens on the host itself (its /metrics and GPUs there)
+    schedules: bool        # a scheduler places each launch on nodes of its own: a campaign's cells run
+                           # as lanes of jobs at once (`campaign.parallel`), each on its own head node
 
     async def preflight(self, session: HostSession, port: int | None) -> list[PreflightWarning]:
         """Warnings before a launch (a port taken, GPUs holding memory)."""
@@ -56,6 +58,14 @@ class LaunchBackend(Protocol):
 
     def server_node(self, profile: str, port: int | None) -> str | None:
         """Where the server serving `port` listens, when not on the host itself (a job's head node)."""
+        ...
+
+    def head_of(self, record: LaunchRecord) -> str | None:
+        """Where this launch's server listens, when not on the host itself (its job's head node)."""
+        ...
+
+    def nodes_of(self, record: LaunchRecord) -> list[str]:
+        """The nodes this launch ran on, when a scheduler placed it; none for the host itself."""
         ...
 
 

@@ -49,15 +49,15 @@ async def until_settled(session: HostSession, record: LaunchRecord,
 
 def settled_line(record: LaunchRecord, timeout_s: float, crash: dict[str, Any] | None = None) -> str:
     """How the wait ended, in one line."""
-    s = record.slurm or {}
+    s = record.slurm
     if record.state == "ready":
-        nodes = f" on {','.join(s.get('nodes') or [])} ({len(s.get('ranks') or []) or 1} rank(s))" if s else ""
+        nodes = f" on {','.join(s.nodes)} ({len(s.ranks) or 1} rank(s))" if s is not None else ""
         return f"● ready in {record.time_to_ready_s}s{nodes}"
     if record.state == "crashed":
         if crash:
             return f"✖ crashed: {crash.get('class')} at line {crash.get('line')}: {crash.get('summary')}"
         return f"✖ crashed ({where(record)}): {record.crash_class}"
-    slurm = f", Slurm {s.get('state')}" if s else ""
+    slurm = f", Slurm {s.state}" if s is not None else ""
     if record.state == "stopped":
         exit_text = "" if record.exit_status is None else f", exit {record.exit_status}"
         return f"stopped before it was ready ({where(record)}{exit_text}{slurm})"

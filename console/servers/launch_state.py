@@ -261,3 +261,25 @@ _APPLY: dict[type, Callable[[LaunchRecord, Any], None]] = {
 def copy(record: LaunchRecord) -> LaunchRecord:
     """A detached copy (for a view or a test that must not move the live record)."""
     return replace(record, flags=dict(record.flags), escaped=list(record.escaped))
+
+
+# ---------------------------------------------------------------- the reading every view shows
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How the owner reads a saved launch: the state every view shows and, for a crash, its class."""
+
+    state: str                 # `LaunchRecord.shown_state`: a live launch judged dead reads crashed
+    crash_class: str | None    # the class the owner took in (CrashFound, EngineDied), when it reads crashed
+
+    @property
+    def crashed(self) -> bool:
+        return self.state == "crashed"
+
+
+def read(record: LaunchRecord) -> Reading:
+    """The owner's reading of a launch; views (the Server tab, `server status`, the report, the task
+    board's crash suggestions) take this and never weigh the record's fields themselves."""
+    shown = record.shown_state
+    return Reading(shown, record.crash_class if shown == "crashed" else None)

@@ -97,7 +97,7 @@ def job_id(record: LaunchRecord) -> str | None:
     """The record's Slurm job id, if it holds a well-formed one (the file is read as untrusted)."""
     from ..slurm.job_ids import checked
 
-    return checked(record.slurm.get("job_id")) if isinstance(record.slurm, dict) else None
+    return checked(record.slurm.job_id) if record.slurm is not None else None
 
 
 def where(record: LaunchRecord) -> str:
@@ -109,14 +109,15 @@ def where(record: LaunchRecord) -> str:
 
         why = why_unknown(record)
         return f"pgid {record.pgid}" + (f" · {why}" if why else "")
-    s = record.slurm if isinstance(record.slurm, dict) else {}   # a dict: job_id found its id there
-    nodes = ",".join(n for n in s.get("nodes") or [] if isinstance(n, str)) or "no node yet"
-    rank = f" · rank {s['failed_rank']} on {s.get('failed_node')}" if isinstance(s.get("failed_rank"), int) else ""
+    s = record.slurm
+    assert s is not None   # job_id found its id there
+    nodes = ",".join(s.nodes) or "no node yet"
+    rank = f" · rank {s.failed_rank} on {s.failed_node}" if s.failed_rank is not None else ""
     from ..safe_text import clean_line
     from ..slurm.unanswered import describe
 
-    reused = f" · {clean_line(s['reused'])[:160]}" if isinstance(s.get("reused"), str) else ""
-    return f"job {jid} ({s.get('state')}) on {nodes}{rank}{reused}{describe(record)}"
+    reused = f" · {clean_line(s.reused)[:160]}" if s.reused is not None else ""
+    return f"job {jid} ({s.state}) on {nodes}{rank}{reused}{describe(record)}"
 
 
 def stop_line(record: LaunchRecord, result: StopResult) -> str:
@@ -125,7 +126,7 @@ def stop_line(record: LaunchRecord, result: StopResult) -> str:
 
     jid = job_id(record)
     if jid:
-        end = (record.slurm or {}).get("end") or {}
+        end = (record.slurm.end if record.slurm is not None else None) or {}
         how = f"job {jid} {end.get('state') or UNKNOWN}, {result.signal}, {result.seconds}s"
     else:
         exit_text = UNKNOWN if result.exit_status is None else str(result.exit_status)

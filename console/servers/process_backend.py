@@ -18,6 +18,7 @@ class ProcessBackend:
     name = "process"
     how = "run from its folder, detached, output to its log"
     serves_on_host = True
+    schedules = False
 
     async def preflight(self, session: HostSession, port: int | None) -> list[PreflightWarning]:
         from .process_launch import preflight_process
@@ -49,3 +50,9 @@ class ProcessBackend:
 
     def server_node(self, profile: str, port: int | None) -> str | None:
         return None   # the server listens on the host itself
+
+    def head_of(self, record: LaunchRecord) -> str | None:
+        return None
+
+    def nodes_of(self, record: LaunchRecord) -> list[str]:
+        return []

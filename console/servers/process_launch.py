@@ -134,21 +134,44 @@ async def probe(host: Host, record: LaunchRecord) -> ProbeState:
     A record with neither group nor pid (its launcher died before reading the group)
     gets the group from the wrapper's `<exit file>.pgid`, so a running server is
     never taken for a dead one."""
+    return (await probe_all(host, [record]))[0]
+
+
+_PROBE_ONE = ('st=$(cat -- "$xf" 2>/dev/null); '
+              f'if [ -z "$grp$pid" ]; then grp=$(head -c {pgid_file.MAX_BYTES + 1} -- "$xf.pgid" 2>/dev/null); pid=$grp; fi; '
+              'case $grp in *[!0-9]*) grp=; pid=;; esac; '
+              'if [ -n "$grp" ] && group_alive "$grp"; then a=1; '
+              'elif [ -n "$pid" ] && pid_alive "$pid"; then a=1; else a=0; fi; '
+              'echo "$a|$(printf %s "$st" | head -c 32 | tr -d "|\\n")|$grp"')
+
+
+async def probe_all(host: Host, records: list[LaunchRecord]) -> list[ProbeState]:
+    """`probe` for every record in one command on the host: a look at N launches is one round trip,
+    not N. An answer that is not one line per launch raises HostError (nothing is read as ended)."""
     from .signals import ALIVE_FUNCS
 
-    script = ALIVE_FUNCS + ('st=$(cat -- "$1" 2>/dev/null); grp=$2; pid=$3; '
-                            f'if [ -z "$grp$pid" ]; then grp=$(head -c {pgid_file.MAX_BYTES + 1} -- "$1.pgid" 2>/dev/null); pid=$grp; fi; '
-                            'case $grp in *[!0-9]*) grp=; pid=;; esac; '
-                            'if [ -n "$grp" ] && group_alive "$grp"; then a=1; '
-                            'elif [ -n "$pid" ] && pid_alive "$pid"; then a=1; else a=0; fi; echo "$a|$st|$grp"')
-    # an adopted server's group may hold bystanders (its shell, other jobs): its own pid decides
-    group = "" if record.adopted else str(record.pgid or "")
-    result = await host.run(["sh", "-c", script, "sh", record.exit_file or "/nonexistent",
-                             group, str(record.pid or "")], timeout=15)
-    alive, _, rest = result.stdout.strip().partition("|")
-    status, _, grp = rest.partition("|")
-    learned = pgid_file.parse(grp) if record.pgid is None and not record.adopted else None
-    return ProbeState(alive == "1", int(status) if status.strip().lstrip("-").isdigit() else None, learned)
+    if not records:
+        return []
+    script = ALIVE_FUNCS + ('while [ "$#" -ge 3 ]; do xf=$1; grp=$2; pid=$3; shift 3; '
+                            + _PROBE_ONE + '; done')
+    argv = ["sh", "-c", script, "sh"]
+    for record in records:
+        # an adopted server's group may hold bystanders (its shell, other jobs): its own pid decides
+        group = "" if record.adopted else str(record.pgid or "")
+        argv += [record.exit_file or "/nonexistent", group, str(record.pid or "")]
+    result = await host.run(argv, timeout=15)
+    lines = result.stdout.splitlines()
+    if len(lines) != len(records) or not all(line[:2] in ("0|", "1|") for line in lines):
+        raise HostError("other", f"{host.name}: the look at {len(records)} launch(es) gave {len(lines)} "
+                                 f"line(s) of answer (exit {result.returncode})")
+    states = []
+    for record, line in zip(records, lines):
+        alive, _, rest = line.strip().partition("|")
+        status, _, grp = rest.partition("|")
+        learned = pgid_file.parse(grp) if record.pgid is None and not record.adopted else None
+        states.append(ProbeState(alive == "1", int(status) if status.strip().lstrip("-").isdigit() else None,
+                                 learned))
+    return states
 
 
 async def await_exit_status(host: Host, record: LaunchRecord, state: ProbeState) -> ProbeState:
@@ -182,32 +205,41 @@ def settle(record: LaunchRecord, state: ProbeState) -> bool:
 
 
 async def reattach_processes(session: HostSession) -> list[LaunchRecord]:
-    """Every process launch live when last seen, its group and exit file looked at again.
+    """Every process launch live when last seen, its group and exit file looked at again, all of
+    them in one command on the host (`probe_all`).
 
     A launch whose host does not answer is returned too, still live and marked unknown
     (`unreached`), so a console watches it and reads its end once the host answers again."""
     from . import unreached
 
+    live = [record for record in launches.load_all(session.name) if record.live]
+    if not live:
+        return []
+    try:
+        if session.host.status.stale:
+            raise session.host.status.down_error(session.name)
+        looks = await probe_all(session.host, live)
+    except HostError as exc:
+        for record in live:
+            unreached.note_outage(session.name, record, exc)
+        return live
     changed = []
-    for record in launches.load_all(session.name):
-        if record.live:
-            try:
-                if session.host.status.stale:
-                    raise session.host.status.down_error(session.name)
-                state = await await_exit_status(session.host, record, await probe(session.host, record))
-            except HostError as exc:
-                unreached.note_outage(session.name, record, exc)
-                changed.append(record)
-                continue
-            answered = unreached.clear(record)
-            if settle(record, state):
-                from .engine_death import recheck_clean_exit
-
-                await recheck_clean_exit(session.host, record)  # an engine death that exited 0
-                launch_state.save(session.name, record)
-            elif answered:
-                launch_state.save(session.name, record)
+    for record, look in zip(live, looks):
+        try:
+            state = await await_exit_status(session.host, record, look)   # a look again only for a just-ended one
+        except HostError as exc:
+            unreached.note_outage(session.name, record, exc)
             changed.append(record)
+            continue
+        answered = unreached.clear(record)
+        if settle(record, state):
+            from .engine_death import recheck_clean_exit
+
+            await recheck_clean_exit(session.host, record)  # an engine death that exited 0
+            launch_state.save(session.name, record)
+        elif answered:
+            launch_state.save(session.name, record)
+        changed.append(record)
     return changed
 
 

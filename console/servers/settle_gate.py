@@ -25,6 +25,8 @@ def profile_to_settle(args: object) -> str | None:
 
     if getattr(args, "command", None) in NOT_ABOUT_A_PROFILE or getattr(args, "offline", False):
         return None  # --offline: the operator asked for no contact with the host
+    if getattr(args, "settles_itself", False):
+        return None  # the command's own look settles them (`server status`): one round trip, not two
     name = next((getattr(args, d) for d in PROFILE_DESTS if getattr(args, d, None)), None) or store.last_used()
     try:
         if not store.exists(name) and name != "local":

@@ -3,7 +3,7 @@
 The process-side twin of `console.slurm.unanswered`. When the look at a live
 launch's process group fails because the host cannot be reached (an SSH
 outage, at console start or later), the record keeps its last state but
-carries `unreached = {"since": when, "error": why}`, so every view shows it
+carries an `unreached` note (`outage_note.OutageNote`: since when, why), so every view shows it
 as `unknown` (`LaunchRecord.shown_state`) and says why; the next look that
 reaches the host removes it, and the wrapper's exit file then says how the
 launch ended if it ended meanwhile. The record is saved only when the note
@@ -11,21 +11,20 @@ appears or its reason changes, not on every failed look.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from .. import outage_note
+from ..outage_note import OutageNote
 from ..store import launches
 from ..store.launches import LaunchRecord
 
 
-def note(record: LaunchRecord) -> dict[str, Any] | None:
+def note(record: LaunchRecord) -> OutageNote | None:
     """The record's note, its fields checked (the file is read as untrusted); None when it has none."""
     return outage_note.checked(record.unreached)
 
 
 def mark(record: LaunchRecord, why: str) -> bool:
     """Note that the host did not answer about this live launch; True when the record changed."""
-    if not record.live or record.slurm:  # a Slurm job's outage is console.slurm.unanswered's
+    if not record.live or record.slurm is not None:  # a Slurm job's outage is console.slurm.unanswered's
         return False
     renewed = outage_note.renewed(record.unreached, why)
     if renewed is None:
@@ -62,7 +61,7 @@ def why_unknown(record: LaunchRecord) -> str:
     found = note(record)
     if found is not None:
         return outage_note.line("host", found)
-    if record.slurm:
+    if record.slurm is not None:
         from ..slurm.unanswered import describe
 
         return describe(record).removeprefix(" · ")

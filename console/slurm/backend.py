@@ -19,6 +19,7 @@ class SlurmBackend:
     name = "slurm"
     how = "submitted with sbatch"
     serves_on_host = False   # on a compute node, reached through the login node
+    schedules = True
 
     async def preflight(self, session: HostSession, port: int | None) -> list[PreflightWarning]:
         return []   # the scheduler places the job on nodes this host (the login node) cannot speak for
@@ -38,7 +39,7 @@ class SlurmBackend:
                    progress: Callable[[str], None] | None) -> StopResult:
         from .launch import stop
 
-        if not record.slurm:   # a server taken over on the login node (adopted): signals, as a process
+        if record.slurm is None:   # a server taken over on the login node (adopted): signals, as a process
             from ..servers.process_launch import stop_process
 
             return await stop_process(session, record, grace_s, progress)
@@ -58,3 +59,13 @@ class SlurmBackend:
         from .launch import head_for_port
 
         return head_for_port(profile, port)
+
+    def head_of(self, record: LaunchRecord) -> str | None:
+        from .launch import head_of
+
+        return head_of(record)
+
+    def nodes_of(self, record: LaunchRecord) -> list[str]:
+        from .launch import nodes_of
+
+        return nodes_of(record)

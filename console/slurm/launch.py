@@ -3,7 +3,7 @@
 The job carries the launch id (`GPUDECK_LAUNCH_ID`) and writes its batch log
 to the profile's log dir and one log per srun task beside it (`ranks.py`).
 The launch record keeps the job id, node list, batch (head) node and logs
-under `slurm`, so any later console or CLI call finds the job by its id.
+in its Slurm part (`store.slurm_job.SlurmJob`), so any later console or CLI call finds the job by its id.
 
 States map onto the launch record's: PENDING is `launching`, RUNNING is
 `loading` until every rank's log says ready (and the head node's /health
@@ -23,6 +23,7 @@ from ..hosts import HostError, LocalHost
 from ..store import crashes, launches
 from ..servers.launching import LaunchError, StopResult, absolute, job_id, safe_stem, DEFAULT_LOG_DIR
 from ..store.launches import LaunchRecord
+from ..store.slurm_job import SlurmJob
 from ..servers.triage import TriageResult, classify_text
 from ..servers.engine_death import death_line
 from ..servers.triage.process import ProcessEvidence, judge, signal_status
@@ -65,13 +66,11 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
     def made(launch_id: str) -> LaunchRecord:   # the job's logs are named after the id
         record = LaunchRecord(id=launch_id, config=config, script=script, log=f"{log_dir}/{launch_id}.log",
                               exit_file=None, flags=dict(flags or {}), port=port)
-        record.slurm = {"job_id": None, "state": "SUBMITTING", "nodes": [], "batch_host": None, "head_addr": None,
-                        "log_dir": log_dir, "nodes_asked": directives.nodes_asked(asked), "ranks": [],
-                        "end": None, "failed_rank": None, "failed_node": None,
-                        "owner": ownership.owner(config, launch_id, user)}
+        record.slurm = SlurmJob(state="SUBMITTING", log_dir=log_dir, nodes_asked=directives.nodes_asked(asked),
+                                owner=ownership.owner(config, launch_id, user))
         return record
     record = launch_state.create(session.name, f"{safe_stem(config)}-{time.strftime('%Y%m%d-%H%M%S')}", made)
-    launch_id, log, s = record.id, record.log, _job(record)
+    launch_id, log = record.id, record.log
     argv = ["sbatch", "--parsable", f"--job-name={ownership.job_name(config)}",
             f"--comment={ownership.comment(launch_id)}", f"--output={log}",
             f"--chdir={script.rsplit('/', 1)[0] or '/'}",
@@ -82,22 +81,28 @@ async def submit(session: HostSession, config: str, script: str, flags: dict | N
         argv.append(f"--account={profile.slurm.account}")
     try:
         result = await slurm(host, [*argv, script], timeout_s=30, max_bytes=SHORT_BYTES)
-        s["job_id"] = parse_sbatch(result.stdout)
+        _set(record, job_id=parse_sbatch(result.stdout))
     except SlurmError as exc:
-        s["state"] = "NOT_SUBMITTED"
+        _set(record, state="NOT_SUBMITTED")
         launch_state.move(session.name, record, StartFailed(f"sbatch refused: {exc}"))
         raise LaunchError(f"could not submit {config}: {exc}") from None
-    s["state"] = "PENDING"
+    _set(record, state="PENDING")
     record.command = " ".join([*argv, script])
     launch_state.save(session.name, record)
     return record
 
 
-def _job(record: LaunchRecord) -> dict[str, Any]:
+def _job(record: LaunchRecord) -> SlurmJob:
     """The record's Slurm part; every record acted on here has one (`submit` made it, or
     `job_id` found a job id in it)."""
-    if not isinstance(record.slurm, dict):
+    if record.slurm is None:
         raise LaunchError(f"{record.config}: not a Slurm job's record")
+    return record.slurm
+
+
+def _set(record: LaunchRecord, **changes: Any) -> SlurmJob:
+    """The record's Slurm part with `changes` (it is frozen: a new one replaces it)."""
+    record.slurm = replace(_job(record), **changes)
     return record.slurm
 
 
@@ -118,18 +123,29 @@ def head_for_port(profile_name: str, port: int | None) -> str | None:
         return None
     for record in launches.load_all(profile_name):
         if record.live and record.port == port and job_id(record):
-            addr = _job(record).get("head_addr")
-            if isinstance(addr, str) and addr and not addr.startswith("-") and len(addr) < 256:
+            addr = head_of(record)
+            if addr:
                 return addr
     return None
+
+
+def head_of(record: LaunchRecord) -> str | None:
+    """The job's head node address as recorded, when it is one an address can be (the file is hostile)."""
+    addr = record.slurm.head_addr if record.slurm is not None else None
+    return addr if isinstance(addr, str) and addr and not addr.startswith("-") and len(addr) < 256 else None
+
+
+def nodes_of(record: LaunchRecord) -> list[str]:
+    """The nodes the job ran on, as recorded."""
+    return list(record.slurm.nodes) if record.slurm is not None else []
 
 
 def job_gpus(profile_name: str, config: str | None = None) -> int | None:
     """GPUs of the newest live job (of `config`, if named): the count a roofline of that server takes."""
     for record in launches.load_all(profile_name):
         if record.live and job_id(record) and (config is None or record.config == config):
-            gpus = _job(record).get("gpus")
-            return gpus if isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0 else None
+            gpus = _job(record).gpus
+            return gpus if gpus is not None and gpus > 0 else None
     return None
 
 
@@ -137,7 +153,7 @@ async def health_ok(session: HostSession, record: LaunchRecord) -> bool:
     """The head node's /health answers 200, reached through the login node."""
     import httpx
 
-    addr = (record.slurm or {}).get("head_addr")
+    addr = record.slurm.head_addr if record.slurm is not None else None
     if not record.port or not addr:
         return False
     try:
@@ -153,8 +169,8 @@ async def health_ok(session: HostSession, record: LaunchRecord) -> bool:
 
 async def read_ranks(session: HostSession, record: LaunchRecord) -> list[RankLog]:
     """Every rank log of the launch, triaged; none when the record names no absolute log dir."""
-    log_dir = record.slurm.get("log_dir") if isinstance(record.slurm, dict) else None
-    if not isinstance(log_dir, str) or not log_dir.startswith("/") or "\n" in log_dir:
+    log_dir = record.slurm.log_dir if record.slurm is not None else None
+    if log_dir is None or not log_dir.startswith("/") or "\n" in log_dir:
         return []
     ranks = await list_rank_logs(session.host, log_dir, record.id)
     return [await read_rank(session.host, r) for r in ranks]
@@ -162,8 +178,8 @@ async def read_ranks(session: HostSession, record: LaunchRecord) -> list[RankLog
 
 def rank_log(record: LaunchRecord, rank: int) -> str | None:
     """The path of one rank's log, as last listed in the record."""
-    for entry in (record.slurm or {}).get("ranks") or []:
-        if isinstance(entry, dict) and entry.get("rank") == rank and isinstance(entry.get("path"), str):
+    for entry in record.slurm.ranks if record.slurm is not None else ():
+        if entry.get("rank") == rank and isinstance(entry.get("path"), str):
             return entry["path"]
     return None
 
@@ -180,8 +196,7 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
     if not record.live or not job_id(record):
         return False
     before = json.dumps(record.to_json(), sort_keys=True, default=str)
-    s = _job(record)
-    job = await show_job(session.host, s["job_id"])
+    job = await show_job(session.host, _job(record).job_id or "")
     why = await _not_ours(session, record, job)
     unanswered.clear(record)
     if why:
@@ -191,8 +206,8 @@ async def refresh(session: HostSession, record: LaunchRecord) -> bool:
         _stop_asked_elsewhere(session, record)
         await _ended(session, record, None, await _forgotten_end(session, record))
     else:
-        s.update(state=job.state, nodes=job.nodes, batch_host=job.batch_host, num_tasks=job.num_tasks,
-                 num_nodes=job.num_nodes, gpus=job.gpus)
+        _set(record, state=job.state, nodes=tuple(job.nodes), batch_host=job.batch_host, num_tasks=job.num_tasks,
+             num_nodes=job.num_nodes, gpus=job.gpus)
         if job.live:
             await _running(session, record, job)
         else:
@@ -214,15 +229,14 @@ async def _not_ours(session: HostSession, record: LaunchRecord, job: JobInfo | N
     when Slurm no longer shows a job there."""
     if job is None:
         return None
-    kept = isinstance(_job(record).get("owner"), dict)
+    kept = _job(record).owner is not None
     return ownership.foreign(record, job, "" if kept else await ownership.login_user(session.host))
 
 
 async def _disowned(session: HostSession, record: LaunchRecord, why: str) -> None:
     """The id now names another job: this launch's own job ended before, how is unknown (accounting
     by job id would mix the two jobs up). Nothing of the other job is copied into the record."""
-    s = _job(record)
-    s["reused"], s["state"] = why, "UNKNOWN"   # the other job's state is not ours
+    _set(record, reused=why, state="UNKNOWN")   # the other job's state is not ours
     end = JobEnd("UNKNOWN", None, None, record.kill_requested, "stopped" if record.kill_requested else "unknown",
                  f"{why}: this launch's own job had ended; how is unknown")
     await _ended(session, record, None, end)
@@ -238,9 +252,9 @@ def _stop_asked_elsewhere(session: HostSession, record: LaunchRecord) -> None:
 async def _forgotten_end(session: HostSession, record: LaunchRecord) -> JobEnd:
     """How a job the controller has forgotten ended: accounting's state and ExitCode where the
     cluster keeps accounting, else unknown (a stop we asked for is still a stop)."""
-    kept = isinstance(_job(record).get("owner"), dict)
+    kept = _job(record).owner is not None
     want = ownership.expected(record, "" if kept else await ownership.login_user(session.host))
-    found = await accounted_end(session.host, _job(record)["job_id"], want["name"], want["user"])
+    found = await accounted_end(session.host, _job(record).job_id or "", want["name"], want["user"])
     end = job_end(found.state, found.exit_status, found.exit_signal, record.kill_requested) if found else None
     if end is not None:
         return end
@@ -249,20 +263,19 @@ async def _forgotten_end(session: HostSession, record: LaunchRecord) -> JobEnd:
 
 
 async def _running(session: HostSession, record: LaunchRecord, job: JobInfo) -> None:
-    s = _job(record)
     if job.state not in ("RUNNING", "COMPLETING"):
         if record.state in ("loading", "ready") and job.restarts:  # requeued: it starts over elsewhere
             launch_state.apply(record, Requeued(job.restarts))
-            s["restarts"], s["head_addr"], s["ranks"] = job.restarts, None, []
+            _set(record, restarts=job.restarts, head_addr=None, ranks=())
         return
     if record.state == "launching":
-        launch_state.apply(record, Started(f"Slurm runs job {s.get('job_id')}"))
-    if job.batch_host and not s.get("head_addr"):
-        s["head_addr"] = await head_address(session, job.batch_host)
+        launch_state.apply(record, Started(f"Slurm runs job {_job(record).job_id}"))
+    if job.batch_host and not _job(record).head_addr:
+        _set(record, head_addr=await head_address(session, job.batch_host))
     if record.state not in ("loading", "ready"):
         return
     ranks = await read_ranks(session, record)
-    s["ranks"] = [r.to_json() for r in ranks]
+    _set(record, ranks=tuple(r.to_json() for r in ranks))
     if record.state == "loading" and await _all_ready(session, record, job, ranks):
         launch_state.apply(record, Ready("every rank's log says ready" + (" and /health answers" if record.port else "")))
 
@@ -279,8 +292,7 @@ async def _all_ready(session: HostSession, record: LaunchRecord, job: JobInfo, r
 
 
 async def _ended(session: HostSession, record: LaunchRecord, job: JobInfo | None, end: JobEnd) -> None:
-    s = _job(record)
-    s["end"] = end.to_json()
+    _set(record, end=end.to_json())
     if not record.live:   # another process's stop had already ended it (StopSeenElsewhere)
         return
     died = await _engine_death(session, record, end)
@@ -290,7 +302,7 @@ async def _ended(session: HostSession, record: LaunchRecord, job: JobInfo | None
     if record.state != "crashed":
         return
     verdict, rank, node = await crash_verdict(session, record, end, died)
-    s["failed_rank"], s["failed_node"] = rank, node
+    _set(record, failed_rank=rank, failed_node=node)
     launch_state.apply(record, CrashFound(verdict.cls, crashes.write_crash(session.name, record, verdict).id))
 
 
@@ -329,8 +341,8 @@ async def crash_verdict(session: HostSession, record: LaunchRecord, end: JobEnd,
             what, line = reported[0].what, reported[0].line
     if node is None and rank in ranks:
         node = ranks[rank].node
-    nodes = _job(record).get("nodes") or []
-    if node is None and isinstance(nodes, list) and len(nodes) == 1:
+    nodes = _job(record).nodes
+    if node is None and len(nodes) == 1:
         node = nodes[0]  # a one-node job: whatever failed, failed there
     rank_log = ranks.get(rank) if rank is not None else None
     log_verdict = rank_log.verdict if rank_log and rank_log.verdict else classify_text(batch)
@@ -462,7 +474,7 @@ async def stop(session: HostSession, record: LaunchRecord, grace_s: float | None
     if record.live:  # Slurm says the job still runs (or COMPLETING on a node that does not answer)
         launch_state.apply(record, StopAsked("the console or the CLI (scancel), again"))
         launch_state.save(session.name, record)
-        result.running = (f"job {jid} still {_job(record).get('state') or 'live'} after scancel"
+        result.running = (f"job {jid} still {_job(record).state or 'live'} after scancel"
                           + (" and SIGKILL" if killed else ""))
     result.seconds = round(time.monotonic() - started, 2)
     result.exit_status = record.exit_status

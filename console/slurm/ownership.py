@@ -62,7 +62,7 @@ def owner(config: str, launch_id: str, user: str) -> dict:
 def expected(record, user: str) -> dict:
     """The record's own `owner`, fields checked (the file is read as untrusted); a record from before
     the comment gets the name its config gave and the login user, and no comment to match."""
-    kept = record.slurm.get("owner") if isinstance(record.slurm, dict) else None
+    kept = record.slurm.owner if record.slurm is not None else None
     if isinstance(kept, dict):
         return {k: kept.get(k) if isinstance(kept.get(k), str) else "" for k in ("name", "user", "comment")}
     return {"name": job_name(record.config), "user": user, "comment": None}

@@ -1,40 +1,41 @@
 """A live job Slurm did not answer about: its state is unknown now, never taken for ended.
 
 When `scontrol` does not answer (slurmctld down, the login node unreachable,
-the client missing), the record keeps its last state but carries
-`slurm["unanswered"] = {"since": when, "error": why}`, so every view shows
-it as `unknown` (`LaunchRecord.shown_state`) and says why; the next answer
-removes it. The record is saved only when the note appears or its reason
-changes, not on every failed poll.
+the client missing), the record keeps its last state but its Slurm part
+carries an `unanswered` note (`outage_note.OutageNote`: since when, why), so
+every view shows it as `unknown` (`LaunchRecord.shown_state`) and says why;
+the next answer removes it. The record is saved only when the note appears or
+its reason changes, not on every failed poll.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import outage_note
+from ..outage_note import OutageNote
 from ..store.launches import LaunchRecord
 
-KEY = "unanswered"
 
-
-def note(record: LaunchRecord) -> dict | None:
-    """The record's note, its fields checked (the file is read as untrusted); None when it has none."""
-    return outage_note.checked(record.slurm.get(KEY) if isinstance(record.slurm, dict) else None)
+def note(record: LaunchRecord) -> OutageNote | None:
+    """The record's note; None when it has none."""
+    return record.slurm.unanswered if record.slurm is not None else None
 
 
 def mark(record: LaunchRecord, why: str) -> bool:
     """Note that Slurm did not answer about this live job; True when the record changed."""
-    if not record.live or not isinstance(record.slurm, dict):
+    if not record.live or record.slurm is None:
         return False
-    renewed = outage_note.renewed(record.slurm.get(KEY), why)
+    renewed = outage_note.renewed(record.slurm.unanswered, why)
     if renewed is None:
         return False
-    record.slurm[KEY] = renewed
+    record.slurm = replace(record.slurm, unanswered=renewed)
     return True
 
 
 def clear(record: LaunchRecord) -> None:
     """Slurm answered: the note goes."""
-    if isinstance(record.slurm, dict):
-        record.slurm.pop(KEY, None)
+    if record.slurm is not None and record.slurm.unanswered is not None:
+        record.slurm = replace(record.slurm, unanswered=None)
 
 
 def describe(record: LaunchRecord) -> str:

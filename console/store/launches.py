@@ -16,7 +16,7 @@ import os
 import re
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Callable
@@ -24,7 +24,9 @@ from typing import Any, Callable
 from profiles import paths
 from profiles.atomic import private_dirs, write_atomic
 
+from ..outage_note import OutageNote
 from .scan import Scan, json_files, read_json, scan_files
+from .slurm_job import SlurmJob
 
 KIND = "launch record"
 MAX_RECORD_BYTES = 4 << 20   # a record is a few kB; its flags and Slurm ranks stay far below this
@@ -72,11 +74,15 @@ class LaunchRecord:
     command: str | None = None
     escaped: list[int] = field(default_factory=list)  # pids still alive after the stop (left the group)
     effective: dict[str, Any] | None = None  # the flags the server's log says it runs with, once seen
-    slurm: dict[str, Any] | None = None  # a Slurm job: job id, nodes, batch host, rank logs (console.slurm.launch)
-    unreached: dict[str, Any] | None = None  # live, but its host did not answer the last look (console.servers.unreached)
+    slurm: SlurmJob | None = None  # a Slurm job: job id, nodes, batch host, rank logs (console.slurm.launch)
+    unreached: OutageNote | None = None  # live, but its host did not answer the last look (console.servers.unreached)
 
     def __post_init__(self) -> None:
         self.state = LaunchState(self.state)   # a record built with the state's text reads the same
+        if self.slurm is not None:   # a table (a record's file, an older caller) reads as the typed part
+            self.slurm = SlurmJob.from_json(self.slurm)
+        if self.unreached is not None:
+            self.unreached = OutageNote.from_json(self.unreached)
         if self.crash_class is not None:
             from .crashes import crash_class
 
@@ -96,9 +102,9 @@ class LaunchRecord:
         if self.crash_class not in (None, "healthy", "request-error") and (
                 self.live or self.state == LaunchState.STOPPED):
             return "crashed"   # a crash judged before the end (a record written before its owner took that in)
-        if self.live and isinstance(self.slurm, dict) and isinstance(self.slurm.get("unanswered"), dict):
+        if self.live and self.slurm is not None and self.slurm.unanswered is not None:
             return "unknown"
-        if self.live and isinstance(self.unreached, dict):
+        if self.live and self.unreached is not None:
             return "unknown"
         return self.state
 
@@ -106,8 +112,15 @@ class LaunchRecord:
     def time_to_ready_s(self) -> float | None:
         return round(self.ready_at - self.started_at, 1) if self.ready_at else None
 
+    def to_doc(self) -> dict[str, Any]:
+        """What the record's file holds: every field, the Slurm part and the outage note as tables."""
+        doc = asdict(replace(self, slurm=None, unreached=None))
+        doc["slurm"] = self.slurm.to_json() if self.slurm is not None else None
+        doc["unreached"] = self.unreached.to_json() if self.unreached is not None else None
+        return doc
+
     def to_json(self) -> dict[str, Any]:
-        return asdict(self) | {"time_to_ready_s": self.time_to_ready_s, "shown_state": self.shown_state}
+        return self.to_doc() | {"time_to_ready_s": self.time_to_ready_s, "shown_state": self.shown_state}
 
     @classmethod
     def from_doc(cls, doc: Any) -> "LaunchRecord":
@@ -133,7 +146,7 @@ class LaunchRecord:
 _TEXT = {"script", "log", "exit_file", "crash_class", "crash_record", "command", "state"}
 _WHOLE = {"pid", "pgid", "exit_status", "port"}
 _TIME = {"started_at", "ready_at", "stopped_at"}
-_TABLE = {"flags", "effective", "slurm"}
+_TABLE = {"flags", "effective"}
 _FLAG = {"adopted", "kill_requested"}
 
 
@@ -158,12 +171,12 @@ def _checked(key: str, value: Any) -> Any:
     if key in _TIME and (isinstance(value, bool) or not isinstance(value, (int, float)) or value != value
                          or not 0 <= value < 1e11):
         raise ValueError(f"{key}: expected a time in seconds, got {str(value)[:40]}")
-    if key == "slurm" and not isinstance(value, dict):
-        return {"job_id": None}   # still a job, with no id to act on: console.slurm.launch.job_id refuses it
+    if key == "slurm":
+        return SlurmJob.from_json(value)   # each field checked; not a table: a job with no id to act on
     if key == "effective" and not isinstance(value, dict):
         return None               # the flags the log reports: not seen yet
-    if key == "unreached" and not isinstance(value, dict):
-        return None               # a note gone wrong hides no launch: the next look writes it again
+    if key == "unreached":
+        return OutageNote.from_json(value)   # a note gone wrong hides no launch: the next look writes it again
     if key in _TABLE and not isinstance(value, dict):
         raise ValueError(f"{key}: expected a table, got {type(value).__name__}")
     return value
@@ -177,7 +190,7 @@ def save(profile_name: str, record: LaunchRecord) -> None:
     """The one writer: the whole record, replaced atomically (0600), under a checked name."""
     if not RECORD_ID.fullmatch(record.id):
         raise ValueError(f"launch id {record.id[:80]!r}: not a name gpudeck writes")
-    doc = asdict(record)
+    doc = record.to_doc()
     write_atomic(launches_dir(profile_name) / f"{record.id}.json", json.dumps(doc, indent=2) + "\n")
 
 
@@ -194,7 +207,7 @@ def create(profile_name: str, base_id: str, make: Callable[[str], LaunchRecord])
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".launch-", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(asdict(record), indent=2) + "\n")
+                fh.write(json.dumps(record.to_doc(), indent=2) + "\n")
             os.chmod(tmp, 0o600)
             try:
                 os.link(tmp, folder / f"{record.id}.json")

@@ -3,6 +3,13 @@
 A crash is offered as `crash:<crash id>` whichever path sees it first (the
 runtime that recorded it, a scan of crashes/ by a console or by the CLI), so
 one crash yields one suggestion; the board refuses a key it has seen.
+
+Whether a crash record is a crash to investigate, and of which class, is the
+launch's owner's word (`servers.launch_state.read`), not the crash file's:
+a launch the owner reads stopped (a stop another process asked for) is no
+task, and a class the owner took in later (an engine death) names it. Only a
+crash with no launch record to read (a log triaged by hand) is offered as its
+file says.
 """
 from __future__ import annotations
 
@@ -12,18 +19,46 @@ from profiles.task_suggestion import (Suggestion, crash_suggestion, efficiency_s
                                      sweep_suggestions)
 
 from .crashes import CrashRecord, read_crashes
+from .launches import LaunchRecord, load_all
 from .runs import read_runs
 from .task_board import TaskBoard
 
+_UNREAD = object()   # the launch was not looked up: read it from the store
 
-def crash_offer(crash: CrashRecord) -> Suggestion | None:
-    return crash_suggestion(crash.to_doc(), crash.id)
+
+def crash_offer(crash: CrashRecord, profile: str,
+                launch: LaunchRecord | None | object = _UNREAD) -> Suggestion | None:
+    """The suggestion for a crash as its launch's owner reads it: none when the owner reads the launch
+    as no crash, the owner's class when it has one. `launch`: the crash's launch record when the
+    caller has read it (None: there is none); else it is read from `profile`'s store."""
+    doc = _as_owner_reads(crash.to_doc(), profile, launch)
+    return crash_suggestion(doc, crash.id) if doc is not None else None
+
+
+def _as_owner_reads(doc: dict[str, Any], profile: str, launch: LaunchRecord | None | object = _UNREAD,
+                    ) -> dict[str, Any] | None:
+    """A crash file's doc as the launch's owner reads it (`launch_state.read`): None when the owner
+    reads no crash, else with the owner's class and config; unchanged when it names no launch."""
+    from ..servers import launch_state
+
+    record: LaunchRecord | None = None
+    if isinstance(launch, LaunchRecord):
+        record = launch
+    elif launch is _UNREAD and isinstance(doc.get("launch"), str) and doc["launch"]:
+        record = next((r for r in load_all(profile) if r.id == doc["launch"]), None)
+    if record is None:
+        return doc
+    reading = launch_state.read(record)
+    if not reading.crashed:
+        return None
+    return doc | {"class": reading.crash_class or doc.get("class"), "config": record.config}
 
 
 def offer_crash(profile: str, crash: CrashRecord) -> Suggestion | None:
-    """Offer one crash (the board keeps it once); None when it was already offered."""
+    """Offer one crash (the board keeps it once); None when it was already offered, or when the
+    launch's owner reads it as no crash."""
     board = TaskBoard.for_profile(profile)
-    s = crash_offer(crash)
+    s = crash_offer(crash, profile)
     return s if s is not None and not board.readonly and board.suggest(s) else None
 
 
@@ -36,8 +71,9 @@ def offer_new(profile: str) -> list[Suggestion]:
     if board.readonly:
         return []
     offered: list[Suggestion] = []
+    by_id = {r.id: r for r in load_all(profile)}
     for crash in sorted(read_crashes(profile).records, key=lambda c: c.id):
-        s = crash_offer(crash)
+        s = crash_offer(crash, profile, by_id.get(crash.launch) if crash.launch else None)
         if s is not None and board.suggest(s):
             offered.append(s)
     for run in sorted(read_runs(profile).records, key=lambda r: r.id):
@@ -66,8 +102,10 @@ def _profile_name(profile: Any) -> str:
 
 
 def suggest_from_crash(profile: Any, crash: dict[str, Any], record: str | None = None) -> Suggestion | None:
-    """A crash record (dict as stored in crashes/) becomes a suggested task, once."""
-    s = crash_suggestion(crash, record)
+    """A crash record (dict as stored in crashes/) becomes a suggested task, once, as its launch's
+    owner reads it."""
+    doc = _as_owner_reads(crash, _profile_name(profile)) if isinstance(crash, dict) else None
+    s = crash_suggestion(doc, record) if doc is not None else None
     board = TaskBoard.for_profile(_profile_name(profile))
     return s if s is not None and board.suggest(s) else None
 
