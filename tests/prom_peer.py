@@ -100,7 +100,7 @@ def compact(result: list, identities: bool = True, short: bool = True) -> list:
     from console.gpus.dcgm import ID_LABELS, SERIES_NAMES
     from console.gpus.fleet_query import FIELD, KEY, KEY_LABELS, PREFIX, SEP, SHORT_KEY_LABELS
 
-    identities: dict[tuple, dict] = {}
+    identity_rows: dict[tuple, dict] = {}
     values: dict[tuple, dict] = {}
     rest = []
     for row in result:
@@ -111,13 +111,13 @@ def compact(result: list, identities: bool = True, short: bool = True) -> list:
             continue
         key = SEP.join(labels.get(label, "") for label in (SHORT_KEY_LABELS if short else KEY_LABELS))
         identity = {KEY: key, **{label: labels[label] for label in ID_LABELS if labels.get(label)}}
-        counted = identities.setdefault(tuple(sorted(identity.items())), {"metric": identity, "value": [at, "0"]})
+        counted = identity_rows.setdefault(tuple(sorted(identity.items())), {"metric": identity, "value": [at, "0"]})
         counted["value"][1] = str(int(counted["value"][1]) + 1)
-        short = name[len(PREFIX):]
-        kept = values.setdefault((key, short), {"metric": {KEY: key, FIELD: short}, "value": [at, text]})
+        field = name[len(PREFIX):]
+        kept = values.setdefault((key, field), {"metric": {KEY: key, FIELD: field}, "value": [at, text]})
         if float(text) > float(kept["value"][1]):
             kept["value"][1] = text
-    return [*(identities.values() if identities else ()), *values.values(), *rest]
+    return [*(identity_rows.values() if identities else ()), *values.values(), *rest]
 
 
 def fresh_answer(hosts: int, gpus: int):
