@@ -92,14 +92,15 @@ def big_fleet(hosts: int, gpus: int, *, at: float | None = None, down: set[int] 
     return out
 
 
-def compact(result: list, identities: bool = True) -> list:
+def compact(result: list, identities: bool = True, short: bool = True) -> list:
     """What Prometheus answers to gpudeck's DCGM query (console/gpus/fleet_query.py) over the series
     of `result`, a plain answer: its PromQL done by hand (label_join, count by, max by); without
-    the identity rows when the query did not ask for them."""
+    the identity rows when the query did not ask for them; each GPU keyed the long way (the old
+    query's, every label of `KEY_LABELS`) when `short` is False."""
     from console.gpus.dcgm import ID_LABELS, SERIES_NAMES
-    from console.gpus.fleet_query import FIELD, KEY, KEY_LABELS, PREFIX, SEP
+    from console.gpus.fleet_query import FIELD, KEY, KEY_LABELS, PREFIX, SEP, SHORT_KEY_LABELS
 
-    identities: dict[tuple, dict] = {}
+    identity_rows: dict[tuple, dict] = {}
     values: dict[tuple, dict] = {}
     rest = []
     for row in result:
@@ -108,15 +109,15 @@ def compact(result: list, identities: bool = True) -> list:
         if name not in SERIES_NAMES:
             rest.append(row)
             continue
-        key = SEP.join(labels.get(label, "") for label in KEY_LABELS)
+        key = SEP.join(labels.get(label, "") for label in (SHORT_KEY_LABELS if short else KEY_LABELS))
         identity = {KEY: key, **{label: labels[label] for label in ID_LABELS if labels.get(label)}}
-        counted = identities.setdefault(tuple(sorted(identity.items())), {"metric": identity, "value": [at, "0"]})
+        counted = identity_rows.setdefault(tuple(sorted(identity.items())), {"metric": identity, "value": [at, "0"]})
         counted["value"][1] = str(int(counted["value"][1]) + 1)
-        short = name[len(PREFIX):]
-        kept = values.setdefault((key, short), {"metric": {KEY: key, FIELD: short}, "value": [at, text]})
+        field = name[len(PREFIX):]
+        kept = values.setdefault((key, field), {"metric": {KEY: key, FIELD: field}, "value": [at, text]})
         if float(text) > float(kept["value"][1]):
             kept["value"][1] = text
-    return [*(identities.values() if identities else ()), *values.values(), *rest]
+    return [*(identity_rows.values() if identities else ()), *values.values(), *rest]
 
 
 def fresh_answer(hosts: int, gpus: int):
@@ -124,13 +125,16 @@ def fresh_answer(hosts: int, gpus: int):
     when the query is gpudeck's, its identity rows only when asked), the scrape times new on every
     request."""
     plain = big_fleet(hosts, gpus, at=0.0)[:-hosts]
-    shapes = {"plain": json.dumps(plain).encode()[:-1], "whole": json.dumps(compact(plain)).encode()[:-1],
-              "values": json.dumps(compact(plain, identities=False)).encode()[:-1]}
+    shapes = {"plain": json.dumps(plain).encode()[:-1]}
+    for short in (True, False):
+        shapes["whole", short] = json.dumps(compact(plain, short=short)).encode()[:-1]
+        shapes["values", short] = json.dumps(compact(plain, identities=False, short=short)).encode()[:-1]
 
     def answer(expr: str) -> bytes:
         from console.gpus.fleet_query import KEY
 
-        series = shapes["plain" if KEY not in expr else "whole" if "count by" in expr else "values"]
+        short = '"UUID"' not in expr      # the long key joins the UUID, the short one does not
+        series = shapes["plain"] if KEY not in expr else shapes["whole" if "count by" in expr else "values", short]
         at = NOW()
         scraped = [{"metric": {"instance": fleet_instance(h), "job": "dcgm", "gpudeck_scrape_ts": "1"},
                     "value": [at, str(at - 0.5)]} for h in range(hosts)]

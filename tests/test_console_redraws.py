@@ -63,7 +63,7 @@ async def test_footer_keeps_its_keys_when_the_bindings_do_not_change(demo_world)
                              what="the footer's look after the refresh")
         assert list(app.screen.query(FooterKey)) == before  # the same widgets: nothing rebuilt
         await pilot.press("3")
-        await wait_until(pilot, lambda: any(k.description == "run sweep" for k in app.screen.query(FooterKey)),
+        await wait_until(pilot, lambda: any(k.description == "run sweep" for k in footer.shown_keys()),
                          what="the Bench tab's keys in the footer")
 
 
@@ -71,8 +71,12 @@ def _drawn(footer) -> list[tuple]:
     """The footer's keys and labels in order, as an operator reads them."""
     from textual.widgets._footer import FooterLabel
 
+    from widgets.steady_footer import _on_show
+
     out = []
     for widget in footer.walk_children():
+        if not _on_show(widget, footer):    # kept hidden for a tab with more keys
+            continue
         if isinstance(widget, FooterKey):
             out.append(("key", widget.key_display, widget.description, widget.has_class("-disabled"),
                         widget.has_class("-command-palette")))
@@ -116,6 +120,44 @@ async def test_tab_switch_rewrites_the_footer_keys_in_place(demo_world):
                     elif type(node).__name__ == "FooterLabel":
                         expected.append(("label", str(node.content)))
             assert _drawn(footer) == expected, f"the {tab} tab's footer differs from a rebuilt one"
+
+
+async def test_a_second_visit_to_each_tab_mounts_and_composes_nothing(demo_world, monkeypatch):
+    """Each tab is built once: once every tab has been shown, going round them again composes and
+    mounts no widget (the footer included: keys a tab does not use are kept hidden, not removed)."""
+    from textual.widget import Widget
+
+    from screens.tabs import TABS
+    from widgets.steady_footer import SteadyFooter
+
+    composed: list[str] = []
+    compose_of = Widget._compose
+
+    async def counted(self) -> None:     # every widget mounted is composed once, as it mounts
+        composed.append(type(self).__name__)
+        await compose_of(self)
+
+    monkeypatch.setattr(Widget, "_compose", counted)
+    app = GpudeckApp(profile_name="demo")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await app.started.wait()
+        footer = app.screen.query_one(SteadyFooter)
+
+        async def visit_each() -> None:
+            for tab_id, *_ in TABS:
+                app.action_tab(tab_id)
+                await wait_until(pilot, lambda: app.tabs.active == tab_id and app.focused is not None
+                                 and app.panes[tab_id] in app.focused.ancestors and footer.shows_current_keys(),
+                                 what=f"the {tab_id} tab shown, its keys in the footer")
+                await pilot.pause()
+
+        await visit_each()
+        assert composed, "the first visits composed nothing: the count is not counting"
+        nodes = list(app.screen.walk_children())
+        composed.clear()
+        await visit_each()
+        assert composed == []
+        assert list(app.screen.walk_children()) == nodes      # the same widgets, none added or removed
 
 
 class _Counted(App):

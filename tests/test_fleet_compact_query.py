@@ -5,8 +5,11 @@ gpudeck asks for one identity row per GPU and short value rows
 queries are asked of one Prometheus at one evaluation time, over simulated
 exporters plus a page with the shapes the simulator lacks (MIG instances with
 no whole-GPU row, Kubernetes pod labels, a field missing); every host and GPU
-must come out the same, attribute for attribute. Labels that join to one key
-(a `|` inside them) must not lend one GPU's numbers to another. Identities are
+must come out the same, attribute for attribute, whether GPUs are keyed the short
+way (exporter, index, MIG instance) or the long, old way (every label that tells
+GPUs apart). Labels that join to one key (a `|` inside them) must not lend one
+GPU's numbers to another, and two hosts behind one exporter (which share a short
+key) make the reader key the long way from then on. Identities are
 asked only now and then: a refresh between reads value rows alone, yet sees a
 GPU added (asking its identity at once) or removed, and a label changed under
 the same key within `IDENTITY_EVERY_S`.
@@ -100,27 +103,28 @@ def _read(url: str, expr: str, at: float, reader: FleetReader | None = None):
 EXPECTED = {"mig-node", "k8s-node", "clash", "clash|0", "sim-node-00", "sim-node-01"}
 
 
-def _both(url: str):
+def _both(url: str, short: bool = True):
     """Both answers at one moment, once every exporter's page is in Prometheus (polled, not slept on)."""
     deadline = time.monotonic() + 30
     while True:
         at = time.time() - 1.0
         plain = _read(url, PLAIN, at)
         if EXPECTED <= set(plain[0]) or time.monotonic() > deadline:
-            return plain, _read(url, gpu_query(""), at)
+            return plain, _read(url, gpu_query("", short=short), at)
         time.sleep(0.2)
 
 
-def test_the_compact_answer_reads_to_the_same_hosts_gpus_and_targets(prom):
-    (plain, plain_read, plain_hosts, _), (compact, compact_read, compact_hosts, bad) = _both(prom.url)
-    clash = {"clash", "clash|0"}
+@pytest.mark.parametrize("short", [True, False], ids=["short key", "long key"])
+def test_the_compact_answer_reads_to_the_same_hosts_gpus_and_targets(prom, short):
+    (plain, plain_read, plain_hosts, _), (compact, compact_read, compact_hosts, bad) = _both(prom.url, short)
+    clash = set() if short else {"clash", "clash|0"}     # the pair that joins to one long key (below)
     assert {"mig-node", "k8s-node", "sim-node-00", "sim-node-01"} <= set(compact)
     for host in set(plain) - clash:
         assert repr(compact[host]) == repr(plain[host]), host
     assert set(compact) == set(plain)
     assert compact_read.ups == plain_read.ups and compact_read.scraped == plain_read.scraped
     assert compact_hosts.keys() == plain_hosts.keys()
-    assert bad == 1         # the clashing pair's one value row (below), nothing else
+    assert bad == (0 if short else 1)       # the long key's clashing pair's one value row, nothing else
 
     mig = compact["mig-node"].gpus[0]
     assert mig.memory_used_mib == 3000 and mig.temperature_c == 51 and mig.util_gpu_pct is NA
@@ -130,12 +134,15 @@ def test_the_compact_answer_reads_to_the_same_hosts_gpus_and_targets(prom):
 
 
 def test_labels_that_join_to_one_key_lend_no_numbers_and_are_counted(prom):
-    (plain, *_), (compact, compact_read, _, _) = _both(prom.url)
+    (plain, *_), (compact, compact_read, _, _) = _both(prom.url, short=False)
     assert [g.util_gpu_pct for g in plain["clash"].gpus] == [99]          # the plain answer tells them apart
     assert [g.util_gpu_pct for g in plain["clash|0"].gpus] == [11]
-    for host in ("clash", "clash|0"):                                      # the compact one cannot: unknown
+    for host in ("clash", "clash|0"):                                      # the long key cannot: unknown
         assert [g.util_gpu_pct for g in compact[host].gpus] == [NA], host
     assert compact_read.unreadable >= 1
+    (_, (short, *_)) = _both(prom.url, short=True)                         # the short key has no `|` to clash on
+    assert [g.util_gpu_pct for g in short["clash"].gpus] == [99]
+    assert [g.util_gpu_pct for g in short["clash|0"].gpus] == [11]
 
 
 def test_a_value_only_answer_reads_to_what_the_whole_one_did(prom):
@@ -150,7 +157,7 @@ def test_a_value_only_answer_reads_to_what_the_whole_one_did(prom):
     assert set(values) == set(whole) == set(plain)
     for host in whole:            # MIG, pods, a field missing, the clash: the same, number for number
         assert repr(values[host]) == repr(whole[host]), host
-    assert values_read.unreadable == whole_read.unreadable == 1
+    assert values_read.unreadable == whole_read.unreadable == 0
     assert values_read.ups == whole_read.ups and values_read.scraped == whole_read.scraped
 
 
@@ -218,6 +225,37 @@ async def test_later_refreshes_ask_values_only_yet_see_gpus_come_and_go(prom):
         _page_holds(prom.url, 'DCGM_FI_DEV_GPU_UTIL{Hostname="late-node"}', 0)
         removed = await sample([False])
         assert set(removed) == set(first)
+    finally:
+        EXTRA.clear()
+        await fleet.close()
+
+
+FED = 'gpu="5",device="nvidia5",modelName="NVIDIA H100 80GB HBM3"'     # two hosts behind one exporter
+
+
+async def test_hosts_that_share_a_short_key_are_read_the_long_way(prom):
+    asked: list[tuple[bool, bool]] = []      # per DCGM query sent: (asks identities, keys the long way)
+
+    class Recording(httpx.AsyncHTTPTransport):
+        async def handle_async_request(self, request):
+            expr = request.url.params.get("query", "")
+            if TS_LABEL in expr:
+                asked.append(("count by" in expr, '"UUID"' in expr))
+            return await super().handle_async_request(request)
+
+    fleet = PrometheusFleet(PromSettings(url=prom.url), transport=Recording())
+    try:
+        EXTRA[:] = [f'DCGM_FI_DEV_GPU_UTIL{{{FED},Hostname="fed-a",UUID="GPU-fed-a"}} 21\n',
+                    f'DCGM_FI_DEV_GPU_UTIL{{{FED},Hostname="fed-b",UUID="GPU-fed-b"}} 22\n']
+        _page_holds(prom.url, 'DCGM_FI_DEV_GPU_UTIL{gpu="5"}', 2)
+        taken = await fleet.sample()
+        assert taken.error is None and asked == [(True, False), (True, True)]   # short, a clash: asked the long way
+        gpus = _gpus(taken)
+        assert gpus[("fed-a", "GPU-fed-a")].util_gpu_pct == 21 and gpus[("fed-b", "GPU-fed-b")].util_gpu_pct == 22
+        asked.clear()
+        again = await fleet.sample()
+        assert again.error is None and asked == [(False, True)]                 # and the long way from then on
+        assert _gpus(again)[("fed-b", "GPU-fed-b")].util_gpu_pct == 22
     finally:
         EXTRA.clear()
         await fleet.close()

@@ -33,7 +33,9 @@ class TwoKeys(App):
 
 
 def _shown(app: App) -> str:
-    return " ".join(str(key.description) for key in app.screen.query("FooterKey"))
+    from widgets.steady_footer import SteadyFooter
+
+    return " ".join(str(key.description) for key in app.screen.query_one(SteadyFooter).shown_keys())
 
 
 async def test_the_footer_follows_the_focus_after_a_look_was_lost():

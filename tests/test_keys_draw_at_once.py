@@ -289,7 +289,9 @@ async def test_the_footer_offers_esc_as_soon_as_the_keys_panel_opens():
     from widgets.keys_panel import KeysPanel
 
     def offered() -> list[str]:
-        return [str(key.description) for key in app.screen.query("FooterKey")]
+        from widgets.steady_footer import SteadyFooter
+
+        return [str(key.description) for key in app.screen.query_one(SteadyFooter).shown_keys()]
 
     app = GpudeckApp()
     async with app.run_test(size=(160, 45)) as pilot:

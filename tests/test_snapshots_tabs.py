@@ -210,8 +210,6 @@ async def test_a_finished_campaign_shows_how_long_it_ran(demo_world):
 async def test_footers_fit_a_100_column_split(demo_world):
     """At 100 columns every tab's footer shows all its keys, each whole and none under the
     palette key (Tasks' pairs share an entry: +- priority)."""
-    from textual.widgets._footer import FooterKey
-
     from widgets.steady_footer import SteadyFooter
 
     app = demo_app()
@@ -225,9 +223,9 @@ async def test_footers_fit_a_100_column_split(demo_world):
             # the footer looks at its keys after a refresh and rebuilds when they changed; then lays them out
             footer = app.screen.query_one(SteadyFooter)
             await wait_until(pilot, lambda: footer.shows_current_keys()
-                             and app.screen.query(FooterKey) and app.screen.query(FooterKey).first().region.width > 0,
+                             and footer.shown_keys() and footer.shown_keys()[0].region.width > 0,
                              what=f"the {tab} footer rebuilt and laid out")
-            keys = [k for k in app.screen.query(FooterKey) if not k.has_class("-command-palette")]
+            keys = [k for k in footer.shown_keys() if not k.has_class("-command-palette")]
             palette = app.screen.query_one("FooterKey.-command-palette")
             assert keys[0].key_display == "?"
             shown = [f"{k.key_display} {k.description}" for k in keys]

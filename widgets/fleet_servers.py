@@ -21,7 +21,14 @@ def _num(value, fmt: str) -> Text:
 def server_cells(row: ServerRow) -> list:
     return [Text(clean(row.instance)), Text(clean(row.family)), Text(clean(row.model or "N/A")),
             _num(row.running, "{:.0f}"), _num(row.waiting, "{:.0f}"),
-            _num(None if row.kv_cache is None else row.kv_cache * 100, "{:.0f}%"), _num(row.gen_tok_s, "{:.1f}")]
+            _num(None if row.kv_cache is None else row.kv_cache * 100, "{:.0f}%"), _rate(row)]
+
+
+def _rate(row: ServerRow) -> Text:
+    """The generation rate; a counter that moves only at request end says so while requests run."""
+    if row.gen_tok_s is None and row.counted_at_request_end:
+        return Text("at finish", style="dim")
+    return _num(row.gen_tok_s, "{:.1f}")
 
 
 class FleetServersTable(SafeDataTable):

@@ -7,8 +7,11 @@ on each live update of a pane that refreshes its bindings. Most of those
 leave the footer's keys as they were, and a tab switch mostly changes the
 words of keys that stay in the same places. This one looks first, after
 each burst of changes, and then rewrites the keys it already has in
-place: only keys that are new are mounted and only keys that went away are
-removed, so a tab switch restyles no key. (It still looks after the next
+place: each key takes the next widget the footer has of its kind (a key, a
+group of keys), keys that went away are hidden and kept for the next tab
+that shows them, and only a key with no such widget left is mounted. So a
+tab switch restyles no key and, once each tab has been shown, mounts none. `shown_keys()` lists the keys on
+show. (It still looks after the next
 frame, as the stock footer does: looking sooner moved when the tab strip
 settles, and the overflowing strip's picture with it.)
 """
@@ -33,6 +36,21 @@ def _shape(widget: Widget) -> tuple:
     """What must be equal for one widget to be rewritten into another."""
     return (type(widget), frozenset(widget.classes) - _STATE_CLASSES,
             tuple(_shape(child) for child in _children(widget)))
+
+
+def _on_show(widget: Widget, footer: Widget) -> bool:
+    """Whether a widget in the footer is on show: neither it nor a group around it kept hidden."""
+    while widget is not footer:
+        if not widget.display:
+            return False
+        widget = widget.parent   # type: ignore[assignment]
+    return True
+
+
+def _hide(widgets: list[Widget]) -> None:
+    for widget in widgets:
+        if widget.display:
+            widget.display = False
 
 
 def _rewrite(old: Widget, new: Widget) -> None:
@@ -104,12 +122,16 @@ class SteadyFooter(Footer):
         finally:
             self._updating = False
 
+    def shown_keys(self) -> list[FooterKey]:
+        """The keys on show, in order (not those kept hidden for a tab with more)."""
+        return [key for key in self.query(FooterKey) if _on_show(key, self)]
+
     def shows_current_keys(self) -> bool:
         """Whether the footer is built with the keys the focus gives now (and is not mid-rewrite)."""
         return not self._updating and self._drawn == self._shown_keys()
 
     async def _update_keys(self) -> None:
-        """Rewrite the keys in place; mount and remove only what differs in number or kind."""
+        """Rewrite the keys in place; mount only a key of a kind no kept widget is left for, hide the rest."""
         old = [w for w in self.children if not w.has_class("-textual-system")]
         new = compose(self)
         old_palette = [w for w in old if w.has_class(PALETTE)]
@@ -119,18 +141,24 @@ class SteadyFooter(Footer):
             return
         old_body = [w for w in old if not w.has_class(PALETTE)]
         new_body = [w for w in new if not w.has_class(PALETTE)]
-        same = 0
-        for old_widget, new_widget in zip(old_body, new_body):
-            if _shape(old_widget) != _shape(new_widget):
-                break
-            same += 1
         async with self.batch():
-            for old_widget, new_widget in zip(old_body[:same] + old_palette, new_body[:same] + new_palette):
+            for old_widget, new_widget in zip(old_palette, new_palette):
                 _rewrite(old_widget, new_widget)
-            if old_body[same:]:
-                await self.remove_children(old_body[same:])
-            if new_body[same:] and self.is_attached:
-                if old_palette:
-                    await self.mount_all(new_body[same:], before=old_palette[0])
-                else:
-                    await self.mount_all(new_body[same:])
+            # Each new key takes the next kept widget of its shape, in order; the widgets passed
+            # over are hidden, and a key with no such widget left is mounted where it goes.
+            at, shapes = 0, [_shape(w) for w in old_body]
+            for new_widget in new_body:
+                shape = _shape(new_widget)
+                found = next((k for k in range(at, len(old_body)) if shapes[k] == shape), None)
+                if found is None:
+                    if not self.is_attached:
+                        return
+                    before = old_body[at] if at < len(old_body) else old_palette[0] if old_palette else None
+                    await self.mount(new_widget, before=before)
+                    continue
+                _hide(old_body[at:found])
+                _rewrite(old_body[found], new_widget)
+                if not old_body[found].display:
+                    old_body[found].display = True
+                at = found + 1
+            _hide(old_body[at:])

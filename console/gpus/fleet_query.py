@@ -20,6 +20,16 @@ listed, every value unknown. A peer that
 answers in the plain shape (every label on every series) is read as well.
 `up` and each target's last scrape time come in the same answer, as before.
 
+The key in every row is short: the GPU's exporter, index and MIG instance
+(`SHORT_KEY_LABELS`, some 16 bytes), not every label that tells GPUs apart
+(`KEY_LABELS`, some 85 bytes with the UUID), which was most of an answer's
+bytes at 1,024 GPUs. The identity rows carry every `KEY_LABELS` label, so the
+reader checks that no two GPUs of this fleet share a short key (an exporter
+that answers for several hosts, as a federation does, would); when two do,
+that refresh asks again at once with the long key, and this reader keeps the
+long key from then on. An answer keyed the long way (the old query) is read
+as before.
+
 A GPU's identity almost never changes, so `FleetReader` asks for identity rows
 only now and then: on its first refresh, whenever a value row names a key it
 has not seen (a GPU added, an exporter restarted under a new address: that
@@ -29,7 +39,8 @@ come, and each is given the labels its key had when identities were last
 asked. What every refresh still answers for itself: which GPUs exist (one with
 no value row is gone from that refresh on) and each number. What may lag, by
 `IDENTITY_EVERY_S` and one refresh interval at most: a label outside the key
-that changed under the same key (a pod or namespace, a model name, a bus id),
+that changed under the same key (a pod or namespace, a model name, a bus id; with
+the short key also a host name or a UUID: a GPU swapped under the same exporter and index),
 and a clash of keys between identities (two GPUs joining to one key) that
 began or ended since. A key that an answer with identities left without one
 (only a broken peer sends such values) is counted unreadable on each refresh
@@ -51,12 +62,15 @@ KEY = "gpudeck_k"
 FIELD = "gpudeck_f"
 SEP = "|"
 KEY_LABELS = ("instance", "Hostname", "gpu", "device", "UUID", "GPU_I_ID")   # what fold tells GPUs apart by
+SHORT_KEY_LABELS = ("instance", "gpu", "GPU_I_ID")    # what tells them apart in a fleet of plain exporters
 PREFIX = "DCGM_FI_DEV_"
 SEEN = "DCGM_FI_GPUDECK_SEEN"    # not a field fold reads: the GPU exists, nothing more is known
 IDENTITY_EVERY_S = 30.0          # identities are asked again at least this often (see the docstring)
 _NOTHING = ("",) * len(KEY_LABELS)      # a missing label joins as empty, as in label_join
+_SHORT_AT = tuple(KEY_LABELS.index(label) for label in SHORT_KEY_LABELS)   # the short key's parts in the long one's
 FULL_NAME = {name[len(PREFIX):]: name for name in SERIES_NAMES}
 assert all(name.startswith(PREFIX) for name in SERIES_NAMES) and set(KEY_LABELS) <= set(ID_LABELS)
+assert set(SHORT_KEY_LABELS) <= set(KEY_LABELS)
 
 
 def selector(matchers: str, extra: str) -> str:
@@ -64,11 +78,13 @@ def selector(matchers: str, extra: str) -> str:
     return "{" + ", ".join(m for m in (extra, matchers) if m) + "}"
 
 
-def gpu_query(matchers: str, identities: bool = True) -> str:
+def gpu_query(matchers: str, identities: bool = True, short: bool = True) -> str:
     """Identity rows (unless `identities` is False), value rows, every `up`, and each target's last
-    scrape time, in one expression."""
+    scrape time, in one expression; each GPU keyed by `SHORT_KEY_LABELS`, or by `KEY_LABELS` when
+    `short` is False."""
     dcgm = selector(matchers, '__name__=~"' + "|".join(SERIES_NAMES) + '"')
-    keyed = f'label_join({dcgm}, "{KEY}", "{SEP}", ' + ", ".join(f'"{label}"' for label in KEY_LABELS) + ")"
+    labels = SHORT_KEY_LABELS if short else KEY_LABELS
+    keyed = f'label_join({dcgm}, "{KEY}", "{SEP}", ' + ", ".join(f'"{label}"' for label in labels) + ")"
     values = f'max by ({KEY}, {FIELD}) (label_replace({keyed}, "{FIELD}", "$1", "__name__", "{PREFIX}(.+)"))'
     up = selector(matchers, '__name__="up"')
     rest = f'{values} or {up} or label_replace(timestamp({up}), "{TS_LABEL}", "1", "", "")'
@@ -94,8 +110,9 @@ class FleetReader:
     GPU's identity between the refreshes that ask for identities (see the module's docstring).
 
     `query()` is the expression for the next refresh; `read()` sorts its answer out, or returns
-    None when a value row names a GPU whose identity is not known yet: then the next `query()`
-    asks for identities, and that answer is read in full. Value rows, most of an answer, are
+    None when a value row names a GPU whose identity is not known yet, or when two GPUs share a
+    short key: then the next `query()` asks for identities (keyed the long way, for a clash), and
+    that answer is read in full. Value rows, most of an answer, are
     checked and grouped by GPU in one pass; every other row is checked by `prom_answer` first."""
 
     def __init__(self, every_s: float = IDENTITY_EVERY_S, clock: Callable[[], float] = time.monotonic):
@@ -106,13 +123,15 @@ class FleetReader:
         self._asked_at: float | None = None   # when an answer with identities was last read
         self._asking = True                # whether the query last given asks for identities
         self._ambiguous: set[str] = set()   # keys that more than one identity joins to
-        self._queries: dict[tuple[str, bool], str] = {}
+        self._queries: dict[tuple[str, bool, bool], str] = {}
+        self.short = True                  # whether the query keys GPUs by SHORT_KEY_LABELS (see the docstring)
 
     def query(self, matchers: str) -> str:
         self._asking = self._asked_at is None or self._clock() - self._asked_at >= self.every_s
-        expr = self._queries.get((matchers, self._asking))
+        shape = self.short
+        expr = self._queries.get((matchers, self._asking, shape))
         if expr is None:
-            expr = self._queries[(matchers, self._asking)] = gpu_query(matchers, self._asking)
+            expr = self._queries[(matchers, self._asking, shape)] = gpu_query(matchers, self._asking, shape)
         return expr
 
     @property
@@ -160,6 +179,7 @@ class FleetReader:
         out.unreadable = unreadable + checked.unreadable
         fresh: dict[str, tuple[tuple, dict]] = {}     # key -> the first identity this answer gave it
         clashes: dict[str, list[dict]] = {}          # key -> every identity that joins to it
+        short_clash = False                          # whether two of them share a short key
         series = out.series
         for labels, value, _at in checked.rows:
             key = labels.get(KEY)
@@ -173,14 +193,16 @@ class FleetReader:
                         keyed.setdefault(key, {})[name] = value
                     continue
                 parts = tuple(map(labels.get, KEY_LABELS, _NOTHING))
-                if SEP.join(parts) != key:       # a key that is not its labels joined: not from our query
-                    out.unreadable += 1
+                short = SEP.join([parts[i] for i in _SHORT_AT]) == key
+                if not short and SEP.join(parts) != key:
+                    out.unreadable += 1          # a key that is not its labels joined: not from our query
                     continue
                 seen = fresh.get(key)
                 if seen is None:
                     fresh[key] = (parts, labels)
                     _note_host(labels, host_of_instance)
                 elif seen[0] != parts:
+                    short_clash = short_clash or short
                     clashes.setdefault(key, [seen[1]]).append(labels)
                     _note_host(labels, host_of_instance)
                 continue
@@ -194,7 +216,7 @@ class FleetReader:
                 continue
             series.append((name, labels, value))     # the plain shape: every label on the series
             _note_host(labels, host_of_instance)
-        known = self._learn(fresh, clashes, keyed)
+        known = self._learn(fresh, clashes, keyed, short_clash)
         if known is None:
             return None
         gpus = out.gpus
@@ -211,10 +233,15 @@ class FleetReader:
                 series.extend((SEEN, labels, 0.0) for labels in known[key])
         return out
 
-    def _learn(self, fresh: dict, clashes: dict, keyed: dict) -> dict | None:
+    def _learn(self, fresh: dict, clashes: dict, keyed: dict, short_clash: bool) -> dict | None:
         """The identities to read this answer with, this answer's own learnt; None when a value row
-        names a key no identity was given for since identities were last asked."""
+        names a key no identity was given for since identities were last asked, or when GPUs share
+        a short key."""
         learnt = {key: clashes.get(key) or labels for key, (_parts, labels) in fresh.items()}
+        if short_clash and self._asking:
+            self.short = False            # GPUs that share a short key: asked again, and from now on, the long way
+            self._asked_at = None
+            return None
         if self._asking:
             self._known, self._asked_at, self._orphans = learnt, self._clock(), set()
             self._ambiguous = set(clashes)

@@ -73,6 +73,9 @@ SERVER_GAUGES = {
 }
 GEN_COUNTERS = {"vllm": "vllm:generation_tokens_total", "sglang": "sglang:generation_tokens_total",
                 "llamacpp": "llamacpp:tokens_predicted_total"}
+# llama.cpp adds a request's tokens to its counter when the request finishes (console/bench/prom.py),
+# so its rate stands at 0 through a long request: with requests in flight, a 0 from it is unknown.
+COUNTED_AT_REQUEST_END = {"llamacpp"}
 
 
 class PrometheusError(Exception):
@@ -302,11 +305,15 @@ class ServerRow:
     waiting: float | None = None
     kv_cache: float | None = None      # 0..1
     gen_tok_s: float | None = None
+    # The rate is of a counter that moves when requests finish (llama.cpp): it lags, and while
+    # requests are in flight a 0 from it means nothing (gen_tok_s is None then).
+    counted_at_request_end: bool = False
 
     def to_json(self) -> dict:
         return {"instance": self.instance, "job": self.job, "family": self.family, "model": self.model,
                 "running": self.running, "waiting": self.waiting, "kv_cache": self.kv_cache,
-                "gen_tok_s": self.gen_tok_s}
+                "gen_tok_s": self.gen_tok_s,
+                **({"gen_tok_s_counted": "at request end"} if self.counted_at_request_end else {})}
 
 
 @dataclass
@@ -394,9 +401,13 @@ class PrometheusFleet:
         self.client.take_unreadable()
         try:
             folded = await self._ask_gpus(now)
-            if folded is None:     # a GPU whose identity is not known yet: asked again, identities included
-                self.client.take_unreadable()
+            for _ in range(2):     # a GPU whose identity is not known yet, then GPUs sharing a short key
+                if folded is not None:
+                    break
+                self.client.take_unreadable()     # asked again, identities included (keyed the long way)
                 folded = await self._ask_gpus(now)
+            if folded is None:
+                raise PrometheusError("the DCGM answer named GPUs it gave no identity for")
             snaps, ups, scraped, count = folded
             await self._refresh_intervals(now)
         except PrometheusError as exc:
@@ -544,6 +555,11 @@ class PrometheusFleet:
             for attr, names in SERVER_GAUGES.items():
                 if name in names and getattr(row, attr) is None:
                     setattr(row, attr, physical(attr, value))
+        for row in rows.values():
+            if row.family in COUNTED_AT_REQUEST_END:
+                row.counted_at_request_end = True
+                if row.gen_tok_s == 0 and (row.running is None or row.running > 0):
+                    row.gen_tok_s = None     # requests in flight (or maybe): their tokens are not counted yet
         return sorted(rows.values(), key=lambda r: (r.instance, r.family, r.model or ""))
 
     async def samples(self, interval_s: float = 1.0) -> AsyncIterator[FleetSample]:
