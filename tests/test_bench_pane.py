@@ -245,7 +245,14 @@ def test_argv_for_the_load_generator():
 
 def test_bench_view_snapshot(snap_compare):
     saved_run(DIED, "sweep-20261129-140000")
-    assert snap_compare(BenchApp(url=None), terminal_size=(150, 40))
+
+    async def run_before(pilot) -> None:
+        """The saved run is read off the loop when the host attaches: the snapshot waits for it."""
+        pane = pilot.app.query_one(BenchPane)
+        await wait_until(pilot, lambda: pane._last_measured is not None and pane.view.levels, 30, "the saved run")
+        await pilot.pause()
+
+    assert snap_compare(BenchApp(url=None), terminal_size=(150, 40), run_before=run_before)
 
 
 async def test_real_sweep_from_the_tab(llama_server):
