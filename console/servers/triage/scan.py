@@ -19,7 +19,7 @@ import re
 from collections import deque
 from typing import Iterable
 
-from .carriers import MAX_LINE, cap_line, clean_line
+from .carriers import MAX_LINE, cap_line, clean_line, process_of
 from .episode import KEEP_EXCEPTIONS, Episode, Hit
 from .prefilter import FirstPositions
 from .rules import ONCE_SIGNS, Rule, RuleSet, default_rules
@@ -29,6 +29,9 @@ EXCERPT_BEFORE = 3
 EXCERPT_AFTER = 6
 _BATCH_LINES = 20000
 _FRAME_FUNC = re.compile(r'File "[^"]*", line \d+, in (\S+)')
+# an access-log line answering a request with an error status: within a few lines after a failure,
+# the server answered the request that failed, so it was up and serving when it failed
+_ANSWER = re.compile(r'HTTP/1\.[01]" [45][0-9][0-9]\b|request: (?:GET|POST|PUT|DELETE) \S+ \S+ [45][0-9][0-9]$')
 _CALLED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")  # names called on a frame's source line
 _FIRST = FirstPositions()
 # a repeat whose context is taken once per block: (rule, offset, line, first line, after ready, frame)
@@ -239,11 +242,15 @@ class Triage:
         after_ready = episode.ready_line is not None
         episode.counts[rule.index] = episode.counts.get(rule.index, 0) + 1
         is_exception = rule.name == "python-exception"
+        answered = False
         frame = None
         if is_exception and episode.last_frame is not None and 0 < line_no - episode.last_frame[0] <= 6:
             frame = episode.last_frame[1]
         if rule.index not in episode.first:
             hit = self._make_hit(rule, text, start, line_no, first)
+            if not after_ready and not rule.notice and (is_exception or rule.kind == "class") and \
+                    any(_ANSWER.search(line) for line in hit.after):
+                after_ready = answered = True  # the failed request was answered: the server was serving
             hit.after_ready, hit.frame = after_ready, frame
             episode.first[rule.index] = episode.last[rule.index] = hit
             if is_exception:
@@ -257,7 +264,7 @@ class Triage:
             self._deferred[rule.index] = entry
             if is_exception:
                 self._deferred_exceptions.append(entry)
-        if rule.notice or (rule.kind == "sign" and rule.name in ("error", "http500")):
+        if answered or rule.notice or (rule.kind == "sign" and rule.name in ("error", "http500")):
             if after_ready:  # did the server go on answering requests after it?
                 episode.notice_line = line_no
                 self._awaiting_resume = True
@@ -302,6 +309,7 @@ class Triage:
         after = _lines_after(text, line_end + 1, EXCERPT_AFTER)
         hit = Hit(rule, line_no, first, [clean_line(cap_line(b)) for b in before],
                   [clean_line(cap_line(a)) for a in after])
+        hit.process = process_of(text[start:start + 200])
         if len(hit.after) < EXCERPT_AFTER and len(self._filling) < 256:
             self._filling.append(hit)
         return hit
