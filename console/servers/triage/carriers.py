@@ -60,9 +60,15 @@ def process_of(line: str) -> str | None:
     return None
 
 
+def _has_escape(line: str) -> bool:
+    """Could the line hold a colour code or a carriage return? (Most lines cannot: a few substring
+    tests cost less than running the expression over every line.)"""
+    return "[" in line and ("\x1b" in line or "^[" in line or "#033" in line or "\u2190" in line) or "\r" in line
+
+
 def clean_line(line: str) -> str:
     """The server's own text: colour codes and carrier prefixes removed."""
-    text = _ESCAPES.sub("", line).rstrip("\n")
+    text = _ESCAPES.sub("", line).rstrip("\n") if _has_escape(line) else line.rstrip("\n")
     for _ in range(4):
         match = _PREFIXES.match(text)
         if not match or match.end() == 0:
