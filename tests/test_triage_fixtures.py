@@ -52,7 +52,8 @@ def test_excerpt_surrounds_the_decisive_line():
 def test_json_form_has_exactly_the_stable_keys():
     doc = classify_file(LOGS / "vllm-nccl-watchdog-timeout.log").to_json()
     assert list(doc) == ["class", "state", "line", "summary", "excerpt", "server", "ready_seen", "evidence", "sources",
-                         "evidence_kinds", "confidence", "decided_by", "suspicious", "last_seen", "process_fate"]
+                         "evidence_kinds", "confidence", "decided_by", "suspicious", "last_seen", "process_fate",
+                         "printed_by"]
     assert doc["class"] == "nccl" and isinstance(doc["excerpt"], list)
 
 

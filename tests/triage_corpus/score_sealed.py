@@ -6,7 +6,10 @@ per class; the confidently wrong verdicts (a wrong class that is not
 evidence kinds decided how many verdicts. Not a test: its figures go in the
 closing note with the commit that sealed the split.
 
-    .venv/bin/python -m tests.triage_corpus.score_sealed [--show-misses]
+    .venv/bin/python -m tests.triage_corpus.score_sealed [--split 1|2] [--show-misses]
+
+Split 1 (SEALED.tsv) was scored at the end of its round and is spent; split 2
+(SEALED2.tsv) is the one to score next, once.
 """
 from __future__ import annotations
 
@@ -17,19 +20,20 @@ from console.servers.triage import CRASH_CLASSES, classify_file
 from tests.triage_corpus.sealed import HERE, is_sealed, sealed_sources
 
 
-def _rows() -> list[dict]:
+def _rows(split: int) -> list[dict]:
     lines = (HERE / "INDEX.tsv").read_text().splitlines()
     head = lines[0].split("\t")
-    sources = sealed_sources()
+    sources = sealed_sources(split)
     rows = [dict(zip(head, line.split("\t"))) for line in lines[1:]]
     return [row for row in rows if is_sealed(row["source_url"], sources)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--split", type=int, choices=(1, 2), default=2)
     parser.add_argument("--show-misses", action="store_true")
     args = parser.parse_args()
-    rows = _rows()
+    rows = _rows(args.split)
     by_family: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     by_class: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     decided: Counter[str] = Counter()
@@ -54,7 +58,7 @@ def main() -> None:
             misses.append(f"  miss {row['file']}: want {row['class']}, got {verdict.cls} "
                           f"(confidence {out.get('confidence', '?')})")
     total = len(rows)
-    print(f"sealed split: {total} entries; class right {right}/{total} = {100 * right / total:.1f}%")
+    print(f"sealed split {args.split}: {total} entries; class right {right}/{total} = {100 * right / total:.1f}%")
     print(f"confidently wrong: {confident_wrong}/{total} = {100 * confident_wrong / total:.1f}%")
     print(f"failures called healthy: {len(healthy_failures)} {healthy_failures}")
     print(f"clean stops called crashes: {len(crashed_stops)} {crashed_stops}")

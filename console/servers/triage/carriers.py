@@ -39,9 +39,36 @@ _PREFIXES = re.compile(
 )
 
 
+# Which process printed a line, as a carrier prefix names it: vLLM's "(EngineCore pid=104)",
+# "(VllmWorker rank=1 pid=12231)", "(APIServer pid=1)", Ray's "(RayWorkerWrapper pid=5, ip=10.0.0.2)",
+# torch.distributed's "[rank3]:". Read while the prefixes are taken off, so that a verdict can
+# still say which process its line came from.
+_PROCESS_TAG = re.compile(r"\(([A-Za-z_][\w.\-]*(?:[ \t]+rank=\d+)?[ \t]+pid=\d+)(?:,[ \t]*ip=[\d.]+)?\)|\[(rank\d+)\]:")
+
+
+def process_of(line: str) -> str | None:
+    """The process a raw log line names in its carrier prefixes ("EngineCore pid=104", "rank3"), or None."""
+    text = _ESCAPES.sub("", line[:400])
+    for _ in range(4):
+        match = _PREFIXES.match(text)
+        if not match or match.end() == 0:
+            return None
+        tag = _PROCESS_TAG.fullmatch(match.group(0).strip())
+        if tag is not None:
+            return tag.group(1) or tag.group(2)
+        text = text[match.end():]
+    return None
+
+
+def _has_escape(line: str) -> bool:
+    """Could the line hold a colour code or a carriage return? (Most lines cannot: a few substring
+    tests cost less than running the expression over every line.)"""
+    return "[" in line and ("\x1b" in line or "^[" in line or "#033" in line or "\u2190" in line) or "\r" in line
+
+
 def clean_line(line: str) -> str:
     """The server's own text: colour codes and carrier prefixes removed."""
-    text = _ESCAPES.sub("", line).rstrip("\n")
+    text = _ESCAPES.sub("", line).rstrip("\n") if _has_escape(line) else line.rstrip("\n")
     for _ in range(4):
         match = _PREFIXES.match(text)
         if not match or match.end() == 0:

@@ -24,6 +24,7 @@ class Hit:
     after: list[str]
     frame: str | None = None  # for an exception: the function of the frame just above it
     after_ready: bool = False  # a ready/serving sign had been seen in this run before it
+    process: str | None = None  # the process its prefix named ("EngineCore pid=104"), before prefixes were stripped
 
 
 @dataclass

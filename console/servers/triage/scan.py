@@ -19,7 +19,7 @@ import re
 from collections import deque
 from typing import Iterable
 
-from .carriers import MAX_LINE, cap_line, clean_line
+from .carriers import MAX_LINE, cap_line, clean_line, process_of
 from .episode import KEEP_EXCEPTIONS, Episode, Hit
 from .prefilter import FirstPositions
 from .rules import ONCE_SIGNS, Rule, RuleSet, default_rules
@@ -29,6 +29,9 @@ EXCERPT_BEFORE = 3
 EXCERPT_AFTER = 6
 _BATCH_LINES = 20000
 _FRAME_FUNC = re.compile(r'File "[^"]*", line \d+, in (\S+)')
+# an access-log line answering a request with an error status: within a few lines after a failure,
+# the server answered the request that failed, so it was up and serving when it failed
+_ANSWER = re.compile(r'HTTP/1\.[01]" [45][0-9][0-9]\b|request: (?:GET|POST|PUT|DELETE) \S+ \S+ [45][0-9][0-9]$')
 _CALLED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")  # names called on a frame's source line
 _FIRST = FirstPositions()
 # a repeat whose context is taken once per block: (rule, offset, line, first line, after ready, frame)
@@ -66,6 +69,7 @@ class Triage:
         self._resume_keys = re.compile("|".join(map(re.escape, keys))) if keys else None
         self._awaiting_resume = False  # a failure notice after ready waits for an answered request
         self._resume_cache = (-1, -1)  # (searched from, found at or -1) in the block at hand
+        self._resume_checked = -1  # offset of the last line, in the block at hand, checked to answer a request
 
     # ---------------------------------------------------------------- input
     def feed(self, line: str) -> None:
@@ -143,6 +147,7 @@ class Triage:
         self._next = {}
         self._clean_cache = (((-1, -1), ""), ((-1, -1), ""))
         self._resume_cache = (-1, -1)
+        self._resume_checked = -1
         if self._awaiting_resume:
             self._look_for_resume(text, 0, base + 1)
         heap.extend((found, key) for key, found in _FIRST.first(text, live).items())
@@ -191,13 +196,18 @@ class Triage:
             if not wanted:
                 return  # only a failure message can be wrapped onto the next line
         first = self._cleaned(text, start, first_end)
-        rest = text[first_end + 1:stop] if stop > first_end else ""
-        joined = first + " " + self._cleaned(text, first_end + 1, stop).strip() if rest else first
+        joined: str | None = None  # with the next line; cleaned only when a rule that may wrap asks
         for index in wanted:
             if index not in self._pending:
                 continue
             rule = self.rules.rules[index]
-            found = rule.strict.search(first if rule.anchored else joined)
+            if rule.anchored:
+                found = rule.strict.search(first)
+            else:
+                if joined is None:
+                    joined = first + " " + self._cleaned(text, first_end + 1, stop).strip() \
+                        if stop > first_end + 1 else first
+                found = rule.strict.search(joined)
             if not found or found.start() >= max(len(first), 1):
                 continue
             if wrapped_only and found.end() <= len(first):
@@ -239,11 +249,15 @@ class Triage:
         after_ready = episode.ready_line is not None
         episode.counts[rule.index] = episode.counts.get(rule.index, 0) + 1
         is_exception = rule.name == "python-exception"
+        answered = False
         frame = None
         if is_exception and episode.last_frame is not None and 0 < line_no - episode.last_frame[0] <= 6:
             frame = episode.last_frame[1]
         if rule.index not in episode.first:
             hit = self._make_hit(rule, text, start, line_no, first)
+            if not after_ready and not rule.notice and (is_exception or rule.kind == "class") and \
+                    any(_ANSWER.search(line) for line in hit.after):
+                after_ready = answered = True  # the failed request was answered: the server was serving
             hit.after_ready, hit.frame = after_ready, frame
             episode.first[rule.index] = episode.last[rule.index] = hit
             if is_exception:
@@ -257,12 +271,15 @@ class Triage:
             self._deferred[rule.index] = entry
             if is_exception:
                 self._deferred_exceptions.append(entry)
-        if rule.notice or (rule.kind == "sign" and rule.name in ("error", "http500")):
+        if answered or rule.notice or (rule.kind == "sign" and rule.name in ("error", "http500")):
             if after_ready:  # did the server go on answering requests after it?
                 episode.notice_line = line_no
-                self._awaiting_resume = True
-                line_end = text.find("\n", start)
-                self._look_for_resume(text, len(text) if line_end < 0 else line_end + 1, line_no + 1)
+                # the answer found for an earlier notice may come after this one too (the lines of one
+                # traceback): then it answers for this one as well, and nothing is looked for again
+                if self._awaiting_resume or episode.resumed_line is None or line_no >= episode.resumed_line:
+                    self._awaiting_resume = True
+                    line_end = text.find("\n", start)
+                    self._look_for_resume(text, len(text) if line_end < 0 else line_end + 1, line_no + 1)
         if rule.kind == "sign":
             if rule.resumes and episode.notice_line is not None and line_no > episode.notice_line:
                 episode.resumed_line = line_no
@@ -302,6 +319,7 @@ class Triage:
         after = _lines_after(text, line_end + 1, EXCERPT_AFTER)
         hit = Hit(rule, line_no, first, [clean_line(cap_line(b)) for b in before],
                   [clean_line(cap_line(a)) for a in after])
+        hit.process = process_of(text[start:start + 200])
         if len(hit.after) < EXCERPT_AFTER and len(self._filling) < 256:
             self._filling.append(hit)
         return hit
@@ -348,8 +366,9 @@ class Triage:
             begin = text.rfind("\n", 0, found) + 1
             end = text.find("\n", found)
             end = len(text) if end < 0 else end
-            line = self._cleaned(text, begin, end)
-            if any(rule.strict.search(line) for rule in self._resuming):
+            if begin == self._resume_checked or \
+                    any(rule.strict.search(self._cleaned(text, begin, end)) for rule in self._resuming):
+                self._resume_checked = begin  # notices in a row ask about the same answer: checked once
                 self.episode.resumed_line = line_no + text.count("\n", pos, begin)
                 self._awaiting_resume = False
                 return

@@ -35,6 +35,7 @@ HOW: dict[str, tuple[tuple[str, ...], float]] = {
     "exception-meaning": (("structure",), 0.8),
     "exception-frame": (("structure",), 0.65),
     "truncated-traceback": (("structure",), 0.6),
+    "cut-traceback": (("structure",), 0.45),
     "killed": (("structure", "phrase"), 0.85),
     "signal": (("structure", "phrase"), 0.85),
     "engine-dead": (("phrase",), 0.7),

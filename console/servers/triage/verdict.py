@@ -17,6 +17,7 @@ The root cause is chosen by kind first, then by time:
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ from .rules import CAUSES, CRASH_CLASSES, SIGNAL_CLASSES, RuleSet
 from .structure import death_notice, enumerates_causes, exception_of
 
 EXCERPT_WIDTH = 400
+_WHAT = re.compile(r"what\(\):\s+(.+)")
 HTTP500_BURST = 3
 # The kinds of evidence a verdict can rest on (`TriageResult.sources`), strongest first.
 PROCESS, LIVENESS, LIFECYCLE, EPISODE = "process", "liveness", "log lifecycle", "final episode"
@@ -54,6 +56,7 @@ class TriageResult:
     decided_by: str = ""
     suspicious: list[dict[str, Any]] = field(default_factory=list)
     last_seen_line: int | None = None  # the last line that showed the server ready or serving
+    process: str | None = None  # the process that printed the decisive line, from its log prefix
 
     @property
     def crashed(self) -> bool:
@@ -99,7 +102,8 @@ class TriageResult:
                 "evidence_kinds": self.evidence_kinds, "confidence": round(self.overall_confidence, 2),
                 "decided_by": self.decided_by, "suspicious": [dict(s) for s in self.suspicious],
                 "last_seen": self.last_seen() or None,
-                "process_fate": "known" if self.process_known else "unknown"}
+                "process_fate": "known" if self.process_known else "unknown",
+                "printed_by": self.process}
 
 
 # What a failure looks like from outside: after an orderly stop began these are
@@ -273,6 +277,14 @@ def _root_cause(episode: Episode, fatal: dict[str, list[Hit]], rules: RuleSet,
     signalled = [(cls, _decisive(hits)) for cls, hits in fatal.items() if cls in SIGNAL_CLASSES]
     if signalled:
         cls, hit = min(signalled, key=lambda c: c[1].line)
+        what = what_of(hit)
+        if what is not None:
+            # an uncaught C++ exception: its what() message is the cause, and its meaning the class
+            meaning = meaning_of(what)
+            if meaning is not None and meaning in CAUSES:
+                return meaning, hit, f"{meaning.replace('-', ' ')} (uncaught C++ exception): what(): {_trim(what, 160)}", \
+                    "exception-meaning"
+            return cls, hit, f"{hit.rule.summary}: what(): {_trim(what, 160)}", "signal"
         first_exception = min(strong, key=lambda h: h.line) if strong else None
         if first_exception is not None and first_exception.line < hit.line and \
                 not death_notice(first_exception.text) and "python-exception" in fatal:
@@ -280,8 +292,15 @@ def _root_cause(episode: Episode, fatal: dict[str, list[Hit]], rules: RuleSet,
             summary = f"{_summary(first_exception)}; then {hit.rule.summary or cls} (line {hit.line})"
             return "python-exception", first_exception, summary, "exception"
         return cls, hit, _summary(hit), "signal"
+    cut = _cut_traceback(episode, strong)
     if "engine-dead" in fatal:
         hit = _decisive(fatal["engine-dead"])
+        if cut is not None and hit.line < cut.line:
+            # "hit an exception" / "failed to start", then a traceback that stops in its frames: the
+            # engine died (its notice says so), of an exception the log does not show; point at the frame
+            where = f" in {cut.frame}" if cut.frame else ""
+            return ("engine-dead", hit, f"{_summary(hit)}; its traceback is cut off{where} (line {cut.line}): "
+                    "what was raised is not in the log", "engine-dead")
         own = [h for h in strong if h.line == hit.line and not death_notice(h.text)]
         if own and hit.rule.summary == "the engine process crashed":
             # the line is a traceback's final exception whose message merely names a runtime error:
@@ -296,6 +315,8 @@ def _root_cause(episode: Episode, fatal: dict[str, list[Hit]], rules: RuleSet,
         if stopped and strong_all and all(_exception_type(h) in STOP_EXCEPTIONS for h in strong_all) and \
                 min(s.line for s in stopped) <= min(h.line for h in strong_all):
             return None  # the stop's own signal, raised through the stack (KeyboardInterrupt, SignalException)
+        if not strong_all and cut is not None:
+            return "unknown", cut, _cut_summary(cut, None), "cut-traceback"
         hit = strong_all[-1] if strong_all else _decisive(fatal["python-exception"])
         summary = _summary(hit)
         if hit.frame:
@@ -304,6 +325,34 @@ def _root_cause(episode: Episode, fatal: dict[str, list[Hit]], rules: RuleSet,
             "exception" if strong_all else "cause-weak")
         return "python-exception", hit, summary, how
     return None
+
+
+def what_of(hit: Hit) -> str | None:
+    """The message of an uncaught C++ exception: the `what():` line libstdc++ prints just below
+    'terminate called after throwing an instance of ...' (on that line when the log joined them)."""
+    if "terminate called" not in hit.text:
+        return None
+    for line in [hit.text] + hit.after[:3]:
+        found = _WHAT.search(line)
+        if found:
+            return found.group(1).strip()
+    return None
+
+
+def _cut_traceback(episode: Episode, strong: list[Hit]) -> Hit | None:
+    """The deepest frame of a traceback cut off before its exception line, when no traceback of the
+    run ends in its exception: the log does not show what was raised, only where it stopped."""
+    frame = episode.frame_hit
+    if frame is None or strong:
+        return None
+    return frame
+
+
+def _cut_summary(frame: Hit, header: Hit | None) -> str:
+    where = f" in {frame.frame}" if frame.frame else ""
+    head = f"; above it: {_trim(header.text.strip(), 120)} (line {header.line})" if header is not None else ""
+    return (f"a traceback cut off before its exception{where} (line {frame.line}): what was raised is not in "
+            f"the log{head}")
 
 
 def _exceptions(episode: Episode) -> list[Hit]:
@@ -360,6 +409,12 @@ def _weigh(out: TriageResult, how: str, episode: Episode) -> TriageResult:
         out.cls = "unknown"
     if out.cls == "unknown":
         out.suspicious = strength.suspicious_lines(episode)
+        cut = episode.frame_hit
+        if how == "cut-traceback" and cut is not None:
+            where = f", in {cut.frame}" if cut.frame else ""
+            frame = {"line": cut.line, "text": cut.text.strip()[:400],
+                     "why": f"the traceback is cut off here{where}: its exception is not in the log"}
+            out.suspicious = [frame] + [s for s in out.suspicious if s["line"] != cut.line][:strength.SUSPICIOUS - 1]
     return out
 
 
@@ -414,7 +469,11 @@ def _result(cls: str, hit: Hit | None, summary: str, server: str, ready_seen: bo
     if hit is None:
         return TriageResult(cls, None, summary, [], server, ready_seen, state, evidence)
     excerpt = [_trim(x) for x in hit.before + [hit.text] + hit.after]
-    return TriageResult(cls, hit.line, summary, excerpt, server, ready_seen, state, evidence)
+    if hit.process and cls not in ("healthy",):
+        summary += f" [printed by {hit.process}]"
+    out = TriageResult(cls, hit.line, summary, excerpt, server, ready_seen, state, evidence)
+    out.process = hit.process
+    return out
 
 
 def _pick_server(hits: list[Hit], weights: dict[str, int]) -> str:
