@@ -23,7 +23,7 @@ from console.fmt import number
 from console.runtime import events as ev
 from console.safe_text import safe_text
 from profiles.atomic import StateFileError
-from widgets.bench_chart import BenchChart
+from widgets.bench_chart import BenchChart, chart_legend
 from widgets.bench_compare import BenchCompareTable
 from widgets.bench_form import BenchForm
 from widgets.bench_table import BenchLevelTable
@@ -63,6 +63,10 @@ class BenchPane(Pane):
     BenchPane.hide-form BenchForm { display: none; }
     BenchPane.short BenchChart { display: none; }
     BenchPane.short.hide-form BenchChart, BenchPane.short.running BenchChart { display: block; }
+    BenchPane #bp-legend { height: auto; padding: 0 1; display: none; }
+    BenchPane.comparing #bp-legend { display: block; }
+    BenchPane.short.comparing #bp-legend { display: none; }
+    BenchPane.short.comparing.hide-form #bp-legend, BenchPane.short.comparing.running #bp-legend { display: block; }
     """
 
     RUNTIME_PARTS = {"gpus": False, "servers": False, "watch": False}
@@ -101,6 +105,7 @@ class BenchPane(Pane):
         # server is on screen at 100x30 whatever the table below takes (it was below the table)
         yield Static("", id="bp-error", markup=False)
         yield BenchForm()
+        yield Static("", id="bp-legend")  # which line is which run, when two are drawn; shown with the chart
         yield BenchChart()
         yield BenchLevelTable()
         yield Static("", id="bp-compare-head", markup=False)  # which run is A and which is B
@@ -384,7 +389,9 @@ class BenchPane(Pane):
     def _draw_chart(self) -> None:
         v = self.view
         self._charted = (tuple(v.series), tuple(v.boundaries), self.overlay and self.overlay[0], v.run_id)
-        self.query_one(BenchChart).show(v.series, v.boundaries, self.overlay, label=v.run_id or "this run")
+        self.query_one(BenchChart).show(v.series, v.boundaries, self.overlay)
+        self.query_one("#bp-legend", Static).update(chart_legend(v.run_id or "this run",
+                                                                 self.overlay[0] if self.overlay else None))
 
     @staticmethod
     def _headline(v: SweepView) -> str:
