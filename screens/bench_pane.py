@@ -50,6 +50,7 @@ class BenchPane(Pane):
         # in a form field ctrl+u empties the whole field, wherever the cursor is
         Binding("ctrl+u", "clear_field", "clear field", priority=True),
     ]
+    TYPING_ACTIONS = frozenset({"clear_field"})
     DEFAULT_CSS = """
     BenchPane { height: 1fr; }
     BenchPane #bp-head { height: auto; max-height: 3; padding: 0 1; text-style: bold; }

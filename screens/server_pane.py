@@ -95,7 +95,12 @@ class ServerPane(Pane):
         # the log takes the whole tab and back (tmux's prefix-z, k9s' and lazygit's full-screen view)
         Binding("z", "zoom", "zoom log", show=False),
         Binding("R", "reload", "reload", show=False),
+        Binding("enter", "field_enter('search')", "find", priority=True),  # named while typing a search
     ]
+    TYPING_ACTIONS = frozenset({"close_layer"})
+    # The footer names the keys of the part that has the focus (`show_keys`); all work from both.
+    LIST_FOOTER = frozenset({"launch", "kill", "diff", "adopt", "jump", "close_layer"})
+    LOG_FOOTER = frozenset({"follow", "search", "filter", "zoom", "jump", "close_layer"})
     KEY_GROUPS = {"follow": "Log", "follow_end": "Log", "numbers": "Log", "copy_line": "Log",
                   "copy_excerpt": "Log", "search": "Log", "next_match": "Log", "prev_match": "Log",
                   "filter": "Log", "jump": "Log", "zoom": "Log", "launch": "Configs", "kill": "Configs", "diff": "Configs",
@@ -177,6 +182,10 @@ class ServerPane(Pane):
         self.since_column = keys[2] if since else None
         if self.configs or self.unmanaged:
             self._draw_configs()
+
+    def on_descendant_focus(self, event) -> None:
+        self.show_keys(self.LOG_FOOTER if isinstance(event.widget, LogView) else self.LIST_FOOTER,
+                       among=self.LIST_FOOTER | self.LOG_FOOTER)
 
     def on_mount(self) -> None:
         self._config_columns(since=True)
