@@ -47,6 +47,8 @@ class BenchPane(Pane):
         Binding("c", "compare", "compare"),
         Binding("f", "toggle_form", "setup"),
         Binding("m", "models", "models"),
+        # the `gpudeck bench ...` line of the form's values; under `?` and in the palette (the footer is full at 100 columns)
+        Binding("e", "equivalent", "command", show=False),
         # in a form field ctrl+u empties the whole field, wherever the cursor is
         Binding("ctrl+u", "clear_field", "clear field", priority=True),
     ]
@@ -202,6 +204,23 @@ class BenchPane(Pane):
         else:
             self._error(f"no models listed at {url}/v1/models (is the server up? m asks again; "
                         "a server turning ready is asked by itself)")
+
+    def action_equivalent(self) -> None:
+        """The `gpudeck bench ...` line that runs the sweep the form holds now, copyable."""
+        import shlex
+
+        from console.bench.process import cli_argv
+
+        from .equivalent import Equivalent
+
+        name = self.session.name if self.session else "local"
+        values = self.query_one(BenchForm).values()
+        if not values.get("url"):
+            self._error("server URL is empty")
+            return
+        self.app.push_screen(Equivalent("This sweep from the command line",
+                                        [("the same from the command line", shlex.join(cli_argv(values, name)))],
+                                        name))
 
     def action_start(self) -> None:
         self.query_one(BenchForm).post_message(BenchForm.Submitted(self.query_one(BenchForm).values()))

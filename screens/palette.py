@@ -20,6 +20,8 @@ NAMES = {
     ("server", "kill"): "kill the running server",
     ("server", "diff"): "diff flags with another config",
     ("server", "adopt"): "adopt a server not started here",
+    ("server", "equivalent"): "show the commands that launch the selected config",
+    ("bench", "equivalent"): "show the gpudeck bench command of the setup",
     ("server", "jump"): "jump to the crash line",
     ("server", "reload"): "reload configs",
     ("server", "next_match"): "next search match",

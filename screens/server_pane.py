@@ -78,6 +78,7 @@ class ServerPane(Pane):
         Binding("k", "kill", "kill"),
         Binding("d", "diff", "diff"),
         Binding("a", "adopt", "adopt"),
+        Binding("e", "equivalent", "command"),  # the commands a launch of the selected config runs
         # the log's own keys are named in the log head line, so the footer fits 100 columns
         Binding("f", "follow", "follow", show=False),
         Binding("end", "follow_end", "follow", show=False),
@@ -99,12 +100,13 @@ class ServerPane(Pane):
     ]
     TYPING_ACTIONS = frozenset({"close_layer"})
     # The footer names the keys of the part that has the focus (`show_keys`); all work from both.
-    LIST_FOOTER = frozenset({"launch", "kill", "diff", "adopt", "jump", "close_layer"})
+    # j is the log's (the crash panel names it too), so the list's footer fits 100 columns.
+    LIST_FOOTER = frozenset({"launch", "kill", "diff", "adopt", "equivalent", "close_layer"})
     LOG_FOOTER = frozenset({"follow", "search", "filter", "zoom", "jump", "close_layer"})
     KEY_GROUPS = {"follow": "Log", "follow_end": "Log", "numbers": "Log", "copy_line": "Log",
                   "copy_excerpt": "Log", "search": "Log", "next_match": "Log", "prev_match": "Log",
                   "filter": "Log", "jump": "Log", "zoom": "Log", "launch": "Configs", "kill": "Configs", "diff": "Configs",
-                  "adopt": "Configs", "reload": "Configs"}
+                  "adopt": "Configs", "reload": "Configs", "equivalent": "Configs"}
     DEFAULT_CSS = """
     ServerPane #top { height: 14; }
     ServerPane #configs { width: 52; border-right: solid $panel-lighten-2; }
@@ -518,6 +520,25 @@ class ServerPane(Pane):
         self.query_one(LogView).follow_end()  # a new launch is watched live, whatever an earlier search left
         self._update_loghead()
         self.notify(f"launched {config.name} ({where(record)})")
+
+    def action_equivalent(self) -> None:
+        """What to type to launch the selected config by hand: the CLI line and the host command
+        (the one its last launch ran, else the one a launch would run), copyable."""
+        config = self._selected_config()
+        if config is None or self.session is None:
+            self.notify("select a config first", severity="warning")
+            return
+        from console.servers.equivalent import launch_equivalent
+
+        from .equivalent import Equivalent
+
+        argv = getattr(config.parsed, "argv", None)
+        profile = self.session.profile
+        self.app.push_screen(Equivalent(f"Launching {config.name} on {profile.name}, by hand",
+                                        launch_equivalent(profile, config.name, config.script,
+                                                          self.latest.get(config.name),
+                                                          argv if isinstance(argv, list) else None),
+                                        profile.name))
 
     def action_kill(self) -> None:
         record = self.latest.get(self.selected or "")
