@@ -102,7 +102,8 @@ class ServerPane(Pane):
     # The footer names the keys of the part that has the focus (`show_keys`); all work from both.
     # j is the log's (the crash panel names it too), so the list's footer fits 100 columns.
     LIST_FOOTER = frozenset({"launch", "kill", "diff", "adopt", "equivalent", "close_layer"})
-    LOG_FOOTER = frozenset({"follow", "search", "filter", "zoom", "jump", "close_layer"})
+    # x filter and the rest are named in the log head line: the log's footer fits 100 columns too
+    LOG_FOOTER = frozenset({"follow", "search", "zoom", "jump", "close_layer"})
     KEY_GROUPS = {"follow": "Log", "follow_end": "Log", "numbers": "Log", "copy_line": "Log",
                   "copy_excerpt": "Log", "search": "Log", "next_match": "Log", "prev_match": "Log",
                   "filter": "Log", "jump": "Log", "zoom": "Log", "launch": "Configs", "kill": "Configs", "diff": "Configs",
