@@ -23,7 +23,7 @@ from console.fmt import number
 from console.runtime import events as ev
 from console.safe_text import safe_text
 from profiles.atomic import StateFileError
-from widgets.bench_chart import BenchChart
+from widgets.bench_chart import BenchChart, chart_legend
 from widgets.bench_compare import BenchCompareTable
 from widgets.bench_form import BenchForm
 from widgets.bench_table import BenchLevelTable
@@ -47,9 +47,12 @@ class BenchPane(Pane):
         Binding("c", "compare", "compare"),
         Binding("f", "toggle_form", "setup"),
         Binding("m", "models", "models"),
+        # the `gpudeck bench ...` line of the form's values; under `?` and in the palette (the footer is full at 100 columns)
+        Binding("e", "equivalent", "command", show=False),
         # in a form field ctrl+u empties the whole field, wherever the cursor is
         Binding("ctrl+u", "clear_field", "clear field", priority=True),
     ]
+    TYPING_ACTIONS = frozenset({"clear_field"})
     DEFAULT_CSS = """
     BenchPane { height: 1fr; }
     BenchPane #bp-head { height: auto; max-height: 3; padding: 0 1; text-style: bold; }
@@ -63,6 +66,10 @@ class BenchPane(Pane):
     BenchPane.hide-form BenchForm { display: none; }
     BenchPane.short BenchChart { display: none; }
     BenchPane.short.hide-form BenchChart, BenchPane.short.running BenchChart { display: block; }
+    BenchPane #bp-legend { height: auto; padding: 0 1; display: none; }
+    BenchPane.comparing #bp-legend { display: block; }
+    BenchPane.short.comparing #bp-legend { display: none; }
+    BenchPane.short.comparing.hide-form #bp-legend, BenchPane.short.comparing.running #bp-legend { display: block; }
     """
 
     RUNTIME_PARTS = {"gpus": False, "servers": False, "watch": False}
@@ -101,6 +108,7 @@ class BenchPane(Pane):
         # server is on screen at 100x30 whatever the table below takes (it was below the table)
         yield Static("", id="bp-error", markup=False)
         yield BenchForm()
+        yield Static("", id="bp-legend")  # which line is which run, when two are drawn; shown with the chart
         yield BenchChart()
         yield BenchLevelTable()
         yield Static("", id="bp-compare-head", markup=False)  # which run is A and which is B
@@ -196,6 +204,23 @@ class BenchPane(Pane):
         else:
             self._error(f"no models listed at {url}/v1/models (is the server up? m asks again; "
                         "a server turning ready is asked by itself)")
+
+    def action_equivalent(self) -> None:
+        """The `gpudeck bench ...` line that runs the sweep the form holds now, copyable."""
+        import shlex
+
+        from console.bench.process import cli_argv
+
+        from .equivalent import Equivalent
+
+        name = self.session.name if self.session else "local"
+        values = self.query_one(BenchForm).values()
+        if not values.get("url"):
+            self._error("server URL is empty")
+            return
+        self.app.push_screen(Equivalent("This sweep from the command line",
+                                        [("the same from the command line", shlex.join(cli_argv(values, name)))],
+                                        name))
 
     def action_start(self) -> None:
         self.query_one(BenchForm).post_message(BenchForm.Submitted(self.query_one(BenchForm).values()))
@@ -384,7 +409,9 @@ class BenchPane(Pane):
     def _draw_chart(self) -> None:
         v = self.view
         self._charted = (tuple(v.series), tuple(v.boundaries), self.overlay and self.overlay[0], v.run_id)
-        self.query_one(BenchChart).show(v.series, v.boundaries, self.overlay, label=v.run_id or "this run")
+        self.query_one(BenchChart).show(v.series, v.boundaries, self.overlay)
+        self.query_one("#bp-legend", Static).update(chart_legend(v.run_id or "this run",
+                                                                 self.overlay[0] if self.overlay else None))
 
     @staticmethod
     def _headline(v: SweepView) -> str:

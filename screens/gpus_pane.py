@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Static
 from console.gpus import SamplerGroup, Snapshot, fleet_row, stale_warning
 from console.gpus.history import UtilHistory
 from console.gpus.model import OK
+from console.gpus.proc_stats import PROCESS_SORTS, sort_processes
 from console.gpus.text import age
 from console.runtime import events as ev
 from console.safe_text import clean_line, safe_text
@@ -33,6 +34,7 @@ class GPUsPane(Pane):
     BINDINGS = [
         Binding("f", "toggle_fleet", "fleet"),
         Binding("o", "open_host", "open host"),
+        Binding("s", "sort_processes", "sort: memory"),  # its words name the order now (set_key_words)
     ]
     DEFAULT_CSS = """
     GPUsPane #gpus-status { height: 1; color: $text-muted; }
@@ -63,6 +65,7 @@ class GPUsPane(Pane):
         self.history = UtilHistory()
         self.fleet: SamplerGroup | None = None   # a private sampler group, only without the app's runtimes
         self.fleet_shown = False
+        self.process_sort = PROCESS_SORTS[0]  # the process list's order; s cycles it
         self.interval_s = 1.0
         self._summary = None
         self._draws = Throttle(self, self._draw_snapshot, 0.0)  # a hidden tab draws its last sample when shown
@@ -182,9 +185,15 @@ class GPUsPane(Pane):
                 show(label, Text("Processes  (unknown: the process list could not be read)"), fixed_size=True)
             else:
                 show(label, Text("Processes" + ("  (none)" if not snap.processes else "")), fixed_size=True)
-            procs.show(snap.processes, self.owners)
+            procs.show(sort_processes(snap.processes, self.process_sort), self.owners)
             procs.display = bool(snap.processes)
         self._tick()
+
+    def action_sort_processes(self) -> None:
+        """The next order of the process list (memory, CPU, RSS, pid, name), named in the footer."""
+        self.process_sort = PROCESS_SORTS[(PROCESS_SORTS.index(self.process_sort) + 1) % len(PROCESS_SORTS)]
+        self.set_key_words("sort_processes", f"sort: {self.process_sort}")
+        self._draw_snapshot()
 
     def _tick(self) -> None:
         """Once a second: the sample age, and the fleet ages."""

@@ -18,7 +18,7 @@ EVERYWHERE = [
     ("ctrl+p", "find a command by name"),
     ("q", "quit"),
 ]
-HIDDEN = {"help", "app.help"}  # the panel's own key is listed under "everywhere"
+HIDDEN = {"help", "app.help", "field_enter"}  # the panel's own key is under "everywhere"; Enter in a field is the field's
 
 
 def key_groups(app) -> list[tuple[str, list[tuple[str, str]]]]:

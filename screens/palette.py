@@ -15,10 +15,13 @@ from .tabs import TABS
 
 # clearer names than the footer's short labels, where the short one says too little out of context
 NAMES = {
+    ("gpus", "sort_processes"): "sort the process list (memory, CPU, RSS, pid, name)",
     ("server", "launch"): "launch the selected config",
     ("server", "kill"): "kill the running server",
     ("server", "diff"): "diff flags with another config",
     ("server", "adopt"): "adopt a server not started here",
+    ("server", "equivalent"): "show the commands that launch the selected config",
+    ("bench", "equivalent"): "show the gpudeck bench command of the setup",
     ("server", "jump"): "jump to the crash line",
     ("server", "reload"): "reload configs",
     ("server", "next_match"): "next search match",
@@ -50,7 +53,7 @@ NAMES = {
     ("tasks", "delete"): "delete the task",
     ("tasks", "filter"): "filter tasks",
 }
-SKIP = {"close_layer", "close_inputs", "cursor", "back", "clear_field"}  # context keys that mean nothing from the palette
+SKIP = {"close_layer", "close_inputs", "cursor", "back", "clear_field", "field_enter"}  # context keys that mean nothing from the palette
 
 
 def key_label(binding: Binding) -> str:

@@ -12,6 +12,8 @@ the last good reading (the base class does it, from HostConnection events).
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -39,6 +41,9 @@ class Pane(Vertical):
     BINDINGS = [Binding("question_mark", "app.help", "keys")]
     # Actions removed (not just greyed) from this pane when the console is --readonly.
     DESTRUCTIVE_ACTIONS: frozenset[str] = frozenset()
+    # The pane's actions that apply while the operator types in one of its fields (Esc, Enter,
+    # ctrl+u): the footer names these alone then, not the pane's keys that the field takes as text.
+    TYPING_ACTIONS: frozenset[str] = frozenset()
     # What a pane given a bare HostSession (a test app, no fleet) starts in its private runtime.
     RUNTIME_PARTS: dict[str, bool] = {"gpus": False, "servers": False, "watch": True}
 
@@ -160,7 +165,46 @@ class Pane(Vertical):
     def readonly(self) -> bool:
         return bool(self.session and self.session.readonly)
 
+    def typing(self) -> bool:
+        """Whether the focus is in one of this pane's text fields (its keys are typed there)."""
+        from textual.widgets import Input
+
+        focused = self.app.focused
+        return isinstance(focused, Input) and self in focused.ancestors
+
+    def show_keys(self, actions: frozenset[str], among: frozenset[str]) -> None:
+        """Name in the footer the pane's keys for `actions` and not the rest of `among` (those still
+        work, and `?` lists them all): a pane whose parts take different keys says the focused one's."""
+        changed = False
+        for key, bindings in self._bindings.key_to_bindings.items():
+            now = [b if (name := b.action.split("(")[0]) not in among or b.show == (name in actions)
+                   else replace(b, show=not b.show) for b in bindings]
+            if now != bindings:
+                self._bindings.key_to_bindings[key] = now
+                changed = True
+        if changed:
+            self.refresh_bindings()
+
+    def set_key_words(self, action: str, words: str) -> None:
+        """The footer's words for the pane's key of `action` (a key whose words say its state)."""
+        for key, bindings in self._bindings.key_to_bindings.items():
+            self._bindings.key_to_bindings[key] = [replace(b, description=words) if b.action == action else b
+                                                   for b in bindings]
+        self.refresh_bindings()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.DESTRUCTIVE_ACTIONS and self.readonly:
             return False
+        if action not in self.TYPING_ACTIONS and action != "field_enter" and self.typing():
+            return False  # the field takes the key as text (`+` in a task); the footer names the field's keys
+        if action == "field_enter":
+            focused = self.app.focused
+            return self.typing() and focused is not None and focused.id in parameters
         return True
+
+    async def action_field_enter(self, field_id: str) -> None:
+        """Enter in a field does what the field's own Enter does; bound on the pane so that the
+        footer names it while typing (`Enter save`)."""
+        from textual.widgets import Input
+
+        await self.query_one(f"#{field_id}", Input).action_submit()

@@ -14,6 +14,7 @@ from console.roofline.checkpoint_source import checkpoint_for_profile
 from console.roofline.from_profile import Inputs, inputs_from_profile
 from console.roofline.runs import RunsFound
 from console.runtime import events as ev
+from console.store.runs import CONFIG_UNKNOWN
 from console.runtime.host_runtime import roofline_or_error
 from console.fmt import UNKNOWN
 from console.safe_text import clean_line, safe_text
@@ -267,8 +268,10 @@ def run_line(run, picked: bool) -> Text:
         return Text("")
     s = run.summary or {}
     levels = ",".join(str(c) for c in s.get("levels") or [])
+    config = s.get("config")
     text = Text.assemble(("reads ", "dim"), (clean_line(run.name), "bold"),  # its id holds when it started
-                         clean_line(f" · {s.get('url') or UNKNOWN} · levels {levels or UNKNOWN}"))
+                         clean_line(f" · {f'config {config}' if config else CONFIG_UNKNOWN}"
+                                    f" · {s.get('url') or UNKNOWN} · levels {levels or UNKNOWN}"))
     text.append(" · picked, kept (p: another)" if picked else " · newest measured (p pins another)", style="dim")
     if s.get("status") == "running":
         text.append("\n▶ this run is still in progress: its figures move as its levels finish", style="bold yellow")

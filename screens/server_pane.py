@@ -78,6 +78,7 @@ class ServerPane(Pane):
         Binding("k", "kill", "kill"),
         Binding("d", "diff", "diff"),
         Binding("a", "adopt", "adopt"),
+        Binding("e", "equivalent", "command"),  # the commands a launch of the selected config runs
         # the log's own keys are named in the log head line, so the footer fits 100 columns
         Binding("f", "follow", "follow", show=False),
         Binding("end", "follow_end", "follow", show=False),
@@ -95,11 +96,18 @@ class ServerPane(Pane):
         # the log takes the whole tab and back (tmux's prefix-z, k9s' and lazygit's full-screen view)
         Binding("z", "zoom", "zoom log", show=False),
         Binding("R", "reload", "reload", show=False),
+        Binding("enter", "field_enter('search')", "find", priority=True),  # named while typing a search
     ]
+    TYPING_ACTIONS = frozenset({"close_layer"})
+    # The footer names the keys of the part that has the focus (`show_keys`); all work from both.
+    # j is the log's (the crash panel names it too), so the list's footer fits 100 columns.
+    LIST_FOOTER = frozenset({"launch", "kill", "diff", "adopt", "equivalent", "close_layer"})
+    # x filter and the rest are named in the log head line: the log's footer fits 100 columns too
+    LOG_FOOTER = frozenset({"follow", "search", "zoom", "jump", "close_layer"})
     KEY_GROUPS = {"follow": "Log", "follow_end": "Log", "numbers": "Log", "copy_line": "Log",
                   "copy_excerpt": "Log", "search": "Log", "next_match": "Log", "prev_match": "Log",
                   "filter": "Log", "jump": "Log", "zoom": "Log", "launch": "Configs", "kill": "Configs", "diff": "Configs",
-                  "adopt": "Configs", "reload": "Configs"}
+                  "adopt": "Configs", "reload": "Configs", "equivalent": "Configs"}
     DEFAULT_CSS = """
     ServerPane #top { height: 14; }
     ServerPane #configs { width: 52; border-right: solid $panel-lighten-2; }
@@ -177,6 +185,10 @@ class ServerPane(Pane):
         self.since_column = keys[2] if since else None
         if self.configs or self.unmanaged:
             self._draw_configs()
+
+    def on_descendant_focus(self, event) -> None:
+        self.show_keys(self.LOG_FOOTER if isinstance(event.widget, LogView) else self.LIST_FOOTER,
+                       among=self.LIST_FOOTER | self.LOG_FOOTER)
 
     def on_mount(self) -> None:
         self._config_columns(since=True)
@@ -509,6 +521,25 @@ class ServerPane(Pane):
         self.query_one(LogView).follow_end()  # a new launch is watched live, whatever an earlier search left
         self._update_loghead()
         self.notify(f"launched {config.name} ({where(record)})")
+
+    def action_equivalent(self) -> None:
+        """What to type to launch the selected config by hand: the CLI line and the host command
+        (the one its last launch ran, else the one a launch would run), copyable."""
+        config = self._selected_config()
+        if config is None or self.session is None:
+            self.notify("select a config first", severity="warning")
+            return
+        from console.servers.equivalent import launch_equivalent
+
+        from .equivalent import Equivalent
+
+        argv = getattr(config.parsed, "argv", None)
+        profile = self.session.profile
+        self.app.push_screen(Equivalent(f"Launching {config.name} on {profile.name}, by hand",
+                                        launch_equivalent(profile, config.name, config.script,
+                                                          self.latest.get(config.name),
+                                                          argv if isinstance(argv, list) else None),
+                                        profile.name))
 
     def action_kill(self) -> None:
         record = self.latest.get(self.selected or "")

@@ -53,7 +53,11 @@ class TasksPane(Pane):
         Binding("j", "cursor('down')", "cursor down", show=False),
         Binding("k", "cursor('up')", "cursor up", show=False),
         Binding("escape", "close_inputs", "close"),
+        # named in the footer while typing, in place of the board's keys (the field takes those as text)
+        Binding("enter", "field_enter('editor')", "save", priority=True),
+        Binding("enter", "field_enter('filter')", "keep filter", priority=True),
     ]
+    TYPING_ACTIONS = frozenset({"close_inputs"})
     KEY_GROUPS = {"accept": "Suggestion", "dismiss": "Suggestion", "suggestions": "Suggestion", "filter": "View", "toggle_done": "View",
                   "report": "View", "cursor": "View"}
     DEFAULT_CSS = """

@@ -1,7 +1,27 @@
 """Output tok/s, one point a second, with the start of each level marked; an earlier run in grey."""
 from __future__ import annotations
 
+from rich.text import Text
 from textual_plotext import PlotextPlot
+
+from console.safe_text import clean_line
+
+THIS_RUN, EARLIER_RUN = "cyan", "gray"  # the two lines' colours (plotext's names)
+LEGEND_STYLES = {THIS_RUN: "cyan", EARLIER_RUN: "grey50"}  # the same colours in the legend (Rich's names)
+
+
+def chart_legend(this_run: str, earlier: str | None) -> Text:
+    """`━ name` for each run in its line's colour, drawn on its own line above the chart: plotext's
+    legend sat in the chart's top-left corner, on the rows where the level labels go, and the two
+    drew over each other (`sweep-2026120c=250219`). Empty when one run alone is drawn."""
+    text = Text()
+    if not earlier:
+        return text
+    text.append("━ ", style=LEGEND_STYLES[THIS_RUN])
+    text.append(clean_line(this_run))
+    text.append("  ━ ", style=LEGEND_STYLES[EARLIER_RUN])
+    text.append(clean_line(earlier))
+    return text
 
 
 class BenchChart(PlotextPlot):
@@ -10,7 +30,7 @@ class BenchChart(PlotextPlot):
 
     def show(self, series: list[float], boundaries: list[tuple[int, int | str]],
              overlay: tuple[str, list[float], list[tuple[int, int | str]]] | None = None,
-             label: str = "this run") -> None:
+             ) -> None:
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
@@ -18,13 +38,11 @@ class BenchChart(PlotextPlot):
         plt.xlabel("s")
         top = max([*series, *(overlay[1] if overlay else []), 1.0])
         if overlay and overlay[1]:
-            name, points, _ = overlay
-            plt.plot(list(range(1, len(points) + 1)), points, color="gray", marker="braille",
-                     label=name)
+            _, points, _ = overlay
+            # named in chart_legend, above the chart: no legend inside it, where the level labels go
+            plt.plot(list(range(1, len(points) + 1)), points, color=EARLIER_RUN, marker="braille")
         if series:
-            # a legend only tells two runs apart (alone, the headline names the run; the legend would hide labels)
-            plt.plot(list(range(1, len(series) + 1)), series, color="cyan", marker="braille",
-                     label=label if overlay and overlay[1] else None)
+            plt.plot(list(range(1, len(series) + 1)), series, color=THIS_RUN, marker="braille")
         else:
             plt.xlim(0, 10)
         span = max(len(series), len(overlay[1]) if overlay else 0, 10)

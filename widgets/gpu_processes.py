@@ -21,14 +21,18 @@ class GPUProcessTable(SafeDataTable):
         self.add_column("PID", key="pid", width=8)
         self.add_column("GPU", key="gpu", width=3)
         self.add_column("Memory", key="mem", width=10)
+        self.add_column("CPU%", key="cpu", width=6)
+        self.add_column("RSS", key="rss", width=10)
         self.add_column("Type", key="type", width=4)
         self.add_column("Config", key="config", width=24)
         self.add_column("Command", key="cmd")
 
     def show(self, processes: Sequence[GPUProcess], owners: dict[int, str] | None = None) -> None:
-        """`owners` maps a pid to the launch config it belongs to ("—": not launched by gpudeck)."""
+        """`owners` maps a pid to the launch config it belongs to ("—": not launched by gpudeck).
+        Drawn in the order given (the pane sorts: console/gpus/proc_stats.py)."""
         owners = owners or {}
         rows = tuple((plain(p.pid).rjust(8), plain(p.gpu_index).rjust(3), mib(p.used_memory_mib).rjust(10),
+                      plain(p.cpu_percent).rjust(6), mib(p.rss_mib).rjust(10),
                       plain(p.type), owners.get(p.pid, "—") if isinstance(p.pid, int) else "—", plain(p.name))
                      for p in processes)
         if rows == self._shown:

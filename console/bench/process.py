@@ -45,6 +45,13 @@ def sweep_argv(values: dict, profile: str, tunnelled: bool) -> list[str]:
     return argv
 
 
+def cli_argv(values: dict, profile: str) -> list[str]:
+    """The `gpudeck bench ...` line that runs the sweep a setup form's values describe (the form's
+    own URL: the CLI opens the SSH tunnel to a remote loopback URL itself, as the tab does)."""
+    argv = sweep_argv(values, profile, False)
+    return ["gpudeck", "bench", *(a for a in argv[3:] if a != "--events")]
+
+
 async def _tail_of(stream, keep: int = 50) -> str:
     """The last lines a child wrote to stderr (a long sweep must not grow memory)."""
     lines: deque[str] = deque(maxlen=keep)

@@ -169,13 +169,16 @@ class GPUProcess:
     ci: Any = NA
     config: Any = NA          # the gpudeck launch config whose process group holds it, when known
     launch_id: Any = NA       # ... and that launch's record id
+    cpu_percent: Any = NA     # its CPU load between the last two `ps` reads (console/gpus/proc_stats.py)
+    rss_mib: Any = NA         # its resident host memory
 
     def to_json(self) -> dict:
         return {"gpu_index": json_value(self.gpu_index), "pid": json_value(self.pid),
                 "type": json_value(self.type), "name": json_value(self.name),
                 "used_memory_mib": json_value(self.used_memory_mib),
                 "gpu_uuid": json_value(self.gpu_uuid),
-                "config": json_value(self.config), "launch_id": json_value(self.launch_id)}
+                "config": json_value(self.config), "launch_id": json_value(self.launch_id),
+                "cpu_percent": json_value(self.cpu_percent), "rss_mib": json_value(self.rss_mib)}
 
 
 @dataclass

@@ -34,6 +34,7 @@ from .errors import not_found_message, recognise, smi_missing
 from .flags import STALE_SAMPLES, FlagTracker
 from .model import GPU, NO_DRIVER, OK, UNPARSED, UNREACHABLE, GPUProcess, Snapshot, known
 from .parse_csv import SEP, BadLine, parse_app_line, parse_gpu_line
+from .proc_stats import ProcStats, parse_ps, ps_argv
 
 BACKOFF_START_S = 0.5
 BACKOFF_MAX_S = 30.0
@@ -80,6 +81,7 @@ class Sampler:
         self._field_choice = 0
         self._processes: list[GPUProcess] = []
         self._processes_known = False
+        self.proc_stats = ProcStats()          # each process's last CPU-time reading, for its CPU%
         self._apps_wakeup = asyncio.Event()   # set when the GPUs' memory moved, and to stop
         self._memory: object = _NO_SAMPLE        # the latest sample's memory readings (None: one is N/A)
         self._apps_memory: object = _NO_SAMPLE   # those readings when the process list was last read
@@ -308,7 +310,22 @@ class Sampler:
         if not result.ok:
             self._processes_known = False
             return
-        self._take_apps(result.stdout.splitlines())
+        if self._take_apps(result.stdout.splitlines()):
+            await self._read_proc_stats()
+
+    async def _read_proc_stats(self) -> None:
+        """Each listed process's CPU% and RSS, from `ps` over the same host connection; unknown
+        where ps can't say (console/gpus/proc_stats.py)."""
+        pids = [p.pid for p in self._processes if isinstance(p.pid, int)]
+        read = None
+        if pids:
+            try:
+                result = await self.host.run(ps_argv(pids), timeout=max(10.0, self.apps_min_gap_s * 2))
+                # ps exits 1 when a pid has gone meanwhile: the lines of the others still count
+                read = parse_ps(result.stdout) if result.returncode in (0, 1) else None
+            except HostError:
+                read = None
+        self._processes = self.proc_stats.apply(self._processes, read)
 
     def _take_apps(self, lines: list[str]) -> bool:
         """The compute-apps lines as the process list; a list not read whole is no list (False)."""

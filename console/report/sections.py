@@ -11,6 +11,7 @@ from typing import Any, Iterable
 
 from ..fmt import UNKNOWN as NA
 from ..safe_text import markdown_code, markdown_text
+from ..store.runs import CONFIG_UNKNOWN, measured_config
 
 
 def num(value: Any, digits: int = 1) -> str:
@@ -192,7 +193,9 @@ def roofline_section(roof: dict[str, Any] | None, note: str | None,
         out.append(cell(note) + "\n")
     doc = (compared or {}).get("doc") if isinstance((compared or {}).get("doc"), dict) else None
     if doc is not None:
-        out.append(f"- Measured: run {cell(compared['name'])} (the newest run that measured), started "
+        config = measured_config(doc)
+        out.append(f"- Measured: run {cell(compared['name'])} (the newest run that measured), "
+                   f"{'config ' + cell(config) if config else CONFIG_UNKNOWN}, started "
                    f"{cell(doc.get('started'))}, server {cell(doc.get('url'))}, model {cell(doc.get('model'))}, "
                    f"status {cell(doc.get('status'))}")
     model = roof.get("model") if isinstance(roof.get("model"), dict) else {}

@@ -100,16 +100,35 @@ class RunDoc:
     def measured(self) -> bool:
         return any(lv.measured_tok_s is not None for lv in self.levels)
 
+    @property
+    def config(self) -> str | None:
+        return measured_config(self.raw)
+
     def summary(self) -> dict[str, Any]:
         """What a run list shows (bench --list, the compare picker)."""
         return {"run_id": self.id, "path": str(self.path), "started": self.started, "url": self.url,
-                "model": self.model, "status": self.status, "levels": [lv.concurrency for lv in self.levels]}
+                "model": self.model, "status": self.status, "levels": [lv.concurrency for lv in self.levels],
+                "config": self.config}
+
+
+def measured_config(doc: dict[str, Any]) -> str | None:
+    """The launch config a run measured: the sweep records the launch serving its port
+    (`server_launch`, console/bench/launched.py) when gpudeck launched that server. None for a server
+    started some other way, and for runs saved before the field existed."""
+    launch = doc.get("server_launch")
+    config = launch.get("config") if isinstance(launch, dict) else None
+    return config if isinstance(config, str) and config else None
+
+
+CONFIG_UNKNOWN = "config unknown (a server gpudeck did not launch)"
 
 
 def run_line(summary: dict[str, Any]) -> str:
     """One line per run for every run list (bench --list, the Bench and Roofline pickers), from `RunDoc.summary`."""
     levels = ",".join(str(c) for c in summary.get("levels") or [])
-    return f"{summary['run_id']}  {summary.get('status') or UNKNOWN:<7} {summary.get('url') or UNKNOWN}  levels {levels}"
+    config = f"  config {summary['config']}" if summary.get("config") else ""
+    return (f"{summary['run_id']}  {summary.get('status') or UNKNOWN:<7} {summary.get('url') or UNKNOWN}  "
+            f"levels {levels}{config}")
 
 
 def runs_dir(profile: str) -> Path:
