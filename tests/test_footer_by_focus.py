@@ -6,18 +6,24 @@ from __future__ import annotations
 from screens.app import GpudeckApp
 from tests.harness import wait_until
 from widgets.log_view import LogView
+from widgets.steady_footer import SteadyFooter
 
 
 def fits(app) -> bool:
     """Every key whole, none under the palette key, at this width."""
-    keys = [k for k in app.screen.query("FooterKey") if not k.has_class("-command-palette")]
+    keys = [k for k in shown(app) if not k.has_class("-command-palette")]
     palette = app.screen.query_one("FooterKey.-command-palette")
     return all(k.region.width > 0 for k in keys) and max(k.region.right for k in keys) <= palette.region.x
 
 
+def shown(app) -> list:
+    """The footer's keys on show (it keeps the keys of other tabs hidden, to reuse them)."""
+    return app.screen.query_one(SteadyFooter).shown_keys()
+
+
 def footer(app) -> dict[str, str]:
     """The footer's keys as drawn: key → words (a group's keys share its label)."""
-    return {str(key.key): str(key.description) for key in app.screen.query("FooterKey")}
+    return {str(key.key): str(key.description) for key in shown(app)}
 
 
 async def test_typing_a_task_names_the_typing_keys(demo_world):

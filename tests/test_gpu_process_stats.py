@@ -109,7 +109,8 @@ async def test_gpus_tab_sorts_the_process_list_and_shows_cpu_and_rss(tmp_path, b
         await wait_until(pilot, lambda: table.row_count == 3, what="the process list")
         assert column("pid") == [str(idle), str(GONE_PID), str(busy)]   # GPU memory, biggest first
         assert column("rss")[1] == "N/A" and column("cpu")[1] == "N/A"  # ps knows no such pid
-        assert column("rss")[0].endswith("MiB")
+        # the rows come with the GPU sample; ps's answer for them follows on the same connection
+        await wait_until(pilot, lambda: column("rss")[0].endswith("MiB"), what="the idle process's RSS from ps")
         await wait_until(pilot, lambda: footer().get("s") == "sort: memory", what="the sort key in the footer")
         for _ in range(3):   # memory → cpu → rss → pid
             await pilot.press("s")
