@@ -39,7 +39,8 @@ async def test_keys_are_answered_while_the_answer_is_computing(monkeypatch):
             await wait_until(pilot, lambda: pane.state is not None and asked, what="the answer asked for")
             assert "computing the answer" in str(result.render())
             assert pane.state.id in str(pane.query_one("#camp-title").render())
-            assert pane.query_one("CampaignGrid").row_count == 2
+            grid = pane.query_one("CampaignGrid")   # drawn while the answer is still held
+            await wait_until(pilot, lambda: grid.row_count == 2, 5, "the grid drawn before the answer")
             pane.focus()
             await pilot.press("x")   # the stop key, handled while the worker holds
             await wait_until(pilot, lambda: isinstance(app.screen, Confirm), 5, "the stop question")
