@@ -14,8 +14,9 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
+
+from .dialog import Dialog
 
 from console.hosts.setup import SetupError, new_ssh_profile, trust_host_key
 
@@ -30,7 +31,7 @@ FIELDS = (  # id, label, placeholder
 )
 
 
-class AddHost(ModalScreen[str | None]):
+class AddHost(Dialog[str | None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "cancel")]
     DEFAULT_CSS = """
     AddHost { align: center middle; }

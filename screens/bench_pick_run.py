@@ -5,15 +5,16 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
+
+from .dialog import Dialog
 
 from console.safe_text import safe_text
 from console.store.runs import run_line
 
 
-class PickRun(ModalScreen[str | None]):
+class PickRun(Dialog[str | None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "cancel")]
     DEFAULT_CSS = """
     PickRun { align: center middle; }

@@ -9,13 +9,14 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from .dialog import Dialog
 
 from console.safe_text import safe_text
 
 
-class Confirm(ModalScreen[bool]):
+class Confirm(Dialog[bool]):
     # q closes the top layer as Esc does (answered no); it quits only from a tab
     BINDINGS = [Binding("escape,n", "dismiss(False)", "cancel"), Binding("q", "dismiss(False)", "cancel", show=False),
                 Binding("y", "dismiss(True)", "yes")]

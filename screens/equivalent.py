@@ -9,15 +9,16 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from .dialog import Dialog
 
 from console.safe_text import clean_line, safe_text
 
 from .clipboard import copy_text
 
 
-class Equivalent(ModalScreen[None]):
+class Equivalent(Dialog[None]):
     BINDINGS = [Binding("escape,q,e", "dismiss(None)", "close"), Binding("y", "copy", "copy all")]
     DEFAULT_CSS = """
     Equivalent { align: center middle; }

@@ -5,16 +5,17 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
+
+from .dialog import Dialog
 
 from console.safe_text import safe_text
 
 from widgets.host_chips import Chip, chip_text
 
 
-class HostSwitcher(ModalScreen[str | None]):
+class HostSwitcher(Dialog[str | None]):
     BINDINGS = [Binding("escape,q,h", "dismiss(None)", "close"), Binding("a", "add_host", "add host")]
     DEFAULT_CSS = """
     HostSwitcher { align: center middle; }

@@ -11,9 +11,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
+
+from .dialog import Dialog
 
 from console.safe_text import append_safe
 
@@ -39,7 +40,7 @@ def in_order(suggestions: list[Suggestion]) -> list[Suggestion]:
     return sorted(newest_first, key=lambda s: rank.get(s.priority, len(rank)))
 
 
-class SuggestionList(ModalScreen[None]):
+class SuggestionList(Dialog[None]):
     # q closes the list as Esc does; it quits only from a tab
     BINDINGS = [Binding("escape", "dismiss(None)", "close"), Binding("q", "dismiss(None)", "close", show=False),
                 Binding("n", "dismiss_one", "dismiss"),
