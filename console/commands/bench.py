@@ -64,6 +64,9 @@ def register(subparsers) -> None:
     p.add_argument("--server-url", help=argparse.SUPPRESS)  # the server's own URL behind a tunnel
     # the caller judges the run itself (a campaign compares its cells): no efficiency suggestion per run
     p.add_argument("--no-suggest", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--no-gpu-sample", action="store_true",
+                   help="do not sample the server's GPUs during the sweep (no energy figures, no GPU series)")
+    p.add_argument("--gpu-idle-mib", type=float, default=1024.0, help=argparse.SUPPRESS)  # a campaign's idle mark
     p.add_argument("--keep-going", action="store_true", help="run the remaining levels after a failed one")
     p.add_argument("--profile", "-p", dest="bench_profile", help="profile whose runs/ keeps the results")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
