@@ -7,6 +7,12 @@ and to the timeline's `gpu` series (util, memory, power, SM clock, throttle
 reasons of the GPUs the server holds). No second sampler watches the same
 sweep. The stream's generator is closed explicitly when the sweep ends, so
 its `nvidia-smi -lms` child ends then, not whenever the generator is collected.
+
+Samples are stamped on this process's clock as they arrive. When they come
+over SSH, the host's clock offset against this one is measured first
+(console.hosts.clock_offset) and kept in the timeline's `meta.clock`, so a
+time the host itself wrote (a log line's stamp) can be set against the run's
+clock, or left out where the offset is unknown.
 """
 from __future__ import annotations
 
@@ -41,8 +47,10 @@ def gpu_rows(tl: TimelineWriter, t: float, snapshot: Any, held: set[Any]) -> Non
 class GpuWatch:
     """Samples a host's GPUs through one sweep. `start()` begins, `close()` ends it (the stream with it)."""
 
-    def __init__(self, sampler: Any, timeline: TimelineWriter, idle_mib: float = 1024.0, simulated: bool = False):
+    def __init__(self, sampler: Any, timeline: TimelineWriter, idle_mib: float = 1024.0, simulated: bool = False,
+                 clock_command: tuple[str, ...] | None = None):
         self.sampler = sampler
+        self.clock_command = clock_command   # the host's `date +%s.%N` (a stand-in in tests)
         self.timeline = timeline
         self.trace = PowerTrace(idle_mib=idle_mib)
         self.simulated = simulated
@@ -54,6 +62,13 @@ class GpuWatch:
         self._task = asyncio.create_task(self.run())
 
     async def run(self) -> None:
+        from console.hosts import LocalHost
+
+        if not isinstance(self.sampler.host, LocalHost):
+            from console.hosts.clock_offset import DATE, measure
+
+            offset = await measure(self.sampler.host, self.clock_command or DATE)
+            self.timeline.meta["clock"] = offset.to_json()
         async with contextlib.aclosing(self.sampler.snapshots()) as snapshots:
             async for snap in snapshots:
                 self.add(snap)
