@@ -36,12 +36,11 @@ def gpu_rows(tl: TimelineWriter, t: float, snapshot: Any, held: set[Any]) -> Non
     now, or at any earlier sample of the run, so a GPU that drops its memory at a crash keeps its line)."""
     if getattr(snapshot, "state", None) != "ok" or getattr(snapshot, "sample_stale", False):
         return
-    for g in snapshot.gpus:
-        if g.index not in held:
-            continue
-        reasons = ",".join(g.throttle_reasons) if g.throttle_reasons else None
-        tl.add("gpu", t, g.index, _num(g.util_gpu_pct), _num(g.memory_used_mib), _num(g.power_draw_w),
-               _num(g.power_limit_w), _num(g.sm_clock_mhz), _num(g.sm_clock_max_mhz), reasons)
+    rows = [(g.index, _num(g.util_gpu_pct), _num(g.memory_used_mib), _num(g.power_draw_w), _num(g.power_limit_w),
+             _num(g.sm_clock_mhz), _num(g.sm_clock_max_mhz),
+             ",".join(g.throttle_reasons) if g.throttle_reasons else None)
+            for g in snapshot.gpus if g.index in held]
+    tl.add_group("gpu", t, rows)   # a sample's GPUs thinned together: its summed power stays whole
 
 
 class GpuWatch:

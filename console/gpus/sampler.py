@@ -98,20 +98,25 @@ class Sampler:
             if reader is not None:
                 self.source = "nvml"
                 try:
-                    async for snap in self._nvml_loop(reader):
-                        yield snap
+                    async with contextlib.aclosing(self._nvml_loop(reader)) as snaps:
+                        async for snap in snaps:
+                            yield snap
                 finally:
                     reader.close()
                 return
         self._stopping = False
+        # the stream's generator is closed here, explicitly, when this one is: left to the garbage
+        # collector, its nvidia-smi child would outlive the consumer that stopped reading
         if self.apps_first:
-            async for snap in self._stream_loop():
-                yield snap
+            async with contextlib.aclosing(self._stream_loop()) as snaps:
+                async for snap in snaps:
+                    yield snap
             return
         apps = asyncio.create_task(self._poll_apps())
         try:
-            async for snap in self._stream_loop():
-                yield snap
+            async with contextlib.aclosing(self._stream_loop()) as snaps:
+                async for snap in snaps:
+                    yield snap
         finally:
             # Let a compute-apps read in flight finish rather than cancel it in the
             # middle of an SSH exchange (see the report on SSHHost.run); bounded.
