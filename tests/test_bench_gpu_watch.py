@@ -74,3 +74,19 @@ async def test_one_stream_feeds_the_energy_trace_and_the_timeline_alike(tmp_path
     assert all(r["limit"] == 600.0 and r["sm_max"] == 2430.0 and 0 <= r["util"] <= 100 for r in rows)
     energy = watch.level_energy(times[-1] - times[0], output_tokens=1000)
     assert energy["source"] == "measured" and energy["gpus"] == 8 and energy["avg_power_w"] > 8 * 34
+
+
+def test_a_sweep_samples_its_profiles_gpus_with_its_stand_in_but_none_of_a_slurm_jobs():
+    from console.bench.gpu_watch import for_profile
+    from profiles import store
+    from profiles.profile import profile_from_dict
+
+    smi = standin_command("ticks-busy-8x.csv", None)
+    store.save(profile_from_dict("box", {"transport": "local", "gpu": {"smi_command": smi},
+                                         "ui": {"simulated": True}}))
+    store.save(profile_from_dict("cluster", {"transport": "local", "slurm": {"enabled": True, "partition": "gpu"}}))
+    watch, owned = for_profile("box", TimelineWriter(None), idle_mib=2048.0)
+    assert watch is not None and watch.sampler.smi == smi and watch.simulated and watch.trace.idle_mib == 2048.0
+    assert isinstance(owned, LocalHost)
+    # a job's GPUs are on its nodes, not the profile's host: sampling the host would count the wrong GPUs
+    assert for_profile("cluster", TimelineWriter(None)) == (None, None)

@@ -113,8 +113,11 @@ def for_profile(profile_name: str, timeline: TimelineWriter, host: Any = None, i
         profile = store.load(profile_name) if profile_name != "local" or store.exists(profile_name) else None
     except (ProfileError, ValueError, OSError):
         return None, None
-    if profile is not None and profile.is_slurm:
-        return None, None
+    if profile is not None:
+        from console.servers.backend import backend_for
+
+        if not backend_for(profile).serves_on_host:   # a Slurm job's server and GPUs are on its nodes
+            return None, None
     owned = None
     if host is None:
         host = owned = host_for(profile, measure_latency=False) if profile is not None else LocalHost()
