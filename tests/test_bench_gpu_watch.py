@@ -90,3 +90,36 @@ def test_a_sweep_samples_its_profiles_gpus_with_its_stand_in_but_none_of_a_slurm
     assert isinstance(owned, LocalHost)
     # a job's GPUs are on its nodes, not the profile's host: sampling the host would count the wrong GPUs
     assert for_profile("cluster", TimelineWriter(None)) == (None, None)
+
+
+async def test_a_cancel_swallowed_inside_the_sampler_does_not_keep_the_watch_running():
+    from console.gpus.model import Snapshot
+
+    class Swallowing:
+        """A sampler whose wait drops the first cancel, as asyncio.wait_for on Python 3.11 does when its
+        answer lands together with the cancel."""
+        host = LocalHost()
+        swallowed = 0
+        waiting = asyncio.Event()     # set while it waits for its next sample, after the first three
+
+        async def snapshots(self):
+            n = 0
+            while True:
+                n += 1
+                try:
+                    if n > 3:
+                        self.waiting.set()
+                    await asyncio.sleep(0.01 if n <= 3 else 30.0)
+                except asyncio.CancelledError:
+                    if self.swallowed:
+                        raise
+                    self.swallowed += 1
+                yield Snapshot(state="ok", gpus=[])
+
+    sampler = Swallowing()
+    watch = _CountingWatch(sampler, TimelineWriter(None), n=3)
+    watch.start()
+    async with asyncio.timeout(60):     # a guard only: without the second cancel, close() never returns
+        await sampler.waiting.wait()     # the cancel lands inside the sampler's wait, which drops it
+        await watch.close()
+    assert sampler.swallowed == 1 and watch._task is None

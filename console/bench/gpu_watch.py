@@ -24,6 +24,8 @@ from console.store.timeline import TimelineWriter
 
 from .energy import PowerTrace, level_energy
 
+CANCEL_TRIES = 10       # the watch's task is cancelled again until it ends, at most this often ...
+CANCEL_WAIT_S = 1.0     # ... waiting this long after each
 SAMPLE_S = 0.5          # two samples in a level of a second or more (energy), and a GPU point every half second
 
 
@@ -56,6 +58,7 @@ class GpuWatch:
         self.held: set[Any] = set()
         self.samples = 0
         self._task: asyncio.Task | None = None
+        self._ending = False
 
     def start(self) -> None:
         self._task = asyncio.create_task(self.run())
@@ -69,9 +72,12 @@ class GpuWatch:
             offset = await measure(self.sampler.host, self.clock_command or DATE)
             self.timeline.meta["clock"] = offset.to_json()
         async with contextlib.aclosing(self.sampler.snapshots()) as snapshots:
-            async for snap in snapshots:
-                self.add(snap)
-                await asyncio.sleep(0)
+            try:
+                async for snap in snapshots:
+                    self.add(snap)
+                    await asyncio.sleep(0)
+            finally:
+                self._ending = True   # the stream is being closed now: a second cancel would cut that short
 
     def add(self, snap: Any) -> None:
         """One snapshot, at the run clock's now: to the power trace and to the timeline."""
@@ -94,8 +100,14 @@ class GpuWatch:
         task, self._task = self._task, None
         if task is None:
             return
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        for _ in range(CANCEL_TRIES):   # a cancel swallowed on the way (wait_for on 3.11 does) is sent again
+            if not self._ending:
+                task.cancel()
+            await asyncio.wait({task}, timeout=CANCEL_WAIT_S)
+            if task.done():
+                break
+        if task.done() and not task.cancelled():
+            task.exception()   # retrieved: a sampler's own error ends only its samples
 
 
 def for_profile(profile_name: str, timeline: TimelineWriter, host: Any = None, idle_mib: float = 1024.0):

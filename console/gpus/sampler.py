@@ -161,10 +161,13 @@ class Sampler:
                     group: list[GPU] = []
                     while True:
                         try:
-                            line = await asyncio.wait_for(iterator.__anext__(), self.silence_s)
+                            # asyncio.timeout, not wait_for: on Python 3.11 wait_for returns the line and
+                            # drops a cancel that lands as the line arrives, and the consumer never stops
+                            async with asyncio.timeout(self.silence_s):
+                                line = await iterator.__anext__()
                         except StopAsyncIteration:
                             break
-                        except asyncio.TimeoutError:
+                        except TimeoutError:
                             reason = f"no output for {self.silence_s:g} s"
                             break
                         if apps is not None:
