@@ -45,6 +45,8 @@ class BenchPane(Pane):
         Binding("r", "start", "run sweep"),
         Binding("s", "stop", "stop"),
         Binding("c", "compare", "compare"),
+        # in the keys panel (?), not the footer: at 100 columns the footer has no room left for it
+        Binding("t", "timeline", "timeline", show=False),
         Binding("f", "toggle_form", "setup"),
         Binding("m", "models", "models"),
         # the `gpudeck bench ...` line of the form's values; under `?` and in the palette (the footer is full at 100 columns)
@@ -275,6 +277,44 @@ class BenchPane(Pane):
     def action_compare(self) -> None:
         if self.session is not None:
             self.run_worker(self._pick_earlier(), group="bench-compare", exclusive=True)
+
+    def action_timeline(self) -> None:
+        """The timeline of the run on screen once it has ended; with none on screen (or one still running),
+        a saved run to pick."""
+        if self.session is not None:
+            self.run_worker(self._timeline(), group="bench-timeline", exclusive=True)
+
+    async def _timeline(self) -> None:
+        v = self.view
+        if v.path and not v.running:
+            await self.show_timeline(v.path, v.run_id or "")
+            return
+        runs = [r for r in await self.runtime.saved_runs() if r["run_id"] != v.run_id or not v.running]
+        if not runs:
+            self._error("no saved run to show the timeline of")
+            return
+        from .bench_pick_run import PickRun
+
+        by_path = {r["path"]: r.get("run_id") or "" for r in runs}
+
+        def picked(path: str | None) -> None:
+            if path:
+                self.run_worker(self.show_timeline(path, by_path.get(path, "")), group="bench-timeline",
+                                exclusive=True)
+        self.app.push_screen(PickRun(runs, "Timeline of which run?"), picked)
+
+    async def show_timeline(self, path: str, run_id: str) -> None:
+        from .bench_timeline import TimelineScreen
+
+        try:
+            data = await self.runtime.saved_timeline(path, run_id)
+        except StateFileError as exc:
+            self._error(str(exc))
+            return
+        if data is None:
+            self._error(f"{run_id or path}: no timeline recorded (a run from before timelines)")
+            return
+        self.app.push_screen(TimelineScreen(data))
 
     async def _pick_earlier(self) -> None:
         runs = [r for r in await self.runtime.saved_runs() if r["run_id"] != self.view.run_id]

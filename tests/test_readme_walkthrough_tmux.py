@@ -1,6 +1,6 @@
 """The README's walk-through, replayed key by key in a real terminal (tmux) at the two sizes
 operators use: a 100x30 split and a 160x45 pane. Launch the crashing config, sweep until it
-crashes, jump to the decisive line with numbers on (the number the view draws is the file's
+crashes, open the sweep's timeline, jump to the decisive line with numbers on (the number the view draws is the file's
 line number, as `grep -n` counts), find the suggestion, quit, and nothing is left behind.
 The 100x30 run starts at 160x45 and is resized once the server is ready: the log, following,
 shows the log file's last line after the resize and again when the crash has ended the log."""
@@ -56,7 +56,15 @@ def test_readme_walkthrough(tmp_path, size):
         term.wait("Cancel (n)")
         term.keys("y")
         term.wait("✖ cuda-illegal-address", timeout=240)
-        # 3. Server tab: the crash named, j jumps to its line, # shows numbers
+        # 3. the sweep's timeline: the levels and the death at 256 on one time axis
+        term.wait("(finished)", timeout=120)
+        term.keys("t")
+        term.wait("timeline of sweep-", "c=256", "died", "v next series")
+        term.keys("v")
+        term.wait("KV %")
+        term.keys("Escape")
+        term.wait_gone("v next series")
+        # 4. Server tab: the crash named, j jumps to its line, # shows numbers
         term.keys("2")
         banner = term.wait("cuda-illegal-address · line", "l launch")
         term.until(lambda screen: _last_line_shown(env_tmp, screen), "the crashed log's last line", timeout=20)
@@ -73,7 +81,7 @@ def test_readme_walkthrough(tmp_path, size):
         text = grep[number - 1].split(":", 1)[1]
         assert grep[number - 1].startswith(f"{number}:")
         assert text[:30].strip() in row  # the line drawn at that number is the file's line
-        # 4. Tasks tab: the crash's suggestion, in the list
+        # 5. Tasks tab: the crash's suggestion, in the list
         term.keys("5")
         term.wait("suggested", "a add")
         term.keys("s")

@@ -64,3 +64,17 @@ def test_hostile_points_are_dropped_not_guessed(tmp_path):
     assert back.series["client"] == [[1.0, 0, 5.0, 1]]
     assert back.series["server"] == []
     assert [m["text"] for m in back.marks] == ["b"]
+
+
+def test_a_gpu_samples_rows_are_kept_or_dropped_together_at_the_cap():
+    series = Series(cap=100)
+    for i in range(1_000):               # eight GPUs a sample: a plain halving would keep GPUs 0, 2, 4, 6 only
+        series.add_group([[float(i), gpu, 100.0] for gpu in range(8)])
+    assert len(series.points) < 100
+    per_sample: dict[float, list[int]] = {}
+    for t, gpu, _w in series.points:
+        per_sample.setdefault(t, []).append(gpu)
+    assert all(gpus == list(range(8)) for gpus in per_sample.values())
+    times = sorted(per_sample)
+    assert times[0] == 0.0 and times[-1] >= 1_000 - 2 * series.stride     # the whole span, evenly thinned
+    assert {b - a for a, b in zip(times, times[1:])} == {float(series.stride)}

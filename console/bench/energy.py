@@ -1,8 +1,8 @@
 """Tokens per joule: the power the server's GPUs drew during a level, integrated, against its output tokens.
 
-The GPUs' power is sampled all the time the sweep runs (the console's own
-sampler: NVML locally, nvidia-smi over SSH, the simulator's nvidia-smi in the
-demo). The GPUs counted are those the server holds, i.e. whose memory in use is
+The GPUs' power is sampled all the time the sweep runs, by the sweep's one
+GPU sampler (console.bench.gpu_watch: NVML locally, nvidia-smi over SSH, the
+simulator's nvidia-smi in the demo), which also feeds the run's timeline. The GPUs counted are those the server holds, i.e. whose memory in use is
 above the idle mark (a campaign waits for every GPU to go idle between
 cells, so no other server's GPUs are counted). A level's energy is the
 trapezoid integral of their summed power over the level's span; its tokens per
@@ -12,11 +12,9 @@ unknown, never 0; the demo's figures are marked SIMULATED.
 """
 from __future__ import annotations
 
-import asyncio
 import math
-import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any
 
 MAX_SAMPLES = 36_000        # an hour of one-second samples: the trace is bounded however long the sweep
 MIN_SPAN_SAMPLES = 2        # fewer samples inside a level than this: the edges decide too much, unknown
@@ -80,10 +78,3 @@ def level_energy(trace: PowerTrace | None, start: float, end: float, output_toke
     return {"tok_per_j": round(tokens / joules, 6) if joules > 0 else None,
             "avg_power_w": round(joules / (end - start), 2), "joules": round(joules, 2),
             "gpus": trace.gpus, "samples": samples, "source": "SIMULATED" if simulated else "measured"}
-
-
-async def record(snapshots: AsyncIterator[Any], trace: PowerTrace) -> None:
-    """Add every snapshot to the trace until cancelled (the sweep's end)."""
-    async for snap in snapshots:
-        trace.add(time.monotonic(), snap)
-        await asyncio.sleep(0)

@@ -63,6 +63,11 @@ async def _run(config, emit, announce, suggest: bool, host) -> SweepEnd:
     redactor = Redactor(config.headers)
     store.redact = redactor.text
     sweep = Sweep(config, emit=emit, store=store, link=link)
+    gpu_host = None
+    if config.gpu_sample:   # one sampler for the sweep: energy and the timeline's gpu series both read it
+        from .gpu_watch import for_profile
+
+        sweep.gpu, gpu_host = for_profile(config.profile, sweep.timeline, host, config.gpu_idle_mib)
     _stop_on_signals(sweep)
     shown = config.server_url or config.url
     if announce is not None:
@@ -89,6 +94,8 @@ async def _run(config, emit, announce, suggest: bool, host) -> SweepEnd:
         store.drop_if_unsaved()
         if link is not None:
             await link.close()
+        if gpu_host is not None:
+            await gpu_host.close()
     code = exit_code(doc)
     if suggest:
         _judge_efficiency(config.profile, store.run_id, doc)

@@ -39,6 +39,7 @@ from .prom import Scraper
 from . import inferences, recording
 from console.store import launches
 from console.store.timeline import TimelineWriter, timeline_path
+from .gpu_watch import GpuWatch
 from .results import RunStore
 from .shard import ShardedLevel, plan_workers
 from .dataset import Dataset, open_dataset
@@ -100,6 +101,8 @@ class BenchConfig:
     headers: dict | None = None        # sent, never saved (names only)
     api_key_env: str | None = None     # the variable the API key came from (the key is never saved)
     percentiles: list[float] | None = None
+    gpu_sample: bool = True            # sample the server's GPUs through the sweep (energy, the timeline's gpu series)
+    gpu_idle_mib: float = 1024.0       # a GPU above this much memory in use is one the server holds
 
     def prompts_for(self, concurrency: int) -> int:
         if self.num_prompts:
@@ -236,6 +239,7 @@ class Sweep:
         self.started = time.time()
         # the run's timeline, on the sweep's monotonic clock; saved beside the run when there is a store
         self.timeline = TimelineWriter(timeline_path(store.path) if store is not None else None)
+        self.gpu: GpuWatch | None = None   # the sweep's one GPU sampler, set by its caller (console.bench.gpu_watch)
         self.doc: dict = {}
         self._previous_lag_p99: float | None = None
         self._dataset = None
@@ -261,6 +265,15 @@ class Sweep:
         raise asyncio.TimeoutError()
 
     async def run(self) -> dict:
+        if self.gpu is not None:
+            self.gpu.start()
+        try:
+            return await self._run()
+        finally:
+            if self.gpu is not None:
+                await self.gpu.close()
+
+    async def _run(self) -> dict:
         cfg = self.config
         if cfg.dataset:
             try:
@@ -401,6 +414,8 @@ class Sweep:
             if not inferences.mark_crash(tl, self.config.profile, launch, i) and not self.config.tunnelled:
                 record = launches.get(self.config.profile, launch) if launch else None
                 inferences.mark_log_verdict(tl, record.log if record else None, i)
+        if self.gpu is not None and level.get("status") != "skipped":
+            level["energy"] = self.gpu.level_energy(level.get("duration_s"), level.get("output_tokens"))
         itl = next((lv["itl_ms"]["p99"] for lv in [level, *reversed(self.doc["levels"])]
                     if isinstance(lv.get("itl_ms"), dict) and lv["itl_ms"].get("p99") is not None), None)
         notes = inferences.for_level(tl, i, level, (self.doc.get("server_launch") or {}).get("flags"), itl)

@@ -254,7 +254,9 @@ def build_config(opts, profile: str):
                        dataset=opts.dataset, dataset_format=dataset_format, dataset_checked=dataset,
                        fixed_output_len=opts.output_len is not None,
                        temperature=opts.temperature, top_p=opts.top_p, extra_body=extra_body,
-                       headers=headers or None, api_key_env=opts.api_key_env, percentiles=percentiles)
+                       headers=headers or None, api_key_env=opts.api_key_env, percentiles=percentiles,
+                       gpu_sample=not getattr(opts, "no_gpu_sample", False),
+                       gpu_idle_mib=getattr(opts, "gpu_idle_mib", 1024.0))
     _level_sizes_within_limits(config)
     return config
 

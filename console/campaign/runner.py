@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from ..bench.process import SweepProcess
 
 STEP_RETRIES = 5            # an SSH drop during one step is retried this many times, with backoff
-POWER_SAMPLE_S = 0.5        # GPU power through a sweep: two samples in a level of a second or more (bench.energy)
 
 
 class ServerStillRunning(Exception):
@@ -87,7 +86,7 @@ def bench_argv(spec: CampaignSpec, url: str, profile: str, tunnelled: bool, serv
     argv = [sys.executable, "-m", "console.bench", "--url", url,
             "--concurrency", ",".join(map(str, levels or s.levels)),
             "--api", s.api, "--input-len", str(s.input_len), "--output-len", str(s.output_len),
-            "--profile", profile, "--events", "--no-suggest"]
+            "--profile", profile, "--events", "--no-suggest", "--gpu-idle-mib", f"{spec.policy.gpu_idle_mib:g}"]
     if s.num_prompts:
         argv += ["--num-prompts", str(s.num_prompts)]
     elif s.prompts_per_stream:
@@ -525,7 +524,6 @@ class CampaignRunner:
         sweep = SweepProcess(bench_argv(self.spec, found.url, self.profile.name, found.tunnelled,
                                         found.server_port, found.server_url, levels))
         self._sweep = sweep
-        trace, recorder = self._power_trace()
         await sweep.start()
         try:
             async for event in sweep.events():
@@ -543,7 +541,7 @@ class CampaignRunner:
                 elif kind == "level-end":
                     cell.live = None
                     summary = event.get("summary") or {}
-                    cell.levels.append(level_row(summary) | {"energy": self._energy(trace, summary)})
+                    cell.levels.append(level_row(summary) | {"energy": self._energy(summary)})
                     self._save()
                     row = cell.levels[-1]
                     tps = row["output_throughput"]
@@ -557,34 +555,16 @@ class CampaignRunner:
         finally:
             self._sweep = None
             cell.live = None
-            if recorder is not None:
-                recorder.cancel()
-                # its sampler's stream ends with it; bounded, so a stream that will not close can
-                # never hold the campaign between a sweep and its server's stop
-                await asyncio.wait({recorder}, timeout=5.0)
             await sweep.close()
 
-    def _power_trace(self):
-        """The power of the GPUs this host's server holds, sampled through the sweep (console.bench.energy);
-        (None, None) where the server runs elsewhere (a Slurm job's nodes), not on this host."""
-        from ..bench.energy import PowerTrace, record
-        from ..gpus.sampler import Sampler
-
-        if not self.backend.serves_on_host:
-            return None, None
-        trace = PowerTrace(idle_mib=self.spec.policy.gpu_idle_mib)
-        sampler = Sampler(self.session.host, POWER_SAMPLE_S, smi_command=self.profile.gpu.smi_command or None,
-                          simulated=self.profile.ui.simulated)
-        return trace, asyncio.create_task(record(sampler.snapshots(), trace))
-
-    def _energy(self, trace, summary: dict) -> dict:
-        """One level's tokens per joule and average power over the span it just measured."""
+    @staticmethod
+    def _energy(summary: dict) -> dict:
+        """One level's tokens per joule and average power, as the load generator's one GPU sampler measured
+        them over the level (console.bench.gpu_watch); unknown with its reason when it sampled none."""
         from ..bench.energy import level_energy
 
-        now, span = time.monotonic(), summary.get("duration_s")
-        if not isinstance(span, (int, float)) or isinstance(span, bool) or span <= 0:
-            return level_energy(None, now, now, None, self.profile.ui.simulated) | {"why": "no level duration"}
-        return level_energy(trace, now - span, now, summary.get("output_tokens"), self.profile.ui.simulated)
+        energy = summary.get("energy")
+        return energy if isinstance(energy, dict) else level_energy(None, 0.0, 0.0, None, False)
 
     async def _gpus_idle(self, cell: st.Cell) -> None:
         """After a stop: wait for GPU memory to come back to idle; name what still holds it."""

@@ -64,6 +64,9 @@ def register(subparsers) -> None:
     p.add_argument("--server-url", help=argparse.SUPPRESS)  # the server's own URL behind a tunnel
     # the caller judges the run itself (a campaign compares its cells): no efficiency suggestion per run
     p.add_argument("--no-suggest", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--no-gpu-sample", action="store_true",
+                   help="do not sample the server's GPUs during the sweep (no energy figures, no GPU series)")
+    p.add_argument("--gpu-idle-mib", type=float, default=1024.0, help=argparse.SUPPRESS)  # a campaign's idle mark
     p.add_argument("--keep-going", action="store_true", help="run the remaining levels after a failed one")
     p.add_argument("--profile", "-p", dest="bench_profile", help="profile whose runs/ keeps the results")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
@@ -267,4 +270,18 @@ def _show(args, profile: str) -> int:
     else:
         counts = ", ".join(f"{name} {len(points)}" for name, points in timeline.series.items())
         sys.stdout.write(f"timeline: {counts} points; {len(timeline.marks)} marks ({timeline.path})\n")
+        clock = timeline.meta.get("clock")
+        if isinstance(clock, dict):   # the GPU host's clock against this one's (console.hosts.clock_offset)
+            sys.stdout.write(f"timeline: {clock_line(clock)}\n")
     return 0
+
+
+def clock_line(clock: dict) -> str:
+    """A saved clock offset as one line; the file's text, so every value is checked and cleaned."""
+    from console.safe_text import clean_line
+
+    host = clean_line(str(clock.get("host", "?")))[:80]
+    offset, error = clock.get("offset_s"), clock.get("error_s")
+    if isinstance(offset, (int, float)) and isinstance(error, (int, float)):
+        return f"{host} clock {offset:+.3f} s ± {error * 1000:.0f} ms against this one's (samples stamped here)"
+    return f"{host} clock offset unknown ({clean_line(str(clock.get('why', '')))[:200]})"

@@ -116,6 +116,7 @@ async def _tie_to_launches(profile, host, snap) -> None:
 
 
 async def _watch(profile, args: argparse.Namespace) -> int:
+    import contextlib
     import json
     import sys
     import time
@@ -126,16 +127,18 @@ async def _watch(profile, args: argparse.Namespace) -> int:
     sampler = sampler_for(profile, interval_s=args.interval)
     clear = sys.stdout.isatty() and not args.json
     try:
-        async for snap in sampler.snapshots():
-            now = time.time()
-            if args.json:
-                await _tie_to_launches(profile, sampler.host, snap)
-                sys.stdout.write(json.dumps(snap.to_json(now=now)) + "\n")
-            else:
-                if clear:  # our own clear-screen, past the CLI's text boundary on purpose
-                    getattr(sys.stdout, "raw", sys.stdout).write("\x1b[H\x1b[2J")
-                sys.stdout.write(table(snap, now) + "\n\n")
-            sys.stdout.flush()
+        # closed explicitly: its nvidia-smi stream child ends with this loop, not when the generator is collected
+        async with contextlib.aclosing(sampler.snapshots()) as snapshots:
+            async for snap in snapshots:
+                now = time.time()
+                if args.json:
+                    await _tie_to_launches(profile, sampler.host, snap)
+                    sys.stdout.write(json.dumps(snap.to_json(now=now)) + "\n")
+                else:
+                    if clear:  # our own clear-screen, past the CLI's text boundary on purpose
+                        getattr(sys.stdout, "raw", sys.stdout).write("\x1b[H\x1b[2J")
+                    sys.stdout.write(table(snap, now) + "\n\n")
+                sys.stdout.flush()
     finally:
         await sampler.host.close()
     return 0

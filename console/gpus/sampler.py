@@ -100,20 +100,25 @@ class Sampler:
             if reader is not None:
                 self.source = "nvml"
                 try:
-                    async for snap in self._nvml_loop(reader):
-                        yield snap
+                    async with contextlib.aclosing(self._nvml_loop(reader)) as snaps:
+                        async for snap in snaps:
+                            yield snap
                 finally:
                     reader.close()
                 return
         self._stopping = False
+        # the stream's generator is closed here, explicitly, when this one is: left to the garbage
+        # collector, its nvidia-smi child would outlive the consumer that stopped reading
         if self.apps_first:
-            async for snap in self._stream_loop():
-                yield snap
+            async with contextlib.aclosing(self._stream_loop()) as snaps:
+                async for snap in snaps:
+                    yield snap
             return
         apps = asyncio.create_task(self._poll_apps())
         try:
-            async for snap in self._stream_loop():
-                yield snap
+            async with contextlib.aclosing(self._stream_loop()) as snaps:
+                async for snap in snaps:
+                    yield snap
         finally:
             # Let a compute-apps read in flight finish rather than cancel it in the
             # middle of an SSH exchange (see the report on SSHHost.run); bounded.
@@ -158,10 +163,13 @@ class Sampler:
                     group: list[GPU] = []
                     while True:
                         try:
-                            line = await asyncio.wait_for(iterator.__anext__(), self.silence_s)
+                            # asyncio.timeout, not wait_for: on Python 3.11 wait_for returns the line and
+                            # drops a cancel that lands as the line arrives, and the consumer never stops
+                            async with asyncio.timeout(self.silence_s):
+                                line = await iterator.__anext__()
                         except StopAsyncIteration:
                             break
-                        except asyncio.TimeoutError:
+                        except TimeoutError:
                             reason = f"no output for {self.silence_s:g} s"
                             break
                         if apps is not None:

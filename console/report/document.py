@@ -28,6 +28,7 @@ from profiles.profile import Profile
 
 from . import sections
 from .campaigns import campaigns_section
+from .run_timelines import timeline_pictures
 from .summary import summary_section
 from .tasks import board_markdown
 from ..safe_text import clean, markdown_code
@@ -75,7 +76,7 @@ class ReportData:
 # ---- reading the profile's files ----------------------------------------------
 
 def _entry(name: str, path: Path, mtime: float, doc: dict[str, Any]) -> dict[str, Any]:
-    return {"name": name, "file": path.name, "mtime": mtime, "doc": doc,
+    return {"name": name, "file": path.name, "path": str(path), "mtime": mtime, "doc": doc,
             "when": time.strftime("%Y-%m-%d %H:%M", time.localtime(mtime))}
 
 
@@ -227,7 +228,7 @@ def render_sections(data: ReportData, out_dir: Path | None = None) -> dict[str, 
         "summary": summary_section(p, data.crashes, data.roofline, data.roofline_note, measured),
         "host": sections.host_section(host, data.gpus, data.gpus_note),
         "configs": sections.configs_section(data.configs, data.configs_source),
-        "runs": sections.runs_section(data.runs),
+        "runs": sections.runs_section(data.runs, timeline_pictures(data.runs, out_dir)),
         "roofline": sections.roofline_section(data.roofline, data.roofline_note, measured,
                                               compared_entry(data.runs)),
         "crashes": sections.crashes_section(data.crashes),

@@ -146,8 +146,9 @@ def run_table(levels: list[dict[str, Any]]) -> str:
                   "TPOT p50 / p99 ms"], rows)
 
 
-def runs_section(runs: list[dict[str, Any]]) -> str:
-    """runs: [{"name", "when", "doc"} or {"name", "error"}], oldest first."""
+def runs_section(runs: list[dict[str, Any]], pictures: dict[str, str] | None = None) -> str:
+    """runs: [{"name", "when", "doc"} or {"name", "error"}], oldest first; `pictures`: run name -> the
+    markdown of its timeline picture (console.report.run_timelines), shown under its table."""
     if not runs:
         return "No benchmark runs yet (`gpudeck bench --url ... --concurrency 1,2,10,64`)."
     out: list[str] = []
@@ -176,6 +177,8 @@ def runs_section(runs: list[dict[str, Any]]) -> str:
             out.append(run_table(levels))
         else:
             out.append("No levels recorded.")
+        if (pictures or {}).get(run["name"]):
+            out.append("\n" + (pictures or {})[run["name"]])
         out.append("")
     return "\n".join(out).rstrip()
 

@@ -424,6 +424,17 @@ class HostRuntime:
 
         return await asyncio.to_thread(load_run, path)
 
+    async def saved_timeline(self, path: str, run_id: str = ""):
+        """A saved run's timeline, shaped for a chart (console.bench.timeline_view.TimelineData), or None
+        when the run has none (a run from before timelines); StateFileError when it cannot be read."""
+        from ..bench.timeline_view import chart_data
+        from ..store.timeline import read_timeline
+
+        def look():
+            tl = read_timeline(path)
+            return chart_data(tl, run_id) if tl is not None else None
+        return await asyncio.to_thread(look)
+
     async def latest_saved_view(self):
         """The newest saved run as the Bench tab draws it (a SweepView), or None when there is none;
         StateFileError when it cannot be read."""

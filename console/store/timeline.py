@@ -10,7 +10,9 @@ by a wall clock that may step.
 Bounded: a series holds at most `cap` points. When it fills, every other
 point is dropped and from then on only every `stride`-th point is kept, so a
 long sweep keeps an even, coarser picture of the whole run instead of its
-first hour. Marks (log events, level boundaries) are few and capped alone.
+first hour. The `gpu` series holds one point per GPU per sample, and a sample's
+points are kept or dropped together. Marks (log events, level boundaries) are
+few and capped alone.
 """
 from __future__ import annotations
 
@@ -71,6 +73,24 @@ class Series:
             self.points = self.points[::2]
             self.stride *= 2
 
+    def add_group(self, points: list[list[Any]]) -> None:
+        """Points taken at one moment (one per GPU of a sample), kept or dropped together: at the cap every
+        other moment goes, never half of one (a sum over a sample's GPUs stays a sum over all of them)."""
+        if not points:
+            return
+        if self._skip:
+            self._skip -= 1
+            return
+        self._skip = self.stride - 1
+        self.points.extend(points)
+        if len(self.points) >= self.cap:
+            moments = sorted({p[0] for p in self.points})
+            kept = set(moments[::2])
+            self.points = [p for p in self.points if p[0] in kept]
+            self.stride *= 2
+            if len(moments) % 2:   # the moment just added is kept: the next is a whole new stride on
+                self._skip = self.stride - 1
+
 
 class TimelineWriter:
     """The load generator's recorder: `now()` is the run's clock; `save()` writes the file atomically."""
@@ -99,6 +119,10 @@ class TimelineWriter:
 
     def add(self, series: str, t: float, *values: Any) -> None:
         self.series[series].add([t, *values])
+
+    def add_group(self, series: str, t: float, rows: list[tuple[Any, ...]]) -> None:
+        """Several points at one moment (a GPU sample's rows), thinned together (Series.add_group)."""
+        self.series[series].add_group([[t, *values] for values in rows])
 
     def mark(self, t: float, kind: str, text: str, level: int | None = None) -> None:
         if len(self.marks) < MARK_CAP:
