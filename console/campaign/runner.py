@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable
 from profiles.atomic import private_dirs, write_atomic
 from profiles.profile import Profile
 
+from ..wait_at_most import wait_at_most
 from ..fmt import clock
 from ..hosts import HostError
 from ..servers import configs as cfgs
@@ -468,10 +469,7 @@ class CampaignRunner:
             if left <= 0 or self.stop_requested.is_set():
                 return False
             changed.clear()
-            try:
-                await asyncio.wait_for(changed.wait(), min(left, 1.0))
-            except asyncio.TimeoutError:
-                pass
+            await wait_at_most(changed.wait(), min(left, 1.0))
         return record.state == "ready"
 
     def _url_for(self, port: int | None) -> str:

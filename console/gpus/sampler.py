@@ -28,6 +28,7 @@ from typing import AsyncIterator, Sequence
 
 from console.hosts import Host, HostError, LocalHost
 
+from ..wait_at_most import wait_at_most
 from . import fields as F
 from . import one_shot, values
 from .errors import not_found_message, recognise, smi_missing
@@ -304,8 +305,7 @@ class Sampler:
         """Until the wake-up (a move of memory, or the stop) or `seconds`, whichever comes first."""
         if self._stopping:
             return
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._apps_wakeup.wait(), seconds)
+        await wait_at_most(self._apps_wakeup.wait(), seconds)
         self._apps_wakeup.clear()
 
     async def read_apps(self) -> None:

@@ -16,6 +16,7 @@ from typing import Sequence
 
 from profiles.profile import Profile
 
+from ..wait_at_most import wait_at_most
 from .base import (CONNECTED, CONNECTING, DOWN, IDLE, Host, HostError, HostKeyChanged, HostKeyUnknown, LineStream,
                    RunResult, remote_command)
 from .ssh_import import import_asyncssh
@@ -122,8 +123,7 @@ class SSHHost(Host):
             wait = self._next_try - time.monotonic()
             if wait > 0:
                 self._wake.clear()
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), wait)
+                await wait_at_most(self._wake.wait(), wait)
             asyncssh = import_asyncssh()
 
             self._set_status(CONNECTING, self.status.error)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ..wait_at_most import wait_at_most
 from ..session import HostSession
 from ..store.launches import LaunchRecord
 from .launching import where
@@ -32,9 +33,7 @@ async def until_settled(session: HostSession, record: LaunchRecord,
     monitor = ServerMonitor(session, record, on_state=on_state, on_crash=crash.update, poll_s=0.5)
     task = asyncio.create_task(monitor.run())
     try:
-        await asyncio.wait_for(done.wait(), timeout_s)
-    except asyncio.TimeoutError:
-        pass
+        await wait_at_most(done.wait(), timeout_s)
     finally:
         if record.state == "crashed":
             await asyncio.wait_for(task, 30)   # its crash record is being written
