@@ -166,8 +166,9 @@ class PromClient:
         """The answer's `data`, or `reader(data)`; a big answer is read on a worker thread."""
         deadline = self.settings.timeout_s
         try:
-            body, status = await asyncio.wait_for(self._fetch(path, params), deadline)
-        except (asyncio.TimeoutError, httpx.TimeoutException):
+            async with asyncio.timeout(deadline):   # keeps a cancel that lands with the answer (wait_for on 3.11 drops it)
+                body, status = await self._fetch(path, params)
+        except (TimeoutError, httpx.TimeoutException):
             raise PrometheusError(f"{self.base}: no whole answer within {deadline:g} s") from None
         if len(body) > OFF_LOOP_BYTES:
             return await asyncio.to_thread(self._read_big, path, body, status, reader)

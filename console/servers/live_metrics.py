@@ -193,9 +193,9 @@ class PageReader:
             self._client = httpx.AsyncClient(timeout=self.deadline_s)
         stop = threading.Event()
         try:
-            return await asyncio.wait_for(self._read(self._client, f"http://127.0.0.1:{local_port}/metrics", stop),
-                                          self.deadline_s)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(self.deadline_s):   # keeps a cancel that lands with the page (wait_for on 3.11 drops it)
+                return await self._read(self._client, f"http://127.0.0.1:{local_port}/metrics", stop)
+        except TimeoutError:
             return f"/metrics did not answer within {self.deadline_s:g}s"
         except (httpx.HTTPError, OSError) as exc:
             return f"/metrics not reachable: {type(exc).__name__}"
