@@ -5,19 +5,12 @@ from __future__ import annotations
 import subprocess
 
 from console.campaign import control
-from console.cli import main
 from console.store import campaigns as st
+from tests.test_campaign_driver_reaped import nothing_left_to_run
 
 
 def test_the_spawners_save_never_overwrites_what_the_driver_wrote(tmp_path, monkeypatch):
-    assert main(["profiles", "add", "h1", "--local", "--scripts-dir", str(tmp_path),
-                 "--log-dir", str(tmp_path / "logs")]) == 0
-    campaign = tmp_path / "campaign.toml"
-    campaign.write_text("[sweep]\nlevels = [1]\nrepeats = 1\n\n[[config]]\nname = \"a\"\n")
-    state = control.create("h1", campaign)
-    for cell in state.cells:    # nothing left to run: the driver starts, saves 'finished' and ends
-        cell.status = "done"
-    st.save(state)
+    state = nothing_left_to_run(tmp_path)
 
     def slow_spawner(proc: subprocess.Popen) -> None:
         # the spawner is held up until its driver has run to its end (a loaded machine, a slow

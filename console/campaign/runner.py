@@ -370,10 +370,9 @@ class CampaignRunner:
                 await asyncio.wait_for(watcher, 30)
             except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - the monitor's end is not the cell's verdict
                 watcher.cancel()
-        unnamed = record.state == "crashed" and record.crash_class in (None, "unknown")
-        if unnamed or any(lv.get("status") == "failed" for lv in cell.levels):
-            # a level died and we stopped the server at once, or the process ended badly with no cause
-            # read yet: its whole log decides whether it crashed, and of what
+        if record.state == "crashed" or any(lv.get("status") == "failed" for lv in cell.levels):
+            # a level died and we stopped the server at once, or the process ended badly: its whole log
+            # decides whether it crashed, and of what (a class already known is kept, with no read)
             try:
                 await monitor.triage_after_stop()
             except HostError:
