@@ -32,7 +32,7 @@ from tests.fuzz_budget import EXAMPLES, fuzz_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
-MODEL_CONFIGS = ROOT.parent / "shared" / "model-configs"
+MODEL_CONFIGS = FIXTURES / "shared" / "model-configs"   # the checkout's copy of ../shared's: a clone alone passes
 HOSTILE_BYTES = [t.encode("utf-8", "surrogateescape") for t in HOSTILE] + [b"\xff\xfe", b"\x00", b"\r", b"\xc2\x9b"]
 
 

@@ -17,17 +17,15 @@ from console import roofline
 from console.roofline import gguf_header
 from console.roofline.errors import RooflineError
 from tests.cli import gpudeck
-from tests.realparts import ASSETS
+from tests.realparts import smollm_model
 
-GGUF = ASSETS / "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2 = Path(__file__).parent / "fixtures" / "model-configs" / "SmolLM2-135M.json"
 
 
 @pytest.fixture
 def gguf() -> Path:
-    if not GGUF.exists():
-        pytest.fail(f"{GGUF} missing: run `bash tests/fetch_assets.sh`", pytrace=False)
-    return GGUF
+    """The real SmolLM2 GGUF the llama.cpp tests serve (a fetched asset: the tier marks these tests so)."""
+    return smollm_model()
 
 
 def test_the_header_gives_the_published_dims_and_accounts_for_every_byte(gguf):
